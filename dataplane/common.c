@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "gpucap/gcap_common.h"
+
+static const char *const backend_names[] = {
+	[GCAP_BACKEND_AUTO] = "auto",
+	[GCAP_BACKEND_CPU] = "cpu",
+	[GCAP_BACKEND_GPU] = "gpu",
+};
+
+static const char *const mem_names[] = {
+	[GCAP_MEM_AUTO] = "auto",
+	[GCAP_MEM_GPU] = "gpu",
+	[GCAP_MEM_HOST] = "host",
+	[GCAP_MEM_COPY] = "copy",
+	[GCAP_MEM_PLAIN] = "plain",
+};
+
+const char *
+gcap_backend_name(enum gcap_backend b)
+{
+	if ((unsigned)b >= sizeof(backend_names) / sizeof(backend_names[0]))
+		return "?";
+	return backend_names[b];
+}
+
+const char *
+gcap_mem_name(enum gcap_mem m)
+{
+	if ((unsigned)m >= sizeof(mem_names) / sizeof(mem_names[0]))
+		return "?";
+	return mem_names[m];
+}
+
+int
+gcap_backend_parse(const char *s, enum gcap_backend *out)
+{
+	for (unsigned i = 0; i < sizeof(backend_names) / sizeof(backend_names[0]); i++)
+		if (strcmp(s, backend_names[i]) == 0) {
+			*out = (enum gcap_backend)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+int
+gcap_mem_parse(const char *s, enum gcap_mem *out)
+{
+	/* "plain" is internal: the cpu backend's own pools */
+	for (unsigned i = 0; i < GCAP_MEM_PLAIN; i++)
+		if (strcmp(s, mem_names[i]) == 0) {
+			*out = (enum gcap_mem)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+int
+gcap_err(char *errbuf, int err, const char *fmt, ...)
+{
+	if (errbuf != NULL) {
+		va_list ap;
+
+		va_start(ap, fmt);
+		vsnprintf(errbuf, GCAP_ERRBUF_SIZE, fmt, ap);
+		va_end(ap);
+	}
+	return -err;
+}

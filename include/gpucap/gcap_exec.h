@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file
+ * The executor interface: what runs filters (and inline kernels) over
+ * batches of packets. Two executors implement it: "cpu" (on the RX lcores)
+ * and "gpu" (persistent CUDA kernels). The pipeline only talks to this ops
+ * table, so both give the same results by construction of the pipeline and
+ * are tested against each other.
+ *
+ * Life of a batch slot, per pipeline queue (single producer, single
+ * consumer: the RX lcore that owns the queue):
+ *
+ *   FREE  --batch_get/fill/batch_submit-->  READY  --executor-->  DONE
+ *   DONE  --batch_poll/consume/batch_release-->  FREE
+ *
+ * Slots are used in ring order: batch_get returns the slot after the last
+ * submitted one when it is FREE, batch_poll returns the oldest submitted slot
+ * when it is DONE. Nothing here allocates, locks or logs per batch.
+ */
+#ifndef GCAP_EXEC_H
+#define GCAP_EXEC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "gcap_common.h"
+#include "gcap_pkt.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct bpf_program;
+struct gcap_exec;
+struct rte_mempool;
+
+/**
+ * An export buffer: records (struct gcap_rec + bytes) back to back, written
+ * by the executor, read by the writer thread. Lives in memory the executor
+ * can write (pinned host memory for the gpu executor).
+ */
+struct gcap_xbuf {
+	uint8_t *data;  /**< size bytes, 8-byte aligned */
+	uint32_t size;  /**< capacity */
+	uint32_t len;   /**< bytes of records written */
+	uint32_t nrec;  /**< records written */
+	uint16_t queue; /**< pipeline queue that owns it */
+	uint16_t index; /**< index within that queue's pool */
+};
+
+/** Per-batch results, valid once the batch is DONE. */
+struct gcap_batch_result {
+	uint32_t n_captured;   /**< packets that matched at least one output */
+	uint32_t n_filtered;   /**< packets that matched no output */
+	uint32_t n_truncated;  /**< records dropped: export buffer full (writer behind) */
+	uint32_t reserved;
+	uint64_t captured_bytes; /**< wire bytes of the captured packets */
+	uint64_t out_pkts[GCAP_MAX_OUTPUTS]; /**< packets per output (first nfilters) */
+};
+
+/** One batch slot. */
+struct gcap_batch {
+	struct gcap_pkt *pkts;   /**< batch_max descriptors, executor-readable */
+	uint32_t n;              /**< descriptors filled by the source */
+	uint16_t queue;          /**< pipeline queue */
+	uint16_t flags;          /**< reserved */
+	struct gcap_xbuf *xbuf;  /**< where the executor writes export records */
+	uint8_t *stage;          /**< stage_size bytes for sources that copy
+	                              packet bytes (file reader), executor-readable */
+	uint32_t stage_size;
+	uint32_t stage_used;
+	uint64_t rx_tsc;         /**< rte_rdtsc() when the burst was received */
+	uint64_t seq;            /**< batch sequence number within the queue */
+	struct gcap_batch_result *res; /**< results, executor-written */
+	void *mbufs[GCAP_BATCH_MAX]; /**< source bookkeeping (rte_mbuf pointers) */
+};
+
+/** What an executor is created with. */
+struct gcap_exec_conf {
+	unsigned nqueues;     /**< pipeline queues (RX queues, or 1 for a file) */
+	unsigned ring_size;   /**< batch slots per queue, a power of two */
+	unsigned batch_max;   /**< packets per batch, <= GCAP_BATCH_MAX */
+	unsigned nxbufs;      /**< export buffers per queue */
+	uint32_t xbuf_size;   /**< bytes per export buffer */
+	uint32_t stage_size;  /**< staging bytes per batch slot (0: none) */
+	uint32_t snaplen;     /**< longest caplen written to records */
+	unsigned nfilters;    /**< outputs; 1..GCAP_MAX_OUTPUTS */
+	/** nfilters programs; a program with bf_len 0 accepts every packet. */
+	const struct bpf_program *filters;
+	int linktype;         /**< DLT of the packets (for compiled filters) */
+	enum gcap_mem mem;    /**< memory mode (gpu executor) */
+	const int *gpus;      /**< GPU ordinals; queue q runs on gpus[q % ngpus] */
+	unsigned ngpus;       /**< 0: the default device choice */
+	bool compile_filters; /**< gpu: translate BPF to CUDA C (else interpret) */
+	const char *kernel_path; /**< inline kernel source, or NULL */
+};
+
+/** An executor's operations. */
+struct gcap_exec_ops {
+	const char *name;
+
+	/**
+	 * Create an executor. @return NULL with errno set and a message in
+	 * errbuf (GCAP_ERRBUF_SIZE) on failure.
+	 */
+	struct gcap_exec *(*create)(const struct gcap_exec_conf *conf,
+				    char *errbuf);
+
+	/** Stop (see stop) if needed and free everything. NULL is a no-op. */
+	void (*destroy)(struct gcap_exec *ex);
+
+	/** Export buffers of queue q: *xbufs gets an array of nxbufs. @return nxbufs. */
+	unsigned (*xbufs)(struct gcap_exec *ex, unsigned q,
+			  struct gcap_xbuf **xbufs);
+
+	/** The next FREE slot of queue q, or NULL when the ring is full. */
+	struct gcap_batch *(*batch_get)(struct gcap_exec *ex, unsigned q);
+
+	/**
+	 * Publish a filled slot (FREE -> READY). b->n may be 0 only if the
+	 * slot is not submitted at all. @return 0, or a negative errno.
+	 */
+	int (*batch_submit)(struct gcap_exec *ex, unsigned q,
+			    struct gcap_batch *b);
+
+	/** The oldest DONE slot of queue q, or NULL if none is done yet. */
+	struct gcap_batch *(*batch_poll)(struct gcap_exec *ex, unsigned q);
+
+	/** Hand a consumed slot back (DONE -> FREE). */
+	void (*batch_release)(struct gcap_exec *ex, unsigned q,
+			      struct gcap_batch *b);
+
+	/**
+	 * Create the mbuf pool that RX queue q of DPDK port port_id receives
+	 * into, in the executor's memory mode (data rooms of data_room bytes).
+	 * NULL op: the pipeline creates an ordinary pool (cpu executor).
+	 * @return the pool, or NULL with errno set and a message in errbuf.
+	 */
+	struct rte_mempool *(*pool_create)(struct gcap_exec *ex, unsigned q,
+					   uint16_t port_id, const char *name,
+					   unsigned n_mbufs, uint16_t data_room,
+					   int socket, char *errbuf);
+
+	/**
+	 * Check for an asynchronous fault (e.g. a sticky CUDA error).
+	 * @return 0, or -EIO with a message in errbuf.
+	 */
+	int (*health)(struct gcap_exec *ex, char *errbuf);
+
+	/**
+	 * Finish the batches in flight, then end the workers (quit flag),
+	 * waiting at most timeout_ms. DONE batches stay pollable.
+	 * @return 0; -ETIMEDOUT if the wait expired; -EIO on a fault
+	 *         (message in errbuf).
+	 */
+	int (*stop)(struct gcap_exec *ex, unsigned timeout_ms, char *errbuf);
+
+	/**
+	 * Write the inline kernel's state as JSON to path (NULL: no-op).
+	 * @return 0 or a negative errno.
+	 */
+	int (*kernel_state)(struct gcap_exec *ex, const char *path,
+			    char *errbuf);
+};
+
+/** The cpu executor (always built). */
+extern const struct gcap_exec_ops gcap_exec_cpu_ops;
+
+/** The gpu executor, or NULL when this build has no CUDA. */
+const struct gcap_exec_ops *gcap_exec_gpu_ops(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GCAP_EXEC_H */
