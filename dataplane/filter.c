@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpucap/gcap_filter.h"
+
+int
+gcap_filter_compile(const char *expr, int linktype, uint32_t snaplen,
+		    struct bpf_program *prog, char *errbuf)
+{
+	pcap_t *p;
+
+	memset(prog, 0, sizeof(*prog));
+	if (expr == NULL || expr[0] == '\0')
+		return 0;
+	p = pcap_open_dead(linktype, (int)snaplen);
+	if (p == NULL)
+		return gcap_err(errbuf, ENOMEM, "pcap_open_dead failed");
+	/* tcpdump compiles with optimisation on and an unknown netmask */
+	if (pcap_compile(p, prog, expr, 1, PCAP_NETMASK_UNKNOWN) != 0) {
+		int r = gcap_err(errbuf, EINVAL, "%s", pcap_geterr(p));
+
+		pcap_close(p);
+		memset(prog, 0, sizeof(*prog));
+		return r;
+	}
+	pcap_close(p);
+	return 0;
+}
+
+void
+gcap_filter_free(struct bpf_program *prog)
+{
+	if (prog != NULL && prog->bf_insns != NULL)
+		pcap_freecode(prog);
+	if (prog != NULL)
+		memset(prog, 0, sizeof(*prog));
+}
+
+uint32_t
+gcap_filter_run(const struct bpf_program *prog, const uint8_t *pkt,
+		uint32_t wirelen, uint32_t caplen)
+{
+	if (prog->bf_len == 0)
+		return 1;
+	return bpf_filter(prog->bf_insns, pkt, wirelen, caplen);
+}
+
+int
+gcap_filter_dump(FILE *f, const struct bpf_program *prog, int level)
+{
+	const struct bpf_insn *insn = prog->bf_insns;
+	unsigned n = prog->bf_len;
+
+	if (n == 0) {
+		/* what pcap_compile gives for an empty expression */
+		static const struct bpf_insn accept = BPF_STMT(BPF_RET | BPF_K, 262144);
+
+		insn = &accept;
+		n = 1;
+	}
+	/* the three formats of tcpdump -d, -dd and -ddd (bpf_dump()) */
+	if (level > 2) {
+		if (fprintf(f, "%u\n", n) < 0)
+			return -EIO;
+		for (unsigned i = 0; i < n; i++)
+			if (fprintf(f, "%u %u %u %u\n", insn[i].code, insn[i].jt,
+				    insn[i].jf, insn[i].k) < 0)
+				return -EIO;
+	} else if (level > 1) {
+		for (unsigned i = 0; i < n; i++)
+			if (fprintf(f, "{ 0x%x, %d, %d, 0x%08x },\n", insn[i].code,
+				    insn[i].jt, insn[i].jf, insn[i].k) < 0)
+				return -EIO;
+	} else {
+		for (unsigned i = 0; i < n; i++)
+			if (fprintf(f, "%s\n", bpf_image(&insn[i], (int)i)) < 0)
+				return -EIO;
+	}
+	return fflush(f) == 0 ? 0 : -EIO;
+}
+
+char *
+gcap_filter_join(int argc, char *const argv[])
+{
+	size_t len = 1;
+	char *s, *p;
+
+	for (int i = 0; i < argc; i++)
+		len += strlen(argv[i]) + 1;
+	s = malloc(len);
+	if (s == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	p = s;
+	*p = '\0';
+	for (int i = 0; i < argc; i++) {
+		size_t l = strlen(argv[i]);
+
+		if (i > 0)
+			*p++ = ' ';
+		memcpy(p, argv[i], l);
+		p += l;
+		*p = '\0';
+	}
+	return s;
+}
