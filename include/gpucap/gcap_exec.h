@@ -50,12 +50,19 @@ struct gcap_xbuf {
 
 /** Per-batch results, valid once the batch is DONE. */
 struct gcap_batch_result {
-	uint32_t n_captured;   /**< packets that matched at least one output */
+	/** packets that matched at least one output and whose record was
+	 *  written to the export buffer */
+	uint32_t n_captured;
 	uint32_t n_filtered;   /**< packets that matched no output */
-	uint32_t n_truncated;  /**< records dropped: export buffer full (writer behind) */
+	/** packets that matched but whose record did not fit: the executor
+	 *  stops writing at the first record that does not fit, and counts it
+	 *  and every later matching packet of the batch here (the pipeline
+	 *  counts them as "writer behind" drops) */
+	uint32_t n_truncated;
 	uint32_t reserved;
-	uint64_t captured_bytes; /**< wire bytes of the captured packets */
-	uint64_t out_pkts[GCAP_MAX_OUTPUTS]; /**< packets per output (first nfilters) */
+	uint64_t captured_bytes; /**< wire bytes of the n_captured packets */
+	/** written records per output (the first nfilters entries) */
+	uint64_t out_pkts[GCAP_MAX_OUTPUTS];
 };
 
 /** One batch slot. */
