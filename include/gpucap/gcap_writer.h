@@ -47,15 +47,27 @@ struct gcap_writer_if_stats {
 struct gcap_writer_conf {
 	const char *path;        /**< file name, "-" for stdout */
 	enum gcap_fmt fmt;
-	uint32_t snaplen;        /**< records longer than this are cut */
+	uint32_t snaplen;        /**< records longer than this are cut (0: 262144) */
 	unsigned nifs;           /**< interfaces (>= 1) */
 	const struct gcap_writer_if *ifs;
-	uint64_t rotate_bytes;   /**< -C: new file once this many bytes (0: off) */
-	uint32_t rotate_secs;    /**< -G: new file every this many seconds (0: off) */
-	uint32_t max_files;      /**< -W: with -C, ring of files; with -G, stop after */
+	/** -C: before a record, a file larger than this many bytes is closed
+	 *  and the next opened: path, path1, path2, ... (0: off) */
+	uint64_t rotate_bytes;
+	/** -G: new file every this many seconds; path goes through
+	 *  strftime(3) with the local time of the file's start (0: off) */
+	uint32_t rotate_secs;
+	/** -W: with -C, a ring of files path0..path{W-1} (zero-padded to the
+	 *  width of W-1); with -G alone, stop after W files; needs -C or -G */
+	uint32_t max_files;
 	const char *filter_expr; /**< recorded in the pcapng IDB (if_filter), may be NULL */
 	const char *app_name;    /**< shb_userappl, may be NULL */
 	bool flush_each;         /**< flush after every write call (-U) */
+	/**
+	 * Start of the first file (ns since the epoch): names it under -G
+	 * (strftime) and starts its -G period; also isb_starttime.
+	 * 0: the current time (CLOCK_REALTIME) at gcap_writer_open.
+	 */
+	uint64_t start_ns;
 };
 
 struct gcap_writer;
@@ -70,37 +82,73 @@ struct gcap_writer *gcap_writer_open(const struct gcap_writer_conf *conf,
 				     char *errbuf);
 
 /**
- * Append one record (header + caplen bytes at data).
- * @return 0; -ENOSPC/-EIO/... on a write error (the file stays valid up to
- *         its last whole record, further writes fail the same way);
- *         -ECANCELED once -W with -G has written its last file (done).
+ * Append one record (header + caplen bytes at data). The record is cut to
+ * the snap length; rec->port names the pcapng interface (ignored for pcap).
+ * Before the record, -G (time) and then -C (size) rotation are checked;
+ * the writer's clock is the latest of rec->ts_ns and gcap_writer_tick's
+ * now_ns.
+ * @return 0; -EINVAL for rec->port >= nifs (pcapng; nothing written);
+ *         -ENOSPC/-EIO/-EFBIG/... on a write error (the file stays valid up
+ *         to its last whole record, further calls fail the same way; the
+ *         message is in gcap_writer_errmsg); an open error of the next
+ *         file on rotation (-EACCES, ...); -ECANCELED once -W with -G has
+ *         written its last file (done, the record is not written).
  */
 int gcap_writer_write(struct gcap_writer *w, const struct gcap_rec *rec,
 		      const void *data);
 
 /**
  * Append every record of an export buffer whose outmask has bit `bit`.
- * @return records written (>= 0), or a negative errno as gcap_writer_write.
+ * The whole buffer is validated first: each record must lie inside len.
+ * @return records written (>= 0); -EINVAL for bit >= 64, a corrupt buffer
+ *         or a bad port (nothing of the buffer is written); or a negative
+ *         errno as gcap_writer_write (records before it were written).
  */
 int gcap_writer_write_buf(struct gcap_writer *w, const uint8_t *buf,
 			  uint32_t len, unsigned bit);
 
 /**
- * Called periodically with the current time (ns) so that -G rotates even
- * when no packet arrives. @return 0 or a negative errno.
+ * Called periodically with the current time (ns since the epoch) so that
+ * -G rotates even when no packet arrives.
+ * @return 0; -ECANCELED once -W with -G is done; the sticky write error;
+ *         an error opening the next file.
  */
 int gcap_writer_tick(struct gcap_writer *w, uint64_t now_ns);
 
-/** Flush buffered records to the file. @return 0 or a negative errno. */
+/**
+ * Flush buffered records to the file (write(2); no fsync).
+ * @return 0 or a negative errno (-ENOSPC, -EIO, ...: sticky, as in
+ *         gcap_writer_write).
+ */
 int gcap_writer_flush(struct gcap_writer *w);
 
-/** Records and bytes written so far (all files). */
+/**
+ * Records and bytes written so far (all files; bytes count everything
+ * appended to the files: headers, records, ISBs). After a write error
+ * records lost from the buffer are no longer counted, so the counts match
+ * what the files hold. Either pointer may be NULL.
+ */
 void gcap_writer_counts(const struct gcap_writer *w, uint64_t *records,
 			uint64_t *bytes);
 
 /**
+ * @return the one-line message of the first error ("" if none); valid
+ *         until gcap_writer_close.
+ */
+const char *gcap_writer_errmsg(const struct gcap_writer *w);
+
+/**
+ * @return the name of the file being written ("-" for stdout); valid
+ *         until the next write, tick or close.
+ */
+const char *gcap_writer_filename(const struct gcap_writer *w);
+
+/**
  * Flush, write pcapng ISBs (stats may be NULL; else nifs entries), close.
- * The writer is freed in all cases. @return 0 or the first error seen.
+ * The writer is freed in all cases (w may be NULL). After a write error
+ * nothing more is written: the file keeps its last whole record.
+ * @return 0 or the first error seen (-ENOSPC, -EIO, ..., with its message
+ *         in errbuf); -ECANCELED (-W with -G done) is not an error here.
  */
 int gcap_writer_close(struct gcap_writer *w,
 		      const struct gcap_writer_if_stats *stats, char *errbuf);
