@@ -1,0 +1,700 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The inline kernel host loader: compile a kernel source with the host C
+ * compiler into a shared object, cache it by content hash, dlopen it,
+ * allocate and initialise the state. See gcap_khost.h.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "gcap_config.h"
+#include "gpucap/gcap_khost.h"
+
+#ifndef GCAP_KHOST_INSTALL_INCDIR
+#define GCAP_KHOST_INSTALL_INCDIR "/usr/local/include"
+#endif
+
+extern char **environ;
+
+/* Name diagnostics give to the loader's footer (never the user's file). */
+#define FOOTER_NAME "<gpucap-kernel-footer>"
+
+struct gcap_khost {
+	char *path;         /* as given */
+	char *src;          /* source text */
+	size_t src_len;
+	char *incdir;       /* holds gpucap/gcap_kernel.h */
+	char *object;       /* the .so loaded */
+	char *args;         /* --kernel-arg, or NULL */
+	uint64_t hash;
+	void *dl;
+	gcap_kernel_fn entry;
+	gcap_kernel_init_fn init;
+	gcap_kernel_report_fn report;
+	char *errmsg;       /* the object's gcap_kernel_errmsg */
+	void *state;
+	size_t state_size;
+	size_t map_size;
+};
+
+static uint64_t fnv1a(uint64_t h, const void *b, size_t n)
+{
+	const unsigned char *s = b;
+	for (size_t i = 0; i < n; i++) {
+		h ^= s[i];
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+
+static uint64_t fnv1a_str(uint64_t h, const char *s)
+{
+	/* the NUL separates fields */
+	return fnv1a(h, s ? s : "", (s ? strlen(s) : 0) + 1);
+}
+
+/* Read a whole file. Returns NULL with errno set. */
+static char *read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	size_t cap = 4096, n = 0;
+	char *buf = malloc(cap);
+	while (buf) {
+		size_t r = fread(buf + n, 1, cap - n - 1, f);
+		n += r;
+		if (n + 1 < cap) {
+			if (ferror(f)) {
+				free(buf);
+				buf = NULL;
+				errno = EIO;
+			}
+			break;
+		}
+		char *nb = realloc(buf, cap * 2);
+		if (!nb) {
+			free(buf);
+			buf = NULL;
+			errno = ENOMEM;
+			break;
+		}
+		buf = nb;
+		cap *= 2;
+	}
+	fclose(f);
+	if (!buf)
+		return NULL;
+	buf[n] = '\0';
+	if (len)
+		*len = n;
+	return buf;
+}
+
+static bool has_header(const char *dir)
+{
+	char p[PATH_MAX];
+	if (!dir || !*dir)
+		return false;
+	if (snprintf(p, sizeof(p), "%s/gpucap/gcap_kernel.h", dir) >= (int)sizeof(p))
+		return false;
+	return access(p, R_OK) == 0;
+}
+
+static const char *find_incdir(const struct gcap_khost_opts *o)
+{
+	const char *e = getenv("GCAP_INCLUDE_DIR");
+	if (o->include_dir)
+		return has_header(o->include_dir) ? o->include_dir : NULL;
+	if (e && *e)
+		return has_header(e) ? e : NULL;
+	if (has_header(GCAP_SOURCE_ROOT "/include"))
+		return GCAP_SOURCE_ROOT "/include";
+	if (has_header(GCAP_KHOST_INSTALL_INCDIR))
+		return GCAP_KHOST_INSTALL_INCDIR;
+	return NULL;
+}
+
+static int mkdir_p(const char *dir)
+{
+	char p[PATH_MAX];
+	if (snprintf(p, sizeof(p), "%s", dir) >= (int)sizeof(p))
+		return -ENAMETOOLONG;
+	for (char *s = p + 1; *s; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		if (mkdir(p, 0700) != 0 && errno != EEXIST)
+			return -errno;
+		*s = '/';
+	}
+	if (mkdir(p, 0700) != 0 && errno != EEXIST)
+		return -errno;
+	return access(p, W_OK) == 0 ? 0 : -errno;
+}
+
+/* The cache directory, created; NULL when none is usable. */
+static char *cache_dir(const struct gcap_khost_opts *o)
+{
+	char p[PATH_MAX];
+	const char *e;
+	p[0] = '\0';
+	if (o->cache_dir)
+		snprintf(p, sizeof(p), "%s", o->cache_dir);
+	else if ((e = getenv("GCAP_KERNEL_CACHE")) && *e)
+		snprintf(p, sizeof(p), "%s", e);
+	else if ((e = getenv("XDG_CACHE_HOME")) && *e == '/')
+		snprintf(p, sizeof(p), "%s/gpucap", e);
+	else if ((e = getenv("HOME")) && *e == '/')
+		snprintf(p, sizeof(p), "%s/.cache/gpucap", e);
+	if (!p[0] || mkdir_p(p) != 0)
+		return NULL;
+	return strdup(p);
+}
+
+/* Append s to a #line-safe string literal body. */
+static void put_escaped(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fputc('\\', f);
+		if (*s == '\n')
+			continue;
+		fputc(*s, f);
+	}
+}
+
+/* Write the translation unit the compiler sees. */
+static int write_unit(const char *upath, const struct gcap_khost *k)
+{
+	FILE *f = fopen(upath, "w");
+	if (!f)
+		return -errno;
+	fputs("#line 1 \"", f);
+	put_escaped(f, k->path);
+	fputs("\"\n", f);
+	fwrite(k->src, 1, k->src_len, f);
+	fputs("\n#line 1 \"" FOOTER_NAME "\"\n"
+	      "__attribute__((visibility(\"default\")))\n"
+	      "char gcap_kernel_errmsg[GCAP_KERNEL_ERR_SIZE];\n"
+	      "__attribute__((visibility(\"default\")))\n"
+	      "const unsigned long long gcap_kernel_state_size =\n"
+	      "\tsizeof(struct gcap_kstate);\n", f);
+	if (fclose(f) != 0)
+		return -errno;
+	return 0;
+}
+
+/*
+ * Rewrite the first error of a compiler log as "FILE:LINE: error: msg"
+ * into errbuf, and the whole log (columns dropped) into o->log.
+ */
+static void diag_rewrite(const char *logtext, const struct gcap_khost *k,
+			 const struct gcap_khost_opts *o, char *errbuf)
+{
+	char first[GCAP_ERRBUF_SIZE] = "";
+	const char *fallback = NULL;
+	size_t lo = 0;
+	const char *s = logtext;
+
+	while (*s) {
+		const char *e = strchr(s, '\n');
+		size_t n = e ? (size_t)(e - s) : strlen(s);
+		char line[1024];
+		if (n >= sizeof(line))
+			n = sizeof(line) - 1;
+		memcpy(line, s, n);
+		line[n] = '\0';
+		s += n + (e ? 1 : 0);
+
+		/* FILE:LINE:COL: ... -> FILE:LINE: ... */
+		char out[1100];
+		snprintf(out, sizeof(out), "%s", line);
+		char *c1 = NULL;
+		size_t plen = strlen(k->path);
+		if (strncmp(line, k->path, plen) == 0 && line[plen] == ':')
+			c1 = line + plen;
+		else if (strncmp(line, FOOTER_NAME ":", sizeof(FOOTER_NAME)) == 0)
+			c1 = line + sizeof(FOOTER_NAME) - 1;
+		if (c1) {
+			char *c2 = c1 + 1 + strspn(c1 + 1, "0123456789");
+			if (*c2 == ':' && c2 > c1 + 1) {
+				char *c3 = c2 + 1 + strspn(c2 + 1, "0123456789");
+				if (*c3 == ':' && c3 > c2 + 1)
+					snprintf(out, sizeof(out), "%.*s%s",
+						 (int)(c2 - line), line, c3);
+			}
+		}
+		if (!first[0] && (strstr(out, ": error:") ||
+				  strstr(out, ": fatal error:"))) {
+			if (strncmp(out, FOOTER_NAME, sizeof(FOOTER_NAME) - 1) == 0
+			    && strstr(out, "gcap_kstate"))
+				snprintf(first, sizeof(first),
+					 "%s: no struct gcap_kstate defined"
+					 " (declare one, with at least one member)",
+					 k->path);
+			else
+				snprintf(first, sizeof(first), "%.500s", out);
+		}
+		if (!fallback && strstr(out, "undefined reference"))
+			fallback = strstr(out, "undefined reference");
+		if (!first[0] && fallback)
+			snprintf(first, sizeof(first), "%.250s: %.250s", k->path, fallback);
+		if (o->log && o->log_size > 1 && lo + 1 < o->log_size) {
+			int w = snprintf(o->log + lo, o->log_size - lo, "%s\n", out);
+			if (w > 0)
+				lo += (size_t)w < o->log_size - lo ? (size_t)w
+								   : o->log_size - lo - 1;
+		}
+	}
+	if (!first[0])
+		snprintf(first, sizeof(first), "%s: compilation failed", k->path);
+	gcap_err(errbuf, ENOEXEC, "%s", first);
+}
+
+/* Split a space-separated flag string into argv (modifies s). */
+static int split_flags(char *s, char **argv, int max)
+{
+	int n = 0;
+	for (char *t = strtok(s, " \t"); t && n < max; t = strtok(NULL, " \t"))
+		argv[n++] = t;
+	return n;
+}
+
+/* Compile the unit into obj. Returns 0, -ENOEXEC (errbuf set), or -EIO. */
+static int compile(struct gcap_khost *k, const struct gcap_khost_opts *o,
+		   const char *cc, const char *extra, const char *unit,
+		   const char *obj, const char *logpath, char *errbuf)
+{
+	char srcdir[PATH_MAX];
+	char *argv[96];
+	int argc = 0;
+	char *extra_copy = extra ? strdup(extra) : NULL;
+	char *cc_copy = strdup(cc);
+	int rc;
+
+	snprintf(srcdir, sizeof(srcdir), "%s", k->path);
+	char *sl = strrchr(srcdir, '/');
+	if (sl)
+		*(sl == srcdir ? sl + 1 : sl) = '\0';
+	else
+		snprintf(srcdir, sizeof(srcdir), ".");
+
+	if (!cc_copy || (extra && !extra_copy)) {
+		free(cc_copy);
+		free(extra_copy);
+		return gcap_err(errbuf, ENOMEM, "out of memory");
+	}
+	argc += split_flags(cc_copy, argv, 8);  /* "ccache cc" works */
+	argv[argc++] = "-std=gnu11";
+	argv[argc++] = "-O2";
+	argv[argc++] = "-shared";
+	argv[argc++] = "-fPIC";
+	argv[argc++] = "-fvisibility=hidden";
+	argv[argc++] = "-Wall";
+	argv[argc++] = "-Wno-unused-function";
+	argv[argc++] = "-Werror=implicit-function-declaration";
+	argv[argc++] = "-Wl,-z,defs";
+	argv[argc++] = "-fdiagnostics-color=never";
+	argv[argc++] = "-I";
+	argv[argc++] = k->incdir;
+	argv[argc++] = "-iquote";
+	argv[argc++] = srcdir;
+	if (extra_copy)
+		argc += split_flags(extra_copy, argv + argc, 64);
+	argv[argc++] = "-o";
+	argv[argc++] = (char *)obj;
+	argv[argc++] = "-x";
+	argv[argc++] = "c";
+	argv[argc++] = (char *)unit;
+	argv[argc] = NULL;
+
+	posix_spawn_file_actions_t fa;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 1, logpath,
+					 O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	posix_spawn_file_actions_adddup2(&fa, 1, 2);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	/* ASCII diagnostics whatever the locale: LC_ALL=C for the compiler */
+	size_t nenv = 0;
+	while (environ[nenv])
+		nenv++;
+	char **envp = calloc(nenv + 2, sizeof(*envp));
+	if (!envp) {
+		posix_spawn_file_actions_destroy(&fa);
+		rc = gcap_err(errbuf, ENOMEM, "out of memory");
+		goto out;
+	}
+	size_t ne = 0;
+	for (size_t i = 0; i < nenv; i++)
+		if (strncmp(environ[i], "LC_ALL=", 7) != 0)
+			envp[ne++] = environ[i];
+	envp[ne++] = "LC_ALL=C";
+	envp[ne] = NULL;
+	pid_t pid;
+	rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, envp);
+	free(envp);
+	posix_spawn_file_actions_destroy(&fa);
+	if (rc != 0) {
+		rc = gcap_err(errbuf, EIO, "%s: cannot run the C compiler '%s': %s",
+			      k->path, argv[0], strerror(rc));
+		goto out;
+	}
+	int st;
+	while (waitpid(pid, &st, 0) < 0) {
+		if (errno != EINTR) {
+			rc = gcap_err(errbuf, EIO, "waitpid: %s", strerror(errno));
+			goto out;
+		}
+	}
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 0) {
+		rc = 0;
+		goto out;
+	}
+	char *logtext = read_file(logpath, NULL);
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 127 && logtext && !logtext[0])
+		rc = gcap_err(errbuf, EIO, "%s: cannot run the C compiler '%s'",
+			      k->path, argv[0]);
+	else {
+		diag_rewrite(logtext ? logtext : "", k, o, errbuf);
+		rc = -ENOEXEC;
+	}
+	free(logtext);
+out:
+	free(cc_copy);
+	free(extra_copy);
+	return rc;
+}
+
+/* Bind the object's symbols and check them. */
+static int bind_object(struct gcap_khost *k, const struct gcap_khost_opts *o,
+		char *errbuf)
+{
+	k->dl = dlopen(k->object, RTLD_NOW | RTLD_LOCAL);
+	if (!k->dl)
+		return gcap_err(errbuf, EIO, "%s: dlopen: %s", k->path, dlerror());
+	*(void **)&k->entry = dlsym(k->dl, "gcap_kernel");
+	if (!k->entry)
+		return gcap_err(errbuf, ENOSYS, "%s: no function gcap_kernel",
+				k->path);
+	const unsigned long long *sz = dlsym(k->dl, "gcap_kernel_state_size");
+	if (!sz)
+		return gcap_err(errbuf, EIO, "%s: no gcap_kernel_state_size "
+				"(not built by the gpucap loader)", k->path);
+	size_t max = o->max_state ? o->max_state : (size_t)GCAP_KSTATE_MAX;
+	if (*sz > max)
+		return gcap_err(errbuf, EFBIG,
+				"%s: state too large: struct gcap_kstate is %llu bytes"
+				" (limit %zu)", k->path, *sz, max);
+	k->state_size = (size_t)*sz;
+	*(void **)&k->init = dlsym(k->dl, "gcap_kernel_init");
+	*(void **)&k->report = dlsym(k->dl, "gcap_kernel_report");
+	k->errmsg = dlsym(k->dl, "gcap_kernel_errmsg");
+	return 0;
+}
+
+static int state_init(struct gcap_khost *k, char *errbuf)
+{
+	memset(k->state, 0, k->state_size);
+	if (!k->init)
+		return 0;
+	if (k->errmsg)
+		k->errmsg[0] = '\0';
+	int rc = k->init((struct gcap_kstate *)k->state, k->args);
+	if (rc != 0) {
+		const char *why = k->errmsg && k->errmsg[0] ? k->errmsg : "";
+		return gcap_err(errbuf, ECANCELED,
+				"%s: gcap_kernel_init failed (%d)%s%s", k->path, rc,
+				why[0] ? ": " : "", why);
+	}
+	return 0;
+}
+
+struct gcap_khost *gcap_khost_load_opts(const char *path, const char *args,
+					const struct gcap_khost_opts *opts,
+					char *errbuf)
+{
+	static const struct gcap_khost_opts defaults;
+	const struct gcap_khost_opts *o = opts ? opts : &defaults;
+	struct gcap_khost *k;
+	char *hdr = NULL, *cdir = NULL, *tmpdir = NULL;
+	char unit[PATH_MAX], logp[PATH_MAX], tmpobj[PATH_MAX];
+	int rc;
+
+	if (o->log && o->log_size)
+		o->log[0] = '\0';
+	if (!path) {
+		gcap_err(errbuf, EINVAL, "no kernel source given");
+		errno = EINVAL;
+		return NULL;
+	}
+	k = calloc(1, sizeof(*k));
+	if (!k) {
+		gcap_err(errbuf, ENOMEM, "out of memory");
+		errno = ENOMEM;
+		return NULL;
+	}
+	k->path = strdup(path);
+	k->args = args ? strdup(args) : NULL;
+	if (!k->path || (args && !k->args)) {
+		rc = gcap_err(errbuf, ENOMEM, "out of memory");
+		goto fail;
+	}
+	k->src = read_file(path, &k->src_len);
+	if (!k->src) {
+		rc = gcap_err(errbuf, errno == ENOMEM ? ENOMEM : ENOENT,
+			      "%s: %s", path, strerror(errno));
+		goto fail;
+	}
+	const char *inc = find_incdir(o);
+	if (!inc) {
+		rc = gcap_err(errbuf, ENOENT, "%s: gpucap/gcap_kernel.h not found "
+			      "(set GCAP_INCLUDE_DIR)", path);
+		goto fail;
+	}
+	k->incdir = strdup(inc);
+	char hpath[PATH_MAX];
+	snprintf(hpath, sizeof(hpath), "%s/gpucap/gcap_kernel.h", inc);
+	hdr = read_file(hpath, NULL);
+	if (!k->incdir || !hdr) {
+		rc = gcap_err(errbuf, ENOMEM, "%s: cannot read %s", path, hpath);
+		goto fail;
+	}
+
+	const char *cc = o->cc;
+	if (!cc || !*cc)
+		cc = getenv("GCAP_CC");
+	if (!cc || !*cc)
+		cc = GCAP_HOST_CC;
+	if (!cc || !*cc)
+		cc = "cc";
+	const char *extra = getenv("GCAP_KERNEL_CFLAGS");
+
+	uint64_t h = 0xcbf29ce484222325ull;
+	h = fnv1a_str(h, "gpucap-khost-1");
+	h = fnv1a(h, k->src, k->src_len + 1);
+	h = fnv1a_str(h, hdr);
+	h = fnv1a_str(h, path);
+	h = fnv1a_str(h, inc);
+	h = fnv1a_str(h, cc);
+	h = fnv1a_str(h, extra);
+	k->hash = h;
+
+	if (!o->no_cache)
+		cdir = cache_dir(o);
+	if (!cdir) {
+		char t[] = "/tmp/gpucap-kernel-XXXXXX";
+		if (!mkdtemp(t)) {
+			rc = gcap_err(errbuf, EIO, "mkdtemp: %s", strerror(errno));
+			goto fail;
+		}
+		tmpdir = strdup(t);
+		if (!tmpdir) {
+			rmdir(t);
+			rc = gcap_err(errbuf, ENOMEM, "out of memory");
+			goto fail;
+		}
+	}
+	const char *dir = cdir ? cdir : tmpdir;
+	char objp[PATH_MAX];
+	snprintf(objp, sizeof(objp), "%s/k-%016llx.so", dir, (unsigned long long)h);
+	k->object = strdup(objp);
+	if (!k->object) {
+		rc = gcap_err(errbuf, ENOMEM, "out of memory");
+		goto fail;
+	}
+
+	bool cached = cdir && access(objp, R_OK) == 0;
+	if (!cached) {
+		long pid = (long)getpid();
+		snprintf(unit, sizeof(unit), "%s/k-%016llx.%ld.c", dir,
+			 (unsigned long long)h, pid);
+		snprintf(logp, sizeof(logp), "%s/k-%016llx.%ld.log", dir,
+			 (unsigned long long)h, pid);
+		snprintf(tmpobj, sizeof(tmpobj), "%s/k-%016llx.%ld.so.tmp", dir,
+			 (unsigned long long)h, pid);
+		rc = write_unit(unit, k);
+		if (rc == 0)
+			rc = compile(k, o, cc, extra, unit, tmpobj, logp, errbuf);
+		else
+			gcap_err(errbuf, -rc, "%s: %s", unit, strerror(-rc));
+		unlink(unit);
+		unlink(logp);
+		if (rc == 0 && rename(tmpobj, objp) != 0)
+			rc = gcap_err(errbuf, EIO, "rename %s: %s", objp,
+				      strerror(errno));
+		if (rc != 0) {
+			unlink(tmpobj);
+			goto fail;
+		}
+	}
+	rc = bind_object(k, o, errbuf);
+	if (tmpdir) {
+		unlink(objp);
+		rmdir(tmpdir);
+	}
+	if (rc != 0)
+		goto fail;
+
+	long pg = sysconf(_SC_PAGESIZE);
+	k->map_size = (k->state_size + (size_t)pg - 1) & ~((size_t)pg - 1);
+	if (k->map_size == 0)
+		k->map_size = (size_t)pg;
+	k->state = mmap(NULL, k->map_size, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (k->state == MAP_FAILED) {
+		k->state = NULL;
+		rc = gcap_err(errbuf, ENOMEM, "%s: state of %zu bytes: %s", path,
+			      k->state_size, strerror(errno));
+		goto fail;
+	}
+	rc = state_init(k, errbuf);
+	if (rc != 0)
+		goto fail;
+	free(hdr);
+	free(cdir);
+	free(tmpdir);
+	return k;
+fail:
+	free(hdr);
+	free(cdir);
+	free(tmpdir);
+	gcap_khost_free(k);
+	errno = -rc;
+	return NULL;
+}
+
+struct gcap_khost *gcap_khost_load(const char *path, const char *args,
+				   char *errbuf)
+{
+	return gcap_khost_load_opts(path, args, NULL, errbuf);
+}
+
+void gcap_khost_free(struct gcap_khost *k)
+{
+	if (!k)
+		return;
+	if (k->state)
+		munmap(k->state, k->map_size);
+	if (k->dl)
+		dlclose(k->dl);
+	free(k->path);
+	free(k->src);
+	free(k->incdir);
+	free(k->object);
+	free(k->args);
+	free(k);
+}
+
+uint32_t gcap_khost_run(struct gcap_khost *k, const struct gcap_kpkt *pkt)
+{
+	return k->entry(pkt, (struct gcap_kstate *)k->state);
+}
+
+gcap_kernel_fn gcap_khost_entry(const struct gcap_khost *k)
+{
+	return k->entry;
+}
+
+void *gcap_khost_state(struct gcap_khost *k)
+{
+	return k->state;
+}
+
+size_t gcap_khost_state_size(const struct gcap_khost *k)
+{
+	return k->state_size;
+}
+
+int gcap_khost_reset(struct gcap_khost *k, char *errbuf)
+{
+	return state_init(k, errbuf);
+}
+
+int gcap_khost_report_json(const struct gcap_khost *k, FILE *f,
+			   const void *state_override)
+{
+	struct gcap_json j;
+	memset(&j, 0, sizeof(j));
+	j.f = f;
+	fputc('{', f);
+	j.depth = 1;
+	if (k->report)
+		k->report((const struct gcap_kstate *)(state_override
+				? state_override : k->state), &j);
+	bool balanced = j.depth == 1 && !j.err;
+	while (j.depth > 1)
+		gcap_json_object_end(&j); /* keep the text parseable */
+	fputs(j.n[0] ? "\n}\n" : "}\n", f);
+	if (fflush(f) != 0 || ferror(f))
+		return -EIO;
+	return balanced ? 0 : -EINVAL;
+}
+
+int gcap_khost_report_file(const struct gcap_khost *k, const char *path,
+			   const void *state_override, char *errbuf)
+{
+	char tmp[PATH_MAX];
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
+		return gcap_err(errbuf, ENAMETOOLONG, "%s: name too long", path);
+	FILE *f = fopen(tmp, "w");
+	if (!f)
+		return gcap_err(errbuf, errno, "%s: %s", tmp, strerror(errno));
+	int rc = gcap_khost_report_json(k, f, state_override);
+	if (fclose(f) != 0 && rc == 0)
+		rc = -EIO;
+	if (rc == -EIO) {
+		unlink(tmp);
+		return gcap_err(errbuf, EIO, "%s: write error", tmp);
+	}
+	if (rename(tmp, path) != 0) {
+		int e = errno;
+		unlink(tmp);
+		return gcap_err(errbuf, e, "%s: %s", path, strerror(e));
+	}
+	if (rc == -EINVAL)
+		return gcap_err(errbuf, EINVAL, "%s: the kernel's report left "
+				"the JSON unbalanced", path);
+	return 0;
+}
+
+bool gcap_khost_has_report(const struct gcap_khost *k)
+{
+	return k->report != NULL;
+}
+
+const char *gcap_khost_source(const struct gcap_khost *k, size_t *len)
+{
+	if (len)
+		*len = k->src_len;
+	return k->src;
+}
+
+const char *gcap_khost_path(const struct gcap_khost *k)
+{
+	return k->path;
+}
+
+const char *gcap_khost_include_dir(const struct gcap_khost *k)
+{
+	return k->incdir;
+}
+
+uint64_t gcap_khost_hash(const struct gcap_khost *k)
+{
+	return k->hash;
+}
+
+const char *gcap_khost_object(const struct gcap_khost *k)
+{
+	return k->object;
+}
