@@ -100,6 +100,7 @@ struct gcap_exec_conf {
 	unsigned ngpus;       /**< 0: the default device choice */
 	bool compile_filters; /**< gpu: translate BPF to CUDA C (else interpret) */
 	const char *kernel_path; /**< inline kernel source, or NULL */
+	const char *kernel_arg;  /**< argument for the kernel's init hook, or NULL */
 };
 
 /** An executor's operations. */
