@@ -1,0 +1,417 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gcap_config.h"
+#include "gpucap/gcap_filter.h"
+#include "options.h"
+
+enum {
+	OPT_STATS = 256,
+	OPT_SUMMARY_JSON,
+	OPT_QUEUES,
+	OPT_LCORES,
+	OPT_BACKEND,
+	OPT_MEM,
+	OPT_GPU,
+	OPT_GPU_INTERP,
+	OPT_EAL,
+	OPT_BATCH,
+	OPT_RING,
+	OPT_RXD,
+	OPT_DURATION,
+	OPT_RX_RATE,
+	OPT_BACKPRESSURE,
+	OPT_BUSY_POLL,
+	OPT_KERNEL,
+	OPT_KERNEL_ARG,
+	OPT_KERNEL_STATE,
+	OPT_DUMP_GPU_CODE,
+	OPT_VERSION,
+};
+
+static const struct option long_opts[] = {
+	{"interface", required_argument, NULL, 'i'},
+	{"read", required_argument, NULL, 'r'},
+	{"write", required_argument, NULL, 'w'},
+	{"format", required_argument, NULL, 'F'},
+	{"snaplen", required_argument, NULL, 's'},
+	{"count", required_argument, NULL, 'c'},
+	{"file-size", required_argument, NULL, 'C'},
+	{"rotate-seconds", required_argument, NULL, 'G'},
+	{"file-count", required_argument, NULL, 'W'},
+	{"quiet", no_argument, NULL, 'q'},
+	{"packet-buffered", no_argument, NULL, 'U'},
+	{"verbose", no_argument, NULL, 'v'},
+	{"help", no_argument, NULL, 'h'},
+	{"version", no_argument, NULL, OPT_VERSION},
+	{"stats", required_argument, NULL, OPT_STATS},
+	{"summary-json", required_argument, NULL, OPT_SUMMARY_JSON},
+	{"queues", required_argument, NULL, OPT_QUEUES},
+	{"lcores", required_argument, NULL, OPT_LCORES},
+	{"backend", required_argument, NULL, OPT_BACKEND},
+	{"mem", required_argument, NULL, OPT_MEM},
+	{"gpu", required_argument, NULL, OPT_GPU},
+	{"gpu-interp", no_argument, NULL, OPT_GPU_INTERP},
+	{"eal", required_argument, NULL, OPT_EAL},
+	{"batch", required_argument, NULL, OPT_BATCH},
+	{"ring", required_argument, NULL, OPT_RING},
+	{"rxd", required_argument, NULL, OPT_RXD},
+	{"duration", required_argument, NULL, OPT_DURATION},
+	{"rx-rate", required_argument, NULL, OPT_RX_RATE},
+	{"backpressure", no_argument, NULL, OPT_BACKPRESSURE},
+	{"busy-poll", no_argument, NULL, OPT_BUSY_POLL},
+	{"kernel", required_argument, NULL, OPT_KERNEL},
+	{"kernel-arg", required_argument, NULL, OPT_KERNEL_ARG},
+	{"kernel-state", required_argument, NULL, OPT_KERNEL_STATE},
+	{"dump-gpu-code", no_argument, NULL, OPT_DUMP_GPU_CODE},
+	{NULL, 0, NULL, 0},
+};
+
+void
+app_usage(void)
+{
+	printf(
+"Usage: gpu-capture [options] (-i PORT ... | -r FILE) -w FILE [expression]\n"
+"\n"
+"Capture packets from DPDK ports (or read a capture file), filter them with\n"
+"tcpdump's filter language on the GPU or the CPU, and write pcap/pcapng.\n"
+"\n"
+"Input:\n"
+"  -i PORT            a PCI address (0000:3b:00.0), a DPDK virtual device\n"
+"                     (net_pcap0,rx_pcap=x.pcap  net_null0  net_ring0 ...), or a\n"
+"                     Linux interface (through net_af_packet); repeatable\n"
+"  -r FILE            read a pcap or pcapng file instead (any link type)\n"
+"Output:\n"
+"  -w FILE[:EXPR]     write matching packets to FILE (\"-\" = stdout); with :EXPR\n"
+"                     this output has its own filter, else the trailing\n"
+"                     expression; repeatable: one pass feeds every output.\n"
+"                     Write \\: for a ':' that belongs to the file name\n"
+"  -F pcap|pcapng     format (default: pcapng if FILE ends in .pcapng, else\n"
+"                     pcap with nanosecond timestamps)\n"
+"  -s SNAPLEN         bytes kept per packet (default and 0: 262144)\n"
+"  -c COUNT           stop after COUNT packets are written\n"
+"  -C MBYTES          new file once the current one exceeds MBYTES million bytes\n"
+"  -G SECONDS         new file every SECONDS (FILE may hold strftime %%-escapes)\n"
+"  -W FILES           with -C: ring of FILES files; with -G: stop after FILES\n"
+"  -U                 flush after every batch of packets\n"
+"Filter:\n"
+"  expression         tcpdump filter syntax (pcap-filter(7)), compiled by libpcap\n"
+"  -d, -dd, -ddd      print the compiled BPF program like tcpdump and exit\n"
+"  --dump-gpu-code    print the CUDA translation unit NVRTC compiles and exit\n"
+"Processing:\n"
+"  --backend cpu|gpu|auto   where filters and kernels run (default auto)\n"
+"  --mem gpu|host|copy|auto where packets land for the GPU (default auto)\n"
+"  --gpu N[,N...]     GPU ordinals (queues are spread over them)\n"
+"  --gpu-interp       interpret BPF on the GPU instead of compiling it\n"
+"  --kernel FILE.c    inline packet kernel run on every packet that passed the\n"
+"                     filter (see docs/kernels.md)\n"
+"  --kernel-arg STR   argument given to the kernel's init hook\n"
+"  --kernel-state F   write the kernel's state as JSON to F at exit\n"
+"Ports and cores:\n"
+"  --queues N         RX queues per port (RSS where the port has it; default 1)\n"
+"  --lcores LIST      CPUs for the RX lcores, e.g. 2-5 (default: one each)\n"
+"  --eal \"ARGS\"       extra DPDK EAL arguments\n"
+"  --batch N          packets per batch (default 256, at most %u)\n"
+"  --ring N           batches in flight per queue (power of two, default 16)\n"
+"  --rxd N            RX descriptors per queue (default 1024)\n"
+"  --backpressure     when the pipeline is full, stop polling (the NIC drops)\n"
+"                     instead of dropping and counting \"pipeline full\"\n"
+"  --busy-poll        never sleep on an idle queue\n"
+"  --rx-rate PPS      limit each queue to PPS packets/s (benchmarks)\n"
+"Reporting:\n"
+"  --stats SECONDS    print a line of rates and counters every SECONDS\n"
+"  --summary-json F   write the final counters as JSON to F\n"
+"  --duration SECONDS stop after SECONDS\n"
+"  -q                 no summary at exit\n"
+"  -v                 DPDK's and gpucap's log at info level\n"
+"  -h, --help         this text;  --version  the version\n"
+"\n"
+"Exit status: 0 on success, 1 on any error (nothing is started on bad input).\n",
+	       GCAP_BATCH_MAX);
+}
+
+static int
+fail(const char *fmt, const char *a, const char *b)
+{
+	fprintf(stderr, "gpu-capture: ");
+	fprintf(stderr, fmt, a, b);
+	fputc('\n', stderr);
+	return -1;
+}
+
+/* Strict unsigned parse: digits only, in [min, max]. */
+static int
+parse_u64(const char *opt, const char *s, uint64_t min, uint64_t max,
+	  uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (s[0] < '0' || s[0] > '9')
+		goto bad;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno != 0 || *end != '\0' || v < min || v > max)
+		goto bad;
+	*out = v;
+	return 0;
+bad:
+	fprintf(stderr, "gpu-capture: invalid value '%s' for %s (expected an integer from %" PRIu64
+		" to %" PRIu64 ")\n", s, opt, min, max);
+	return -1;
+}
+
+#define PARSE_U(opt, s, min, max, dst) do { \
+		uint64_t v_; \
+		if (parse_u64(opt, s, min, max, &v_) < 0) \
+			return -1; \
+		(dst) = v_; \
+	} while (0)
+
+/* -w FILE[:EXPR]; "\:" is a literal ':' of the file name. */
+static int
+parse_output(const char *arg, struct app_output *out)
+{
+	size_t n = strlen(arg);
+	char *path = malloc(n + 1), *p = path;
+	const char *s = arg;
+
+	if (path == NULL)
+		return fail("%s%s", "out of memory", "");
+	out->expr = NULL;
+	for (; *s != '\0'; s++) {
+		if (s[0] == '\\' && s[1] == ':') {
+			*p++ = ':';
+			s++;
+			continue;
+		}
+		if (*s == ':') {
+			out->expr = strdup(s + 1);
+			break;
+		}
+		*p++ = *s;
+	}
+	*p = '\0';
+	out->path = path;
+	if (path[0] == '\0')
+		return fail("-w '%s': empty file name%s", arg, "");
+	return 0;
+}
+
+static int
+parse_gpus(const char *s, struct app_opts *o)
+{
+	char *dup = strdup(s), *save = NULL, *tok;
+
+	if (dup == NULL)
+		return fail("%s%s", "out of memory", "");
+	o->ngpus = 0;
+	for (tok = strtok_r(dup, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save)) {
+		uint64_t v;
+
+		if (o->ngpus == APP_MAX_GPUS || parse_u64("--gpu", tok, 0, 255, &v) < 0) {
+			free(dup);
+			return -1;
+		}
+		o->gpus[o->ngpus++] = (int)v;
+	}
+	free(dup);
+	if (o->ngpus == 0)
+		return fail("--gpu '%s': no GPU ordinal%s", s, "");
+	return 0;
+}
+
+int
+app_parse_options(int argc, char **argv, struct app_opts *o)
+{
+	int c;
+	uint64_t mb;
+
+	memset(o, 0, sizeof(*o));
+	o->snaplen = 262144;
+	o->queues = 1;
+	o->batch = 256;
+	o->ring = 16;
+	o->nb_rxd = 1024;
+	o->backend = GCAP_BACKEND_AUTO;
+	o->mem = GCAP_MEM_AUTO;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+i:r:w:F:s:c:C:G:W:qUvdh", long_opts, NULL)) != -1) {
+		switch (c) {
+		case 'i':
+			if (o->nports == APP_MAX_PORTS)
+				return fail("at most %s ports%s", "32", "");
+			o->ports[o->nports++] = optarg;
+			break;
+		case 'r':
+			if (o->read_file != NULL)
+				return fail("-r given twice%s%s", "", "");
+			o->read_file = optarg;
+			break;
+		case 'w':
+			if (o->nouts == GCAP_MAX_OUTPUTS)
+				return fail("at most %s outputs (-w)%s", "64", "");
+			if (parse_output(optarg, &o->outs[o->nouts]) < 0)
+				return -1;
+			o->nouts++;
+			break;
+		case 'F':
+			if (strcmp(optarg, "pcap") == 0)
+				o->fmt = GCAP_FMT_PCAP;
+			else if (strcmp(optarg, "pcapng") == 0)
+				o->fmt = GCAP_FMT_PCAPNG;
+			else
+				return fail("-F '%s': expected pcap or pcapng%s", optarg, "");
+			break;
+		case 's':
+			PARSE_U("-s", optarg, 0, 262144, o->snaplen);
+			if (o->snaplen == 0)
+				o->snaplen = 262144;
+			break;
+		case 'c':
+			PARSE_U("-c", optarg, 1, UINT64_MAX, o->count);
+			break;
+		case 'C':
+			PARSE_U("-C", optarg, 1, UINT64_MAX / 1000000u, mb);
+			o->rotate_bytes = mb * 1000000u;
+			break;
+		case 'G':
+			PARSE_U("-G", optarg, 1, UINT32_MAX, o->rotate_secs);
+			break;
+		case 'W':
+			PARSE_U("-W", optarg, 1, 100000, o->max_files);
+			break;
+		case 'q':
+			o->quiet = true;
+			break;
+		case 'U':
+			o->packet_buffered = true;
+			break;
+		case 'v':
+			o->verbose = true;
+			break;
+		case 'd':
+			o->dump_level++;
+			break;
+		case 'h':
+			app_usage();
+			return 1;
+		case OPT_VERSION:
+			printf("gpu-capture %s (%s)\n", GCAP_VERSION, pcap_lib_version());
+			return 1;
+		case OPT_STATS:
+			PARSE_U("--stats", optarg, 1, 86400, o->stats_secs);
+			break;
+		case OPT_SUMMARY_JSON:
+			o->summary_json = optarg;
+			break;
+		case OPT_QUEUES:
+			PARSE_U("--queues", optarg, 1, 64, o->queues);
+			break;
+		case OPT_LCORES:
+			o->lcores = optarg;
+			break;
+		case OPT_BACKEND:
+			if (gcap_backend_parse(optarg, &o->backend) < 0)
+				return fail("--backend '%s': expected cpu, gpu or auto%s", optarg, "");
+			break;
+		case OPT_MEM:
+			if (gcap_mem_parse(optarg, &o->mem) < 0)
+				return fail("--mem '%s': expected gpu, host, copy or auto%s", optarg, "");
+			break;
+		case OPT_GPU:
+			if (parse_gpus(optarg, o) < 0)
+				return -1;
+			break;
+		case OPT_GPU_INTERP:
+			o->interp = true;
+			break;
+		case OPT_EAL:
+			o->eal = optarg;
+			break;
+		case OPT_BATCH:
+			PARSE_U("--batch", optarg, 1, GCAP_BATCH_MAX, o->batch);
+			break;
+		case OPT_RING:
+			PARSE_U("--ring", optarg, 2, 4096, o->ring);
+			if ((o->ring & (o->ring - 1)) != 0)
+				return fail("--ring '%s': must be a power of two%s", optarg, "");
+			break;
+		case OPT_RXD:
+			PARSE_U("--rxd", optarg, 32, 32768, o->nb_rxd);
+			break;
+		case OPT_DURATION:
+			PARSE_U("--duration", optarg, 1, UINT32_MAX, o->duration);
+			break;
+		case OPT_RX_RATE:
+			PARSE_U("--rx-rate", optarg, 1, UINT64_MAX / 1000000000u, o->rx_rate);
+			break;
+		case OPT_BACKPRESSURE:
+			o->backpressure = true;
+			break;
+		case OPT_BUSY_POLL:
+			o->busy_poll = true;
+			break;
+		case OPT_KERNEL:
+			o->kernel = optarg;
+			break;
+		case OPT_KERNEL_ARG:
+			o->kernel_arg = optarg;
+			break;
+		case OPT_KERNEL_STATE:
+			o->kernel_state = optarg;
+			break;
+		case OPT_DUMP_GPU_CODE:
+			o->dump_gpu_code = true;
+			break;
+		case '?':
+		default:
+			if (optopt != 0 && strchr("irwFscCGW", optopt) != NULL)
+				fprintf(stderr, "gpu-capture: option -%c needs a value\n", optopt);
+			else if (optopt != 0)
+				fprintf(stderr, "gpu-capture: unknown option -%c (see --help)\n", optopt);
+			else
+				fprintf(stderr, "gpu-capture: unknown or incomplete option '%s' (see --help)\n",
+					argv[optind - 1]);
+			return -1;
+		}
+	}
+	o->expr = gcap_filter_join(argc - optind, argv + optind);
+	if (o->expr == NULL)
+		return fail("%s%s", "out of memory", "");
+	if (o->read_file != NULL && o->nports > 0)
+		return fail("-r and -i cannot be used together%s%s", "", "");
+	if (o->read_file == NULL && o->nports == 0)
+		return fail("no input: give -i PORT or -r FILE (see --help)%s%s", "", "");
+	if (o->dump_level == 0 && !o->dump_gpu_code && o->nouts == 0)
+		return fail("no output: give -w FILE (\"-w -\" writes to stdout)%s%s", "", "");
+	if (o->max_files != 0 && o->rotate_bytes == 0 && o->rotate_secs == 0)
+		return fail("-W needs -C or -G%s%s", "", "");
+	if (o->kernel_state != NULL && o->kernel == NULL)
+		return fail("--kernel-state needs --kernel%s%s", "", "");
+	if (o->read_file != NULL && o->queues != 1)
+		return fail("--queues applies to live ports, not to -r%s%s", "", "");
+	for (unsigned i = 0; i < o->nouts; i++)
+		for (unsigned j = 0; j < i; j++)
+			if (strcmp(o->outs[i].path, o->outs[j].path) == 0)
+				return fail("output '%s' given twice%s", o->outs[i].path, "");
+	return 0;
+}
+
+void
+app_free_options(struct app_opts *o)
+{
+	for (unsigned i = 0; i < o->nouts; i++) {
+		free(o->outs[i].path);
+		free(o->outs[i].expr);
+	}
+	free(o->expr);
+	o->expr = NULL;
+	o->nouts = 0;
+}

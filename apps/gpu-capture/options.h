@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* gpu-capture's command line: one config struct, filled by getopt_long. */
+#ifndef GCAP_APP_OPTIONS_H
+#define GCAP_APP_OPTIONS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "gpucap/gcap_common.h"
+#include "gpucap/gcap_pkt.h"
+#include "gpucap/gcap_writer.h"
+
+#define APP_MAX_PORTS 32
+#define APP_MAX_GPUS 16
+
+struct app_output {
+	char *path;       /* file name, "-" for stdout */
+	char *expr;       /* its own expression (-w FILE:EXPR), or NULL */
+};
+
+struct app_opts {
+	const char *ports[APP_MAX_PORTS];
+	unsigned nports;
+	const char *read_file;            /* -r */
+	struct app_output outs[GCAP_MAX_OUTPUTS];
+	unsigned nouts;
+	enum gcap_fmt fmt;                /* -F */
+	uint32_t snaplen;                 /* -s */
+	uint64_t count;                   /* -c */
+	uint64_t rotate_bytes;            /* -C, in bytes */
+	uint32_t rotate_secs;             /* -G */
+	uint32_t max_files;               /* -W */
+	bool quiet;                       /* -q */
+	bool packet_buffered;             /* -U */
+	int dump_level;                   /* -d, -dd, -ddd */
+	bool dump_gpu_code;               /* --dump-gpu-code */
+	bool verbose;                     /* -v */
+	unsigned stats_secs;              /* --stats */
+	const char *summary_json;         /* --summary-json */
+	unsigned queues;                  /* --queues */
+	const char *lcores;               /* --lcores */
+	enum gcap_backend backend;        /* --backend */
+	enum gcap_mem mem;                /* --mem */
+	int gpus[APP_MAX_GPUS];           /* --gpu */
+	unsigned ngpus;
+	bool interp;                      /* --gpu-interp */
+	const char *eal;                  /* --eal */
+	unsigned batch;                   /* --batch */
+	unsigned ring;                    /* --ring */
+	unsigned nb_rxd;                  /* --rxd */
+	unsigned duration;                /* --duration */
+	uint64_t rx_rate;                 /* --rx-rate (pps per queue) */
+	bool backpressure;                /* --backpressure */
+	bool busy_poll;                   /* --busy-poll */
+	const char *kernel;               /* --kernel */
+	const char *kernel_arg;           /* --kernel-arg */
+	const char *kernel_state;         /* --kernel-state */
+	char *expr;                       /* trailing words, joined */
+};
+
+/*
+ * Parse argv. @return 0 to run, 1 when --help/--version printed (exit 0),
+ * -1 after printing one error line (exit 1).
+ */
+int app_parse_options(int argc, char **argv, struct app_opts *o);
+
+/* Free what app_parse_options() allocated. */
+void app_free_options(struct app_opts *o);
+
+/* Print the usage text to stdout. */
+void app_usage(void);
+
+#endif

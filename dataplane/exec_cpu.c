@@ -1,0 +1,300 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The cpu executor: runs the filters on the thread that submits a batch
+ * (the RX lcore, or the file reader), with libpcap's bpf_filter(). It is
+ * the reference the gpu executor is tested against, and the backend for
+ * machines without a GPU.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <pcap/pcap.h>
+
+#include "gpucap/gcap_exec.h"
+#include "gpucap/gcap_filter.h"
+
+enum slot_state { SLOT_FREE = 0, SLOT_DONE };
+
+struct cpu_slot {
+	struct gcap_batch b;
+	struct gcap_batch_result res;
+	enum slot_state state;
+};
+
+struct cpu_queue {
+	struct cpu_slot *slots;
+	uint32_t head; /* next slot to hand out */
+	uint32_t tail; /* oldest slot not yet released */
+	struct gcap_xbuf *xbufs;
+	uint8_t *xmem;
+	uint8_t *stage_mem;
+};
+
+struct gcap_exec {
+	struct gcap_exec_conf conf;
+	struct bpf_program *filters;
+	unsigned mask;
+	struct cpu_queue *q;
+};
+
+static void
+cpu_destroy(struct gcap_exec *ex)
+{
+	if (ex == NULL)
+		return;
+	for (unsigned i = 0; ex->q != NULL && i < ex->conf.nqueues; i++) {
+		struct cpu_queue *q = &ex->q[i];
+
+		if (q->slots != NULL)
+			for (unsigned s = 0; s < ex->conf.ring_size; s++)
+				free(q->slots[s].b.pkts);
+		free(q->slots);
+		free(q->xbufs);
+		free(q->xmem);
+		free(q->stage_mem);
+	}
+	free(ex->q);
+	free(ex->filters);
+	free(ex);
+}
+
+static int
+cpu_queue_init(struct gcap_exec *ex, unsigned qi, char *errbuf)
+{
+	const struct gcap_exec_conf *c = &ex->conf;
+	struct cpu_queue *q = &ex->q[qi];
+
+	q->slots = calloc(c->ring_size, sizeof(*q->slots));
+	q->xbufs = calloc(c->nxbufs, sizeof(*q->xbufs));
+	if (q->slots == NULL || q->xbufs == NULL)
+		return gcap_err(errbuf, ENOMEM, "cpu executor: out of memory");
+	if (posix_memalign((void **)&q->xmem, 64,
+			   (size_t)c->nxbufs * c->xbuf_size) != 0)
+		return gcap_err(errbuf, ENOMEM,
+				"cpu executor: cannot allocate %u export buffers of %u bytes",
+				c->nxbufs, c->xbuf_size);
+	if (c->stage_size > 0 &&
+	    posix_memalign((void **)&q->stage_mem, 64,
+			   (size_t)c->ring_size * c->stage_size) != 0)
+		return gcap_err(errbuf, ENOMEM, "cpu executor: cannot allocate staging memory");
+	for (unsigned i = 0; i < c->nxbufs; i++) {
+		q->xbufs[i].data = q->xmem + (size_t)i * c->xbuf_size;
+		q->xbufs[i].size = c->xbuf_size;
+		q->xbufs[i].queue = (uint16_t)qi;
+		q->xbufs[i].index = (uint16_t)i;
+	}
+	for (unsigned s = 0; s < c->ring_size; s++) {
+		struct gcap_batch *b = &q->slots[s].b;
+
+		b->pkts = calloc(c->batch_max, sizeof(*b->pkts));
+		if (b->pkts == NULL)
+			return gcap_err(errbuf, ENOMEM, "cpu executor: out of memory");
+		b->queue = (uint16_t)qi;
+		b->res = &q->slots[s].res;
+		if (q->stage_mem != NULL) {
+			b->stage = q->stage_mem + (size_t)s * c->stage_size;
+			b->stage_size = c->stage_size;
+		}
+	}
+	return 0;
+}
+
+static struct gcap_exec *
+cpu_create(const struct gcap_exec_conf *conf, char *errbuf)
+{
+	struct gcap_exec *ex;
+	int r;
+
+	if (conf->nqueues == 0 || conf->ring_size == 0 ||
+	    (conf->ring_size & (conf->ring_size - 1)) != 0 ||
+	    conf->batch_max == 0 || conf->batch_max > GCAP_BATCH_MAX ||
+	    conf->nxbufs == 0 || conf->nxbufs > UINT16_MAX ||
+	    conf->nfilters == 0 || conf->nfilters > GCAP_MAX_OUTPUTS ||
+	    conf->xbuf_size < GCAP_REC_SIZE(0)) {
+		gcap_err(errbuf, EINVAL, "cpu executor: invalid configuration");
+		errno = EINVAL;
+		return NULL;
+	}
+	if (conf->kernel_path != NULL) {
+		gcap_err(errbuf, ENOTSUP,
+			 "cpu executor: inline kernels are not supported by this build");
+		errno = ENOTSUP;
+		return NULL;
+	}
+	ex = calloc(1, sizeof(*ex));
+	if (ex == NULL)
+		goto nomem;
+	ex->conf = *conf;
+	ex->mask = conf->ring_size - 1;
+	ex->filters = calloc(conf->nfilters, sizeof(*ex->filters));
+	ex->q = calloc(conf->nqueues, sizeof(*ex->q));
+	if (ex->filters == NULL || ex->q == NULL)
+		goto nomem;
+	/* programs are owned by the caller and outlive the executor */
+	memcpy(ex->filters, conf->filters, conf->nfilters * sizeof(*ex->filters));
+	ex->conf.filters = ex->filters;
+	for (unsigned i = 0; i < conf->nqueues; i++) {
+		r = cpu_queue_init(ex, i, errbuf);
+		if (r < 0) {
+			cpu_destroy(ex);
+			errno = -r;
+			return NULL;
+		}
+	}
+	return ex;
+nomem:
+	cpu_destroy(ex);
+	gcap_err(errbuf, ENOMEM, "cpu executor: out of memory");
+	errno = ENOMEM;
+	return NULL;
+}
+
+static unsigned
+cpu_xbufs(struct gcap_exec *ex, unsigned q, struct gcap_xbuf **xbufs)
+{
+	*xbufs = ex->q[q].xbufs;
+	return ex->conf.nxbufs;
+}
+
+static struct gcap_batch *
+cpu_batch_get(struct gcap_exec *ex, unsigned qi)
+{
+	struct cpu_queue *q = &ex->q[qi];
+
+	if (q->head - q->tail > ex->mask)
+		return NULL;
+	return &q->slots[q->head & ex->mask].b;
+}
+
+/* The semantics every executor implements (see gcap_exec.h). */
+static void
+cpu_process(const struct gcap_exec *ex, struct gcap_batch *b)
+{
+	const struct gcap_exec_conf *c = &ex->conf;
+	struct gcap_batch_result *res = b->res;
+	struct gcap_xbuf *xb = b->xbuf;
+	uint32_t off = 0, nrec = 0;
+	bool full = false;
+
+	res->n_captured = res->n_filtered = res->n_truncated = 0;
+	res->captured_bytes = 0;
+	memset(res->out_pkts, 0, c->nfilters * sizeof(res->out_pkts[0]));
+	for (uint32_t i = 0; i < b->n; i++) {
+		const struct gcap_pkt *p = &b->pkts[i];
+		const uint8_t *data = (const uint8_t *)(uintptr_t)p->addr;
+		uint64_t m = 0;
+		uint32_t cap, sz;
+		struct gcap_rec *rec;
+
+		for (unsigned j = 0; j < c->nfilters; j++)
+			if (gcap_filter_run(&ex->filters[j], data, p->wirelen,
+					    p->caplen) != 0)
+				m |= UINT64_C(1) << j;
+		if (m == 0) {
+			res->n_filtered++;
+			continue;
+		}
+		cap = p->caplen < c->snaplen ? p->caplen : c->snaplen;
+		sz = GCAP_REC_SIZE(cap);
+		if (full || xb == NULL || sz > xb->size - off) {
+			full = true;
+			res->n_truncated++;
+			continue;
+		}
+		rec = (struct gcap_rec *)(xb->data + off);
+		rec->ts_ns = p->ts_ns;
+		rec->outmask = m;
+		rec->caplen = cap;
+		rec->wirelen = p->wirelen;
+		rec->port = p->port;
+		rec->queue = p->queue;
+		rec->seq = p->seq;
+		memcpy(rec + 1, data, cap);
+		memset((uint8_t *)(rec + 1) + cap, 0, sz - sizeof(*rec) - cap);
+		off += sz;
+		nrec++;
+		res->n_captured++;
+		res->captured_bytes += p->wirelen;
+		for (uint64_t mm = m; mm != 0; mm &= mm - 1)
+			res->out_pkts[__builtin_ctzll(mm)]++;
+	}
+	if (xb != NULL) {
+		xb->len = off;
+		xb->nrec = nrec;
+	}
+}
+
+static int
+cpu_batch_submit(struct gcap_exec *ex, unsigned qi, struct gcap_batch *b)
+{
+	struct cpu_queue *q = &ex->q[qi];
+	struct cpu_slot *s = &q->slots[q->head & ex->mask];
+
+	if (b != &s->b || q->head - q->tail > ex->mask)
+		return -EINVAL;
+	cpu_process(ex, b);
+	s->state = SLOT_DONE;
+	q->head++;
+	return 0;
+}
+
+static struct gcap_batch *
+cpu_batch_poll(struct gcap_exec *ex, unsigned qi)
+{
+	struct cpu_queue *q = &ex->q[qi];
+	struct cpu_slot *s = &q->slots[q->tail & ex->mask];
+
+	if (q->tail == q->head || s->state != SLOT_DONE)
+		return NULL;
+	return &s->b;
+}
+
+static void
+cpu_batch_release(struct gcap_exec *ex, unsigned qi, struct gcap_batch *b)
+{
+	struct cpu_queue *q = &ex->q[qi];
+	struct cpu_slot *s = &q->slots[q->tail & ex->mask];
+
+	if (b != &s->b)
+		return;
+	s->state = SLOT_FREE;
+	b->n = 0;
+	b->xbuf = NULL;
+	b->stage_used = 0;
+	q->tail++;
+}
+
+static int
+cpu_health(struct gcap_exec *ex, char *errbuf)
+{
+	return 0;
+}
+
+static int
+cpu_stop(struct gcap_exec *ex, unsigned timeout_ms, char *errbuf)
+{
+	/* batches complete inside submit: nothing is ever in flight */
+	return 0;
+}
+
+static int
+cpu_kernel_state(struct gcap_exec *ex, const char *path, char *errbuf)
+{
+	return 0;
+}
+
+const struct gcap_exec_ops gcap_exec_cpu_ops = {
+	.name = "cpu",
+	.create = cpu_create,
+	.destroy = cpu_destroy,
+	.xbufs = cpu_xbufs,
+	.batch_get = cpu_batch_get,
+	.batch_submit = cpu_batch_submit,
+	.batch_poll = cpu_batch_poll,
+	.batch_release = cpu_batch_release,
+	.pool_create = NULL,
+	.health = cpu_health,
+	.stop = cpu_stop,
+	.kernel_state = cpu_kernel_state,
+};

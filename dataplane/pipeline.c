@@ -1,0 +1,792 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rte_eal.h>
+#include <rte_ethdev.h>
+#include <rte_launch.h>
+#include <rte_lcore.h>
+#include <rte_mbuf.h>
+#include <rte_pause.h>
+
+#include "gpucap/gcap_pipeline.h"
+#include "spsc.h"
+
+/* Store a counter that other threads read with relaxed loads. */
+#define STAT_ADD(field, n) \
+	__atomic_store_n(&(field), (field) + (n), __ATOMIC_RELAXED)
+
+/* Polls without a packet before an idle queue sleeps (unless busy_poll). */
+#define IDLE_SPINS 2048u
+#define IDLE_SLEEP_NS 20000L
+
+struct pl_queue {
+	struct gcap_queue_stats st;
+	struct gcap_spsc full; /* xbufs with records, to the writer */
+	struct gcap_spsc free; /* empty xbufs, back from the writer */
+	struct gcap_xbuf *xbufs;
+	unsigned nxbufs;
+	struct gcap_batch *cur;     /* slot being filled (offline) */
+	struct gcap_xbuf *cur_xbuf; /* export buffer held for the next batch */
+	struct gcap_xbuf **stash;   /* empty xbufs kept by the source thread */
+	unsigned nstash;
+	uint64_t inflight;          /* submitted, not yet consumed */
+	uint32_t seq;
+	uint64_t tokens_ns;         /* rate limiter */
+	struct gcap_pipeline_queue src;
+};
+
+struct gcap_pipeline {
+	struct gcap_pipeline_conf conf;
+	struct pl_queue *q;
+	pthread_t writer;
+	bool writer_started;
+	bool lcores_started;
+	atomic_int stop_rx;       /* sources must stop */
+	atomic_int producers_done; /* no more xbufs will be pushed */
+	atomic_int finished;      /* the pipeline wants to stop by itself */
+	atomic_uint_fast64_t written;
+	int error;                /* first error (negative errno) */
+	char errmsg[GCAP_ERRBUF_SIZE];
+	pthread_mutex_t err_lock; /* only on error paths, never per packet */
+};
+
+static uint64_t
+now_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void
+pl_set_error(struct gcap_pipeline *pl, int err, const char *msg)
+{
+	pthread_mutex_lock(&pl->err_lock);
+	if (pl->error == 0) {
+		pl->error = err;
+		snprintf(pl->errmsg, sizeof(pl->errmsg), "%s", msg);
+	}
+	pthread_mutex_unlock(&pl->err_lock);
+	atomic_store(&pl->finished, 1);
+}
+
+struct gcap_pipeline *
+gcap_pipeline_create(const struct gcap_pipeline_conf *conf, char *errbuf)
+{
+	struct gcap_pipeline *pl;
+
+	if (conf->ops == NULL || conf->ex == NULL || conf->nqueues == 0 ||
+	    conf->nwriters == 0 || conf->nwriters > GCAP_MAX_OUTPUTS ||
+	    conf->batch_max == 0 || conf->batch_max > GCAP_BATCH_MAX) {
+		gcap_err(errbuf, EINVAL, "pipeline: invalid configuration");
+		errno = EINVAL;
+		return NULL;
+	}
+	pl = calloc(1, sizeof(*pl));
+	if (pl == NULL)
+		goto nomem;
+	pl->conf = *conf;
+	pthread_mutex_init(&pl->err_lock, NULL);
+	if (posix_memalign((void **)&pl->q, 64, conf->nqueues * sizeof(*pl->q)) != 0) {
+		pl->q = NULL;
+		goto nomem;
+	}
+	memset(pl->q, 0, conf->nqueues * sizeof(*pl->q));
+	for (unsigned i = 0; i < conf->nqueues; i++) {
+		struct pl_queue *q = &pl->q[i];
+		uint32_t ring = 1;
+
+		q->nxbufs = conf->ops->xbufs(conf->ex, i, &q->xbufs);
+		while (ring < q->nxbufs)
+			ring <<= 1;
+		q->stash = calloc(q->nxbufs, sizeof(*q->stash));
+		if (q->stash == NULL || gcap_spsc_init(&q->full, ring) < 0 ||
+		    gcap_spsc_init(&q->free, ring) < 0)
+			goto nomem;
+		for (unsigned k = 0; k < q->nxbufs; k++)
+			gcap_spsc_push(&q->free, &q->xbufs[k]);
+		if (conf->queues != NULL)
+			q->src = conf->queues[i];
+	}
+	return pl;
+nomem:
+	gcap_pipeline_destroy(pl);
+	gcap_err(errbuf, ENOMEM, "pipeline: out of memory");
+	errno = ENOMEM;
+	return NULL;
+}
+
+void
+gcap_pipeline_destroy(struct gcap_pipeline *pl)
+{
+	if (pl == NULL)
+		return;
+	for (unsigned i = 0; pl->q != NULL && i < pl->conf.nqueues; i++) {
+		gcap_spsc_fini(&pl->q[i].full);
+		gcap_spsc_fini(&pl->q[i].free);
+		free(pl->q[i].stash);
+	}
+	free(pl->q);
+	pthread_mutex_destroy(&pl->err_lock);
+	free(pl);
+}
+
+/* ---------------------------------------------------------------- writer */
+
+/* Write one export buffer's records to the outputs they name. */
+static int
+write_xbuf(struct gcap_pipeline *pl, const struct gcap_xbuf *xb)
+{
+	const struct gcap_pipeline_conf *c = &pl->conf;
+	const uint64_t outs = c->nwriters >= 64 ? UINT64_MAX :
+			      (UINT64_C(1) << c->nwriters) - 1;
+	uint32_t off = 0;
+
+	for (uint32_t i = 0; i < xb->nrec; i++) {
+		const struct gcap_rec *rec;
+		uint64_t m;
+
+		if (xb->len - off < sizeof(*rec))
+			return -EINVAL;
+		rec = (const struct gcap_rec *)(xb->data + off);
+		if (GCAP_REC_SIZE(rec->caplen) > xb->len - off)
+			return -EINVAL;
+		off += GCAP_REC_SIZE(rec->caplen);
+		if (c->max_packets != 0 &&
+		    atomic_load_explicit(&pl->written, memory_order_relaxed) >= c->max_packets)
+			return 1;
+		m = rec->outmask & outs;
+		for (; m != 0; m &= m - 1) {
+			int r = gcap_writer_write(c->writers[__builtin_ctzll(m)], rec, rec + 1);
+
+			if (r < 0)
+				return r;
+		}
+		atomic_fetch_add_explicit(&pl->written, 1, memory_order_relaxed);
+	}
+	if (c->max_packets != 0 &&
+	    atomic_load_explicit(&pl->written, memory_order_relaxed) >= c->max_packets)
+		return 1;
+	return 0;
+}
+
+static void *
+writer_main(void *arg)
+{
+	struct gcap_pipeline *pl = arg;
+	const struct gcap_pipeline_conf *c = &pl->conf;
+	uint64_t last_flush = now_ns(CLOCK_MONOTONIC);
+	uint64_t flush_ns = (uint64_t)(c->flush_ms ? c->flush_ms : 1000) * 1000000u;
+	bool stopped = false; /* outputs are done: consume without writing */
+
+	for (;;) {
+		bool any = false;
+		bool done = atomic_load(&pl->producers_done);
+		uint64_t now;
+
+		for (unsigned i = 0; i < c->nqueues; i++) {
+			struct pl_queue *q = &pl->q[i];
+			struct gcap_xbuf *xb;
+
+			while ((xb = gcap_spsc_pop(&q->full)) != NULL) {
+				any = true;
+				if (!stopped) {
+					int r = write_xbuf(pl, xb);
+
+					if (r == 1) {
+						stopped = true; /* -c reached */
+						atomic_store(&pl->finished, 1);
+					} else if (r == -ECANCELED) {
+						stopped = true; /* -W with -G: last file done */
+						atomic_store(&pl->finished, 1);
+					} else if (r < 0) {
+						char msg[128];
+
+						snprintf(msg, sizeof(msg), "write failed: %s",
+							 strerror(-r));
+						pl_set_error(pl, r, msg);
+						stopped = true;
+					}
+				}
+				xb->len = 0;
+				xb->nrec = 0;
+				gcap_spsc_push(&q->free, xb);
+			}
+		}
+		now = now_ns(CLOCK_MONOTONIC);
+		if (!stopped && now - last_flush >= flush_ns) {
+			uint64_t wall = now_ns(CLOCK_REALTIME);
+
+			for (unsigned j = 0; j < c->nwriters; j++) {
+				int r = gcap_writer_tick(c->writers[j], wall);
+
+				if (r == 0)
+					r = gcap_writer_flush(c->writers[j]);
+				if (r == -ECANCELED) {
+					stopped = true;
+					atomic_store(&pl->finished, 1);
+				} else if (r < 0) {
+					char msg[128];
+
+					snprintf(msg, sizeof(msg), "write failed: %s", strerror(-r));
+					pl_set_error(pl, r, msg);
+					stopped = true;
+				}
+			}
+			last_flush = now;
+		}
+		if (!any) {
+			if (done)
+				break;
+			struct timespec ts = {0, 50000};
+
+			nanosleep(&ts, NULL);
+		}
+	}
+	return NULL;
+}
+
+static int
+writer_start(struct gcap_pipeline *pl, char *errbuf)
+{
+	int r = pthread_create(&pl->writer, NULL, writer_main, pl);
+
+	if (r != 0)
+		return gcap_err(errbuf, r, "cannot start the writer thread: %s", strerror(r));
+	pl->writer_started = true;
+	return 0;
+}
+
+static void
+writer_join(struct gcap_pipeline *pl)
+{
+	atomic_store(&pl->producers_done, 1);
+	if (pl->writer_started) {
+		pthread_join(pl->writer, NULL);
+		pl->writer_started = false;
+	}
+}
+
+/* ------------------------------------------------------ batch completion */
+
+static void
+lat_record(struct gcap_queue_stats *st, uint64_t ns)
+{
+	uint64_t b = ns / 1000u;
+
+	if (b >= GCAP_LAT_BUCKETS)
+		b = GCAP_LAT_BUCKETS - 1;
+	STAT_ADD(st->lat[b], 1);
+}
+
+/* Consume one DONE batch: records to the writer, mbufs back, counters. */
+static void
+consume(struct gcap_pipeline *pl, unsigned qi, struct gcap_batch *b, bool live)
+{
+	struct pl_queue *q = &pl->q[qi];
+	const struct gcap_batch_result *res = b->res;
+	struct gcap_xbuf *xb = b->xbuf;
+
+	STAT_ADD(q->st.captured, res->n_captured);
+	STAT_ADD(q->st.captured_bytes, res->captured_bytes);
+	STAT_ADD(q->st.filtered, res->n_filtered);
+	STAT_ADD(q->st.drop_writer, res->n_truncated);
+	STAT_ADD(q->st.batches, 1);
+	lat_record(&q->st, now_ns(CLOCK_MONOTONIC) - b->rx_tsc);
+	if (xb != NULL) {
+		if (xb->nrec > 0) {
+			/* the full ring holds every xbuf of the queue: cannot fail */
+			gcap_spsc_push(&q->full, xb);
+		} else {
+			/* unused: keep it on this side (the free ring has
+			 * one producer, the writer) */
+			xb->len = 0;
+			q->stash[q->nstash++] = xb;
+		}
+	}
+	if (live && b->n > 0)
+		rte_pktmbuf_free_bulk((struct rte_mbuf **)b->mbufs, b->n);
+	pl->conf.ops->batch_release(pl->conf.ex, qi, b);
+	q->inflight--;
+}
+
+static struct gcap_xbuf *
+xbuf_take(struct pl_queue *q)
+{
+	if (q->nstash > 0)
+		return q->stash[--q->nstash];
+	return gcap_spsc_pop(&q->free);
+}
+
+static unsigned
+poll_done(struct gcap_pipeline *pl, unsigned qi, bool live)
+{
+	const struct gcap_exec_ops *ops = pl->conf.ops;
+	struct gcap_batch *b;
+	unsigned n = 0;
+
+	while ((b = ops->batch_poll(pl->conf.ex, qi)) != NULL) {
+		consume(pl, qi, b, live);
+		n++;
+	}
+	return n;
+}
+
+/* ------------------------------------------------------------ live (RX) */
+
+static bool
+rate_allows(struct pl_queue *q, uint64_t rate_pps, uint64_t now, unsigned n)
+{
+	uint64_t cost;
+
+	if (rate_pps == 0)
+		return true;
+	/* tokens_ns: the time at which the next packet may be taken */
+	if (q->tokens_ns == 0 || q->tokens_ns + 1000000u < now)
+		q->tokens_ns = now;
+	if (q->tokens_ns > now)
+		return false;
+	cost = (uint64_t)n * 1000000000u / rate_pps;
+	q->tokens_ns += cost;
+	return true;
+}
+
+/* One RX poll of queue qi. @return packets received. */
+static unsigned
+rx_poll(struct gcap_pipeline *pl, unsigned qi)
+{
+	const struct gcap_pipeline_conf *c = &pl->conf;
+	const struct gcap_exec_ops *ops = c->ops;
+	struct pl_queue *q = &pl->q[qi];
+	struct gcap_batch *b;
+	uint64_t mono, wall, bytes = 0;
+	uint32_t stage_used = 0;
+	uint16_t n;
+
+	poll_done(pl, qi, true);
+	mono = now_ns(CLOCK_MONOTONIC);
+	if (!rate_allows(q, c->rx_rate_pps, mono, 0))
+		return 0;
+	if (q->cur_xbuf == NULL)
+		q->cur_xbuf = xbuf_take(q);
+	b = ops->batch_get(c->ex, qi);
+	if (b == NULL || q->cur_xbuf == NULL) {
+		struct rte_mbuf *drop[64];
+
+		if (c->backpressure)
+			return 0;
+		n = rte_eth_rx_burst(q->src.port_id, q->src.rx_queue, drop, 64);
+		if (n > 0) {
+			for (unsigned i = 0; i < n; i++)
+				bytes += drop[i]->pkt_len;
+			rte_pktmbuf_free_bulk(drop, n);
+			STAT_ADD(q->st.rx_pkts, n);
+			STAT_ADD(q->st.rx_bytes, bytes);
+			if (b == NULL)
+				STAT_ADD(q->st.drop_pipeline, n);
+			else
+				STAT_ADD(q->st.drop_writer, n);
+		}
+		return n;
+	}
+	n = rte_eth_rx_burst(q->src.port_id, q->src.rx_queue,
+			     (struct rte_mbuf **)b->mbufs, (uint16_t)c->batch_max);
+	if (n == 0)
+		return 0;
+	wall = now_ns(CLOCK_REALTIME);
+	for (unsigned i = 0; i < n; i++) {
+		struct rte_mbuf *m = b->mbufs[i];
+		struct gcap_pkt *p = &b->pkts[i];
+
+		/* an address only: in gpu memory mode the bytes are in VRAM */
+		p->addr = (uint64_t)(uintptr_t)rte_pktmbuf_mtod(m, void *);
+		p->caplen = m->data_len;
+		if (unlikely(m->nb_segs > 1) && c->linearize &&
+		    m->pkt_len <= b->stage_size - stage_used) {
+			/* a chained (jumbo) packet: one copy into the slot's
+			 * staging area so that the executor sees it whole */
+			uint8_t *dst = b->stage + stage_used;
+			uint32_t got = 0;
+			const struct rte_mbuf *seg = m;
+
+			/* walk the chain by its own lengths: some drivers
+			 * (net_pcap) give a pkt_len their segments lack */
+			for (unsigned k = 0; seg != NULL && k < m->nb_segs; k++, seg = seg->next) {
+				uint32_t l = seg->data_len;
+
+				if (l > m->pkt_len - got)
+					l = m->pkt_len - got;
+				memcpy(dst + got, rte_pktmbuf_mtod(seg, const void *), l);
+				got += l;
+			}
+			p->addr = (uint64_t)(uintptr_t)dst;
+			p->caplen = got;
+			stage_used += (got + 63u) & ~63u;
+			if (stage_used > b->stage_size)
+				stage_used = b->stage_size;
+		}
+		p->wirelen = m->pkt_len;
+		p->ts_ns = wall;
+		p->port = q->src.port_index;
+		p->queue = q->src.rx_queue;
+		p->seq = q->seq++;
+		bytes += m->pkt_len;
+	}
+	b->n = n;
+	b->xbuf = q->cur_xbuf;
+	b->rx_tsc = mono;
+	q->cur_xbuf = NULL;
+	if (c->rx_rate_pps != 0)
+		rate_allows(q, c->rx_rate_pps, mono, n);
+	if (ops->batch_submit(c->ex, qi, b) < 0) {
+		/* cannot happen with a slot from batch_get; count, never leak */
+		rte_pktmbuf_free_bulk((struct rte_mbuf **)b->mbufs, n);
+		STAT_ADD(q->st.drop_pipeline, n);
+		q->cur_xbuf = b->xbuf;
+		b->n = 0;
+		return n;
+	}
+	q->inflight++;
+	STAT_ADD(q->st.rx_pkts, n);
+	STAT_ADD(q->st.rx_bytes, bytes);
+	return n;
+}
+
+static int
+rx_lcore_main(void *arg)
+{
+	struct gcap_pipeline *pl = arg;
+	const struct gcap_pipeline_conf *c = &pl->conf;
+	unsigned lcore = rte_lcore_id();
+	unsigned mine[RTE_MAX_LCORE];
+	unsigned nmine = 0, idle = 0;
+	uint64_t deadline;
+
+	for (unsigned i = 0; i < c->nqueues && nmine < RTE_MAX_LCORE; i++)
+		if (pl->q[i].src.lcore == lcore)
+			mine[nmine++] = i;
+	while (!atomic_load_explicit(&pl->stop_rx, memory_order_relaxed)) {
+		unsigned got = 0;
+
+		for (unsigned k = 0; k < nmine; k++)
+			got += rx_poll(pl, mine[k]);
+		if (got > 0 || c->busy_poll) {
+			idle = 0;
+			continue;
+		}
+		if (++idle < IDLE_SPINS) {
+			rte_pause();
+		} else {
+			struct timespec ts = {0, IDLE_SLEEP_NS};
+
+			nanosleep(&ts, NULL);
+		}
+	}
+	/* drain: what was submitted completes (bounded: a faulted executor
+	 * never completes; the main thread then stops it) */
+	deadline = now_ns(CLOCK_MONOTONIC) + 2000000000u;
+	for (;;) {
+		uint64_t left = 0;
+
+		for (unsigned k = 0; k < nmine; k++) {
+			poll_done(pl, mine[k], true);
+			left += pl->q[mine[k]].inflight;
+		}
+		if (left == 0 || now_ns(CLOCK_MONOTONIC) > deadline)
+			break;
+		rte_pause();
+	}
+	return 0;
+}
+
+int
+gcap_pipeline_start(struct gcap_pipeline *pl, char *errbuf)
+{
+	const struct gcap_pipeline_conf *c = &pl->conf;
+	bool launched[RTE_MAX_LCORE] = {false};
+	int r;
+
+	if (c->queues == NULL)
+		return gcap_err(errbuf, EINVAL, "pipeline: no live sources");
+	r = writer_start(pl, errbuf);
+	if (r < 0)
+		return r;
+	for (unsigned i = 0; i < c->nqueues; i++) {
+		unsigned lc = pl->q[i].src.lcore;
+
+		if (lc >= RTE_MAX_LCORE || launched[lc])
+			continue;
+		r = rte_eal_remote_launch(rx_lcore_main, pl, lc);
+		if (r != 0) {
+			atomic_store(&pl->stop_rx, 1);
+			rte_eal_mp_wait_lcore();
+			writer_join(pl);
+			return gcap_err(errbuf, EBUSY, "cannot launch RX on lcore %u: %s",
+					lc, strerror(-r));
+		}
+		launched[lc] = true;
+	}
+	pl->lcores_started = true;
+	return 0;
+}
+
+/* ------------------------------------------------------------- offline */
+
+static int
+file_submit(struct gcap_pipeline *pl, struct pl_queue *q)
+{
+	struct gcap_batch *b = q->cur;
+	int r;
+
+	q->cur = NULL;
+	if (b == NULL || b->n == 0)
+		return 0;
+	b->xbuf = q->cur_xbuf;
+	q->cur_xbuf = NULL;
+	b->rx_tsc = now_ns(CLOCK_MONOTONIC);
+	r = pl->conf.ops->batch_submit(pl->conf.ex, 0, b);
+	if (r < 0)
+		return r;
+	q->inflight++;
+	return 0;
+}
+
+/* Wait (never drop) for a free slot and export buffer for queue 0. */
+static int
+file_acquire(struct gcap_pipeline *pl, struct pl_queue *q)
+{
+	const struct gcap_exec_ops *ops = pl->conf.ops;
+
+	for (;;) {
+		poll_done(pl, 0, false);
+		if (q->cur_xbuf == NULL)
+			q->cur_xbuf = xbuf_take(q);
+		if (q->cur == NULL)
+			q->cur = ops->batch_get(pl->conf.ex, 0);
+		if (q->cur != NULL && q->cur_xbuf != NULL) {
+			q->cur->n = 0;
+			q->cur->stage_used = 0;
+			return 0;
+		}
+		if (atomic_load(&pl->finished) || atomic_load(&pl->stop_rx))
+			return -ECANCELED;
+		if (ops->health(pl->conf.ex, NULL) < 0)
+			return -EIO;
+		struct timespec ts = {0, 20000};
+
+		nanosleep(&ts, NULL);
+	}
+}
+
+int
+gcap_pipeline_run_file(struct gcap_pipeline *pl, pcap_t *p, char *errbuf)
+{
+	const struct gcap_pipeline_conf *c = &pl->conf;
+	struct pl_queue *q = &pl->q[0];
+	struct pcap_pkthdr *h;
+	const u_char *data;
+	bool nano = pcap_get_tstamp_precision(p) == PCAP_TSTAMP_PRECISION_NANO;
+	int r = 0, rd;
+	char msg[GCAP_ERRBUF_SIZE] = "";
+
+	r = writer_start(pl, errbuf);
+	if (r < 0)
+		return r;
+	for (;;) {
+		struct gcap_batch *b;
+		struct gcap_pkt *d;
+
+		if (atomic_load(&pl->finished) || atomic_load(&pl->stop_rx))
+			break;
+		if (q->cur == NULL && (r = file_acquire(pl, q)) < 0) {
+			r = r == -ECANCELED ? 0 : r;
+			break;
+		}
+		rd = pcap_next_ex(p, &h, &data);
+		if (rd == PCAP_ERROR_BREAK)
+			break;
+		if (rd < 0) {
+			snprintf(msg, sizeof(msg), "%s", pcap_geterr(p));
+			r = -EIO;
+			break;
+		}
+		if (rd == 0)
+			continue;
+		b = q->cur;
+		if (h->caplen > b->stage_size - b->stage_used ||
+		    b->n == c->batch_max) {
+			if ((r = file_submit(pl, q)) < 0 ||
+			    (r = file_acquire(pl, q)) < 0) {
+				r = r == -ECANCELED ? 0 : r;
+				break;
+			}
+			b = q->cur;
+			if (h->caplen > b->stage_size) {
+				snprintf(msg, sizeof(msg),
+					 "packet of %u bytes is larger than the staging buffer",
+					 h->caplen);
+				r = -E2BIG;
+				break;
+			}
+		}
+		d = &b->pkts[b->n++];
+		memcpy(b->stage + b->stage_used, data, h->caplen);
+		d->addr = (uint64_t)(uintptr_t)(b->stage + b->stage_used);
+		d->caplen = h->caplen;
+		d->wirelen = h->len;
+		d->ts_ns = (uint64_t)h->ts.tv_sec * 1000000000u +
+			   (uint64_t)h->ts.tv_usec * (nano ? 1u : 1000u);
+		d->port = 0;
+		d->queue = 0;
+		d->seq = q->seq++;
+		b->stage_used += (h->caplen + 63u) & ~63u;
+		if (b->stage_used > b->stage_size)
+			b->stage_used = b->stage_size;
+		STAT_ADD(q->st.rx_pkts, 1);
+		STAT_ADD(q->st.rx_bytes, h->len);
+	}
+	if (r == 0 || r == -EIO) {
+		int r2 = file_submit(pl, q);
+
+		if (r2 < 0 && r == 0)
+			r = r2;
+	} else if (q->cur != NULL) {
+		q->cur->n = 0;
+	}
+	if (r < 0 && msg[0] != '\0')
+		pl_set_error(pl, r, msg);
+	else if (r < 0)
+		pl_set_error(pl, r, strerror(-r));
+	return r < 0 ? gcap_err(errbuf, -r, "%s", pl->errmsg) : 0;
+}
+
+/* -------------------------------------------------------------- control */
+
+void
+gcap_pipeline_request_stop(struct gcap_pipeline *pl)
+{
+	atomic_store(&pl->stop_rx, 1);
+}
+
+bool
+gcap_pipeline_finished(const struct gcap_pipeline *pl)
+{
+	return atomic_load(&((struct gcap_pipeline *)pl)->finished) != 0;
+}
+
+int
+gcap_pipeline_health(struct gcap_pipeline *pl, char *errbuf)
+{
+	char msg[GCAP_ERRBUF_SIZE] = "";
+	int r = pl->conf.ops->health(pl->conf.ex, msg);
+
+	if (r < 0) {
+		pl_set_error(pl, r, msg);
+		return gcap_err(errbuf, -r, "%s", msg);
+	}
+	return 0;
+}
+
+int
+gcap_pipeline_stop(struct gcap_pipeline *pl, unsigned timeout_ms, char *errbuf)
+{
+	const struct gcap_pipeline_conf *c = &pl->conf;
+	char msg[GCAP_ERRBUF_SIZE] = "";
+	int r;
+
+	atomic_store(&pl->stop_rx, 1);
+	if (pl->lcores_started) {
+		rte_eal_mp_wait_lcore();
+		pl->lcores_started = false;
+	}
+	/* the executor finishes what is in flight, then its workers quit */
+	r = c->ops->stop(c->ex, timeout_ms, msg);
+	if (r < 0)
+		pl_set_error(pl, r, msg);
+	/* file mode drains here; live mode's lcores have drained already,
+	 * but a slow executor may have finished batches since */
+	{
+		uint64_t deadline = now_ns(CLOCK_MONOTONIC) +
+				    (uint64_t)timeout_ms * 1000000u;
+
+		for (;;) {
+			uint64_t left = 0;
+
+			for (unsigned i = 0; i < c->nqueues; i++) {
+				poll_done(pl, i, c->queues != NULL);
+				left += pl->q[i].inflight;
+			}
+			if (left == 0)
+				break;
+			if (now_ns(CLOCK_MONOTONIC) > deadline) {
+				pl_set_error(pl, -ETIMEDOUT,
+					     "batches still in flight after the stop timeout");
+				break;
+			}
+			struct timespec ts = {0, 20000};
+
+			nanosleep(&ts, NULL);
+		}
+	}
+	writer_join(pl);
+	if (pl->error < 0)
+		return gcap_err(errbuf, -pl->error, "%s", pl->errmsg);
+	return 0;
+}
+
+/* ---------------------------------------------------------------- stats */
+
+void
+gcap_pipeline_queue_stats(const struct gcap_pipeline *pl, unsigned qi,
+			  struct gcap_queue_stats *out)
+{
+	const struct gcap_queue_stats *s = &pl->q[qi].st;
+
+#define LD(f) out->f = __atomic_load_n(&s->f, __ATOMIC_RELAXED)
+	LD(rx_pkts);
+	LD(rx_bytes);
+	LD(captured);
+	LD(captured_bytes);
+	LD(filtered);
+	LD(drop_pipeline);
+	LD(drop_writer);
+	LD(batches);
+	for (unsigned i = 0; i < GCAP_LAT_BUCKETS; i++)
+		LD(lat[i]);
+#undef LD
+}
+
+uint64_t
+gcap_pipeline_written(const struct gcap_pipeline *pl)
+{
+	return atomic_load(&((struct gcap_pipeline *)pl)->written);
+}
+
+uint64_t
+gcap_pipeline_latency_ns(const struct gcap_pipeline *pl, double pct)
+{
+	uint64_t total = 0, want, acc = 0;
+
+	for (unsigned q = 0; q < pl->conf.nqueues; q++)
+		for (unsigned i = 0; i < GCAP_LAT_BUCKETS; i++)
+			total += __atomic_load_n(&pl->q[q].st.lat[i], __ATOMIC_RELAXED);
+	if (total == 0)
+		return 0;
+	want = (uint64_t)((double)total * pct / 100.0);
+	if (want == 0)
+		want = 1;
+	for (unsigned i = 0; i < GCAP_LAT_BUCKETS; i++) {
+		for (unsigned q = 0; q < pl->conf.nqueues; q++)
+			acc += __atomic_load_n(&pl->q[q].st.lat[i], __ATOMIC_RELAXED);
+		if (acc >= want)
+			return (uint64_t)(i + 1) * 1000u;
+	}
+	return (uint64_t)GCAP_LAT_BUCKETS * 1000u;
+}

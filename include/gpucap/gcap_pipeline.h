@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file
+ * The capture pipeline: sources (DPDK RX queues or a capture file) fill
+ * batches, an executor (cpu or gpu, see gcap_exec.h) gives every packet its
+ * verdict and writes export records, a writer thread turns them into files.
+ *
+ *   RX lcore:  rx_burst -> batch -> submit ... poll -> xbuf to writer, free mbufs
+ *   writer:    xbuf -> gcap_writer_write() per output -> xbuf back to its queue
+ *
+ * Counters are per pipeline queue, written by the one thread that owns the
+ * queue and read by anyone with relaxed loads.
+ */
+#ifndef GCAP_PIPELINE_H
+#define GCAP_PIPELINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <pcap/pcap.h>
+
+#include "gcap_common.h"
+#include "gcap_exec.h"
+#include "gcap_writer.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Latency histogram: bucket i counts batches of [i, i+1) * 1 us, last is overflow. */
+#define GCAP_LAT_BUCKETS 2048u
+
+/** Counters of one pipeline queue. */
+struct gcap_queue_stats {
+	uint64_t rx_pkts;        /**< packets taken from the source */
+	uint64_t rx_bytes;       /**< their wire bytes */
+	uint64_t captured;       /**< records handed to the writer */
+	uint64_t captured_bytes; /**< wire bytes of those */
+	uint64_t filtered;       /**< packets no output wanted */
+	uint64_t drop_pipeline;  /**< dropped: no free batch slot (executor behind) */
+	uint64_t drop_writer;    /**< dropped: no free export buffer / no room (writer behind) */
+	uint64_t batches;        /**< batches completed */
+	uint64_t lat[GCAP_LAT_BUCKETS]; /**< RX-to-verdict latency per batch */
+};
+
+/** One pipeline queue's source. */
+struct gcap_pipeline_queue {
+	uint16_t port_id;    /**< DPDK port (live) */
+	uint16_t rx_queue;   /**< RX queue of that port */
+	uint16_t port_index; /**< interface index in the output files */
+	unsigned lcore;      /**< RX lcore that polls it */
+};
+
+/** What a pipeline is created with. */
+struct gcap_pipeline_conf {
+	const struct gcap_exec_ops *ops; /**< executor */
+	struct gcap_exec *ex;            /**< created with ops->create */
+	unsigned nqueues;                /**< as the executor's nqueues */
+	const struct gcap_pipeline_queue *queues; /**< live sources, or NULL for a file */
+	unsigned batch_max;              /**< packets per batch */
+	unsigned nwriters;               /**< outputs; writer i takes outmask bit i */
+	struct gcap_writer *const *writers;
+	uint64_t max_packets;            /**< -c: stop after this many records (0: no limit) */
+	bool busy_poll;                  /**< never sleep when a queue is idle */
+	bool backpressure;               /**< full pipeline: stop polling instead of dropping */
+	uint64_t rx_rate_pps;            /**< per queue RX rate limit (benchmarks; 0: none) */
+	unsigned flush_ms;               /**< flush outputs at least this often */
+	/** copy chained (multi-segment) packets whole into the batch's staging
+	 *  area; false (gpu memory mode: the CPU never reads packet bytes):
+	 *  they are captured up to the end of their first segment */
+	bool linearize;
+};
+
+struct gcap_pipeline;
+
+/**
+ * Create a pipeline (no thread started).
+ * @return the pipeline, or NULL with errno (EINVAL, ENOMEM) and errbuf set.
+ */
+struct gcap_pipeline *gcap_pipeline_create(const struct gcap_pipeline_conf *conf,
+					   char *errbuf);
+
+/**
+ * Read a capture file through the pipeline in the calling thread (the
+ * writer runs in its own thread). Returns at the end of the file, after
+ * max_packets, on gcap_pipeline_request_stop() or on an error.
+ * @return 0; -EIO with libpcap's message when the file is damaged (what
+ *         came before is written); a writer or executor error.
+ */
+int gcap_pipeline_run_file(struct gcap_pipeline *pl, pcap_t *p, char *errbuf);
+
+/**
+ * Start the writer thread and the RX lcores (EAL initialised, ports started).
+ * @return 0, or a negative errno (EBUSY: an lcore is not free).
+ */
+int gcap_pipeline_start(struct gcap_pipeline *pl, char *errbuf);
+
+/** Ask the pipeline to stop; async-signal-safe. */
+void gcap_pipeline_request_stop(struct gcap_pipeline *pl);
+
+/**
+ * @return true once the pipeline wants to stop by itself: -c reached, an
+ * output finished (-W with -G), a write error or an executor fault.
+ */
+bool gcap_pipeline_finished(const struct gcap_pipeline *pl);
+
+/**
+ * Stop the RX lcores, drain the batches in flight (bounded by timeout_ms),
+ * stop the executor, let the writer write everything, join it.
+ * @return 0, or the first error of the run (writer, executor), message in errbuf.
+ */
+int gcap_pipeline_stop(struct gcap_pipeline *pl, unsigned timeout_ms, char *errbuf);
+
+/**
+ * Check the executor's health. @return 0 or -EIO (message in errbuf); an
+ * error also makes gcap_pipeline_finished() true.
+ */
+int gcap_pipeline_health(struct gcap_pipeline *pl, char *errbuf);
+
+/** Counters of queue q (a relaxed snapshot). */
+void gcap_pipeline_queue_stats(const struct gcap_pipeline *pl, unsigned q,
+			       struct gcap_queue_stats *out);
+
+/** Records written by the writer (each record once, whatever its outputs). */
+uint64_t gcap_pipeline_written(const struct gcap_pipeline *pl);
+
+/**
+ * Latency percentile (0..100) over queues' histograms, in nanoseconds
+ * (bucket upper bound). @return 0 when no batch completed.
+ */
+uint64_t gcap_pipeline_latency_ns(const struct gcap_pipeline *pl, double pct);
+
+/** Free a stopped (or never started) pipeline. NULL is a no-op. */
+void gcap_pipeline_destroy(struct gcap_pipeline *pl);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GCAP_PIPELINE_H */

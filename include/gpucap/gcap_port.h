@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file
+ * Ports: what `-i` names (a PCI address, a DPDK virtual device string or a
+ * Linux interface), the EAL set-up that makes them exist, and their RX
+ * queues. Users never write EAL syntax: gcap_eal_init() builds it.
+ */
+#ifndef GCAP_PORT_H
+#define GCAP_PORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "gcap_common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct rte_mempool;
+
+/** What kind of device a `-i` argument names. */
+enum gcap_port_kind {
+	GCAP_PORT_PCI,   /**< 0000:3b:00.0 or 3b:00.0 */
+	GCAP_PORT_VDEV,  /**< net_pcap0,rx_pcap=x.pcap / net_null0 / ... */
+	GCAP_PORT_IFACE, /**< a Linux interface, through net_af_packet */
+};
+
+/** One port. */
+struct gcap_port {
+	char spec[512];         /**< the -i argument */
+	char name[128];         /**< ethdev name; if_name in pcapng */
+	char devargs[640];      /**< what the EAL gets (-a or --vdev) */
+	enum gcap_port_kind kind;
+	unsigned index;         /**< position among -i (interface index) */
+	uint16_t port_id;       /**< after gcap_port_find() */
+	uint16_t nqueues;       /**< RX queues */
+	int socket;             /**< NUMA node, or -1 */
+	bool started;
+};
+
+/**
+ * Parse and check one `-i` argument before the EAL exists: PCI address
+ * syntax, vdev driver name, files named by rx_pcap= readable, Linux
+ * interface present.
+ * @return 0; -EINVAL (bad syntax), -ENOENT (no such interface or file),
+ *         -EACCES (unreadable file), with a message in errbuf.
+ */
+int gcap_port_parse(const char *spec, unsigned index, struct gcap_port *p,
+		    char *errbuf);
+
+/** EAL set-up. */
+struct gcap_eal_conf {
+	const char *prog;          /**< argv[0] */
+	struct gcap_port *ports;
+	unsigned nports;
+	unsigned nlcores;          /**< lcores wanted: main + RX lcores */
+	const char *cpus;          /**< --lcores CPU list for the RX lcores, or NULL */
+	const char *extra;         /**< --eal "ARGS", or NULL */
+	unsigned mem_mb;           /**< memory without hugepages */
+	bool verbose;              /**< DPDK logs at info, not error */
+};
+
+/**
+ * Initialise the EAL for these ports (hugepages when reserved, else
+ * --no-huge; --in-memory so that several instances can run).
+ * @return 0, or a negative errno with a message in errbuf.
+ */
+int gcap_eal_init(const struct gcap_eal_conf *conf, char *errbuf);
+
+/**
+ * Find the ethdev of a parsed port after gcap_eal_init().
+ * @return 0; -ENODEV with a message when the EAL made no such port.
+ */
+int gcap_port_find(struct gcap_port *p, char *errbuf);
+
+/**
+ * Configure nqueues RX queues (RSS when more than one), each receiving into
+ * pools[q]. The port is not started.
+ * @return 0; -EINVAL (too many queues for the port); an ethdev error.
+ */
+int gcap_port_configure(struct gcap_port *p, uint16_t nqueues, uint16_t nb_rxd,
+			struct rte_mempool *const *pools, char *errbuf);
+
+/** Start a configured port (promiscuous on). @return 0 or a negative errno. */
+int gcap_port_start(struct gcap_port *p, char *errbuf);
+
+/** Stop and close a port (no-op if never found). */
+void gcap_port_close(struct gcap_port *p);
+
+/** NIC-level counters. */
+struct gcap_port_stats {
+	uint64_t ipackets, ibytes, imissed, ierrors, rx_nombuf;
+};
+
+/** @return 0 or a negative errno. */
+int gcap_port_stats(const struct gcap_port *p, struct gcap_port_stats *st);
+
+/**
+ * The lcore ids the EAL gave the RX lcores (all but the main lcore), in
+ * order. @return how many were written to ids (at most max).
+ */
+unsigned gcap_rx_lcores(unsigned *ids, unsigned max);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GCAP_PORT_H */
