@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file
+ * Internal: the memory layout the persistent kernel and the host side of
+ * the gpu executor share (doorbell slots, queue table, kernel parameters).
+ * Plain C, fixed layout; compiles with a host C compiler, nvcc and NVRTC.
+ * Addresses are 64-bit device addresses (with unified addressing, the same
+ * value as the host address for pinned, mapped host memory).
+ */
+#ifndef GCAP_GPU_ABI_H
+#define GCAP_GPU_ABI_H
+
+#include "gcap_pkt.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Doorbell states of a slot (gcap_gpu_slot.status). */
+#define GCAP_GPU_FREE  0u
+#define GCAP_GPU_READY 1u
+#define GCAP_GPU_DONE  2u
+
+/** Most threads per block of the persistent kernel. */
+#define GCAP_GPU_THREADS_MAX 512u
+
+/**
+ * One doorbell slot, in pinned, device-mapped host memory (one cache line
+ * each, so that the CPU's stores and the GPU's polls of neighbouring slots
+ * do not share a line).
+ */
+struct gcap_gpu_slot {
+	uint32_t status; /**< FREE/READY (CPU writes), DONE (GPU writes) */
+	uint32_t n;      /**< descriptors in the batch */
+	uint64_t pkts;   /**< device address of the n descriptors */
+	uint64_t xbuf;   /**< device address of the struct gcap_gpu_xbuf */
+	uint64_t res;    /**< device address of the struct gcap_gpu_result */
+	uint64_t seq;    /**< batch sequence number (debugging) */
+	uint64_t pad[3];
+};
+
+/** Device view of struct gcap_xbuf (same layout; checked on the host). */
+struct gcap_gpu_xbuf {
+	uint64_t data;
+	uint32_t size;
+	uint32_t len;
+	uint32_t nrec;
+	uint16_t queue;
+	uint16_t index;
+};
+
+/** Device view of struct gcap_batch_result (same layout; checked). */
+struct gcap_gpu_result {
+	uint32_t n_captured;
+	uint32_t n_filtered;
+	uint32_t n_truncated;
+	uint32_t reserved;
+	uint64_t captured_bytes;
+	uint64_t out_pkts[GCAP_MAX_OUTPUTS];
+};
+
+/** One pipeline queue as one block of the kernel sees it. */
+struct gcap_gpu_qdesc {
+	uint64_t slots;     /**< device address of ring_size slots */
+	uint32_t ring_size; /**< power of two */
+	uint32_t queue;     /**< pipeline queue index */
+};
+
+/** One filter program: ninsn instructions at insns + off (8 bytes each). */
+struct gcap_gpu_prog {
+	uint32_t off;
+	uint32_t len; /**< 0: accept every packet */
+};
+
+/** The persistent kernel's parameters (passed by value). */
+struct gcap_gpu_kparams {
+	uint64_t queues;   /**< device address of gridDim.x qdescs */
+	uint64_t quit;     /**< device address of the uint32 quit flag */
+	uint64_t insns;    /**< device address of the BPF instructions */
+	uint64_t progs;    /**< device address of nfilters gcap_gpu_prog */
+	uint32_t nfilters;
+	uint32_t snaplen;
+	uint32_t fault_at; /**< debug: trap on this (1-based) batch of block 0 */
+	uint32_t reserved;
+};
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GCAP_GPU_ABI_H */

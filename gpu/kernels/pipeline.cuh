@@ -1,0 +1,318 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The persistent pipeline kernel: one block per pipeline queue, resident for
+ * the whole capture. Thread 0 polls the doorbell of the queue's next ring
+ * slot (acquire load at system scope, pinned host memory), the whole block
+ * filters the batch's packets in parallel, computes the export record
+ * offsets with a block-wide prefix sum (records stay in packet order, back
+ * to back), the warps copy the captured bytes into the export buffer, and
+ * thread 0 publishes DONE after a system-scope fence.
+ *
+ * This file is compiled twice: at build time by nvcc (interpreter variant,
+ * embedded as a fatbin) and, for compiled filters, at run time by NVRTC
+ * behind the code gcap_bpfc generates (GCAP_GPU_COMPILED_FILTERS defined,
+ * gcap_flt_mask() provided). It includes only gpucap's plain C headers.
+ *
+ * Hooks (defined before this file is included):
+ *  - GCAP_GPU_COMPILED_FILTERS: outmask = gcap_flt_mask(p, wirelen, caplen)
+ *    instead of interpreting each program;
+ *  - GCAP_GPU_INLINE_HOOK(mask, desc, p, caplen): a statement that may
+ *    rewrite mask and caplen (inline kernels, issue 5).
+ */
+#ifndef GCAP_GPU_PIPELINE_CUH
+#define GCAP_GPU_PIPELINE_CUH
+
+#include "gcap_gpu_abi.h"
+#include "gcap_bpf_interp.h"
+
+#ifndef GCAP_GPU_INLINE_HOOK
+#define GCAP_GPU_INLINE_HOOK(mask, desc, p, caplen) do { } while (0)
+#endif
+
+static __device__ __forceinline__ unsigned int
+gcap_ld_acquire_sys(const unsigned int *p)
+{
+	unsigned int v;
+
+	asm volatile("ld.acquire.sys.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+	return v;
+}
+
+static __device__ __forceinline__ void
+gcap_st_release_sys(unsigned int *p, unsigned int v)
+{
+	asm volatile("st.release.sys.u32 [%0], %1;" : : "l"(p), "r"(v) : "memory");
+}
+
+/* Exclusive prefix sum over the block (blockDim.x a multiple of 32); every
+ * thread must call it. *total gets the sum over the block. */
+static __device__ __forceinline__ unsigned int
+gcap_block_scan(unsigned int v, unsigned int *total, unsigned int *s_warp)
+{
+	unsigned int lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
+	unsigned int nwarps = blockDim.x >> 5, x = v, o, prefix;
+
+	for (o = 1; o < 32u; o <<= 1) {
+		unsigned int y = __shfl_up_sync(0xffffffffu, x, o);
+
+		if (lane >= o)
+			x += y;
+	}
+	if (lane == 31u)
+		s_warp[warp] = x;
+	__syncthreads();
+	if (warp == 0) {
+		unsigned int w = lane < nwarps ? s_warp[lane] : 0u;
+
+		for (o = 1; o < 32u; o <<= 1) {
+			unsigned int y = __shfl_up_sync(0xffffffffu, w, o);
+
+			if (lane >= o)
+				w += y;
+		}
+		if (lane < nwarps)
+			s_warp[lane] = w;
+	}
+	__syncthreads();
+	prefix = warp ? s_warp[warp - 1] : 0u;
+	*total = s_warp[nwarps - 1];
+	__syncthreads();
+	return prefix + x - v;
+}
+
+/* Copy len bytes with one warp, widest aligned words first. */
+static __device__ __forceinline__ void
+gcap_warp_copy(unsigned char *dst, const unsigned char *src, unsigned int len,
+	       unsigned int lane)
+{
+	unsigned int done = 0, b, padded = (len + 7u) & ~7u;
+	unsigned long long a = (unsigned long long)dst | (unsigned long long)src;
+
+	if ((a & 7u) == 0) {
+		unsigned int n8 = len >> 3;
+
+		for (b = lane; b < n8; b += 32u)
+			((unsigned long long *)dst)[b] =
+				((const unsigned long long *)src)[b];
+		done = n8 << 3;
+	} else if ((a & 3u) == 0) {
+		unsigned int n4 = len >> 2;
+
+		for (b = lane; b < n4; b += 32u)
+			((unsigned int *)dst)[b] = ((const unsigned int *)src)[b];
+		done = n4 << 2;
+	}
+	for (b = done + lane; b < len; b += 32u)
+		dst[b] = src[b];
+	for (b = len + lane; b < padded; b += 32u)
+		dst[b] = 0;
+}
+
+struct gcap_gpu_shared {
+	unsigned int warp[32];
+	unsigned long long out[GCAP_MAX_OUTPUTS];
+	unsigned long long bytes;
+	unsigned long long xdata;
+	unsigned int cmd, n, xsize, len, nrec, stopped;
+	unsigned int n_captured, n_filtered, n_truncated, chunk_bytes;
+	const struct gcap_pkt *pkts;
+	struct gcap_gpu_xbuf *xbuf;
+	struct gcap_gpu_result *res;
+	unsigned short list[GCAP_GPU_THREADS_MAX];
+	unsigned int off[GCAP_GPU_THREADS_MAX];
+	unsigned int cap[GCAP_GPU_THREADS_MAX];
+	unsigned long long src[GCAP_GPU_THREADS_MAX];
+};
+
+/* Verdict of every output for one packet. */
+static __device__ __forceinline__ unsigned long long
+gcap_gpu_outmask(const struct gcap_gpu_kparams *kp, const unsigned char *p,
+		 unsigned int wirelen, unsigned int caplen)
+{
+#ifdef GCAP_GPU_COMPILED_FILTERS
+	(void)kp;
+	return gcap_flt_mask(p, wirelen, caplen);
+#else
+	const struct gcap_gpu_prog *progs =
+		(const struct gcap_gpu_prog *)kp->progs;
+	const struct gcap_bpf_insn *insns =
+		(const struct gcap_bpf_insn *)kp->insns;
+	unsigned long long mask = 0;
+	unsigned int j;
+
+	for (j = 0; j < kp->nfilters; j++) {
+		struct gcap_gpu_prog pr = progs[j];
+
+		if (pr.len == 0 ||
+		    gcap_bpf_interp(insns + pr.off, pr.len, p, wirelen, caplen))
+			mask |= 1ull << j;
+	}
+	return mask;
+#endif
+}
+
+/* One batch: every thread of the block takes part. */
+static __device__ void
+gcap_gpu_batch(const struct gcap_gpu_kparams *kp, struct gcap_gpu_shared *s)
+{
+	unsigned int tid = threadIdx.x, nthr = blockDim.x;
+	unsigned int lane = tid & 31u, warp = tid >> 5, nwarps = nthr >> 5;
+	unsigned int c0, k, total, nw;
+
+	if (tid < GCAP_MAX_OUTPUTS)
+		s->out[tid] = 0;
+	if (tid == 0) {
+		s->bytes = 0;
+		s->n_captured = s->n_filtered = s->n_truncated = 0;
+		s->stopped = 0;
+		s->xdata = s->xbuf->data;
+		s->xsize = s->xbuf->size;
+		s->len = s->xbuf->len;
+		s->nrec = s->xbuf->nrec;
+	}
+	__syncthreads();
+
+	for (c0 = 0; c0 < s->n; c0 += nthr) {
+		unsigned int i = c0 + tid, sz = 0, excl, wflag = 0, widx;
+		unsigned long long mask = 0;
+		struct gcap_pkt d;
+		unsigned int cap = 0;
+
+		if (i < s->n) {
+			const unsigned char *p;
+
+			d = s->pkts[i];
+			p = (const unsigned char *)d.addr;
+			mask = gcap_gpu_outmask(kp, p, d.wirelen, d.caplen);
+			cap = d.caplen < kp->snaplen ? d.caplen : kp->snaplen;
+			GCAP_GPU_INLINE_HOOK(mask, d, p, cap);
+			if (mask)
+				sz = GCAP_REC_SIZE(cap);
+		}
+		excl = gcap_block_scan(sz, &total, s->warp);
+		if (mask && !s->stopped &&
+		    (unsigned long long)s->len + excl + sz <= s->xsize)
+			wflag = 1;
+		widx = gcap_block_scan(wflag, &nw, s->warp);
+		if (i < s->n) {
+			if (!mask)
+				atomicAdd(&s->n_filtered, 1u);
+			else if (!wflag)
+				atomicAdd(&s->n_truncated, 1u);
+		}
+		if (wflag) {
+			struct gcap_rec *r = (struct gcap_rec *)
+				(s->xdata + s->len + excl);
+			unsigned long long m = mask;
+
+			r->ts_ns = d.ts_ns;
+			r->outmask = mask;
+			r->caplen = cap;
+			r->wirelen = d.wirelen;
+			r->port = d.port;
+			r->queue = d.queue;
+			r->seq = d.seq;
+			s->list[widx] = (unsigned short)tid;
+			s->off[tid] = s->len + excl;
+			s->cap[tid] = cap;
+			s->src[tid] = d.addr;
+			atomicAdd(&s->bytes, (unsigned long long)d.wirelen);
+			while (m) {
+				int j = __ffsll((long long)m) - 1;
+
+				atomicAdd(&s->out[j], 1ull);
+				m &= m - 1;
+			}
+		}
+		/* records of this chunk that were written end at the last one */
+		if (wflag && widx == nw - 1)
+			s->chunk_bytes = excl + sz;
+		__syncthreads();
+		for (k = warp; k < nw; k += nwarps) {
+			unsigned int t = s->list[k];
+
+			gcap_warp_copy((unsigned char *)(s->xdata + s->off[t] +
+							 sizeof(struct gcap_rec)),
+				       (const unsigned char *)s->src[t],
+				       s->cap[t], lane);
+		}
+		__syncthreads();
+		if (tid == 0) {
+			if (nw) {
+				s->len += s->chunk_bytes;
+				s->nrec += nw;
+				s->n_captured += nw;
+			}
+			/* first record that did not fit: stop for the batch */
+			if (s->n_truncated)
+				s->stopped = 1;
+		}
+		__syncthreads();
+	}
+
+	if (tid < GCAP_MAX_OUTPUTS)
+		s->res->out_pkts[tid] = s->out[tid];
+	if (tid == 0) {
+		s->res->n_captured = s->n_captured;
+		s->res->n_filtered = s->n_filtered;
+		s->res->n_truncated = s->n_truncated;
+		s->res->reserved = 0;
+		s->res->captured_bytes = s->bytes;
+		s->xbuf->len = s->len;
+		s->xbuf->nrec = s->nrec;
+	}
+	/* every thread's stores before the barrier, the barrier before DONE */
+	__threadfence_system();
+	__syncthreads();
+}
+
+extern "C" __global__ void __launch_bounds__(GCAP_GPU_THREADS_MAX)
+gcap_pipeline_kernel(struct gcap_gpu_kparams kp)
+{
+	__shared__ struct gcap_gpu_shared s;
+	const struct gcap_gpu_qdesc *qd =
+		&((const struct gcap_gpu_qdesc *)kp.queues)[blockIdx.x];
+	struct gcap_gpu_slot *slots = (struct gcap_gpu_slot *)qd->slots;
+	unsigned int mask = qd->ring_size - 1u, head = 0, batches = 0;
+	const unsigned int *quit = (const unsigned int *)kp.quit;
+
+	for (;;) {
+		struct gcap_gpu_slot *sl = &slots[head & mask];
+
+		if (threadIdx.x == 0) {
+			unsigned int spins = 0, st;
+
+			for (;;) {
+				st = gcap_ld_acquire_sys(&sl->status);
+				if (st == GCAP_GPU_READY)
+					break;
+				if ((++spins & 63u) == 0 &&
+				    gcap_ld_acquire_sys(quit)) {
+					st = GCAP_GPU_FREE;
+					break;
+				}
+			}
+			__threadfence_system();
+			s.cmd = st;
+			if (st == GCAP_GPU_READY) {
+				s.n = sl->n;
+				s.pkts = (const struct gcap_pkt *)sl->pkts;
+				s.xbuf = (struct gcap_gpu_xbuf *)sl->xbuf;
+				s.res = (struct gcap_gpu_result *)sl->res;
+				batches++;
+				if (kp.fault_at && blockIdx.x == 0 &&
+				    batches == kp.fault_at)
+					asm volatile("trap;");
+			}
+		}
+		__syncthreads();
+		if (s.cmd != GCAP_GPU_READY)
+			return;
+		gcap_gpu_batch(&kp, &s);
+		if (threadIdx.x == 0)
+			gcap_st_release_sys(&sl->status, GCAP_GPU_DONE);
+		head++;
+	}
+}
+
+#endif /* GCAP_GPU_PIPELINE_CUH */
