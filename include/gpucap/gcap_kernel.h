@@ -215,6 +215,18 @@ GCAP_DEV bool gcap_load_bytes(const struct gcap_kpkt *pkt, uint32_t off,
 	return true;
 }
 
+/**
+ * A bounded view of n bytes at off: the kernel may then index ptr[0..n).
+ * @return a pointer to the bytes, or NULL when off + n > caplen.
+ */
+GCAP_DEV const uint8_t *gcap_ptr(const struct gcap_kpkt *pkt, uint32_t off,
+				 uint32_t n)
+{
+	if (off > pkt->caplen || pkt->caplen - off < n)
+		return (const uint8_t *)0;
+	return pkt->data + off;
+}
+
 /** @return the byte at off, or 0 when off >= caplen (as BPF loads do). */
 GCAP_DEV uint8_t gcap_byte(const struct gcap_kpkt *pkt, uint32_t off)
 {
