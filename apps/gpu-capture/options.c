@@ -129,7 +129,7 @@ app_usage(void)
 "  --summary-json F   write the final counters as JSON to F\n"
 "  --duration SECONDS stop after SECONDS\n"
 "  -q                 no summary at exit\n"
-"  -v                 DPDK's and gpucap's log at info level\n"
+"  -v                 DPDK's log at its default level (else errors only)\n"
 "  -h, --help         this text;  --version  the version\n"
 "\n"
 "Exit status: 0 on success, 1 on any error (nothing is started on bad input).\n",
