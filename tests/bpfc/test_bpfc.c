@@ -1,0 +1,909 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * BPF -> C translator and reference interpreter, tested against libpcap's
+ * bpf_filter():
+ *  - tcpdump expressions for several link types, all translated, compiled
+ *    together with the host C compiler into one shared object, run on every
+ *    packet of every readable capture of the corpus (and tests/data/bpfc);
+ *    the opcode coverage of what libpcap emitted must be 100% at run time;
+ *  - random programs bpf_validate() accepts, over random and corpus packets;
+ *  - backward jumps (protochain) and their bound;
+ *  - the error paths.
+ */
+#include <check.h>
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "gcap_config.h"
+#include "gpucap/gcap_bpf_interp.h"
+#include "gpucap/gcap_bpfc.h"
+#include "gpucap/gcap_filter.h"
+
+#define SNAPLEN 262144
+#define MAX_UNITS 32
+#define MAX_PKTS 200000
+
+typedef unsigned int (*single_fn)(const unsigned char *, unsigned int, unsigned int);
+typedef unsigned long long (*mask_fn)(const unsigned char *, unsigned int, unsigned int);
+
+/* ---- packets ---- */
+
+struct pkt {
+	int dlt;
+	uint32_t wirelen, caplen;
+	unsigned char *data;
+};
+
+static struct pkt *pkts;
+static unsigned npkts, nfiles, nskipped;
+
+static void
+add_pkt(int dlt, uint32_t wirelen, uint32_t caplen, const unsigned char *data)
+{
+	struct pkt *k;
+
+	if (npkts >= MAX_PKTS)
+		return;
+	if (pkts == NULL) {
+		pkts = calloc(MAX_PKTS, sizeof(*pkts));
+		ck_assert_ptr_nonnull(pkts);
+	}
+	k = &pkts[npkts++];
+	k->dlt = dlt;
+	k->wirelen = wirelen;
+	k->caplen = caplen;
+	/* exactly caplen bytes: any read past it shows under ASan/valgrind */
+	k->data = malloc(caplen ? caplen : 1);
+	ck_assert_ptr_nonnull(k->data);
+	memcpy(k->data, data, caplen);
+}
+
+static void
+load_file(const char *path)
+{
+	char eb[PCAP_ERRBUF_SIZE];
+	struct pcap_pkthdr *h;
+	const u_char *b;
+	pcap_t *p = pcap_open_offline(path, eb);
+
+	if (p == NULL) {
+		nskipped++; /* malformed on purpose: libpcap cannot open it */
+		return;
+	}
+	nfiles++;
+	while (pcap_next_ex(p, &h, &b) == 1)
+		add_pkt(pcap_datalink(p), h->len, h->caplen, b);
+	pcap_close(p);
+}
+
+static int
+cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void
+load_dir(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char **names = NULL;
+	size_t n = 0;
+
+	if (d == NULL)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		if (e->d_name[0] == '.')
+			continue;
+		names = realloc(names, (n + 1) * sizeof(*names));
+		ck_assert_ptr_nonnull(names);
+		ck_assert(asprintf(&names[n], "%s/%s", dir, e->d_name) > 0);
+		n++;
+	}
+	closedir(d);
+	qsort(names, n, sizeof(*names), cmp_str);
+	for (size_t i = 0; i < n; i++) {
+		load_file(names[i]);
+		free(names[i]);
+	}
+	free(names);
+}
+
+static void
+load_corpus(void)
+{
+	const char *root = getenv("GCAP_SOURCE_ROOT");
+	char *dir;
+
+	if (pkts != NULL)
+		return;
+	if (root == NULL)
+		root = GCAP_SOURCE_ROOT;
+	ck_assert(asprintf(&dir, "%s/tests/data/bpfc", root) > 0);
+	load_dir(dir);
+	free(dir);
+	ck_assert(asprintf(&dir, "%s/../shared/data/pcaps/tcpdump-tests", root) > 0);
+	if (access(dir, R_OK) != 0)
+		printf("corpus %s absent: only tests/data/bpfc is used\n", dir);
+	load_dir(dir);
+	free(dir);
+	printf("packets: %u from %u readable files (%u unreadable skipped)\n",
+	       npkts, nfiles, nskipped);
+	ck_assert_uint_gt(npkts, 0);
+}
+
+/* ---- compiling translated units with the host compiler ---- */
+
+struct unit {
+	char prefix[16];
+	int dlt;
+	unsigned n;              /* programs */
+	struct bpf_program *progs;
+	unsigned maxlen;
+	single_fn fn[GCAP_BPFC_MAX_PROGS];
+	mask_fn mask;
+	unsigned char *hits;     /* [n][maxlen]: instruction ran */
+};
+
+struct so {
+	char dir[64];
+	void *handle;
+};
+
+/* write all units into one file (several units concatenated, as the GPU
+ * side may do), compile it into a shared object and look the functions up */
+static void
+build_units(struct unit *u, unsigned nu, struct so *so)
+{
+	char *path, *cmd, eb[GCAP_ERRBUF_SIZE];
+	const char *cc = getenv("GCAP_TEST_CC");
+	FILE *f;
+
+	strcpy(so->dir, "/tmp/gcap-bpfc-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(so->dir));
+	ck_assert(asprintf(&path, "%s/filters.c", so->dir) > 0);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	for (unsigned i = 0; i < nu; i++) {
+		unsigned maxlen = 1;
+		char *src;
+
+		for (unsigned j = 0; j < u[i].n; j++)
+			if (u[i].progs[j].bf_len > maxlen)
+				maxlen = u[i].progs[j].bf_len;
+		u[i].maxlen = maxlen;
+		src = gcap_bpfc_translate(u[i].progs, u[i].n, u[i].prefix,
+					  GCAP_BPFC_F_TRACE, eb);
+		ck_assert_msg(src != NULL, "translate %s: %s", u[i].prefix, eb);
+		fprintf(f, "unsigned char %s_hits[%u][%u];\n#undef GCAP_BPFC_TRACE\n"
+			"#define GCAP_BPFC_TRACE(i, j) (%s_hits[i][j] = 1)\n%s\n",
+			u[i].prefix, u[i].n, maxlen, u[i].prefix, src);
+		free(src);
+	}
+	ck_assert_int_eq(fclose(f), 0);
+	if (cc == NULL)
+		cc = GCAP_HOST_CC;
+	ck_assert(asprintf(&cmd, "%s -std=gnu11 -O1 -shared -fPIC -Wall -Wextra -Werror "
+			   "-DGCAP_BPFC_API= -o %s/filters.so %s", cc, so->dir, path) > 0);
+	ck_assert_msg(system(cmd) == 0, "failed: %s", cmd);
+	free(cmd);
+	free(path);
+	ck_assert(asprintf(&path, "%s/filters.so", so->dir) > 0);
+	so->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	ck_assert_msg(so->handle != NULL, "dlopen: %s", dlerror());
+	free(path);
+	for (unsigned i = 0; i < nu; i++) {
+		char name[64];
+
+		for (unsigned j = 0; j < u[i].n; j++) {
+			snprintf(name, sizeof(name), "%s_%u", u[i].prefix, j);
+			*(void **)&u[i].fn[j] = dlsym(so->handle, name);
+			ck_assert_msg(u[i].fn[j] != NULL, "no %s", name);
+		}
+		snprintf(name, sizeof(name), "%s_mask", u[i].prefix);
+		*(void **)&u[i].mask = dlsym(so->handle, name);
+		ck_assert_msg(u[i].mask != NULL, "no %s", name);
+		snprintf(name, sizeof(name), "%s_hits", u[i].prefix);
+		u[i].hits = dlsym(so->handle, name);
+		ck_assert_msg(u[i].hits != NULL, "no %s", name);
+	}
+}
+
+static void
+free_so(struct so *so)
+{
+	char *cmd;
+
+	dlclose(so->handle);
+	ck_assert(asprintf(&cmd, "rm -rf %s", so->dir) > 0);
+	ck_assert_int_eq(system(cmd), 0);
+	free(cmd);
+}
+
+/* what libpcap says; an empty program matches (bpf_filter(NULL) convention) */
+static unsigned int
+ref_filter(const struct bpf_program *prog, const struct pkt *k)
+{
+	if (prog->bf_len == 0)
+		return 0xffffffffu;
+	return bpf_filter(prog->bf_insns, k->data, k->wirelen, k->caplen);
+}
+
+static unsigned long mismatches;
+
+static void
+report(const struct unit *u, unsigned j, const struct pkt *k, const char *what,
+       unsigned long long got, unsigned long long want)
+{
+	if (mismatches++ < 20)
+		fprintf(stderr, "MISMATCH %s %s prog %u (dlt %d, caplen %u, wirelen %u): "
+			"got 0x%llx want 0x%llx\n", what, u->prefix, j, k->dlt,
+			k->caplen, k->wirelen, got, want);
+}
+
+/* run every unit on every packet of its link type (dlt -1: all packets);
+ * returns the number of evaluations */
+static unsigned long
+run_units(struct unit *u, unsigned nu, const struct pkt *pk, unsigned np)
+{
+	unsigned long evals = 0;
+
+	for (unsigned p = 0; p < np; p++) {
+		const struct pkt *k = &pk[p];
+
+		for (unsigned i = 0; i < nu; i++) {
+			unsigned long long m, want = 0;
+
+			if (u[i].dlt >= 0 && u[i].dlt != k->dlt)
+				continue;
+			m = u[i].mask(k->data, k->wirelen, k->caplen);
+			for (unsigned j = 0; j < u[i].n; j++) {
+				const struct bpf_program *pr = &u[i].progs[j];
+				unsigned int ref = ref_filter(pr, k);
+				unsigned int got = u[i].fn[j](k->data, k->wirelen, k->caplen);
+				unsigned int in = gcap_bpf_interp(
+					(const struct gcap_bpf_insn *)pr->bf_insns, pr->bf_len,
+					k->data, k->wirelen, k->caplen);
+
+				if (got != ref)
+					report(&u[i], j, k, "translated", got, ref);
+				if (in != ref)
+					report(&u[i], j, k, "interpreter", in, ref);
+				if (ref != 0)
+					want |= 1ull << j;
+				evals++;
+			}
+			if (m != want)
+				report(&u[i], 0, k, "mask", m, want);
+		}
+	}
+	return evals;
+}
+
+/* opcodes present in the programs vs opcodes that ran; returns missing */
+static unsigned
+coverage(const struct unit *u, unsigned nu, const char *what, int all_known)
+{
+	unsigned char present[256] = {0}, ran[256] = {0};
+	unsigned np = 0, nr = 0, missing = 0;
+
+	for (unsigned i = 0; i < nu; i++)
+		for (unsigned j = 0; j < u[i].n; j++)
+			for (unsigned t = 0; t < u[i].progs[j].bf_len; t++) {
+				unsigned c = u[i].progs[j].bf_insns[t].code & 0xff;
+
+				present[c] = 1;
+				if (u[i].hits[j * u[i].maxlen + t])
+					ran[c] = 1;
+			}
+	if (all_known) {
+		/* every opcode bpf_filter() executes: decode them all */
+		for (unsigned c = 0; c < 256; c++) {
+			struct bpf_insn in[2] = { BPF_STMT(c, 1), BPF_STMT(BPF_RET | BPF_K, 0) };
+			struct bpf_program pr = { 2, in };
+
+			if (BPF_CLASS(c) == BPF_JMP || BPF_CLASS(c) == BPF_RET)
+				in[0].k = 0;
+			if (gcap_bpfc_check(&pr, NULL) == 0)
+				present[c] = 1;
+		}
+	}
+	for (unsigned c = 0; c < 256; c++) {
+		np += present[c];
+		nr += present[c] && ran[c];
+		if (present[c] && !ran[c]) {
+			struct bpf_insn in = BPF_STMT(c, 0);
+
+			fprintf(stderr, "%s: opcode 0x%02x (%s) never executed\n", what, c,
+				bpf_image(&in, 0));
+			missing++;
+		}
+	}
+	printf("%s: opcode coverage %u/%u (%.1f%%)\n", what, nr, np,
+	       np ? 100.0 * nr / np : 0.0);
+	return missing;
+}
+
+/* ---- tcpdump expressions ---- */
+
+struct expr {
+	int dlt;
+	const char *e;
+};
+
+static const struct expr exprs[] = {
+	{ DLT_EN10MB, "" },
+	{ DLT_EN10MB, "ip" },
+	{ DLT_EN10MB, "ip6" },
+	{ DLT_EN10MB, "arp" },
+	{ DLT_EN10MB, "tcp" },
+	{ DLT_EN10MB, "udp" },
+	{ DLT_EN10MB, "icmp" },
+	{ DLT_EN10MB, "icmp6" },
+	{ DLT_EN10MB, "tcp port 80" },
+	{ DLT_EN10MB, "udp port 53" },
+	{ DLT_EN10MB, "tcp port 80 or udp port 53" },
+	{ DLT_EN10MB, "host 192.168.1.1" },
+	{ DLT_EN10MB, "net 10.0.0.0/8" },
+	{ DLT_EN10MB, "src net 192.168.0.0/16 and dst port 22" },
+	{ DLT_EN10MB, "ip6 and tcp" },
+	{ DLT_EN10MB, "vlan" },
+	{ DLT_EN10MB, "vlan 100" },
+	{ DLT_EN10MB, "vlan and tcp port 443" },
+	{ DLT_EN10MB, "mpls" },
+	{ DLT_EN10MB, "pppoes" },
+	{ DLT_EN10MB, "tcp[tcpflags] & tcp-syn != 0" },
+	{ DLT_EN10MB, "tcp[tcpflags] & (tcp-syn|tcp-ack) == tcp-syn" },
+	{ DLT_EN10MB, "ip[0] & 0xf != 5" },
+	{ DLT_EN10MB, "len > 100" },
+	{ DLT_EN10MB, "len <= 64" },
+	{ DLT_EN10MB, "greater 200" },
+	{ DLT_EN10MB, "less 60" },
+	{ DLT_EN10MB, "ether broadcast" },
+	{ DLT_EN10MB, "ether multicast" },
+	{ DLT_EN10MB, "ip multicast" },
+	{ DLT_EN10MB, "ether host 00:11:22:33:44:55" },
+	{ DLT_EN10MB, "ether proto 0x88cc" },
+	{ DLT_EN10MB, "ip[2:2] > 576" },
+	{ DLT_EN10MB, "ip[2:2] - ((ip[0]&0xf)<<2) - ((tcp[12]&0xf0)>>2) != 0" },
+	{ DLT_EN10MB, "ip[2:2] / 4 > 100" },
+	{ DLT_EN10MB, "ip[2:2] % 7 = 3" },
+	{ DLT_EN10MB, "ip[2:2] * 3 > 1000" },
+	{ DLT_EN10MB, "ip[8] ^ 0xff > 200" },
+	{ DLT_EN10MB, "ip[1] | 0x3 = 3" },
+	{ DLT_EN10MB, "ip[0] + ip[1] > 100" },
+	{ DLT_EN10MB, "ip[0] - ip[9] < 60" },
+	{ DLT_EN10MB, "ip[0] * ip[9] > 100" },
+	{ DLT_EN10MB, "ip[2:2] / ip[1] > 3" },      /* ip[1] is often 0 */
+	{ DLT_EN10MB, "ip[2:2] % ip[1] = 0" },
+	{ DLT_EN10MB, "ip[0] & ip[1] != 0" },
+	{ DLT_EN10MB, "ip[0] | ip[1] > 70" },
+	{ DLT_EN10MB, "ip[0] ^ ip[8] > 10" },
+	{ DLT_EN10MB, "ip[2:2] << ip[8] > 0" },     /* TTL >= 32: shift gives 0 */
+	{ DLT_EN10MB, "ip[2:2] >> ip[9] > 0" },
+	{ DLT_EN10MB, "-ip[0] > 100" },
+	{ DLT_EN10MB, "ip[0] > ip[1]" },
+	{ DLT_EN10MB, "ip[0] >= ip[1]" },
+	{ DLT_EN10MB, "ip[0] < ip[1]" },
+	{ DLT_EN10MB, "ip[8] == ip[9]" },
+	{ DLT_EN10MB, "tcp[0:4] = 0x12345678" },
+	{ DLT_EN10MB, "udp[8:2] = 0x1234" },
+	{ DLT_EN10MB, "tcp[13] = 2" },
+	{ DLT_EN10MB, "ether[0:4] = 0xffffffff" },
+	{ DLT_EN10MB, "ip6 protochain 6" },
+	{ DLT_EN10MB, "ip6 protochain 58" },
+	{ DLT_EN10MB, "ip[0] >> 4 = 4" },
+	{ DLT_EN10MB, "ip[0] << 2 > 20" },
+	{ DLT_EN10MB, "udp[4:2] - 8 != len - 42" },
+	{ DLT_EN10MB, "tcp[((tcp[12:1] & 0xf0) >> 2):4] = 0x47455420" },
+	{ DLT_EN10MB, "len - ip[2:2] > 14" },
+	{ DLT_EN10MB, "ip[2:2] + 5 > 1 + len" },
+	{ DLT_EN10MB, "ip[ip[0] & 0xf] + ip[ip[1] & 7] > 1" },
+	{ DLT_EN10MB, "(ip[0] + ip[1]) * (ip[2] + ip[3]) > (ip[4] - ip[5]) / (ip[6] + 1)" },
+	{ DLT_EN10MB, "ether[len - 4] = 0" },
+	{ DLT_EN10MB, "icmp[icmptype] = icmp-echo" },
+	{ DLT_EN10MB, "portrange 1-1023" },
+	{ DLT_EN10MB, "tcp dst portrange 8000-9000" },
+	{ DLT_EN10MB, "ip[6:2] & 0x1fff != 0" },
+	{ DLT_EN10MB, "not ip and not arp and not ip6" },
+	{ DLT_EN10MB, "llc" },
+	{ DLT_EN10MB, "stp" },
+	{ DLT_EN10MB, "ip6[6] = 58" },
+	{ DLT_EN10MB, "ip proto 47 or ip6 proto 47" },
+	{ DLT_EN10MB, "ip[0] & 0x40 != 0 and ip[0] & ip[1] != 0" },
+	{ DLT_LINUX_SLL, "ip" },
+	{ DLT_LINUX_SLL, "ip6" },
+	{ DLT_LINUX_SLL, "arp" },
+	{ DLT_LINUX_SLL, "tcp port 80" },
+	{ DLT_LINUX_SLL, "udp or icmp" },
+	{ DLT_LINUX_SLL, "inbound" },
+	{ DLT_LINUX_SLL, "len > 100" },
+	{ DLT_RAW, "ip" },
+	{ DLT_RAW, "ip6" },
+	{ DLT_RAW, "tcp" },
+	{ DLT_RAW, "udp port 53" },
+	{ DLT_RAW, "icmp or icmp6" },
+	{ DLT_NULL, "ip" },
+	{ DLT_NULL, "ip6" },
+	{ DLT_NULL, "tcp" },
+	{ DLT_NULL, "udp" },
+	{ DLT_PPP, "ip" },
+	{ DLT_PPP, "tcp or udp" },
+	{ DLT_C_HDLC, "ip" },
+	{ DLT_C_HDLC, "tcp" },
+	{ DLT_IEEE802_11_RADIO, "wlan type mgt" },
+	{ DLT_IEEE802_11_RADIO, "wlan type data" },
+	{ DLT_IEEE802_11_RADIO, "wlan subtype beacon" },
+	{ DLT_IEEE802_11_RADIO, "wlan host 00:11:22:33:44:55" },
+	{ DLT_IEEE802_11_RADIO, "ip" },
+};
+
+#define NEXPRS (sizeof(exprs) / sizeof(exprs[0]))
+
+START_TEST(test_expressions)
+{
+	static struct bpf_program progs[NEXPRS];
+	struct unit *u = calloc(MAX_UNITS, sizeof(*u));
+	unsigned nu = 0, n_en10mb = 0;
+	unsigned long evals;
+	struct so so;
+	char eb[GCAP_ERRBUF_SIZE];
+
+	load_corpus();
+	for (unsigned i = 0; i < NEXPRS; i++) {
+		int r = gcap_filter_compile(exprs[i].e, exprs[i].dlt, SNAPLEN, &progs[i], eb);
+
+		ck_assert_msg(r == 0, "compile \"%s\": %s", exprs[i].e, eb);
+		ck_assert_int_eq(gcap_bpfc_check(&progs[i], eb), 0);
+		n_en10mb += exprs[i].dlt == DLT_EN10MB;
+		/* consecutive expressions of one link type form a unit (<= 64) */
+		if (nu == 0 || u[nu - 1].dlt != exprs[i].dlt ||
+		    u[nu - 1].n == GCAP_BPFC_MAX_PROGS) {
+			ck_assert_uint_lt(nu, MAX_UNITS);
+			snprintf(u[nu].prefix, sizeof(u[nu].prefix), "x%u", nu);
+			u[nu].dlt = exprs[i].dlt;
+			u[nu].progs = &progs[i];
+			nu++;
+		}
+		u[nu - 1].n++;
+	}
+	ck_assert_uint_ge(n_en10mb, 60);
+	build_units(u, nu, &so);
+	mismatches = 0;
+	evals = run_units(u, nu, pkts, npkts);
+	printf("expressions: %zu (%u for EN10MB) in %u units, %lu evaluations, "
+	       "%lu mismatches\n", NEXPRS, n_en10mb, nu, evals, mismatches);
+	ck_assert_uint_gt(evals, 0);
+	ck_assert_uint_eq(mismatches, 0);
+	ck_assert_uint_eq(coverage(u, nu, "libpcap-emitted opcodes", 0), 0);
+	free_so(&so);
+	for (unsigned i = 0; i < NEXPRS; i++)
+		gcap_filter_free(&progs[i]);
+	free(u);
+}
+END_TEST
+
+/* ---- random programs ---- */
+
+static uint64_t rng_state;
+
+static uint32_t
+rnd(void)
+{
+	/* xorshift64* */
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return (uint32_t)((rng_state * 2685821657736338717ull) >> 32);
+}
+
+static uint32_t
+pick(const uint32_t *v, unsigned n)
+{
+	return v[rnd() % n];
+}
+
+/* constants that hit the edges: small offsets, lengths, shift counts,
+ * values that overflow X + k */
+static uint32_t
+rnd_k(void)
+{
+	static const uint32_t edge[] = { 0, 1, 2, 3, 4, 31, 32, 33, 63, 64, 0x7fffffff,
+		0x80000000, 0xfffffffc, 0xfffffffe, 0xffffffff, 0xffffefff };
+
+	switch (rnd() % 4) {
+	case 0: return rnd() % 16;
+	case 1: return rnd() % 100;
+	case 2: return pick(edge, sizeof(edge) / sizeof(edge[0]));
+	default: return rnd();
+	}
+}
+
+/* offsets: mostly near the end of short packets, sometimes far away or
+ * overflowing X + k (absolute loads stay below the Linux ancillary area) */
+static uint32_t
+rnd_off(int ind)
+{
+	static const uint32_t far[] = { 0xffffefff, 0xffffeffe, 0xffffeffc, 0x7fffffff,
+		65535, 65536, 0xfffffffc, 0xfffffffd, 0xffffffff };
+	unsigned nfar = ind ? 9 : 6;
+
+	return rnd() % 10 == 0 ? pick(far, nfar) : rnd() % 100;
+}
+
+/* a random program bpf_validate() accepts and bpf_filter() runs without
+ * aborting or looping: scratch words are read only after the prologue wrote
+ * them (libpcap 1.10 leaves them uninitialised), jumps only go forward */
+static unsigned
+random_prog(struct bpf_insn *out, unsigned max)
+{
+	static const uint16_t alu_k[] = { BPF_ADD, BPF_SUB, BPF_MUL, BPF_DIV, BPF_MOD,
+		BPF_AND, BPF_OR, BPF_XOR, BPF_LSH, BPF_RSH };
+	static const uint16_t jmp[] = { BPF_JEQ, BPF_JGT, BPF_JGE, BPF_JSET };
+	unsigned body = 4 + rnd() % 40, n = 0, written = 0, total;
+
+	/* prologue: write some scratch words */
+	for (unsigned k = 0; k < BPF_MEMWORDS; k++) {
+		if (rnd() % 2 == 0)
+			continue;
+		out[n++] = (struct bpf_insn)BPF_STMT(BPF_LD | BPF_IMM, rnd_k());
+		out[n++] = (struct bpf_insn)BPF_STMT(BPF_ST, k);
+		written |= 1u << k;
+	}
+	if (written == 0) {
+		out[n++] = (struct bpf_insn)BPF_STMT(BPF_STX, 5);
+		written = 1u << 5;
+	}
+	total = n + body + 2;
+	ck_assert_uint_le(total, max);
+	for (unsigned i = n; i < n + body; i++) {
+		unsigned left = total - i - 1; /* instructions after this one */
+		struct bpf_insn *in = &out[i];
+		unsigned mk;
+
+		do
+			mk = rnd() % BPF_MEMWORDS;
+		while (!(written & (1u << mk)));
+		switch (rnd() % 24) {
+		case 0: *in = (struct bpf_insn)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, rnd_off(0)); break;
+		case 1: *in = (struct bpf_insn)BPF_STMT(BPF_LD | BPF_H | BPF_ABS, rnd_off(0)); break;
+		case 2: *in = (struct bpf_insn)BPF_STMT(BPF_LD | BPF_B | BPF_ABS, rnd_off(0)); break;
+		case 3: *in = (struct bpf_insn)BPF_STMT(BPF_LD | BPF_W | BPF_IND, rnd_off(1)); break;
+		case 4: *in = (struct bpf_insn)BPF_STMT(BPF_LD | BPF_H | BPF_IND, rnd_off(1)); break;
+		case 5: *in = (struct bpf_insn)BPF_STMT(BPF_LD | BPF_B | BPF_IND, rnd_off(1)); break;
+		case 6: *in = (struct bpf_insn)BPF_STMT(BPF_LDX | BPF_MSH | BPF_B, rnd_off(1)); break;
+		case 7: *in = (struct bpf_insn)BPF_STMT(BPF_LDX | BPF_IMM, rnd_k()); break;
+		case 8:
+			*in = (struct bpf_insn)BPF_STMT(rnd() % 2 ? BPF_LD | BPF_W | BPF_LEN :
+							BPF_LDX | BPF_W | BPF_LEN, 0);
+			break;
+		case 9: *in = (struct bpf_insn)BPF_STMT(BPF_LD | BPF_IMM, rnd_k()); break;
+		case 10:
+			*in = (struct bpf_insn)BPF_STMT(rnd() % 2 ? BPF_LD | BPF_MEM :
+							BPF_LDX | BPF_MEM, mk);
+			break;
+		case 11:
+			*in = (struct bpf_insn)BPF_STMT(rnd() % 2 ? BPF_ST : BPF_STX, mk);
+			break;
+		case 12: case 13: {
+			uint16_t op = alu_k[rnd() % 10];
+			uint32_t k = rnd_k();
+
+			if ((op == BPF_DIV || op == BPF_MOD) && k == 0)
+				k = 3;
+			if (op == BPF_LSH || op == BPF_RSH)
+				k = rnd() % 40; /* >= 32 accepted by libpcap 1.10 */
+			*in = (struct bpf_insn)BPF_STMT(BPF_ALU | op | BPF_K, k);
+			break;
+		}
+		case 14: case 15:
+			*in = (struct bpf_insn)BPF_STMT(BPF_ALU | alu_k[rnd() % 10] | BPF_X, 0);
+			break;
+		case 16:
+			*in = (struct bpf_insn)BPF_STMT(BPF_ALU | BPF_NEG, 0);
+			break;
+		case 17:
+			*in = (struct bpf_insn)BPF_STMT(BPF_MISC | (rnd() % 2 ? BPF_TAX : BPF_TXA), 0);
+			break;
+		case 18: case 19: case 20: {
+			unsigned jt = rnd() % (left < 8 ? left : 8);
+			unsigned jf = rnd() % (left < 8 ? left : 8);
+
+			*in = (struct bpf_insn)BPF_JUMP(BPF_JMP | jmp[rnd() % 4] |
+				(rnd() % 2 ? BPF_X : BPF_K), rnd() % 3 ? rnd() % 8 : rnd_k(), jt, jf);
+			break;
+		}
+		case 21:
+			*in = (struct bpf_insn)BPF_STMT(BPF_JMP | BPF_JA, rnd() % (left < 6 ? left : 6));
+			break;
+		case 22:
+			*in = (struct bpf_insn)BPF_STMT(BPF_RET | BPF_K, rnd_k());
+			break;
+		default:
+			*in = (struct bpf_insn)BPF_STMT(BPF_RET | BPF_A, 0);
+			break;
+		}
+	}
+	out[total - 2] = (struct bpf_insn)BPF_STMT(BPF_RET | BPF_A, 0);
+	out[total - 1] = (struct bpf_insn)BPF_STMT(BPF_RET | BPF_K, rnd_k());
+	return total;
+}
+
+#define NRANDOM_UNITS 8
+
+START_TEST(test_random_programs)
+{
+	struct unit u[NRANDOM_UNITS];
+	static struct bpf_program progs[NRANDOM_UNITS * GCAP_BPFC_MAX_PROGS];
+	struct pkt *rp;
+	unsigned nrp = 3000;
+	unsigned long evals;
+	struct so so;
+	char eb[GCAP_ERRBUF_SIZE];
+
+	load_corpus();
+	rng_state = 0x9e3779b97f4a7c15ull;
+	memset(u, 0, sizeof(u));
+	for (unsigned i = 0; i < NRANDOM_UNITS * GCAP_BPFC_MAX_PROGS; i++) {
+		struct bpf_insn *ins = calloc(128, sizeof(*ins));
+
+		progs[i].bf_insns = ins;
+		progs[i].bf_len = random_prog(ins, 128);
+		ck_assert_msg(bpf_validate(ins, (int)progs[i].bf_len),
+			      "random program %u not valid", i);
+		ck_assert_msg(gcap_bpfc_check(&progs[i], eb) == 0, "%u: %s", i, eb);
+	}
+	for (unsigned i = 0; i < NRANDOM_UNITS; i++) {
+		snprintf(u[i].prefix, sizeof(u[i].prefix), "r%u", i);
+		u[i].dlt = -1;
+		u[i].n = GCAP_BPFC_MAX_PROGS;
+		u[i].progs = &progs[i * GCAP_BPFC_MAX_PROGS];
+	}
+	build_units(u, NRANDOM_UNITS, &so);
+	/* random packets: short ones, many zero bytes (so MSH and IND stay near
+	 * the end of the capture) */
+	rp = calloc(nrp, sizeof(*rp));
+	ck_assert_ptr_nonnull(rp);
+	for (unsigned i = 0; i < nrp; i++) {
+		rp[i].caplen = rnd() % 100;
+		rp[i].wirelen = rnd() % 4 ? rp[i].caplen + rnd() % 64 : rnd();
+		rp[i].data = malloc(rp[i].caplen ? rp[i].caplen : 1);
+		for (unsigned b = 0; b < rp[i].caplen; b++)
+			rp[i].data[b] = rnd() % 3 ? rnd() % 4 : (uint8_t)rnd();
+	}
+	mismatches = 0;
+	evals = run_units(u, NRANDOM_UNITS, rp, nrp);
+	evals += run_units(u, NRANDOM_UNITS, pkts, npkts);
+	printf("random programs: %u over %u random + %u corpus packets, %lu evaluations, "
+	       "%lu mismatches\n", NRANDOM_UNITS * GCAP_BPFC_MAX_PROGS, nrp, npkts,
+	       evals, mismatches);
+	ck_assert_uint_eq(mismatches, 0);
+	ck_assert_uint_eq(coverage(u, NRANDOM_UNITS, "random programs, all opcodes", 1), 0);
+	free_so(&so);
+	for (unsigned i = 0; i < nrp; i++)
+		free(rp[i].data);
+	free(rp);
+	for (unsigned i = 0; i < NRANDOM_UNITS * GCAP_BPFC_MAX_PROGS; i++)
+		free(progs[i].bf_insns);
+}
+END_TEST
+
+/* a counting loop with n-1 backward jumps: "protochain"-like */
+static void
+loop_prog(struct bpf_insn *in, uint32_t n)
+{
+	in[0] = (struct bpf_insn)BPF_STMT(BPF_LD | BPF_IMM, 0);
+	in[1] = (struct bpf_insn)BPF_STMT(BPF_ST, 0);
+	in[2] = (struct bpf_insn)BPF_STMT(BPF_LD | BPF_MEM, 0);
+	in[3] = (struct bpf_insn)BPF_STMT(BPF_ALU | BPF_ADD | BPF_K, 1);
+	in[4] = (struct bpf_insn)BPF_STMT(BPF_ST, 0);
+	in[5] = (struct bpf_insn)BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, n, 1, 0);
+	in[6] = (struct bpf_insn)BPF_STMT(BPF_JMP | BPF_JA, (uint32_t)-5);
+	in[7] = (struct bpf_insn)BPF_STMT(BPF_RET | BPF_A, 0);
+}
+
+START_TEST(test_backward_jumps)
+{
+	static const uint32_t counts[] = { 1, 2, 10, 64, 65, 66, 100 };
+	struct bpf_insn ins[7][8];
+	struct bpf_program progs[7];
+	struct unit u = { .prefix = "bj", .dlt = -1, .n = 7, .progs = progs };
+	unsigned char pkt[4] = { 1, 2, 3, 4 };
+	struct so so;
+
+	for (unsigned i = 0; i < 7; i++) {
+		loop_prog(ins[i], counts[i]);
+		progs[i].bf_insns = ins[i];
+		progs[i].bf_len = 8;
+		ck_assert_int_eq(bpf_validate(ins[i], 8), 1);
+		ck_assert_int_eq(gcap_bpfc_check(&progs[i], NULL), 0);
+	}
+	build_units(&u, 1, &so);
+	for (unsigned i = 0; i < 7; i++) {
+		/* n - 1 backward jumps; the 65th is refused */
+		uint32_t want = counts[i] - 1 <= GCAP_BPF_MAX_BACKWARD_JUMPS ? counts[i] : 0;
+		unsigned long long m = u.mask(pkt, 4, 4);
+
+		ck_assert_uint_eq(u.fn[i](pkt, 4, 4), want);
+		ck_assert_uint_eq(gcap_bpf_interp((const struct gcap_bpf_insn *)ins[i], 8,
+						  pkt, 4, 4), want);
+		ck_assert_uint_eq((m >> i) & 1, want != 0);
+		if (want != 0) /* libpcap 1.10 has no bound: same result below it */
+			ck_assert_uint_eq(bpf_filter(ins[i], pkt, 4, 4), want);
+	}
+	free_so(&so);
+}
+END_TEST
+
+/* ---- error paths ---- */
+
+static int
+check_one(const struct bpf_insn *ins, unsigned n, char *eb)
+{
+	struct bpf_program p = { n, (struct bpf_insn *)ins };
+
+	return gcap_bpfc_check(&p, eb);
+}
+
+START_TEST(test_reject_ancillary)
+{
+	/* what libpcap emits for "vlan" on a live Linux socket */
+	struct bpf_insn ins[] = {
+		BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 0xfffff000u + 48), /* SKF_AD_VLAN_TAG_PRESENT */
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 1, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, 262144),
+		BPF_STMT(BPF_RET | BPF_K, 0),
+	};
+	struct bpf_program p = { 4, ins };
+	char eb[GCAP_ERRBUF_SIZE] = "";
+
+	ck_assert_int_eq(gcap_bpfc_check(&p, eb), -ENOTSUP);
+	ck_assert_ptr_nonnull(strstr(eb, "ancillary"));
+	errno = 0;
+	ck_assert_ptr_null(gcap_bpfc_translate(&p, 1, "f", 0, eb));
+	ck_assert_int_eq(errno, ENOTSUP);
+	ins[0].code = BPF_LD | BPF_W | BPF_ABS;
+	ck_assert_int_eq(gcap_bpfc_check(&p, eb), -ENOTSUP);
+	ins[0].k = 0xffffefff; /* just below SKF_AD_OFF: an ordinary (failing) load */
+	ck_assert_int_eq(gcap_bpfc_check(&p, eb), 0);
+}
+END_TEST
+
+START_TEST(test_reject_invalid)
+{
+	char eb[GCAP_ERRBUF_SIZE];
+	const struct bpf_insn ret = BPF_STMT(BPF_RET | BPF_K, 1);
+	struct bpf_insn bad[][2] = {
+		{ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 5, 0), ret },  /* jt out */
+		{ BPF_JUMP(BPF_JMP | BPF_JGT | BPF_K, 0, 0, 1), ret },  /* jf out */
+		{ BPF_STMT(BPF_JMP | BPF_JA, 1), ret },                 /* ja out */
+		{ BPF_STMT(BPF_JMP | BPF_JA, 0xffffffffu), ret },       /* ja itself */
+		{ BPF_STMT(BPF_JMP | BPF_JA, 0xfffffff0u), ret },       /* ja before 0 */
+		{ BPF_STMT(BPF_ALU | BPF_DIV | BPF_K, 0), ret },        /* / 0 */
+		{ BPF_STMT(BPF_ALU | BPF_MOD | BPF_K, 0), ret },        /* % 0 */
+		{ BPF_STMT(BPF_LD | BPF_MEM, 16), ret },                /* M[16] */
+		{ BPF_STMT(BPF_STX, 99), ret },
+		{ BPF_STMT(BPF_LD | BPF_H | BPF_LEN, 0), ret },         /* bpf_filter aborts */
+		{ BPF_STMT(BPF_LDX | BPF_W | BPF_ABS, 0), ret },
+		{ BPF_STMT(BPF_ALU | BPF_NEG | BPF_X, 0), ret },
+		{ BPF_STMT(BPF_MISC | 0x10, 0), ret },
+		{ BPF_STMT(BPF_JMP | 0x50, 0), ret },
+		{ ret, BPF_STMT(BPF_LD | BPF_IMM, 0) },                 /* no final ret */
+	};
+
+	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct bpf_program p = { 2, bad[i] };
+
+		eb[0] = '\0';
+		ck_assert_msg(check_one(bad[i], 2, eb) == -EINVAL, "case %u accepted", i);
+		ck_assert_msg(eb[0] != '\0', "case %u: no message", i);
+		errno = 0;
+		ck_assert_ptr_null(gcap_bpfc_translate(&p, 1, "f", 0, eb));
+		ck_assert_int_eq(errno, EINVAL);
+	}
+	/* sanity: the same shapes fixed are accepted */
+	{
+		struct bpf_insn ok[2] = { BPF_STMT(BPF_JMP | BPF_JA, 0), ret };
+
+		ck_assert_int_eq(check_one(ok, 2, eb), 0);
+	}
+}
+END_TEST
+
+START_TEST(test_translate_args)
+{
+	struct bpf_program p[GCAP_BPFC_MAX_PROGS + 1];
+	char eb[GCAP_ERRBUF_SIZE];
+	char *s;
+
+	memset(p, 0, sizeof(p));
+	errno = 0;
+	ck_assert_ptr_null(gcap_bpfc_translate(p, 0, "f", 0, eb));
+	ck_assert_int_eq(errno, EINVAL);
+	ck_assert_ptr_null(gcap_bpfc_translate(p, GCAP_BPFC_MAX_PROGS + 1, "f", 0, eb));
+	ck_assert_int_eq(errno, E2BIG);
+	ck_assert_ptr_null(gcap_bpfc_translate(p, 1, "9bad", 0, eb));
+	ck_assert_int_eq(errno, EINVAL);
+	ck_assert_ptr_null(gcap_bpfc_translate(p, 1, "a-b", 0, eb));
+	ck_assert_ptr_null(gcap_bpfc_translate(p, 1, NULL, 0, eb));
+	ck_assert_ptr_null(gcap_bpfc_translate(p, 1, "f", 0x100, eb));
+	ck_assert_int_eq(errno, EINVAL);
+	ck_assert_int_eq(gcap_bpfc_check(NULL, eb), -EINVAL);
+	/* 64 empty programs: fine, every bit set */
+	s = gcap_bpfc_translate(p, GCAP_BPFC_MAX_PROGS, "all", GCAP_BPFC_F_KERNEL, eb);
+	ck_assert_ptr_nonnull(s);
+	ck_assert_ptr_nonnull(strstr(s, "all_63("));
+	ck_assert_ptr_nonnull(strstr(s, "all_mask("));
+	ck_assert_ptr_nonnull(strstr(s, "all_kernel("));
+	free(s);
+}
+END_TEST
+
+/* what an empty program and a 64-program unit give at run time */
+START_TEST(test_empty_and_full_mask)
+{
+	struct bpf_program p[GCAP_BPFC_MAX_PROGS];
+	struct unit u = { .prefix = "full", .dlt = -1, .n = GCAP_BPFC_MAX_PROGS, .progs = p };
+	unsigned char pkt[20] = { 0 };
+	char eb[GCAP_ERRBUF_SIZE];
+	struct so so;
+
+	for (unsigned i = 0; i < GCAP_BPFC_MAX_PROGS; i++) {
+		char e[32];
+
+		/* program i matches iff the packet is longer than i bytes */
+		snprintf(e, sizeof(e), i == 0 ? "" : "len > %u", i);
+		ck_assert_int_eq(gcap_filter_compile(e, DLT_EN10MB, SNAPLEN, &p[i], eb), 0);
+	}
+	build_units(&u, 1, &so);
+	ck_assert_uint_eq(u.fn[0](pkt, 0, 0), 0xffffffffu);
+	ck_assert_uint_eq(u.mask(pkt, 0, 0), 1ull);
+	ck_assert_uint_eq(u.mask(pkt, 3, 3), 0x7ull);
+	ck_assert_uint_eq(u.mask(pkt, 63, 20), 0x7fffffffffffffffull);
+	ck_assert_uint_eq(u.mask(pkt, 64, 20), ~0ull);
+	free_so(&so);
+	for (unsigned i = 0; i < GCAP_BPFC_MAX_PROGS; i++)
+		gcap_filter_free(&p[i]);
+}
+END_TEST
+
+static Suite *
+bpfc_suite(void)
+{
+	Suite *s = suite_create("bpfc");
+	TCase *t = tcase_create("differential");
+
+	tcase_set_timeout(t, 600);
+	tcase_add_test(t, test_expressions);
+	tcase_add_test(t, test_random_programs);
+	tcase_add_test(t, test_backward_jumps);
+	tcase_add_test(t, test_empty_and_full_mask);
+	suite_add_tcase(s, t);
+	t = tcase_create("errors");
+	tcase_add_test(t, test_reject_ancillary);
+	tcase_add_test(t, test_reject_invalid);
+	tcase_add_test(t, test_translate_args);
+	suite_add_tcase(s, t);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(bpfc_suite());
+	int failed;
+
+	_Static_assert(sizeof(struct gcap_bpf_insn) == sizeof(struct bpf_insn),
+		       "gcap_bpf_insn must match struct bpf_insn");
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
