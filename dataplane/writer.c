@@ -246,6 +246,10 @@ roll_back(struct gcap_writer *w, uint64_t whole)
 static int
 fail_write(struct gcap_writer *w, int rc)
 {
+	if (!w->fd_reg)
+		return wr_fail(w, -rc, "write to '%s' failed: %s (not a regular "
+			       "file: it may end in a partial record)", w->cur,
+			       strerror(-rc));
 	return wr_fail(w, -rc, "write to '%s' failed: %s (file cut back to its "
 		       "last whole record, %llu bytes)", w->cur, strerror(-rc),
 		       (unsigned long long)w->file_off);
@@ -1074,6 +1078,8 @@ gcap_writer_open(const struct gcap_writer_conf *conf, char *errbuf)
 	w->is_stdout = strcmp(conf->path, "-") == 0;
 	w->fd = -1;
 	w->start_ns = conf->start_ns != 0 ? conf->start_ns : realtime_ns();
+	if (w->rotate_ns != 0)
+		tzset(); /* -G names use the local time: read TZ now */
 	w->period_ns = w->start_ns;
 	w->clock_ns = w->start_ns;
 

@@ -1279,6 +1279,32 @@ START_TEST(test_stdout_pipe)
 }
 END_TEST
 
+START_TEST(test_stdout_epipe)
+{
+	/* nobody reads stdout: the open fails with EPIPE, SIGPIPE ignored */
+	struct gcap_writer_conf c = conf1("-");
+	char eb[GCAP_ERRBUF_SIZE] = "";
+	int pfd[2], saved, err;
+	struct gcap_writer *w;
+
+	signal(SIGPIPE, SIG_IGN);
+	ck_assert_int_eq(pipe(pfd), 0);
+	close(pfd[0]);
+	fflush(stdout);
+	saved = dup(STDOUT_FILENO);
+	ck_assert_int_eq(dup2(pfd[1], STDOUT_FILENO), STDOUT_FILENO);
+	close(pfd[1]);
+	errno = 0;
+	w = gcap_writer_open(&c, eb);
+	err = errno;
+	dup2(saved, STDOUT_FILENO);
+	close(saved);
+	ck_assert_ptr_null(w);
+	ck_assert_int_eq(err, EPIPE);
+	ck_assert_str_eq(eb, "cannot write '-': Broken pipe");
+}
+END_TEST
+
 START_TEST(test_stdout_no_rotation)
 {
 	struct gcap_writer_conf c = conf1("-");
@@ -1673,6 +1699,7 @@ writer_suite(void)
 	tc = tcase_create("stdout");
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_stdout_pipe);
+	tcase_add_test(tc, test_stdout_epipe);
 	tcase_add_test(tc, test_stdout_no_rotation);
 	suite_add_tcase(s, tc);
 
