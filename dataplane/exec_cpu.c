@@ -13,6 +13,8 @@
 
 #include "gpucap/gcap_exec.h"
 #include "gpucap/gcap_filter.h"
+#include "gpucap/gcap_kernel.h"
+#include "gpucap/gcap_khost.h"
 
 enum slot_state { SLOT_FREE = 0, SLOT_DONE };
 
@@ -36,6 +38,9 @@ struct gcap_exec {
 	struct bpf_program *filters;
 	unsigned mask;
 	struct cpu_queue *q;
+	struct gcap_khost *kernel; /* inline kernel, or NULL */
+	gcap_kernel_fn kfn;
+	void *kstate;
 };
 
 static void
@@ -56,6 +61,7 @@ cpu_destroy(struct gcap_exec *ex)
 	}
 	free(ex->q);
 	free(ex->filters);
+	gcap_khost_free(ex->kernel);
 	free(ex);
 }
 
@@ -116,12 +122,6 @@ cpu_create(const struct gcap_exec_conf *conf, char *errbuf)
 		errno = EINVAL;
 		return NULL;
 	}
-	if (conf->kernel_path != NULL) {
-		gcap_err(errbuf, ENOTSUP,
-			 "cpu executor: inline kernels are not supported by this build");
-		errno = ENOTSUP;
-		return NULL;
-	}
 	ex = calloc(1, sizeof(*ex));
 	if (ex == NULL)
 		goto nomem;
@@ -134,6 +134,19 @@ cpu_create(const struct gcap_exec_conf *conf, char *errbuf)
 	/* programs are owned by the caller and outlive the executor */
 	memcpy(ex->filters, conf->filters, conf->nfilters * sizeof(*ex->filters));
 	ex->conf.filters = ex->filters;
+	if (conf->kernel_path != NULL) {
+		/* the same source the gpu executor compiles with NVRTC, built
+		 * here by the host C compiler */
+		ex->kernel = gcap_khost_load(conf->kernel_path, conf->kernel_arg, errbuf);
+		if (ex->kernel == NULL) {
+			r = errno;
+			cpu_destroy(ex);
+			errno = r;
+			return NULL;
+		}
+		ex->kfn = gcap_khost_entry(ex->kernel);
+		ex->kstate = gcap_khost_state(ex->kernel);
+	}
 	for (unsigned i = 0; i < conf->nqueues; i++) {
 		r = cpu_queue_init(ex, i, errbuf);
 		if (r < 0) {
@@ -191,11 +204,26 @@ cpu_process(const struct gcap_exec *ex, struct gcap_batch *b)
 			if (gcap_filter_run(&ex->filters[j], data, p->wirelen,
 					    p->caplen) != 0)
 				m |= UINT64_C(1) << j;
+		cap = p->caplen;
+		if (m != 0 && ex->kfn != NULL) {
+			/* the kernel sees packets some filter passed */
+			const struct gcap_kpkt kp = {
+				.data = data,
+				.caplen = p->caplen,
+				.wirelen = p->wirelen,
+				.ts_ns = p->ts_ns,
+				.port = p->port,
+				.queue = p->queue,
+			};
+
+			gcap_verdict_apply(ex->kfn(&kp, ex->kstate), m, p->caplen, &m, &cap);
+		}
 		if (m == 0) {
 			res->n_filtered++;
 			continue;
 		}
-		cap = p->caplen < c->snaplen ? p->caplen : c->snaplen;
+		if (cap > c->snaplen)
+			cap = c->snaplen;
 		sz = GCAP_REC_SIZE(cap);
 		if (full || xb == NULL || sz > xb->size - off) {
 			full = true;
@@ -281,7 +309,11 @@ cpu_stop(struct gcap_exec *ex, unsigned timeout_ms, char *errbuf)
 static int
 cpu_kernel_state(struct gcap_exec *ex, const char *path, char *errbuf)
 {
-	return 0;
+	if (path == NULL)
+		return 0;
+	if (ex->kernel == NULL)
+		return gcap_err(errbuf, EINVAL, "no inline kernel is loaded");
+	return gcap_khost_report_file(ex->kernel, path, NULL, errbuf);
 }
 
 const struct gcap_exec_ops gcap_exec_cpu_ops = {
