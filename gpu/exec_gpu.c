@@ -17,6 +17,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -138,14 +139,28 @@ struct gcap_exec {
 	bool stopped;
 	int stop_rc;
 	bool kernel_alive;         /* stop() could not end a kernel: leak */
+	/* The kernels start with the first batch_get(): every allocation
+	 * (pools included) happens before, since freeing (and on some
+	 * drivers allocating) device or pinned memory waits for running
+	 * kernels, which never end on their own. */
+	pthread_mutex_t launch_lock;
+	int launched;              /* 0, 1: launched, -1: failed */
+	int launch_rc;
+	char launch_err[GCAP_ERRBUF_SIZE];
 	struct gpu_pool_mem *pools;
 };
+
+/* the context current on this thread, as far as this module set it */
+static __thread CUcontext tls_ctx;
 
 static int
 ctx_on(struct gcap_exec *ex, struct gpu_dev *d, char *errbuf)
 {
-	return gcap_cu_err(ex->cu, ex->cu->CtxSetCurrent(d->ctx), errbuf,
-			   "cuCtxSetCurrent");
+	int rc = gcap_cu_err(ex->cu, ex->cu->CtxSetCurrent(d->ctx), errbuf,
+			     "cuCtxSetCurrent");
+
+	tls_ctx = rc ? NULL : d->ctx;
+	return rc;
 }
 
 static uint64_t
@@ -606,6 +621,7 @@ gpu_create(const struct gcap_exec_conf *conf, char *errbuf)
 		errno = ENOMEM;
 		return NULL;
 	}
+	pthread_mutex_init(&ex->launch_lock, NULL);
 	ex->conf = *conf;
 	ex->conf.gpus = NULL;
 	ex->conf.kernel_path = NULL;
@@ -688,13 +704,6 @@ gpu_create(const struct gcap_exec_conf *conf, char *errbuf)
 		if (rc)
 			goto fail;
 	}
-	for (i = 0; i < ex->ndev; i++) {
-		rc = ctx_on(ex, &ex->dev[i], errbuf);
-		if (!rc)
-			rc = dev_launch(ex, &ex->dev[i], errbuf);
-		if (rc)
-			goto fail;
-	}
 	GPU_LOG(INFO, "%u queue(s) on %u GPU(s), %u threads per block, "
 		"memory mode %s\n", conf->nqueues, ex->ndev, ex->threads,
 		gcap_mem_name(conf->mem));
@@ -743,7 +752,7 @@ gpu_destroy(struct gcap_exec *ex)
 	if (ex == NULL)
 		return;
 	cu = ex->cu;
-	if (cu != NULL && !ex->stopped)
+	if (cu != NULL && !ex->stopped && ex->launched == 1)
 		gpu_stop(ex, 2000, NULL);
 	if (cu != NULL && !ex->kernel_alive) {
 		for (q = 0; ex->qs && q < ex->conf.nqueues; q++) {
@@ -792,6 +801,7 @@ gpu_destroy(struct gcap_exec *ex)
 		free(ex->qs[q].cp_len);
 	}
 	free(ex->qs);
+	pthread_mutex_destroy(&ex->launch_lock);
 	free(ex);
 }
 
@@ -808,6 +818,27 @@ gpu_xbufs(struct gcap_exec *ex, unsigned q, struct gcap_xbuf **xbufs)
 	return ex->conf.nxbufs;
 }
 
+static int
+launch_all(struct gcap_exec *ex)
+{
+	unsigned i;
+	int rc = 0;
+
+	pthread_mutex_lock(&ex->launch_lock);
+	if (ex->launched == 0) {
+		for (i = 0; i < ex->ndev && !rc; i++) {
+			rc = ctx_on(ex, &ex->dev[i], ex->launch_err);
+			if (!rc)
+				rc = dev_launch(ex, &ex->dev[i], ex->launch_err);
+		}
+		ex->launch_rc = rc;
+		__atomic_store_n(&ex->launched, rc ? -1 : 1, __ATOMIC_RELEASE);
+	}
+	rc = ex->launch_rc;
+	pthread_mutex_unlock(&ex->launch_lock);
+	return rc;
+}
+
 static struct gcap_batch *
 gpu_batch_get(struct gcap_exec *ex, unsigned q)
 {
@@ -815,6 +846,9 @@ gpu_batch_get(struct gcap_exec *ex, unsigned q)
 	unsigned s = (unsigned)(qs->prod & (ex->conf.ring_size - 1));
 	struct gcap_batch *b;
 
+	if (__atomic_load_n(&ex->launched, __ATOMIC_ACQUIRE) != 1 &&
+	    (ex->stopped || launch_all(ex) != 0))
+		return NULL;
 	if (__atomic_load_n(&qs->slots[s].status, __ATOMIC_ACQUIRE) !=
 	    GCAP_GPU_FREE || ex->stopped)
 		return NULL;
@@ -920,8 +954,6 @@ submit_copy(struct gcap_exec *ex, struct gpu_queue *qs, unsigned s,
 				   GCAP_GPU_READY, CU_STREAM_WRITE_VALUE_DEFAULT);
 	return gcap_cu_err(cu, r, NULL, "cuStreamWriteValue32(doorbell)");
 }
-
-static __thread CUcontext tls_ctx;
 
 static int
 gpu_batch_submit(struct gcap_exec *ex, unsigned q, struct gcap_batch *b)
@@ -1049,6 +1081,8 @@ gpu_health(struct gcap_exec *ex, char *errbuf)
 	unsigned i;
 	int rc;
 
+	if (__atomic_load_n(&ex->launched, __ATOMIC_ACQUIRE) < 0)
+		return gcap_err(errbuf, EIO, "%s", ex->launch_err);
 	for (i = 0; i < ex->ndev; i++) {
 		rc = dev_check(ex, &ex->dev[i], errbuf);
 		if (rc)
@@ -1091,7 +1125,11 @@ gpu_stop(struct gcap_exec *ex, unsigned timeout_ms, char *errbuf)
 				 "earlier with an error");
 		return ex->stop_rc;
 	}
+	pthread_mutex_lock(&ex->launch_lock);
 	ex->stopped = true;
+	if (ex->launched == 0)
+		ex->launched = -1; /* never launch after stop */
+	pthread_mutex_unlock(&ex->launch_lock);
 	/* 1. drain: every submitted batch reaches DONE */
 	for (;;) {
 		rc = gpu_health(ex, errbuf);
@@ -1279,6 +1317,12 @@ gpu_pool_create(struct gcap_exec *ex, unsigned q, uint16_t port_id,
 	    data_room <= RTE_PKTMBUF_HEADROOM) {
 		gcap_err(errbuf, EINVAL, "gpu pool: bad arguments");
 		errno = EINVAL;
+		return NULL;
+	}
+	if (__atomic_load_n(&ex->launched, __ATOMIC_ACQUIRE) != 0) {
+		gcap_err(errbuf, EBUSY, "gpu pool: create the pools before the "
+			 "first batch (the kernels are running)");
+		errno = EBUSY;
 		return NULL;
 	}
 	qs = &ex->qs[q];

@@ -23,7 +23,9 @@
 #define GCAP_GPU_PIPELINE_CUH
 
 #include "gcap_gpu_abi.h"
+#ifndef GCAP_GPU_COMPILED_FILTERS
 #include "gcap_bpf_interp.h"
+#endif
 
 #ifndef GCAP_GPU_INLINE_HOOK
 #define GCAP_GPU_INLINE_HOOK(mask, desc, p, caplen) do { } while (0)
