@@ -47,6 +47,13 @@ cu_load_once(void)
 		return;
 	}
 	gp = (gcap_getproc_fn)dlsym(lib, "cuGetProcAddress_v2");
+	if (gp == NULL) {
+		/* without it dlsym would give the oldest ABI of each call */
+		g_cu_err = ENOTSUP;
+		gcap_err(g_cu_msg, ENOTSUP, "CUDA driver too old: no "
+			 "cuGetProcAddress_v2 (needs a CUDA 12 driver)");
+		return;
+	}
 
 #define CU_REQ(field, name)                                                   \
 	do {                                                                  \

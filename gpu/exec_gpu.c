@@ -536,16 +536,18 @@ dev_load(struct gcap_exec *ex, struct gpu_dev *d, char *errbuf)
 	return rc;
 }
 
+/* Queue table and kernel stream of one device (before any launch). */
 static int
-dev_launch(struct gcap_exec *ex, struct gpu_dev *d, char *errbuf)
+dev_prepare(struct gcap_exec *ex, struct gpu_dev *d, char *errbuf)
 {
 	const struct gcap_cu *cu = ex->cu;
-	struct gcap_gpu_qdesc qd[1024];
-	struct gcap_gpu_kparams kp;
-	void *args[1] = { &kp };
+	struct gcap_gpu_qdesc *qd;
 	unsigned q, n = 0;
 	int rc;
 
+	qd = calloc(ex->conf.nqueues, sizeof(*qd));
+	if (qd == NULL)
+		return gcap_err(errbuf, ENOMEM, "gpu executor: out of memory");
 	for (q = 0; q < ex->conf.nqueues; q++) {
 		if (ex->qs[q].dev != d)
 			continue;
@@ -555,20 +557,30 @@ dev_launch(struct gcap_exec *ex, struct gpu_dev *d, char *errbuf)
 		n++;
 	}
 	d->nq = n;
-	if (n == 0)
-		return 0;
-	rc = gcap_cu_err(cu, cu->MemAlloc(&d->qdesc, n * sizeof(qd[0])), errbuf,
-			 "cuMemAlloc(queue table)");
-	if (!rc)
+	rc = gcap_cu_err(cu, cu->MemAlloc(&d->qdesc, (n + 1) * sizeof(qd[0])),
+			 errbuf, "cuMemAlloc(queue table)");
+	if (!rc && n)
 		rc = gcap_cu_err(cu, cu->MemcpyHtoD(d->qdesc, qd,
 				 n * sizeof(qd[0])), errbuf,
 				 "cuMemcpyHtoD(queue table)");
+	free(qd);
 	if (!rc)
 		rc = gcap_cu_err(cu, cu->StreamCreate(&d->kstream,
 				 CU_STREAM_NON_BLOCKING), errbuf,
 				 "cuStreamCreate(kernel)");
-	if (rc)
-		return rc;
+	return rc;
+}
+
+/* Start the persistent kernel: one block per queue of the device. */
+static int
+dev_launch(struct gcap_exec *ex, struct gpu_dev *d, char *errbuf)
+{
+	struct gcap_gpu_kparams kp;
+	void *args[1] = { &kp };
+	int rc;
+
+	if (d->nq == 0)
+		return 0;
 	memset(&kp, 0, sizeof(kp));
 	kp.queues = d->qdesc;
 	kp.quit = (uint64_t)(uintptr_t)ex->quit;
@@ -577,8 +589,8 @@ dev_launch(struct gcap_exec *ex, struct gpu_dev *d, char *errbuf)
 	kp.nfilters = ex->conf.nfilters;
 	kp.snaplen = ex->conf.snaplen;
 	kp.fault_at = ex->fault_at;
-	rc = gcap_cu_err(cu, cu->LaunchKernel(d->fn, n, 1, 1, ex->threads, 1, 1,
-			 0, d->kstream, args, NULL), errbuf,
+	rc = gcap_cu_err(ex->cu, ex->cu->LaunchKernel(d->fn, d->nq, 1, 1,
+			 ex->threads, 1, 1, 0, d->kstream, args, NULL), errbuf,
 			 "cuLaunchKernel(" KERNEL_NAME ")");
 	if (rc)
 		return rc;
@@ -701,6 +713,13 @@ gpu_create(const struct gcap_exec_conf *conf, char *errbuf)
 		rc = ctx_on(ex, ex->qs[q].dev, errbuf);
 		if (!rc)
 			rc = queue_setup(ex, &ex->qs[q], errbuf);
+		if (rc)
+			goto fail;
+	}
+	for (i = 0; i < ex->ndev; i++) {
+		rc = ctx_on(ex, &ex->dev[i], errbuf);
+		if (!rc)
+			rc = dev_prepare(ex, &ex->dev[i], errbuf);
 		if (rc)
 			goto fail;
 	}

@@ -599,9 +599,10 @@ END_TEST
  * a clear message; auto falls back to host. */
 START_TEST(test_pools)
 {
-	char *eal[] = { "test_gpu", "--no-huge", "-m", "256", "--no-pci",
-			"--in-memory", "--vdev", "net_null0", "--log-level",
-			"*:error", NULL };
+	char *eal[16] = { "test_gpu", "--no-huge", "-m", "256", "--no-pci",
+			  "--in-memory", "--vdev", "net_null0", "--log-level",
+			  "*:error", NULL };
+	int neal = 10;
 	struct gcap_exec_conf c;
 	struct bpf_program progs[2];
 	char err[GCAP_ERRBUF_SIZE] = "";
@@ -613,13 +614,19 @@ START_TEST(test_pools)
 	uint8_t *scratch;
 	unsigned i;
 
-	ck_assert_int_ge(rte_eal_init(10, eal), 0);
+	/* a bundle on the GPU machine carries the PMDs as plugins */
+	if (getenv("GPUCAP_EAL_PLUGINS")) {
+		eal[neal++] = "-d";
+		eal[neal++] = getenv("GPUCAP_EAL_PLUGINS");
+	}
+	ck_assert_int_ge(rte_eal_init(neal, eal), 0);
 	ck_assert_uint_ge(rte_eth_dev_count_avail(), 1);
 	base_conf(&c, progs);
 	c.mem = GCAP_MEM_GPU;
 	ex = ops->create(&c, err);
 	ck_assert_msg(ex != NULL, "create: %s", err);
-	mp = ops->pool_create(ex, 0, 0, "gpu_pool", 1024, 2048 + 128, 0, err);
+	mp = ops->pool_create(ex, 0, 0, "gpu_pool", 1024, 2048 + 128,
+			     SOCKET_ID_ANY, err);
 	printf("gpu mode on net_null: %s\n", err);
 	ck_assert_ptr_null(mp);
 	ck_assert_msg(strstr(err, "software port") != NULL, "%s", err);
@@ -628,7 +635,8 @@ START_TEST(test_pools)
 	c.mem = GCAP_MEM_AUTO;
 	ex = ops->create(&c, err);
 	ck_assert_msg(ex != NULL, "create: %s", err);
-	mp = ops->pool_create(ex, 0, 0, "auto_pool", 1024, 2048 + 128, 0, err);
+	mp = ops->pool_create(ex, 0, 0, "auto_pool", 1024, 2048 + 128,
+			     SOCKET_ID_ANY, err);
 	ck_assert_msg(mp != NULL, "auto pool: %s", err);
 	ck_assert_int_eq(rte_pktmbuf_alloc_bulk(mp, m, 8), 0);
 	ops->xbufs(ex, 0, &xb);
