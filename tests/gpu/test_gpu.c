@@ -588,6 +588,12 @@ START_TEST(test_corpus_host)
 }
 END_TEST
 
+START_TEST(test_corpus_compiled)
+{
+	run_corpus(GCAP_MEM_HOST, true);
+}
+END_TEST
+
 START_TEST(test_corpus_copy)
 {
 	run_corpus(GCAP_MEM_COPY, false);
@@ -767,6 +773,7 @@ main(void)
 	tcase_add_test(tc, test_truncation);
 	tcase_add_test(tc, test_corpus_host);
 	tcase_add_test(tc, test_corpus_copy);
+	tcase_add_test(tc, test_corpus_compiled);
 	tcase_add_test(tc, test_copy_overflow);
 	tcase_add_test(tc, test_kernel_fault);
 	tcase_add_test(tc, test_quit_full_load);

@@ -17,6 +17,9 @@
 #include "gpucap/gcap_exec.h"
 #include "gpucap/gcap_filter.h"
 #include "gpucap/gcap_gpu.h"
+#ifdef GCAP_TEST_HAVE_RTC
+#include "gpucap/gcap_rtc.h"
+#endif
 
 static struct bpf_program progs[3];
 
@@ -203,6 +206,48 @@ START_TEST(test_code_compiled)
 }
 END_TEST
 
+/* Both translation units compile with NVRTC (what the executor does on a
+ * GPU machine; NVRTC itself needs no GPU). */
+START_TEST(test_code_nvrtc)
+{
+#ifdef GCAP_TEST_HAVE_RTC
+	struct gcap_exec_conf c;
+	char err[GCAP_ERRBUF_SIZE] = "";
+	int variant;
+
+	if (!GCAP_HAVE_CUDA || gcap_rtc_load(err) != 0) {
+		printf("nvrtc: not available (%s), skipped\n", err);
+		return;
+	}
+	for (variant = 0; variant < 2; variant++) {
+		struct gcap_rtc_info info = { 0 };
+		void *img = NULL;
+		size_t len = 0;
+		char *src;
+		int rc;
+
+		mk_conf(&c);
+		c.compile_filters = variant;
+		src = gcap_gpu_code(&c, err);
+		ck_assert_msg(src != NULL, "%s", err);
+		rc = gcap_rtc_compile(src, "gpucap_pipeline.cu", 9, 0, NULL, 0,
+				      NULL, GCAP_RTC_F_NO_CACHE, &img, &len,
+				      &info, err);
+		ck_assert_msg(rc == 0, "nvrtc (%s): %d %s\n%s",
+			      variant ? "compiled" : "interp", rc, err,
+			      info.log ? info.log : "");
+		ck_assert_uint_gt(len, 0);
+		printf("nvrtc %s TU: %zu bytes of cubin in %.0f ms\n",
+		       variant ? "compiled-filter" : "interpreter", len,
+		       info.compile_ms);
+		free(img);
+		free(src);
+		gcap_rtc_info_clear(&info);
+	}
+#endif
+}
+END_TEST
+
 int
 main(void)
 {
@@ -217,6 +262,7 @@ main(void)
 	tcase_add_test(tc, test_probe_consistent);
 	tcase_add_test(tc, test_code_interp);
 	tcase_add_test(tc, test_code_compiled);
+	tcase_add_test(tc, test_code_nvrtc);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
