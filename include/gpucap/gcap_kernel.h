@@ -537,7 +537,9 @@ struct gcap_parsed {
 	uint16_t sport;       /**< TCP/UDP source port */
 	uint16_t dport;       /**< TCP/UDP destination port */
 	uint32_t frag_off;    /**< fragment offset in bytes */
-	uint16_t payload_off; /**< first byte after the L4 header */
+	/** first byte after the L4 header (0 when that header is cut by the
+	 *  capture); payload_off + payload_len <= caplen always */
+	uint16_t payload_off;
 	uint16_t reserved;
 	/** captured payload bytes: up to the IP datagram's end, within caplen */
 	uint32_t payload_len;
@@ -607,12 +609,13 @@ GCAP_DEV void gcap_parse_l4(const struct gcap_kpkt *pkt, uint32_t l3_end,
 	}
 	uint32_t end = l3_end < pkt->caplen ? l3_end : pkt->caplen;
 	uint32_t poff = off + p->l4_hlen;
-	if (poff > 0xffffu)
+	if (poff > pkt->caplen || poff > 0xffffu) {
+		/* options cut by the capture: no payload */
+		p->flags |= GCAP_PF_TRUNC;
 		return;
+	}
 	p->payload_off = (uint16_t)poff;
 	p->payload_len = poff < end ? end - poff : 0u;
-	if (poff > pkt->caplen)
-		p->flags |= GCAP_PF_TRUNC;
 }
 
 /**
