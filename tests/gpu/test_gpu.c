@@ -40,6 +40,23 @@ now_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* Wait for the oldest batch of queue q to be DONE: fails the test after
+ * 30 s or on a fault, never hangs. */
+static struct gcap_batch *
+wait_done(struct gcap_exec *ex, unsigned q)
+{
+	char err[GCAP_ERRBUF_SIZE] = "";
+	double t0 = now_s();
+	struct gcap_batch *b;
+
+	while ((b = ops->batch_poll(ex, q)) == NULL) {
+		ck_assert_msg(ops->health(ex, err) == 0, "health: %s", err);
+		ck_assert_msg(now_s() - t0 < 30.0, "queue %u: no batch done "
+			      "within 30 s", q);
+	}
+	return b;
+}
+
 static uint64_t
 xrand(uint64_t *s)
 {
@@ -159,8 +176,11 @@ stress_thread(void *arg)
 
 	ck_assert_ptr_nonnull(scratch);
 	ck_assert_uint_eq(nx, c->nxbufs);
+	double last = now_s();
+
 	while (done < a->batches) {
 		struct gcap_batch *b;
+		uint64_t done0 = done;
 
 		while (sub < a->batches && (b = ops->batch_get(a->ex, a->q))) {
 			unsigned n = 1 + (unsigned)(xrand(&rs) % c->batch_max);
@@ -196,6 +216,16 @@ stress_thread(void *arg)
 			a->pkts += b->n;
 			ops->batch_release(a->ex, a->q, b);
 			done++;
+		}
+		if (done != done0)
+			last = now_s();
+		else
+		{
+			char e[GCAP_ERRBUF_SIZE] = "";
+
+			ck_assert_msg(now_s() - last < 30.0, "queue %u: stuck at "
+				      "batch %" PRIu64 " (health %d: %s)", a->q,
+				      done, ops->health(a->ex, e), e);
 		}
 	}
 	ck_assert_uint_eq(next_seq, seq);
@@ -285,7 +315,8 @@ START_TEST(test_copy_overflow)
 	ck_assert_msg(ex != NULL, "create: %s", err);
 	ops->xbufs(ex, 0, &xb);
 	b = ops->batch_get(ex, 0);
-	ck_assert_ptr_nonnull(b);
+	ck_assert_msg(b != NULL, "batch_get: %s",
+		      ops->health(ex, err) ? err : "ring full");
 	for (i = 0; i < n; i++) {
 		uint8_t *p = b->stage + i * 9008;
 		unsigned k;
@@ -301,8 +332,7 @@ START_TEST(test_copy_overflow)
 	xb[0].len = xb[0].nrec = 0;
 	ck_assert_int_eq(ops->batch_submit(ex, 0, b), 0);
 	scratch = malloc(c.xbuf_size);
-	while ((b = ops->batch_poll(ex, 0)) == NULL)
-		ck_assert_msg(ops->health(ex, err) == 0, "%s", err);
+	b = wait_done(ex, 0);
 	ck_assert_uint_eq(check_batch(&c, b, scratch), n);
 	ops->batch_release(ex, 0, b);
 	free(scratch);
@@ -339,12 +369,12 @@ START_TEST(test_truncation)
 		uint32_t blen = xb[0].len, bnrec = xb[0].nrec;
 
 		b = ops->batch_get(ex, 0);
-		ck_assert_ptr_nonnull(b);
+		ck_assert_msg(b != NULL, "batch_get: %s",
+		      ops->health(ex, err) ? err : "ring full");
 		fill_batch(b, 1 + round * 20, 0, &seq, &rs);
 		b->xbuf = &xb[0]; /* appended to, batch after batch */
 		ck_assert_int_eq(ops->batch_submit(ex, 0, b), 0);
-		while ((b = ops->batch_poll(ex, 0)) == NULL)
-			ck_assert_msg(ops->health(ex, err) == 0, "%s", err);
+		b = wait_done(ex, 0);
 		ref_batch(c.filters, c.nfilters, c.snaplen, b->pkts, b->n,
 			  scratch, c.xbuf_size, blen, bnrec, &ro);
 		ck_assert_uint_eq(xb[0].len, ro.len);
@@ -440,7 +470,8 @@ START_TEST(test_kernel_fault)
 	ops->xbufs(ex, 0, &xb);
 	for (i = 0; i < 5; i++) {
 		b = ops->batch_get(ex, 0);
-		ck_assert_ptr_nonnull(b);
+		ck_assert_msg(b != NULL, "batch_get: %s",
+		      ops->health(ex, err) ? err : "ring full");
 		fill_batch(b, 10, 0, &seq, &rs);
 		b->xbuf = &xb[i];
 		xb[i].len = xb[i].nrec = 0;
@@ -535,7 +566,8 @@ run_corpus(enum gcap_mem mem, bool compiled)
 		struct gcap_batch *b = ops->batch_get(ex, 0);
 		uint32_t off = 0;
 
-		ck_assert_ptr_nonnull(b);
+		ck_assert_msg(b != NULL, "batch_get: %s",
+		      ops->health(ex, err) ? err : "ring full");
 		b->n = 0;
 		while (b->n < c.batch_max &&
 		       (r = pcap_next_ex(pc, &h, &data)) == 1) {
@@ -564,8 +596,7 @@ run_corpus(enum gcap_mem mem, bool compiled)
 		b->xbuf->len = b->xbuf->nrec = 0;
 		ck_assert_int_eq(ops->batch_submit(ex, 0, b), 0);
 		nb++;
-		while ((b = ops->batch_poll(ex, 0)) == NULL)
-			ck_assert_msg(ops->health(ex, err) == 0, "%s", err);
+		b = wait_done(ex, 0);
 		nrec += check_batch(&c, b, scratch);
 		ops->batch_release(ex, 0, b);
 	}
@@ -662,8 +693,7 @@ START_TEST(test_pools)
 	b->xbuf = &xb[0];
 	xb[0].len = xb[0].nrec = 0;
 	ck_assert_int_eq(ops->batch_submit(ex, 0, b), 0);
-	while ((b = ops->batch_poll(ex, 0)) == NULL)
-		ck_assert_msg(ops->health(ex, err) == 0, "%s", err);
+	b = wait_done(ex, 0);
 	scratch = malloc(c.xbuf_size);
 	ck_assert_uint_eq(check_batch(&c, b, scratch), 8);
 	ops->batch_release(ex, 0, b);
@@ -703,12 +733,13 @@ START_TEST(test_multi_gpu)
 		uint8_t *scratch = malloc(c.xbuf_size);
 
 		ops->xbufs(ex, q, &xb);
+		ck_assert_msg(b != NULL, "batch_get: %s",
+			      ops->health(ex, err) ? err : "ring full");
 		fill_batch(b, 50, q, &seq, &rs);
 		b->xbuf = &xb[0];
 		xb[0].len = xb[0].nrec = 0;
 		ck_assert_int_eq(ops->batch_submit(ex, q, b), 0);
-		while ((b = ops->batch_poll(ex, q)) == NULL)
-			ck_assert_msg(ops->health(ex, err) == 0, "%s", err);
+		b = wait_done(ex, q);
 		check_batch(&c, b, scratch);
 		ops->batch_release(ex, q, b);
 		free(scratch);
@@ -747,6 +778,14 @@ probe_in_child(char *msg, size_t len)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+/* GCAP_GPU_TESTS=name,name runs only those (e.g. under compute-sanitizer) */
+#define ADD(tc, fn)                                                           \
+	do {                                                                  \
+		const char *only = getenv("GCAP_GPU_TESTS");                  \
+		if (only == NULL || strstr(only, #fn) != NULL)                \
+			tcase_add_test(tc, fn);                               \
+	} while (0)
+
 int
 main(void)
 {
@@ -769,18 +808,18 @@ main(void)
 	}
 	s = suite_create("gpu");
 	tc = tcase_create("executor");
-	tcase_set_timeout(tc, 400);
-	tcase_add_test(tc, test_truncation);
-	tcase_add_test(tc, test_corpus_host);
-	tcase_add_test(tc, test_corpus_copy);
-	tcase_add_test(tc, test_corpus_compiled);
-	tcase_add_test(tc, test_copy_overflow);
-	tcase_add_test(tc, test_kernel_fault);
-	tcase_add_test(tc, test_quit_full_load);
-	tcase_add_test(tc, test_pools);
-	tcase_add_test(tc, test_multi_gpu);
-	tcase_add_test(tc, test_copy_stress);
-	tcase_add_test(tc, test_doorbell_stress);
+	tcase_set_timeout(tc, 300);
+	ADD(tc, test_truncation);
+	ADD(tc, test_corpus_host);
+	ADD(tc, test_corpus_copy);
+	ADD(tc, test_corpus_compiled);
+	ADD(tc, test_copy_overflow);
+	ADD(tc, test_kernel_fault);
+	ADD(tc, test_quit_full_load);
+	ADD(tc, test_pools);
+	ADD(tc, test_multi_gpu);
+	ADD(tc, test_copy_stress);
+	ADD(tc, test_doorbell_stress);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -1,0 +1,34 @@
+#!/bin/bash
+# The GPU suites on the GPU machine (device tool), from a devbundle:
+#   source .devbundle/env.sh && bash tests/gpu/devrun.sh
+# Logs go to $OUT. Everything has a timeout: a persistent kernel that
+# missed its quit flag must not eat the session.
+OUT=${OUT:-/tmp/gcap-out}
+mkdir -p "$OUT"
+B=.devbundle/bin
+export GCAP_SOURCE_ROOT=$PWD
+export GCAP_GPU_CORPUS=$PWD/.devbundle/data/mix-en10mb.pcap
+export GCAP_CACHE_DIR=/tmp/gcap-cache
+export CK_DEFAULT_TIMEOUT=300
+L=$OUT/gpu-tests.log
+{
+	echo "commit: $(cat .devbundle/COMMIT 2>/dev/null)"
+	nvidia-smi -L
+	nvidia-smi --query-gpu=name,driver_version,pcie.link.gen.current --format=csv
+	echo "== test_gpu_nodev"
+	timeout 120 $B/test_gpu_nodev; echo "test_gpu_nodev rc=$?"
+	echo "== test_gpu"
+	timeout ${GPU_T:-220} $B/test_gpu; echo "test_gpu rc=$?"
+} > "$L" 2>&1
+S=/usr/local/cuda/bin/compute-sanitizer
+{
+	echo "== memcheck"
+	GCAP_GPU_TESTS=test_truncation,test_corpus_host,test_copy_overflow,test_quit_full_load \
+	CK_FORK=no timeout 70 $S --tool memcheck --error-exitcode 9 $B/test_gpu
+	echo "memcheck rc=$?"
+	echo "== racecheck"
+	GCAP_GPU_TESTS=test_truncation,test_corpus_copy \
+	CK_FORK=no timeout 70 $S --tool racecheck --error-exitcode 9 $B/test_gpu
+	echo "racecheck rc=$?"
+} > "$OUT/gpu-sanitizer.log" 2>&1
+tail -n 5 "$L" "$OUT/gpu-sanitizer.log"
