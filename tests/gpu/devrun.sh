@@ -16,19 +16,19 @@ L=$OUT/gpu-tests.log
 	nvidia-smi -L
 	nvidia-smi --query-gpu=name,driver_version,pcie.link.gen.current --format=csv
 	echo "== test_gpu_nodev"
-	timeout 120 $B/test_gpu_nodev; echo "test_gpu_nodev rc=$?"
+	timeout 60 $B/test_gpu_nodev; echo "test_gpu_nodev rc=$?"
 	echo "== test_gpu"
-	timeout ${GPU_T:-220} $B/test_gpu; echo "test_gpu rc=$?"
+	timeout ${GPU_T:-200} $B/test_gpu; echo "test_gpu rc=$?"
 } > "$L" 2>&1
 S=/usr/local/cuda/bin/compute-sanitizer
 {
 	echo "== memcheck"
 	GCAP_GPU_TESTS=test_truncation,test_corpus_host,test_copy_overflow,test_quit_full_load \
-	CK_FORK=no timeout 70 $S --tool memcheck --error-exitcode 9 $B/test_gpu
+	CK_FORK=no timeout 60 $S --tool memcheck --error-exitcode 9 $B/test_gpu
 	echo "memcheck rc=$?"
 	echo "== racecheck"
 	GCAP_GPU_TESTS=test_truncation,test_corpus_copy \
-	CK_FORK=no timeout 70 $S --tool racecheck --error-exitcode 9 $B/test_gpu
+	CK_FORK=no timeout 60 $S --tool racecheck --error-exitcode 9 $B/test_gpu
 	echo "racecheck rc=$?"
 } > "$OUT/gpu-sanitizer.log" 2>&1
 tail -n 5 "$L" "$OUT/gpu-sanitizer.log"
