@@ -413,6 +413,8 @@ setup_signals(void)
 		return -1;
 	/* a closed stdout (-w - | head) is a write error, not a kill */
 	signal(SIGPIPE, SIG_IGN);
+	/* past RLIMIT_FSIZE a write fails with EFBIG and the file stays valid */
+	signal(SIGXFSZ, SIG_IGN);
 	return 0;
 }
 

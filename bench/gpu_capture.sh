@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# Capture throughput and latency, cpu vs gpu (host, copy), in one run on one
+# machine (issue 3). For each source (net_null 64-byte frames; net_pcap
+# replay of mix-en10mb.pcap with infinite_rx) and 1..8 RX queues/lcores:
+#   1. the lossless rate: --backpressure (a full pipeline stops the RX lcore,
+#      so nothing is dropped inside the pipeline; the software source waits),
+#      i.e. the most the pipeline sustains with zero pipeline drops;
+#   2. RX-to-verdict latency p50/p99 with the source held (--rx-rate) at half
+#      of that rate.
+# Filter 'tcp port 80 or udp port 53', matches written to /dev/shm.
+#
+# env: GPU_CAPTURE (binary), MIX_PCAP, OUT_DIR (results), SECS (per run),
+#      QUEUES ("1 2 4 8"), BACKENDS ("cpu gpu-host gpu-copy"), SOURCES
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+G=${GPU_CAPTURE:-$here/../build/apps/gpu-capture}
+MIX=${MIX_PCAP:-$here/../../shared/data/bench/mix-en10mb.pcap}
+OUT=${OUT_DIR:-$here/results}
+SECS=${SECS:-3}
+QUEUES=${QUEUES:-1 2 4 8}
+BACKENDS=${BACKENDS:-cpu gpu-host gpu-copy}
+SOURCES=${SOURCES:-null pcap}
+FILTER='tcp port 80 or udp port 53'
+ncpu=$(nproc)
+commit=$(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo "${GCAP_COMMIT:-unknown}")
+mkdir -p "$OUT"
+tag=$(hostname -s 2>/dev/null || echo host)
+jsonl=$OUT/gpu-capture-bench.jsonl
+md=$OUT/gpu-capture-bench.md
+: >"$jsonl"
+tmp=$(mktemp -d)
+
+ports_for() { # source queues -> -i arguments
+	local src=$1 q=$2 i
+	if [ "$src" = null ]; then
+		echo "-i net_null0,size=64,copy=1 --queues $q"
+	else
+		for ((i = 0; i < q; i++)); do
+			printf -- "-i net_pcap%d,rx_pcap=%s,infinite_rx=1 " "$i" "$MIX"
+		done
+	fi
+}
+
+backend_args() {
+	case $1 in
+	cpu) echo "--backend cpu" ;;
+	gpu-host) echo "--backend gpu --mem host" ;;
+	gpu-copy) echo "--backend gpu --mem copy" ;;
+	esac
+}
+
+field() { # json file, python expression over d
+	python3 -c "import json,sys; d=json.load(open('$1')); print($2)" 2>/dev/null
+}
+
+run_one() { # src q backend extra... -> json path (or empty)
+	local src=$1 q=$2 be=$3
+	shift 3
+	local j=$tmp/$src-$q-$be-$RANDOM.json
+	# shellcheck disable=SC2046
+	timeout $((SECS + 60)) "$G" -q $(ports_for "$src" "$q") $(backend_args "$be") \
+		--busy-poll --duration "$SECS" --summary-json "$j" "$@" \
+		-w /dev/shm/gcap-bench.pcap "$FILTER" >"$tmp/log" 2>&1
+	local rc=$?
+	rm -f /dev/shm/gcap-bench.pcap*
+	if [ $rc -ne 0 ] || [ ! -s "$j" ]; then
+		echo "  run failed (rc $rc): $src q=$q $be $*" >&2
+		sed 's/^/    /' "$tmp/log" >&2
+		return 1
+	fi
+	echo "$j"
+}
+
+{
+	echo "# gpu-capture: cpu vs gpu backends"
+	echo
+	echo "machine: $tag, $ncpu CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
+	command -v nvidia-smi >/dev/null && echo "gpu: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)"
+	echo "commit: $commit, $SECS s per run, filter '$FILTER', busy polling"
+	echo
+	echo "| source | RX lcores | backend | lossless Mpps | Gb/s | captured | pipeline drops | latency p50 us | p99 us (at half rate) |"
+	echo "|---|---|---|---|---|---|---|---|---|"
+} >"$md"
+
+for src in $SOURCES; do
+	for q in $QUEUES; do
+		[ $((q + 1)) -le "$ncpu" ] || { echo "skip q=$q: $ncpu CPUs" >&2; continue; }
+		for be in $BACKENDS; do
+			j=$(run_one "$src" "$q" "$be" --backpressure) || continue
+			mpps=$(field "$j" "d['rx_mpps']")
+			gbps=$(field "$j" "d['rx_gbps']")
+			cap=$(field "$j" "d['captured']")
+			pdrop=$(field "$j" "d['dropped']['pipeline_full']")
+			half=$(python3 -c "print(max(1, int($mpps * 1e6 / 2 / $q)))")
+			j2=$(run_one "$src" "$q" "$be" --rx-rate "$half") || j2=
+			p50=NA p99=NA
+			if [ -n "$j2" ]; then
+				p50=$(field "$j2" "d['latency_us']['p50']")
+				p99=$(field "$j2" "d['latency_us']['p99']")
+			fi
+			echo "| $src | $q | $be | $mpps | $gbps | $cap | $pdrop | $p50 | $p99 |" >>"$md"
+			python3 - "$j" "$src" "$q" "$be" "$p50" "$p99" "$commit" >>"$jsonl" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d.update(source=sys.argv[2], lcores=int(sys.argv[3]), config=sys.argv[4],
+         half_rate_p50_us=sys.argv[5], half_rate_p99_us=sys.argv[6], commit=sys.argv[7])
+print(json.dumps(d))
+PY
+			echo "$src q=$q $be: $mpps Mpps lossless, p50 $p50 us p99 $p99 us at half rate" >&2
+		done
+	done
+done
+rm -rf "$tmp"
+cat "$md"

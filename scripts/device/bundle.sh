@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Here (no GPU): build, then pack what the GPU machine runs into .devbundle/
+# (executables with their libraries, DPDK drivers, test data, the corpus,
+# the kernels' sources and headers, the scripts). See ../shared/DEVICE.md.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+root=$(pwd)
+ninja -C build -j"$(nproc)" >/dev/null
+exes=(build/apps/gpu-capture build/tests/tools/pcap-cmp)
+for t in build/tests/gpu/test_gpu build/tests/pipeline/test_offline_corpus \
+	build/tests/bpfc/test_bpfc build/tests/kernels/test_* build/bench/bpf_bench \
+	build/bench/kernel_bench build/tests/gpu/test_kernels_gpu; do
+	[ -x "$t" ] && [ -f "$t" ] && exes+=("$t")
+done
+../shared/bin/devbundle -o .devbundle -p "${exes[@]}" /usr/bin/tcpdump
+b=.devbundle
+mkdir -p $b/root $b/shared/data
+# GCAP_SOURCE_ROOT there is $b/root, so tests find ../shared/data
+cp -r tests include kernels data bench scripts $b/root/
+rm -rf $b/root/bench/results
+cp -r ../shared/data/bench ../shared/data/pcaps $b/shared/data/
+git rev-parse HEAD >$b/COMMIT
+grep -q '^/.devbundle/' .git/info/exclude || echo /.devbundle/ >>.git/info/exclude
+du -sh $b
