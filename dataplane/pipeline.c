@@ -164,8 +164,11 @@ write_xbuf(struct gcap_pipeline *pl, const struct gcap_xbuf *xb)
 			return 1;
 		m = rec->outmask & outs;
 		for (; m != 0; m &= m - 1) {
-			int r = gcap_writer_write(c->writers[__builtin_ctzll(m)], rec, rec + 1);
+			struct gcap_writer *w = c->writers[__builtin_ctzll(m)];
+			int r = gcap_writer_write(w, rec, rec + 1);
 
+			if (r < 0 && r != -ECANCELED)
+				pl_set_error(pl, r, gcap_writer_errmsg(w));
 			if (r < 0)
 				return r;
 		}
@@ -207,11 +210,8 @@ writer_main(void *arg)
 						stopped = true; /* -W with -G: last file done */
 						atomic_store(&pl->finished, 1);
 					} else if (r < 0) {
-						char msg[128];
-
-						snprintf(msg, sizeof(msg), "write failed: %s",
-							 strerror(-r));
-						pl_set_error(pl, r, msg);
+						/* the writer's message is set already */
+						pl_set_error(pl, r, strerror(-r));
 						stopped = true;
 					}
 				}
@@ -233,10 +233,7 @@ writer_main(void *arg)
 					stopped = true;
 					atomic_store(&pl->finished, 1);
 				} else if (r < 0) {
-					char msg[128];
-
-					snprintf(msg, sizeof(msg), "write failed: %s", strerror(-r));
-					pl_set_error(pl, r, msg);
+					pl_set_error(pl, r, gcap_writer_errmsg(c->writers[j]));
 					stopped = true;
 				}
 			}
@@ -641,7 +638,8 @@ gcap_pipeline_run_file(struct gcap_pipeline *pl, pcap_t *p, char *errbuf)
 		d->addr = (uint64_t)(uintptr_t)(b->stage + b->stage_used);
 		d->caplen = h->caplen;
 		d->wirelen = h->len;
-		d->ts_ns = (uint64_t)h->ts.tv_sec * 1000000000u +
+		/* pcap's seconds are unsigned 32-bit; libpcap 1.10 sign-extends them */
+		d->ts_ns = (uint64_t)(h->ts.tv_sec < 0 ? (uint32_t)h->ts.tv_sec : h->ts.tv_sec) * 1000000000u +
 			   (uint64_t)h->ts.tv_usec * (nano ? 1u : 1000u);
 		d->port = 0;
 		d->queue = 0;

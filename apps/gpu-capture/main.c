@@ -236,8 +236,13 @@ close_writers(struct app *a, const struct gcap_writer_if_stats *st)
 	int rc = 0;
 
 	for (unsigned i = 0; i < a->nwriters; i++) {
+		char prev[GCAP_ERRBUF_SIZE];
+
+		/* a write error was reported when it happened: say it once */
+		snprintf(prev, sizeof(prev), "%s", a->err);
 		if (gcap_writer_close(a->writers[i], st, a->err) < 0) {
-			fprintf(stderr, "gpu-capture: %s: %s\n", a->o->outs[i].path, a->err);
+			if (strcmp(prev, a->err) != 0)
+				fprintf(stderr, "gpu-capture: %s\n", a->err);
 			rc = -1;
 		}
 		a->writers[i] = NULL;
@@ -315,12 +320,12 @@ print_stats_line(const struct app *a, struct totals *prev, double dt)
 }
 
 static void
-print_summary(const struct app *a)
+print_summary(const struct app *a, uint64_t captured)
 {
 	struct totals t;
 
 	sum_queues(a, 0, true, &t);
-	fprintf(stderr, "%" PRIu64 " packets captured\n", gcap_pipeline_written(a->pl));
+	fprintf(stderr, "%" PRIu64 " packets captured\n", captured);
 	fprintf(stderr, "%" PRIu64 " packets received by filter\n", t.q.rx_pkts);
 	fprintf(stderr,
 		"%" PRIu64 " packets dropped (imissed %" PRIu64 ", rx_nombuf %" PRIu64
@@ -392,10 +397,16 @@ finish(struct app *a, const struct gcap_writer_if_stats *st, int rc)
 		fprintf(stderr, "gpu-capture: kernel state: %s\n", a->err);
 		rc = 1;
 	}
+	uint64_t captured = gcap_pipeline_written(a->pl), bytes;
+
+	/* one output: what its files hold (after a write error, the records
+	 * cut back are not counted) */
+	if (a->nwriters == 1)
+		gcap_writer_counts(a->writers[0], &captured, &bytes);
 	if (close_writers(a, st) < 0)
 		rc = 1;
 	if (!a->o->quiet)
-		print_summary(a);
+		print_summary(a, captured);
 	if (a->o->summary_json != NULL && write_summary_json(a, secs) < 0)
 		rc = 1;
 	return rc;
