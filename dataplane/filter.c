@@ -17,8 +17,8 @@ gcap_filter_compile(const char *expr, int linktype, uint32_t snaplen,
 	p = pcap_open_dead(linktype, (int)snaplen);
 	if (p == NULL)
 		return gcap_err(errbuf, ENOMEM, "pcap_open_dead failed");
-	/* tcpdump compiles with optimisation on and an unknown netmask */
-	if (pcap_compile(p, prog, expr, 1, PCAP_NETMASK_UNKNOWN) != 0) {
+	/* as tcpdump -r: optimised, netmask 0 (so 'ip broadcast' compiles) */
+	if (pcap_compile(p, prog, expr, 1, 0) != 0) {
 		int r = gcap_err(errbuf, EINVAL, "%s", pcap_geterr(p));
 
 		pcap_close(p);

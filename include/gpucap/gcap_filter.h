@@ -20,7 +20,7 @@ extern "C" {
 
 /**
  * Compile a tcpdump expression for a link type, as tcpdump does
- * (pcap_open_dead + pcap_compile, optimised, netmask unknown).
+ * (pcap_open_dead + pcap_compile, optimised, netmask 0 as tcpdump -r).
  * An empty or NULL expression gives a program that accepts everything
  * (bf_len 0).
  *
