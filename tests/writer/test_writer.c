@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -1651,6 +1653,174 @@ START_TEST(test_efbig_at_close_isb)
 }
 END_TEST
 
+/* ==== a real full disk: ENOSPC on a small tmpfs ==== */
+
+/*
+ * Mount a tmpfs of `size` on dir (created if needed), in a mount namespace
+ * of this test's own process so that nothing outlives it. @return false,
+ * with a message, when that cannot be done (not root, no mount rights): the
+ * caller skips.
+ */
+static bool
+small_fs(const char *dir, const char *size)
+{
+	static bool ns, said;
+	char opt[64];
+
+	if (geteuid() != 0) {
+		if (!said)
+			fprintf(stderr, "writer: not root, tmpfs ENOSPC check "
+				"skipped\n");
+		said = true;
+		return false;
+	}
+	if (!ns) {
+		if (unshare(CLONE_NEWNS) != 0 ||
+		    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) {
+			fprintf(stderr, "writer: no mount namespace (%s), tmpfs "
+				"ENOSPC check skipped\n", strerror(errno));
+			return false;
+		}
+		ns = true;
+	}
+	(void)umount2(dir, MNT_DETACH);
+	if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+		fprintf(stderr, "writer: mkdir %s: %s\n", dir, strerror(errno));
+		return false;
+	}
+	snprintf(opt, sizeof(opt), "size=%s", size);
+	if (mount("tmpfs", dir, "tmpfs", 0, opt) != 0) {
+		fprintf(stderr, "writer: cannot mount a tmpfs (%s), tmpfs ENOSPC "
+			"check skipped\n", strerror(errno));
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Read path with libpcap: every record must be the next one mkrec makes
+ * (ids from *next on, varied lengths) and the file must end cleanly.
+ * @return records read; *next advances past them.
+ */
+static uint64_t
+read_seq(const char *path, unsigned *next)
+{
+	char eb[PCAP_ERRBUF_SIZE];
+	pcap_t *p = pcap_open_offline_with_tstamp_precision(path,
+		PCAP_TSTAMP_PRECISION_NANO, eb);
+	struct pcap_pkthdr *h;
+	const u_char *d;
+	uint64_t k = 0;
+	int rc;
+
+	ck_assert_msg(p != NULL, "libpcap cannot read '%s': %s", path, eb);
+	while ((rc = pcap_next_ex(p, &h, &d)) == 1) {
+		struct trec r;
+
+		mkrec(&r, *next, vlen(*next), 1);
+		ck_assert_uint_eq((uint64_t)h->ts.tv_sec, r.h.ts_ns / NS);
+		ck_assert_uint_eq((uint64_t)h->ts.tv_usec, r.h.ts_ns % NS);
+		ck_assert_uint_eq(h->caplen, r.h.caplen);
+		ck_assert_uint_eq(h->len, r.h.wirelen);
+		ck_assert_mem_eq(d, r.data, r.h.caplen);
+		(*next)++;
+		k++;
+	}
+	ck_assert_msg(rc == PCAP_ERROR_BREAK, "%s: read error after %llu "
+		      "records: %s", path, (unsigned long long)k, pcap_geterr(p));
+	pcap_close(p);
+	return k;
+}
+
+/*
+ * Write varied records into a small tmpfs until the disk is full, then
+ * check that gcap_writer_counts() is what the files hold: as many records
+ * as libpcap reads back (cleanly, in order, no gaps), and as many bytes.
+ * rotate: -C in bytes (0: one file).
+ */
+static void
+enospc_case(bool ng, const char *size, uint64_t rotate)
+{
+	const char *dir = tpath("mnt");
+	char p[600], eb[GCAP_ERRBUF_SIZE] = "";
+	struct gcap_writer_conf c;
+	struct gcap_writer *w;
+	struct trec r;
+	uint64_t nrec, nbytes, got = 0, sz = 0;
+	unsigned i, next = 0, nfiles = 0;
+	int rc = 0, rcc;
+
+	if (!small_fs(dir, size))
+		return;
+	snprintf(p, sizeof(p), "%s/o.%s", dir, ng ? "pcapng" : "pcap");
+	c = conf1(p);
+	c.rotate_bytes = rotate;
+	w = xopen(&c);
+	/* 4000 records of about 770 bytes: more than the 1 MiB buffer */
+	for (i = 0; i < 4000; i++) {
+		mkrec(&r, i, vlen(i), 1);
+		rc = gcap_writer_write(w, &r.h, r.data);
+		if (rc != 0)
+			break;
+	}
+	if (rc == 0)
+		rc = gcap_writer_flush(w);
+	gcap_writer_counts(w, &nrec, &nbytes);
+	rcc = gcap_writer_close(w, NULL, eb);
+	ck_assert_msg(rc == -ENOSPC, "%s (%s, -C %llu): write %d at record %u",
+		      p, size, (unsigned long long)rotate, rc, i);
+	ck_assert_int_eq(rcc, -ENOSPC);
+	ck_assert_msg(strstr(eb, strerror(ENOSPC)) != NULL, "%s", eb);
+
+	for (unsigned k = 0; k < 100; k++) {
+		char f[640];
+
+		if (k == 0)
+			snprintf(f, sizeof(f), "%s", p);
+		else
+			snprintf(f, sizeof(f), "%s%u", p, k);
+		if (!exists(f))
+			break;
+		got += read_seq(f, &next);
+		sz += (uint64_t)fsize(f);
+		nfiles++;
+	}
+	ck_assert_msg(got == nrec, "%s (%s, -C %llu): counts say %llu records, "
+		      "the %u files hold %llu", p, size,
+		      (unsigned long long)rotate, (unsigned long long)nrec,
+		      nfiles, (unsigned long long)got);
+	ck_assert_uint_eq(sz, nbytes);
+	ck_assert_uint_gt(got, 0);
+	ck_assert_uint_le(got, i);
+	if (rotate != 0)
+		ck_assert_uint_gt(nfiles, 1);
+	ck_assert_int_eq(umount2(dir, MNT_DETACH), 0);
+}
+
+START_TEST(test_enospc_buffered)
+{
+	/* the disk fills in the middle of a buffered flush */
+	static const char *sizes[] = { "64k", "100k", "192k", "300k" };
+
+	for (int ng = 0; ng < 2; ng++)
+		for (unsigned s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++)
+			enospc_case(ng, sizes[s], 0);
+}
+END_TEST
+
+START_TEST(test_enospc_rotate_C)
+{
+	/* -C: the disk fills at a rotation's flush or in a later file */
+	static const char *sizes[] = { "64k", "160k", "300k" };
+	static const uint64_t rot[] = { 9000, 20000, 30000 };
+
+	for (int ng = 0; ng < 2; ng++)
+		for (unsigned s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++)
+			for (unsigned k = 0; k < sizeof(rot) / sizeof(rot[0]); k++)
+				enospc_case(ng, sizes[s], rot[k]);
+}
+END_TEST
+
 static Suite *
 writer_suite(void)
 {
@@ -1715,6 +1885,8 @@ writer_suite(void)
 	tcase_add_test(tc, test_efbig_buffered);
 	tcase_add_test(tc, test_efbig_large_record);
 	tcase_add_test(tc, test_efbig_at_close_isb);
+	tcase_add_test(tc, test_enospc_buffered);
+	tcase_add_test(tc, test_enospc_rotate_C);
 	suite_add_tcase(s, tc);
 	return s;
 }
