@@ -719,7 +719,7 @@ static int
 put_rec(struct gcap_writer *w, const struct gcap_rec *rec, const void *data)
 {
 	uint32_t incl = rec->caplen < w->snaplen ? rec->caplen : w->snaplen;
-	uint32_t orig = rec->wirelen > incl ? rec->wirelen : incl;
+	uint32_t orig = rec->wirelen; /* as tcpdump: even when < caplen */
 	uint64_t ts = rec->ts_ns;
 	uint8_t hdr[NG_EPB_HDR_LEN], trl[8];
 	struct iovec iov[4];
