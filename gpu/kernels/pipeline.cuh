@@ -82,30 +82,50 @@ gcap_block_scan(unsigned int v, unsigned int *total, unsigned int *s_warp)
 	return prefix + x - v;
 }
 
-/* Copy len bytes with one warp, widest aligned words first. */
+/* Copy len bytes with one warp. The source is read as aligned 32-bit words
+ * (a word holding a byte of the packet lies in the same page, so the bytes
+ * around the packet it also holds are safe to read), up to 512 bytes per
+ * pass with every load issued before any store: one round trip per pass
+ * when the source is host memory. dst is 8-byte aligned. */
 static __device__ __forceinline__ void
 gcap_warp_copy(unsigned char *dst, const unsigned char *src, unsigned int len,
 	       unsigned int lane)
 {
-	unsigned int done = 0, b, padded = (len + 7u) & ~7u;
-	unsigned long long a = (unsigned long long)dst | (unsigned long long)src;
+	const unsigned int *ws = (const unsigned int *)
+		((unsigned long long)src & ~3ull);
+	unsigned int lead = (unsigned int)((unsigned long long)src & 3u);
+	unsigned int nw = len ? (lead + len + 3u) >> 2 : 0u, base, k, b;
+	unsigned int padded = (len + 7u) & ~7u;
 
-	if ((a & 7u) == 0) {
-		unsigned int n8 = len >> 3;
+	for (base = 0; base < nw; base += 128u) {
+		unsigned int v[4];
 
-		for (b = lane; b < n8; b += 32u)
-			((unsigned long long *)dst)[b] =
-				((const unsigned long long *)src)[b];
-		done = n8 << 3;
-	} else if ((a & 3u) == 0) {
-		unsigned int n4 = len >> 2;
+#pragma unroll
+		for (k = 0; k < 4u; k++) {
+			unsigned int w = base + k * 32u + lane;
 
-		for (b = lane; b < n4; b += 32u)
-			((unsigned int *)dst)[b] = ((const unsigned int *)src)[b];
-		done = n4 << 2;
+			v[k] = w < nw ? ws[w] : 0u;
+		}
+#pragma unroll
+		for (k = 0; k < 4u; k++) {
+			unsigned int w = base + k * 32u + lane;
+			int o = (int)(w * 4u) - (int)lead;
+
+			if (w >= nw)
+				continue;
+			if (lead == 0 && (unsigned int)o + 4u <= len) {
+				*(unsigned int *)(dst + o) = v[k];
+				continue;
+			}
+#pragma unroll
+			for (b = 0; b < 4u; b++) {
+				int d = o + (int)b;
+
+				if (d >= 0 && (unsigned int)d < len)
+					dst[d] = (unsigned char)(v[k] >> (8u * b));
+			}
+		}
 	}
-	for (b = done + lane; b < len; b += 32u)
-		dst[b] = src[b];
 	for (b = len + lane; b < padded; b += 32u)
 		dst[b] = 0;
 }
@@ -263,8 +283,11 @@ gcap_gpu_batch(const struct gcap_gpu_kparams *kp, struct gcap_gpu_shared *s)
 		s->xbuf->len = s->len;
 		s->xbuf->nrec = s->nrec;
 	}
-	/* every thread's stores before the barrier, the barrier before DONE */
-	__threadfence_system();
+	/* every thread's stores, then the barrier, then (in the caller)
+	 * thread 0's system fence and release store of DONE: the barrier
+	 * orders the other threads' stores before thread 0's fence, which is
+	 * cumulative. One fence per batch: a fence per thread costs
+	 * microseconds each. */
 	__syncthreads();
 }
 
@@ -311,8 +334,10 @@ gcap_pipeline_kernel(struct gcap_gpu_kparams kp)
 		if (s.cmd != GCAP_GPU_READY)
 			return;
 		gcap_gpu_batch(&kp, &s);
-		if (threadIdx.x == 0)
+		if (threadIdx.x == 0) {
+			__threadfence_system();
 			gcap_st_release_sys(&sl->status, GCAP_GPU_DONE);
+		}
 		head++;
 	}
 }

@@ -288,7 +288,7 @@ END_TEST
 
 START_TEST(test_copy_stress)
 {
-	run_stress(GCAP_MEM_COPY, 2, env_u64("GCAP_GPU_COPY_BATCHES", 100000));
+	run_stress(GCAP_MEM_COPY, 2, env_u64("GCAP_GPU_COPY_BATCHES", 50000));
 }
 END_TEST
 
@@ -637,7 +637,7 @@ END_TEST
 START_TEST(test_pools)
 {
 	char *eal[16] = { "test_gpu", "--no-huge", "-m", "256", "--no-pci",
-			  "--in-memory", "--vdev", "net_null0", "--log-level",
+			  "--no-shconf", "--vdev", "net_null0", "--log-level",
 			  "*:error", NULL };
 	int neal = 10;
 	struct gcap_exec_conf c;
