@@ -615,6 +615,7 @@ run_live(struct app *a)
 	struct gcap_writer_if wifs[APP_MAX_PORTS];
 	struct gcap_writer_if_stats st[APP_MAX_PORTS];
 	struct rte_mempool **pools = NULL;
+	int *gpu_ids = NULL;
 	struct gcap_exec_conf ec;
 	unsigned rx_ids[RTE_MAX_LCORE], nrx, ncpu_list = 0;
 	int r, rc = 0;
@@ -695,6 +696,18 @@ run_live(struct app *a)
 		a->queues[i].port_id = a->ports[i / o->queues].port_id;
 		a->queues[i].lcore = rx_ids[i % nrx];
 	}
+	if (a->ops != &gcap_exec_cpu_ops && o->ngpus == 0) {
+		/* default: each queue on the GPU nearest its port */
+		gpu_ids = calloc(a->nqueues, sizeof(*gpu_ids));
+		if (gpu_ids == NULL) {
+			rc = die("out of memory%s%s", "", "");
+			goto out;
+		}
+		for (unsigned i = 0; i < a->nqueues; i++)
+			gpu_ids[i] = gcap_gpu_pick(a->ports[a->queues[i].port_index].socket);
+		ec.gpus = gpu_ids;
+		ec.ngpus = a->nqueues;
+	}
 	if (create_exec(a, &ec) < 0 ||
 	    create_pools(a, pools, RTE_MBUF_DEFAULT_BUF_SIZE) < 0) {
 		rc = 1;
@@ -745,10 +758,14 @@ out:
 	}
 	gcap_pipeline_destroy(a->pl);
 	a->pl = NULL;
+	/* the pools' data rooms belong to the executor: pools go first */
+	for (unsigned q = 0; pools != NULL && q < a->nqueues; q++)
+		rte_mempool_free(pools[q]);
 	if (a->ops != NULL)
 		a->ops->destroy(a->ex);
 	a->ex = NULL;
 	free(pools);
+	free(gpu_ids);
 	free(a->queues);
 	if (eal)
 		rte_eal_cleanup();
