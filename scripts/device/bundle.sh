@@ -7,7 +7,7 @@ cd "$(dirname "$0")/../.."
 root=$(pwd)
 ninja -C build -j"$(nproc)" >/dev/null
 exes=(build/apps/gpu-capture build/tests/tools/pcap-cmp)
-for t in build/tests/gpu/test_gpu build/tests/pipeline/test_offline_corpus \
+for t in build/tests/gpu/test_gpu build/tests/gpu/test_gpu_nodev build/tests/pipeline/test_offline_corpus \
 	build/tests/bpfc/test_bpfc build/tests/kernels/test_* build/bench/bpf_bench \
 	build/bench/kernel_bench build/tests/gpu/test_kernels_gpu; do
 	[ -x "$t" ] && [ -f "$t" ] && exes+=("$t")
@@ -19,6 +19,7 @@ mkdir -p $b/root $b/shared/data
 cp -r tests include kernels data bench scripts $b/root/
 rm -rf $b/root/bench/results
 cp -r ../shared/data/bench ../shared/data/pcaps $b/shared/data/
+mkdir -p $b/data && ln -sf ../shared/data/bench/mix-en10mb.pcap $b/data/mix-en10mb.pcap
 git rev-parse HEAD >$b/COMMIT
 grep -q '^/.devbundle/' .git/info/exclude || echo /.devbundle/ >>.git/info/exclude
 du -sh $b
