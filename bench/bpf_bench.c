@@ -1668,9 +1668,10 @@ main(int argc, char **argv)
 	printf("- machine: %ld CPUs online (%u usable), %s\n",
 	       sysconf(_SC_NPROCESSORS_ONLN), c.ncpus, cpu_model);
 	if (c.have_gpu)
-		printf("- GPU: %s, sm_%d%d, %d SMs, L2 %d MiB, %zu GiB, driver %d\n",
-		       g_gpu.name, g_gpu.ccmaj, g_gpu.ccmin, g_gpu.sms, g_gpu.l2 >> 20,
-		       g_gpu.totalmem >> 30, g_gpu.drv);
+		printf("- GPU: %s, sm_%d%d, %d SMs, L2 %d MiB, %zu GiB, CUDA driver "
+		       "API %d.%d\n", g_gpu.name, g_gpu.ccmaj, g_gpu.ccmin, g_gpu.sms,
+		       g_gpu.l2 >> 20, g_gpu.totalmem >> 30, g_gpu.drv / 1000,
+		       (g_gpu.drv % 1000) / 10);
 	else
 		printf("- GPU: none (--cpu-only)\n");
 	printf("- packets: %s, %u packets (linktype %d), %s\n", c.o.pcap,
