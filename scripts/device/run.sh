@@ -25,7 +25,7 @@ corpus)
 	log "offline corpus, gpu backend"
 	for mode in compiled interp; do
 		i=0; [ $mode = interp ] && i=1
-		( cd /tmp && GCAP_TEST_BACKEND=gpu GCAP_TEST_GPU_INTERP=$i timeout ${CORPUS_TIMEOUT:-240} \
+		( cd /tmp && CK_FORK=no GCAP_TEST_BACKEND=gpu GCAP_TEST_GPU_INTERP=$i timeout ${CORPUS_TIMEOUT:-240} \
 			"$b/bin/test_offline_corpus" ) >"$OUT/corpus-gpu-$mode.log" 2>&1
 		echo "corpus gpu $mode rc=$?" | tee -a "$OUT/corpus-gpu-$mode.log"
 		tail -3 "$OUT/corpus-gpu-$mode.log"
