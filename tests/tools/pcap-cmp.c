@@ -2,14 +2,15 @@
 /*
  * pcap-cmp: compare the packet records of two capture files.
  *
- *   pcap-cmp [--no-ts] [--no-linktype] [--iface N] [-q] A B
+ *   pcap-cmp [--no-ts|--usec] [--snap N] [--no-linktype] [--iface N] [-q] A B
  *   pcap-cmp --count [--iface N] A
  *
  * Both files (pcap or pcapng) are read with libpcap at nanosecond
  * precision; records are equal when timestamp (the instant, in ns),
  * caplen, len and bytes are.
  * --no-ts ignores timestamps (live captures stamp at receive time),
- * --no-linktype ignores the link types of the files, --iface N keeps only
+ * --usec compares timestamps truncated to microseconds (tcpdump -w writes
+ * microsecond pcap, cutting nanosecond inputs), --no-linktype ignores the link types of the files, --iface N keeps only
  * the records of pcapng interface N of file A (a pcap file holds interface
  * 0 only). --count prints the number of records of A.
  *
@@ -192,7 +193,7 @@ static void
 usage(void)
 {
 	fprintf(stderr,
-		"usage: pcap-cmp [--no-ts] [--no-linktype] [--iface N] [-q] A B\n"
+		"usage: pcap-cmp [--no-ts|--usec] [--snap N] [--no-linktype] [--iface N] [-q] A B\n"
 		"       pcap-cmp --count [--iface N] A\n"
 		"exit: 0 equal, 1 different, 2 error\n");
 }
@@ -203,11 +204,15 @@ main(int argc, char **argv)
 	static const struct option lo[] = {
 		{"no-ts", no_argument, NULL, 't'},
 		{"no-linktype", no_argument, NULL, 'l'},
+		{"usec", no_argument, NULL, 'u'},
+		{"snap", required_argument, NULL, 's'},
 		{"iface", required_argument, NULL, 'i'},
 		{"count", no_argument, NULL, 'n'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
+	int64_t ts_div = 1;
+	unsigned long snap = 0;
 	bool no_ts = false, no_lt = false, count = false, quiet = false;
 	long iface = -1;
 	struct ifmap map = {0};
@@ -223,6 +228,15 @@ main(int argc, char **argv)
 		switch (c) {
 		case 't': no_ts = true; break;
 		case 'l': no_lt = true; break;
+		case 'u': ts_div = 1000; break;
+		case 's':
+			errno = 0;
+			snap = strtoul(optarg, &end, 10);
+			if (errno != 0 || *end != '\0' || end == optarg || snap == 0) {
+				fprintf(stderr, "pcap-cmp: bad --snap '%s'\n", optarg);
+				return 2;
+			}
+			break;
 		case 'n': count = true; break;
 		case 'q': quiet = true; break;
 		case 'i':
@@ -302,7 +316,9 @@ main(int argc, char **argv)
 			}
 			break;
 		}
-		if (!no_ts && ts_ns(&ha->ts) != ts_ns(&hb->ts))
+		if (snap != 0 && hb->caplen > snap)
+			hb->caplen = (bpf_u_int32)snap; /* libpcap's header copy: ours to change */
+		if (!no_ts && ts_ns(&ha->ts) / ts_div != ts_ns(&hb->ts) / ts_div)
 			what = "timestamp";
 		else if (ha->caplen != hb->caplen)
 			what = "caplen";

@@ -1,0 +1,26 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Output device full: a 64 KiB tmpfs. gpu-capture exits 1 with a clear
+# message, and what it wrote reads back with libpcap (whole records only).
+# Needs root and a working mount (else skipped).
+. "$(dirname "$0")/lib.sh"
+[ "$(id -u)" -eq 0 ] || skip "not root: cannot mount a small tmpfs"
+mkdir "$T/mnt"
+mount -t tmpfs -o size=64k gcap-enospc "$T/mnt" 2>/dev/null || skip "mount -t tmpfs is not permitted here"
+trap 'umount "$T/mnt" 2>/dev/null; rm -rf "$T"' EXIT
+in=$LIVE1
+[ -f "$MIX" ] && in=$MIX
+for o in o.pcap o.pcapng; do
+	rm -f "$T/mnt"/*
+	gc -r "$in" -w "$T/mnt/$o"; rc=$?
+	[ $rc -eq 1 ] || fail "offline $o: exit $rc on a full device"
+	grep -q "No space left on device" "$T/gc.err" || fail "offline $o: message: $(cat "$T/gc.err")"
+	check_readable "$T/mnt/$o" 1
+	note "offline $o: $(count "$T/mnt/$o") records kept; $(head -1 "$T/gc.err")"
+done
+rm -f "$T/mnt"/*
+gc -i "net_pcap0,rx_pcap=$LOOP,infinite_rx=1" -w "$T/mnt/live.pcap" --duration 20; rc=$?
+[ $rc -eq 1 ] || fail "live: exit $rc on a full device"
+grep -q "No space left on device" "$T/gc.err" || fail "live: message: $(cat "$T/gc.err")"
+check_readable "$T/mnt/live.pcap" 1
+finish

@@ -1,0 +1,85 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# Shared by the cli tests: sourced with the arguments meson gives every
+# script: GPU_CAPTURE PCAP_CMP SOURCE_ROOT.
+set -u
+GC=${1:?gpu-capture path}
+CMP=${2:?pcap-cmp path}
+SRC=${3:?source root}
+DATA=$SRC/tests/data
+CORPUS=$SRC/../shared/data/pcaps/tcpdump-tests
+MIX=$SRC/../shared/data/bench/mix-en10mb.pcap
+T=$(mktemp -d "${TMPDIR:-/tmp}/gcap-cli.XXXXXX")
+trap 'rm -rf "$T"' EXIT
+nfail=0
+
+fail() { echo "FAIL: $*" >&2; nfail=$((nfail + 1)); }
+die() { echo "FAIL: $*" >&2; exit 1; }
+skip() { echo "SKIP: $*"; exit 77; }
+note() { echo "$*"; }
+finish() {
+	if [ "$nfail" -ne 0 ]; then
+		echo "$nfail failure(s)" >&2
+		exit 1
+	fi
+	echo "PASS"
+	exit 0
+}
+
+need() {
+	command -v "$1" >/dev/null 2>&1 || skip "$1 is not installed"
+}
+
+# gcap_run RC_VAR ARGS...: run gpu-capture (bounded), its stderr in $T/gc.err
+gc() {
+	timeout -k 5 60 "$GC" -q "$@" 2>"$T/gc.err"
+}
+
+# tcpdump's offline run: tdump FILE OUT [EXPR]; stderr in $T/td.err
+tdump() {
+	local f=$1 o=$2
+	shift 2
+	timeout -k 5 60 tcpdump -r "$f" -w "$o" "$@" 2>"$T/td.err"
+}
+
+# number of records of a capture file
+count() { "$CMP" --count "$@"; }
+
+# is the file readable by libpcap, with at least $2 records
+check_readable() {
+	local n
+	n=$("$CMP" --count "$1") || { fail "$1 does not read back with libpcap"; return 1; }
+	if [ "$n" -lt "${2:-0}" ]; then
+		fail "$1 holds $n records, expected at least ${2:-0}"
+		return 1
+	fi
+	return 0
+}
+
+# the smaller corpus subset the cli tests use, plus tests/data (always)
+cli_inputs() {
+	local f
+	for f in "$DATA"/*.pcap "$DATA"/*.pcapng; do
+		[ -f "$f" ] && echo "$f"
+	done
+	[ -d "$CORPUS" ] || return 0
+	for f in 802.1ad_QinQ.pcap IGMP_V2.pcap pim-packet-assortment.pcap \
+		bigtcp-ipv6-hbh.pcap gquic.pcap ieee802.11_exthdr.pcap \
+		mpls-traceroute.pcap ppp-invalid-lengths.pcap \
+		OSPFv2_Capture_FINAL.pcapng bgp-role.pcapng hdlc_slarp.pcapng \
+		of13_ericsson.pcapng nhrp.pcapng vsock-1.pcapng \
+		icmp-cksum-oobr-4.pcapng; do
+		[ -f "$CORPUS/$f" ] && echo "$CORPUS/$f"
+	done
+	return 0
+}
+
+# a small DPDK-friendly capture for live tests: net_pcap mangles packets
+# larger than its ~15 KB receive buffer, so live tests use files without
+# such packets (tests/data/eth-mix.pcap has one 8 KB frame at most)
+LIVE1=$DATA/eth-mix.pcap
+LIVE2=$DATA/eth-be.pcap
+LIVE3=$DATA/eth-mix.pcap
+[ -f "$CORPUS/IGMP_V2.pcap" ] && LIVE3=$CORPUS/IGMP_V2.pcap
+# infinite_rx=1 needs every packet in one mbuf (2 KB data room): a file
+# whose frames are all <= 1514 bytes (eth-be.pcap)
+LOOP=$DATA/eth-be.pcap

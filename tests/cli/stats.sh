@@ -1,0 +1,29 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# --stats prints live lines; the summary and --summary-json agree with the
+# file written.
+. "$(dirname "$0")/lib.sh"
+"$GC" -i "net_pcap0,rx_pcap=$LOOP,infinite_rx=1" -w "$T/o.pcap" --duration 3 --rx-rate 50000 \
+	--stats 1 --summary-json "$T/s.json" udp >"$T/out.txt" 2>"$T/err.txt" || die "exit $?: $(cat "$T/err.txt")"
+lines=$(cat "$T/out.txt" "$T/err.txt" | grep -ci "pps")
+[ "$lines" -ge 2 ] || fail "--stats 1 for 3 s printed $lines rate lines: $(cat "$T/out.txt" "$T/err.txt")"
+grep -q "packets captured" "$T/err.txt" "$T/out.txt" || fail "no summary"
+python3 - "$T/s.json" "$(count "$T/o.pcap")" <<'PY' || fail "summary JSON does not match the file"
+import json, sys
+s = json.load(open(sys.argv[1]))
+n = int(sys.argv[2])
+def find(d, key):
+    if isinstance(d, dict):
+        for k, v in d.items():
+            if k == key:
+                return v
+            r = find(v, key)
+            if r is not None:
+                return r
+    return None
+cap, rx = find(s, "captured"), find(s, "received")
+print("summary:", {k: s[k] for k in list(s)[:8]} if isinstance(s, dict) else s)
+assert cap == n, (cap, n)
+assert rx is not None and rx >= cap > 0, (rx, cap)
+PY
+finish
