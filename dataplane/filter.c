@@ -29,6 +29,20 @@ gcap_filter_compile(const char *expr, int linktype, uint32_t snaplen,
 	return 0;
 }
 
+int
+gcap_filter_compile_on(pcap_t *p, const char *expr, struct bpf_program *prog,
+		       char *errbuf)
+{
+	memset(prog, 0, sizeof(*prog));
+	if (expr == NULL || expr[0] == '\0')
+		return 0;
+	if (pcap_compile(p, prog, expr, 1, 0) != 0) {
+		memset(prog, 0, sizeof(*prog));
+		return gcap_err(errbuf, EINVAL, "%s", pcap_geterr(p));
+	}
+	return 0;
+}
+
 void
 gcap_filter_free(struct bpf_program *prog)
 {

@@ -195,7 +195,8 @@ gcap_eal_init(const struct gcap_eal_conf *c, char *errbuf)
 	char lc[4096];
 	size_t off = 0;
 	bool any_pci = false;
-	const char *plugins = getenv("GCAP_EAL_PLUGINS");
+	/* drivers carried as plugins (a devbundle's env.sh sets the first) */
+	const char *plugins = getenv("GPUCAP_EAL_PLUGINS") ?: getenv("GCAP_EAL_PLUGINS");
 	char *extra = NULL;
 	int r;
 

@@ -48,6 +48,7 @@ on_signal(int sig)
 struct app {
 	struct app_opts *o;
 	int linktype;
+	pcap_t *file; /* -r: filters compile on its handle, as tcpdump's do */
 	struct bpf_program progs[GCAP_MAX_OUTPUTS];
 	unsigned nprogs;
 	const struct gcap_exec_ops *ops;
@@ -91,7 +92,11 @@ compile_filters(struct app *a)
 	for (unsigned i = 0; i < n; i++) {
 		const char *e = (o->nouts && o->outs[i].expr) ? o->outs[i].expr : o->expr;
 
-		if (gcap_filter_compile(e, a->linktype, o->snaplen, &a->progs[i], a->err) < 0) {
+		int r = a->file != NULL ?
+			gcap_filter_compile_on(a->file, e, &a->progs[i], a->err) :
+			gcap_filter_compile(e, a->linktype, o->snaplen, &a->progs[i], a->err);
+
+		if (r < 0) {
 			fprintf(stderr, "gpu-capture: bad filter '%s' (link type %s): %s\n", e,
 				pcap_datalink_val_to_name(a->linktype) ?: "?", a->err);
 			return -1;
@@ -168,9 +173,9 @@ exec_conf(const struct app *a, struct gcap_exec_conf *c, unsigned nqueues,
 	c->ring_size = o->ring;
 	c->batch_max = o->batch;
 	c->nxbufs = o->ring * 2;
-	c->xbuf_size = o->batch * GCAP_REC_SIZE(cap);
-	if (c->xbuf_size < stage + o->batch * GCAP_REC_SIZE(0))
-		c->xbuf_size = stage + o->batch * GCAP_REC_SIZE(0);
+	/* a batch's records: its packets in mbufs (up to max_caplen each)
+	 * plus what was copied into its staging area */
+	c->xbuf_size = o->batch * GCAP_REC_SIZE(cap) + stage;
 	c->stage_size = stage;
 	c->snaplen = o->snaplen;
 	c->nfilters = a->nprogs;
@@ -485,6 +490,7 @@ run_file(struct app *a)
 	if (p == NULL)
 		return die("%s%s", perr, "");
 	a->linktype = pcap_datalink(p);
+	a->file = p;
 	if (compile_filters(a) < 0)
 		goto fail;
 	if (o->dump_level > 0) {
@@ -495,7 +501,8 @@ run_file(struct app *a)
 	if (choose_backend(a) != 0)
 		goto fail;
 	a->nqueues = 1;
-	exec_conf(a, &ec, 1, STAGE_FILE, 262144);
+	/* a file's packets are all in the staging area */
+	exec_conf(a, &ec, 1, STAGE_FILE, 0);
 	if (o->dump_gpu_code) {
 		pcap_close(p);
 		return dump_gpu_code(a, &ec);
@@ -536,7 +543,7 @@ static int
 create_pools(struct app *a, struct rte_mempool **pools, uint16_t data_room)
 {
 	const struct app_opts *o = a->o;
-	unsigned n_mbufs = o->nb_rxd + o->batch * (o->ring + 2) + 512;
+	unsigned n_mbufs = o->mbufs ? o->mbufs : o->nb_rxd + o->batch * (o->ring + 2) + 512;
 
 	for (unsigned q = 0; q < a->nqueues; q++) {
 		const struct gcap_port *p = &a->ports[a->queues[q].port_index];

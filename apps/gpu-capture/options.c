@@ -24,6 +24,7 @@ enum {
 	OPT_BATCH,
 	OPT_RING,
 	OPT_RXD,
+	OPT_MBUFS,
 	OPT_DURATION,
 	OPT_RX_RATE,
 	OPT_BACKPRESSURE,
@@ -62,6 +63,7 @@ static const struct option long_opts[] = {
 	{"batch", required_argument, NULL, OPT_BATCH},
 	{"ring", required_argument, NULL, OPT_RING},
 	{"rxd", required_argument, NULL, OPT_RXD},
+	{"mbufs", required_argument, NULL, OPT_MBUFS},
 	{"duration", required_argument, NULL, OPT_DURATION},
 	{"rx-rate", required_argument, NULL, OPT_RX_RATE},
 	{"backpressure", no_argument, NULL, OPT_BACKPRESSURE},
@@ -120,6 +122,7 @@ app_usage(void)
 "  --batch N          packets per batch (default 256, at most %u)\n"
 "  --ring N           batches in flight per queue (power of two, default 16)\n"
 "  --rxd N            RX descriptors per queue (default 1024)\n"
+"  --mbufs N          mbufs per queue (default: enough for --rxd, --batch, --ring)\n"
 "  --backpressure     when the pipeline is full, stop polling (the NIC drops)\n"
 "                     instead of dropping and counting \"pipeline full\"\n"
 "  --busy-poll        never sleep on an idle queue\n"
@@ -345,6 +348,9 @@ app_parse_options(int argc, char **argv, struct app_opts *o)
 			break;
 		case OPT_RXD:
 			PARSE_U("--rxd", optarg, 32, 32768, o->nb_rxd);
+			break;
+		case OPT_MBUFS:
+			PARSE_U("--mbufs", optarg, 64, 16777216, o->mbufs);
 			break;
 		case OPT_DURATION:
 			PARSE_U("--duration", optarg, 1, UINT32_MAX, o->duration);

@@ -48,6 +48,7 @@ struct app_opts {
 	unsigned batch;                   /* --batch */
 	unsigned ring;                    /* --ring */
 	unsigned nb_rxd;                  /* --rxd */
+	unsigned mbufs;                   /* --mbufs (0: from rxd, batch, ring) */
 	unsigned duration;                /* --duration */
 	uint64_t rx_rate;                 /* --rx-rate (pps per queue) */
 	bool backpressure;                /* --backpressure */

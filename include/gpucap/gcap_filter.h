@@ -34,6 +34,15 @@ extern "C" {
 int gcap_filter_compile(const char *expr, int linktype, uint32_t snaplen,
 			struct bpf_program *prog, char *errbuf);
 
+/**
+ * Compile an expression on an open libpcap handle (a capture file), as
+ * tcpdump -r does: for some link types (DLT_NULL, DLT_LOOP) libpcap builds
+ * a different program for a savefile than for pcap_open_dead().
+ * @return as gcap_filter_compile().
+ */
+int gcap_filter_compile_on(pcap_t *p, const char *expr, struct bpf_program *prog,
+			   char *errbuf);
+
 /** Free a program from gcap_filter_compile(). */
 void gcap_filter_free(struct bpf_program *prog);
 
