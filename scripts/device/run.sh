@@ -23,7 +23,7 @@ tests)
 	grep -E "rc=|ERROR SUMMARY|Checks" "$OUT"/gpu-tests.log "$OUT"/gpu-sanitizer.log ;;
 corpus)
 	log "offline corpus, gpu backend"
-	for mode in compiled interp; do
+	for mode in ${CORPUS_MODES:-compiled interp}; do
 		i=0; [ $mode = interp ] && i=1
 		( cd /tmp && CK_FORK=no GCAP_TEST_BACKEND=gpu GCAP_TEST_GPU_INTERP=$i timeout ${CORPUS_TIMEOUT:-240} \
 			"$b/bin/test_offline_corpus" ) >"$OUT/corpus-gpu-$mode.log" 2>&1
