@@ -11,7 +11,6 @@
 
 #include "gpucap/gcap_bpfc.h"
 
-#define SKF_AD_OFF_ 0xfffff000u
 #define MAX_PREFIX 64
 
 /* the opcodes libpcap's bpf_filter() executes (others make it abort) */
@@ -78,11 +77,10 @@ check_insns(const struct bpf_insn *ins, unsigned n, char *errbuf, const char *wh
 		const struct bpf_insn *in = &ins[i];
 		unsigned c = in->code;
 
-		if (BPF_CLASS(c) == BPF_LD && BPF_MODE(c) == BPF_ABS && in->k >= SKF_AD_OFF_)
-			return gcap_err(errbuf, ENOTSUP,
-					"%s: instruction %u loads Linux ancillary data "
-					"(k=0x%x, SKF_AD_OFF+%u); not supported", what, i,
-					in->k, in->k - SKF_AD_OFF_);
+		/* loads at k >= SKF_AD_OFF (Linux ancillary data) are served
+		 * as libpcap's bpf_filter() serves them without aux data: past
+		 * the packet, the filter returns 0. libpcap emits them for some
+		 * link types (e.g. Juniper's) even on a savefile handle. */
 		if (!known_opcode(c))
 			return gcap_err(errbuf, EINVAL,
 					"%s: instruction %u has opcode 0x%02x that bpf_filter() "

@@ -92,9 +92,11 @@ extern "C" {
  * @param prog    the program
  * @param errbuf  GCAP_ERRBUF_SIZE bytes or NULL: why it was refused,
  *                naming the instruction
+ * Linux ancillary loads (k >= SKF_AD_OFF) are accepted: like bpf_filter()
+ * without aux data, they are past the packet and make the filter return 0.
+ *
  * @return 0;
- *         -ENOTSUP for a Linux ancillary load (k >= SKF_AD_OFF, 0xfffff000);
- *         -EINVAL for anything else bpf_filter() cannot run: an opcode it
+ *         -EINVAL for anything bpf_filter() cannot run: an opcode it
  *         does not know, a constant division by 0, a scratch index >= 16, a
  *         jump out of the program or to itself, a last instruction that is
  *         not a RET, a program bpf_validate() rejects, or more than
@@ -112,7 +114,7 @@ int gcap_bpfc_check(const struct bpf_program *prog, char *errbuf);
  * @param flags      GCAP_BPFC_F_*
  * @param errbuf     GCAP_ERRBUF_SIZE bytes or NULL
  * @return the source, NUL-terminated, malloc'd (free() it); or NULL with
- *         errno: ENOTSUP or EINVAL (see gcap_bpfc_check(), the message names
+ *         errno: EINVAL (see gcap_bpfc_check(), the message names
  *         the program), EINVAL for a bad prefix, flags or nprogs 0, E2BIG for
  *         more than GCAP_BPFC_MAX_PROGS programs, ENOMEM.
  */
