@@ -15,9 +15,9 @@
  * - GCAP_TEST_BACKEND=gpu runs the gpu executor instead of the cpu one
  *   (exit 77 when this build or this machine has no usable GPU);
  *   GCAP_TEST_GPU_INTERP=1 makes it interpret BPF instead of compiling it.
- * - Known difference (reported, fails with GCAP_TEST_STRICT=1): for
- *   DLT_NULL/DLT_LOOP files tcpdump compiles on the savefile handle, which
- *   gives other programs than gcap_filter_compile's pcap_open_dead().
+ * - Filters compile as gpu-capture -r compiles them: on the file's handle
+ *   (gcap_filter_compile_on), as tcpdump -r does; for DLT_NULL/DLT_LOOP
+ *   libpcap builds other programs there than on pcap_open_dead().
  * - GCAP_TEST_CORPUS_MAX=N limits the corpus to its first N files (sorted
  *   by name), for quick runs.
  */
@@ -128,7 +128,6 @@ static unsigned nfiles;
 static unsigned nlocal; /* the first nlocal are tests/data's */
 static const struct gcap_exec_ops *ops;
 static bool gpu_interp;
-static bool strict; /* GCAP_TEST_STRICT=1: known differences fail */
 static char tmp_root[512];
 
 /* One file read into memory with libpcap. */
@@ -317,7 +316,7 @@ run_one(const char *path)
 		char rerr[PCAP_ERRBUF_SIZE];
 
 		snprintf(rerr, sizeof(rerr), "%s", rr != 0 ? pcap_geterr(cf.p) : "");
-		r = gcap_filter_compile(exprs[e], linktype, SNAPLEN, &progs[nout], err);
+		r = gcap_filter_compile_on(cf.p, exprs[e], &progs[nout], err);
 		if (rr != 0) {
 			ck_assert_msg(r == -EINVAL,
 				      "%s (%s): libpcap rejects '%s' (%s) but "
@@ -343,24 +342,9 @@ run_one(const char *path)
 			if ((pcap_offline_filter(rp, &c->h, c->data) != 0) ==
 			    (gcap_filter_run(&progs[i], c->data, c->h.len, c->h.caplen) != 0))
 				continue;
-			/*
-			 * Known difference: for DLT_NULL/DLT_LOOP libpcap
-			 * compiles differently on a savefile handle (every
-			 * BSD's AF_INET6 value, the file's byte order) than on
-			 * pcap_open_dead()'s, which gcap_filter_compile uses.
-			 * Reported; GCAP_TEST_STRICT=1 makes it fail. The
-			 * pipeline is then checked against gcap's own program.
-			 */
-			ck_assert_msg(!strict && (linktype == DLT_NULL || linktype == DLT_LOOP),
-				      "%s (%s) '%s': gcap_filter_compile's program and "
-				      "tcpdump's disagree on record %zu", fname,
-				      pcap_datalink_val_to_name(linktype), exprs[eidx[i]], k + 1);
-			printf("KNOWN DIFFERENCE %s (%s) '%s': gcap_filter_compile "
-			       "(pcap_open_dead) and tcpdump -r (savefile handle) disagree "
-			       "on record %zu\n", fname, pcap_datalink_val_to_name(linktype),
-			       exprs[eidx[i]], k + 1);
-			cmpref[i] = &progs[i];
-			break;
+			ck_abort_msg("%s (%s) '%s': gcap_filter_compile_on's program and "
+				     "tcpdump's disagree on record %zu", fname,
+				     pcap_datalink_val_to_name(linktype), exprs[eidx[i]], k + 1);
 		}
 	}
 
@@ -585,7 +569,6 @@ main(void)
 	SRunner *sr;
 	int nfail, ncorpus;
 
-	strict = getenv("GCAP_TEST_STRICT") != NULL && strcmp(getenv("GCAP_TEST_STRICT"), "1") == 0;
 	if (root == NULL) {
 		fprintf(stderr, "GCAP_SOURCE_ROOT is not set (run through meson test)\n");
 		return 1;
