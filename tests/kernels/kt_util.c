@@ -316,3 +316,31 @@ struct gcap_khost *kt_load(const char *path, const char *args)
 	ck_assert_msg(k != NULL, "load %s: %s", path, eb);
 	return k;
 }
+
+int
+kt_run_example(const char *name, int timeout_s, const TTest *const *tests,
+	       const TTest *corpus)
+{
+	char sname[64];
+	Suite *s;
+	TCase *t;
+	SRunner *r;
+	int failed;
+
+	snprintf(sname, sizeof(sname), "kernels-%s", name);
+	s = suite_create(sname);
+	t = tcase_create(name);
+	tcase_set_timeout(t, timeout_s);
+	for (; *tests != NULL; tests++)
+		tcase_add_test(t, *tests);
+	if (kt_corpus())
+		tcase_add_test(t, corpus);
+	else
+		printf("SKIP corpus test: ../shared/data/bench/mix-en10mb.pcap absent\n");
+	suite_add_tcase(s, t);
+	r = srunner_create(s);
+	srunner_run_all(r, CK_NORMAL);
+	failed = srunner_ntests_failed(r);
+	srunner_free(r);
+	return failed ? 1 : 0;
+}

@@ -6,6 +6,8 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+
+#include <check.h>
 #include <pcap/pcap.h>
 
 #include "gpucap/gcap_khost.h"
@@ -69,6 +71,14 @@ const char *kt_example(const char *name);
 
 /** The shared corpus path, or NULL when it is absent. */
 const char *kt_corpus(void);
+
+/*
+ * The main() of an example's suite: the crafted-packet tests (NULL
+ * terminated), then the corpus test when the corpus exists (else a SKIP
+ * line). @return the process exit status.
+ */
+int kt_run_example(const char *name, int timeout_s, const TTest *const *tests,
+		   const TTest *corpus);
 
 /** Write text to a fresh temporary .c file. @return its path (malloc'd). */
 char *kt_write_tmp(const char *name, const char *text);

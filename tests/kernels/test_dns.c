@@ -249,19 +249,7 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("kernels-dns");
-	TCase *t = tcase_create("dns");
-	tcase_set_timeout(t, 120);
-	tcase_add_test(t, crafted);
-	tcase_add_test(t, bad_args);
-	if (kt_corpus())
-		tcase_add_test(t, corpus);
-	else
-		printf("SKIP corpus test: ../shared/data/bench/mix-en10mb.pcap absent\n");
-	suite_add_tcase(s, t);
-	SRunner *r = srunner_create(s);
-	srunner_run_all(r, CK_NORMAL);
-	int failed = srunner_ntests_failed(r);
-	srunner_free(r);
-	return failed ? 1 : 0;
+	const TTest *const tests[] = { crafted, bad_args, NULL };
+
+	return kt_run_example("dns", 120, tests, corpus);
 }

@@ -172,19 +172,7 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("kernels-flowfirst");
-	TCase *t = tcase_create("flowfirst");
-	tcase_set_timeout(t, 120);
-	tcase_add_test(t, crafted_bi);
-	tcase_add_test(t, crafted_uni_and_args);
-	if (kt_corpus())
-		tcase_add_test(t, corpus);
-	else
-		printf("SKIP corpus test: ../shared/data/bench/mix-en10mb.pcap absent\n");
-	suite_add_tcase(s, t);
-	SRunner *r = srunner_create(s);
-	srunner_run_all(r, CK_NORMAL);
-	int failed = srunner_ntests_failed(r);
-	srunner_free(r);
-	return failed ? 1 : 0;
+	const TTest *const tests[] = { crafted_bi, crafted_uni_and_args, NULL };
+
+	return kt_run_example("flowfirst", 120, tests, corpus);
 }

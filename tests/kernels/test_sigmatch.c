@@ -168,19 +168,7 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("kernels-sigmatch");
-	TCase *t = tcase_create("sigmatch");
-	tcase_set_timeout(t, 240);
-	tcase_add_test(t, crafted);
-	tcase_add_test(t, bad_pattern_files);
-	if (kt_corpus())
-		tcase_add_test(t, corpus);
-	else
-		printf("SKIP corpus test: ../shared/data/bench/mix-en10mb.pcap absent\n");
-	suite_add_tcase(s, t);
-	SRunner *r = srunner_create(s);
-	srunner_run_all(r, CK_NORMAL);
-	int failed = srunner_ntests_failed(r);
-	srunner_free(r);
-	return failed ? 1 : 0;
+	const TTest *const tests[] = { crafted, bad_pattern_files, NULL };
+
+	return kt_run_example("sigmatch", 240, tests, corpus);
 }

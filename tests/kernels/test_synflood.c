@@ -170,18 +170,7 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("kernels-synflood");
-	TCase *t = tcase_create("synflood");
-	tcase_set_timeout(t, 120);
-	tcase_add_test(t, crafted);
-	if (kt_corpus())
-		tcase_add_test(t, corpus);
-	else
-		printf("SKIP corpus test: ../shared/data/bench/mix-en10mb.pcap absent\n");
-	suite_add_tcase(s, t);
-	SRunner *r = srunner_create(s);
-	srunner_run_all(r, CK_NORMAL);
-	int failed = srunner_ntests_failed(r);
-	srunner_free(r);
-	return failed ? 1 : 0;
+	const TTest *const tests[] = { crafted, NULL };
+
+	return kt_run_example("synflood", 120, tests, corpus);
 }
