@@ -91,6 +91,8 @@ struct gpu_dev {
 	CUfunction fn;
 	CUstream kstream;
 	CUdeviceptr insns, progs, qdesc;
+	CUdeviceptr kstate;   /* inline kernel state (VRAM), or 0 */
+	CUfunction kcopy;     /* gcap_kstate_copy, with an inline kernel */
 	unsigned nq;
 	bool launched;
 	bool finished; /* the kernel returned (StreamQuery SUCCESS) */
@@ -148,6 +150,11 @@ struct gcap_exec {
 	int launch_rc;
 	char launch_err[GCAP_ERRBUF_SIZE];
 	struct gpu_pool_mem *pools;
+	/* inline kernel (issue 5): the host build (validation, init, report),
+	 * its state in VRAM on the one device, a pinned copy to read it back */
+	struct gcap_khost *kernel;
+	size_t kstate_size;
+	void *kstate_host;
 };
 
 /* the context current on this thread, as far as this module set it */
@@ -263,13 +270,177 @@ gcap_gpu_pick(int socket)
 
 /* ---- the translation unit --------------------------------------------- */
 
-char *
-gcap_gpu_code(const struct gcap_exec_conf *conf, char *errbuf)
+/* Is this line `#include <gpucap/gcap_kernel.h>` (or "...")? */
+static bool
+is_kernel_h_include(const char *l, size_t n)
 {
-	char *flt = NULL, *out;
+	static const char name[] = "gpucap/gcap_kernel.h";
+	size_t i = 0;
+
+	while (i < n && (l[i] == ' ' || l[i] == '\t'))
+		i++;
+	if (i >= n || l[i++] != '#')
+		return false;
+	while (i < n && (l[i] == ' ' || l[i] == '\t'))
+		i++;
+	if (n - i < 7 || memcmp(l + i, "include", 7) != 0)
+		return false;
+	i += 7;
+	while (i < n && (l[i] == ' ' || l[i] == '\t'))
+		i++;
+	if (i >= n || (l[i] != '<' && l[i] != '"'))
+		return false;
+	i++;
+	if (n - i < sizeof(name) || memcmp(l + i, name, sizeof(name) - 1) != 0)
+		return false;
+	i += sizeof(name) - 1;
+	return l[i] == '>' || l[i] == '"';
+}
+
+/* A growing string; on failure *ok is cleared and later appends do nothing. */
+struct gbuf {
+	char *p;
+	size_t len, cap;
+	bool ok;
+};
+
+static void
+gb_put(struct gbuf *b, const char *s, size_t n)
+{
+	if (!b->ok)
+		return;
+	if (b->len + n + 1 > b->cap) {
+		size_t cap = (b->len + n + 1) * 2;
+		char *p = realloc(b->p, cap);
+
+		if (p == NULL) {
+			b->ok = false;
+			return;
+		}
+		b->p = p;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+	b->p[b->len] = '\0';
+}
+
+static void
+gb_str(struct gbuf *b, const char *s)
+{
+	gb_put(b, s, strlen(s));
+}
+
+/* a C string literal of s (for #line): quotes and backslashes escaped */
+static void
+gb_quoted(struct gbuf *b, const char *s)
+{
+	gb_put(b, "\"", 1);
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			gb_put(b, "\\", 1);
+		if (*s == '\n')
+			gb_put(b, " ", 1);
+		else
+			gb_put(b, s, 1);
+	}
+	gb_put(b, "\"", 1);
+}
+
+static unsigned
+count_lines(const char *s, size_t n)
+{
+	unsigned k = 0;
+
+	for (size_t i = 0; i < n; i++)
+		k += s[i] == '\n';
+	return k;
+}
+
+/* the inline kernel part: gcap_kernel.h inlined, then the user's source
+ * (its own include of the header commented out, line numbers kept) */
+static int
+gpu_code_inline(struct gbuf *b, const struct gcap_khost *k, char *errbuf)
+{
+	char hpath[4096], line[64];
+	const char *src = gcap_khost_source(k, NULL), *l;
+	char *hdr = NULL;
+	size_t hlen = 0;
+	FILE *f;
+
+	if (snprintf(hpath, sizeof(hpath), "%s/gpucap/gcap_kernel.h",
+		     gcap_khost_include_dir(k)) >= (int)sizeof(hpath))
+		return gcap_err(errbuf, ENAMETOOLONG, "gpu code: include "
+				"directory path too long");
+	/* the header the host build of this kernel used */
+	f = fopen(hpath, "r");
+	if (f == NULL)
+		return gcap_err(errbuf, errno ? errno : EIO, "gpu code: %s: %s",
+				hpath, strerror(errno));
+	for (;;) {
+		char chunk[8192];
+		size_t n = fread(chunk, 1, sizeof(chunk), f);
+		char *p;
+
+		if (n == 0)
+			break;
+		p = realloc(hdr, hlen + n + 1);
+		if (p == NULL) {
+			free(hdr);
+			fclose(f);
+			return gcap_err(errbuf, ENOMEM, "gpu code: out of memory");
+		}
+		hdr = p;
+		memcpy(hdr + hlen, chunk, n);
+		hlen += n;
+		hdr[hlen] = '\0';
+	}
+	if (ferror(f) || hdr == NULL) {
+		free(hdr);
+		fclose(f);
+		return gcap_err(errbuf, EIO, "gpu code: cannot read %s", hpath);
+	}
+	fclose(f);
+	gb_str(b, "/* ---- begin gpucap/gcap_kernel.h (inlined from ");
+	gb_str(b, gcap_khost_include_dir(k));
+	gb_str(b, ") ---- */\n");
+	gb_put(b, hdr, hlen);
+	if (hlen && hdr[hlen - 1] != '\n')
+		gb_str(b, "\n");
+	gb_str(b, "/* ---- end gpucap/gcap_kernel.h ---- */\n");
+	free(hdr);
+
+	gb_str(b, "#line 1 ");
+	gb_quoted(b, gcap_khost_path(k));
+	gb_str(b, "\n");
+	for (l = src; *l != '\0';) {
+		const char *e = strchr(l, '\n');
+		size_t n = e ? (size_t)(e - l) : strlen(l);
+
+		if (is_kernel_h_include(l, n))
+			gb_str(b, "/* #include <gpucap/gcap_kernel.h>: inlined above */");
+		else
+			gb_put(b, l, n);
+		gb_str(b, "\n");
+		l += n + (e != NULL);
+	}
+	/* the rest names the TU itself, with its real line numbers */
+	snprintf(line, sizeof(line), "#line %u ",
+		 b->ok ? count_lines(b->p, b->len) + 2 : 1);
+	gb_str(b, line);
+	gb_quoted(b, "gpucap_pipeline.cu");
+	gb_str(b, "\n#define GCAP_GPU_INLINE_KERNEL 1\n");
+	return 0;
+}
+
+char *
+gcap_gpu_code_kernel(const struct gcap_exec_conf *conf,
+		     const struct gcap_khost *k, char *errbuf)
+{
+	struct gbuf b = { NULL, 0, 0, true };
+	char *flt = NULL, head[512];
 	const char *ksrc = (const char *)gcap_gpu_kernel_src;
-	size_t len;
-	int n;
+	int rc;
 
 	if (conf == NULL || conf->nfilters == 0 ||
 	    conf->nfilters > GCAP_MAX_OUTPUTS || conf->filters == NULL) {
@@ -278,34 +449,60 @@ gcap_gpu_code(const struct gcap_exec_conf *conf, char *errbuf)
 		errno = EINVAL;
 		return NULL;
 	}
-	if (conf->compile_filters) {
+	/* an inline kernel is compiled with NVRTC: so are the filters */
+	if (conf->compile_filters || k != NULL) {
 		flt = gcap_gpu_filter_code(conf, errbuf);
 		if (flt == NULL)
 			return NULL;
 	}
-	len = strlen(ksrc) + (flt ? strlen(flt) : 0) + 512;
-	out = malloc(len);
-	if (out == NULL) {
-		free(flt);
+	snprintf(head, sizeof(head),
+		 "/* gpucap persistent kernel: %u output(s), %s%s */\n",
+		 conf->nfilters,
+		 flt ? "filters compiled from BPF by gcap_bpfc"
+		     : "filters interpreted (gcap_bpf_interp)",
+		 k ? ", inline kernel" : "");
+	gb_str(&b, head);
+	if (flt != NULL) {
+		gb_str(&b, flt);
+		gb_str(&b, "\n#define GCAP_GPU_COMPILED_FILTERS 1\n");
+	}
+	free(flt);
+	if (k != NULL) {
+		rc = gpu_code_inline(&b, k, errbuf);
+		if (rc) {
+			free(b.p);
+			errno = -rc;
+			return NULL;
+		}
+	}
+	gb_str(&b, ksrc);
+	if (!b.ok) {
+		free(b.p);
 		gcap_err(errbuf, ENOMEM, "gpu code: out of memory");
 		errno = ENOMEM;
 		return NULL;
 	}
-	n = snprintf(out, len,
-		     "/* gpucap persistent kernel: %u output(s), %s */\n%s%s%s",
-		     conf->nfilters,
-		     flt ? "filters compiled from BPF by gcap_bpfc"
-			 : "filters interpreted (gcap_bpf_interp)",
-		     flt ? flt : "",
-		     flt ? "\n#define GCAP_GPU_COMPILED_FILTERS 1\n" : "",
-		     ksrc);
-	free(flt);
-	if (n < 0 || (size_t)n >= len) {
-		free(out);
-		gcap_err(errbuf, EIO, "gpu code: formatting failed");
-		errno = EIO;
-		return NULL;
+	return b.p;
+}
+
+char *
+gcap_gpu_code(const struct gcap_exec_conf *conf, char *errbuf)
+{
+	struct gcap_khost *k = NULL;
+	char *out;
+	int e;
+
+	if (conf != NULL && conf->kernel_path != NULL) {
+		/* the host build validates the kernel (FILE:LINE errors) and
+		 * finds the gcap_kernel.h it was built with */
+		k = gcap_khost_load(conf->kernel_path, conf->kernel_arg, errbuf);
+		if (k == NULL)
+			return NULL;
 	}
+	out = gcap_gpu_code_kernel(conf, k, errbuf);
+	e = errno;
+	gcap_khost_free(k);
+	errno = e;
 	return out;
 }
 
@@ -490,8 +687,9 @@ dev_load(struct gcap_exec *ex, struct gpu_dev *d, char *errbuf)
 	unsigned j;
 	int rc;
 
-	if (c->compile_filters) {
-		rc = gcap_gpu_compile_module(ex->cu, c, d->dev, &d->mod, errbuf);
+	if (c->compile_filters || ex->kernel != NULL) {
+		rc = gcap_gpu_compile_module(ex->cu, c, ex->kernel, d->dev,
+					     &d->mod, errbuf);
 		if (rc)
 			return rc;
 	} else {
@@ -504,6 +702,23 @@ dev_load(struct gcap_exec *ex, struct gpu_dev *d, char *errbuf)
 			 errbuf, "cuModuleGetFunction(" KERNEL_NAME ")");
 	if (rc)
 		return rc;
+	if (ex->kernel != NULL) {
+		/* the state the init hook prepared on the host, into VRAM */
+		rc = gcap_cu_err(cu, cu->ModuleGetFunction(&d->kcopy, d->mod,
+				 "gcap_kstate_copy"), errbuf,
+				 "cuModuleGetFunction(gcap_kstate_copy)");
+		if (!rc)
+			rc = gcap_cu_err(cu, cu->MemAlloc(&d->kstate,
+					 ex->kstate_size), errbuf,
+					 "cuMemAlloc(inline kernel state)");
+		if (!rc)
+			rc = gcap_cu_err(cu, cu->MemcpyHtoD(d->kstate,
+					 gcap_khost_state(ex->kernel),
+					 ex->kstate_size), errbuf,
+					 "cuMemcpyHtoD(inline kernel state)");
+		if (rc)
+			return rc;
+	}
 
 	for (j = 0; j < c->nfilters; j++)
 		ninsn += c->filters[j].bf_len;
@@ -589,6 +804,7 @@ dev_launch(struct gcap_exec *ex, struct gpu_dev *d, char *errbuf)
 	kp.nfilters = ex->conf.nfilters;
 	kp.snaplen = ex->conf.snaplen;
 	kp.fault_at = ex->fault_at;
+	kp.kstate = d->kstate;
 	rc = gcap_cu_err(ex->cu, ex->cu->LaunchKernel(d->fn, d->nq, 1, 1,
 			 ex->threads, 1, 1, 0, d->kstream, args, NULL), errbuf,
 			 "cuLaunchKernel(" KERNEL_NAME ")");
@@ -619,14 +835,6 @@ gpu_create(const struct gcap_exec_conf *conf, char *errbuf)
 		errno = -rc;
 		return NULL;
 	}
-	if (conf->kernel_path != NULL) {
-		/* hook for inline kernels (issue 5): gcap_gpu_code() and the
-		 * GCAP_GPU_INLINE_HOOK macro of pipeline.cuh */
-		gcap_err(errbuf, ENOTSUP, "gpu executor: inline kernels are not "
-			 "supported yet (%s)", conf->kernel_path);
-		errno = ENOTSUP;
-		return NULL;
-	}
 	ex = calloc(1, sizeof(*ex));
 	if (ex == NULL) {
 		gcap_err(errbuf, ENOMEM, "gpu executor: out of memory");
@@ -644,6 +852,18 @@ gpu_create(const struct gcap_exec_conf *conf, char *errbuf)
 	fa = getenv("GCAP_GPU_FAULT_AT");
 	if (fa != NULL)
 		ex->fault_at = (unsigned)strtoul(fa, NULL, 10);
+	if (conf->kernel_path != NULL) {
+		/* the cpu executor's host build first: it validates the source
+		 * (FILE:LINE errors, no GPU needed), runs the init hook on the
+		 * host state that is uploaded below, and writes the report */
+		ex->kernel = gcap_khost_load(conf->kernel_path, conf->kernel_arg,
+					     errbuf);
+		if (ex->kernel == NULL) {
+			rc = -errno;
+			goto fail;
+		}
+		ex->kstate_size = gcap_khost_state_size(ex->kernel);
+	}
 
 	ex->cu = gcap_cu_load(errbuf);
 	if (ex->cu == NULL) {
@@ -683,6 +903,13 @@ gpu_create(const struct gcap_exec_conf *conf, char *errbuf)
 		ex->qs[q].dev = d;
 		d->nq++;
 	}
+	if (ex->kernel != NULL && ex->ndev > 1) {
+		/* one state: per-device copies could not be merged generically */
+		rc = gcap_err(errbuf, ENOTSUP, "gpu executor: an inline kernel "
+			      "runs on one GPU (its state lives in that GPU's "
+			      "memory); the queues map to %u GPUs", ex->ndev);
+		goto fail;
+	}
 	for (i = 0; i < ex->ndev; i++) {
 		struct gpu_dev *d = &ex->dev[i];
 
@@ -707,6 +934,10 @@ gpu_create(const struct gcap_exec_conf *conf, char *errbuf)
 	rc = ctx_on(ex, &ex->dev[0], errbuf);
 	if (!rc)
 		rc = host_alloc(ex, (void **)&ex->quit, 64, errbuf, "quit flag");
+	/* where gcap_kstate_copy puts the state when it is read back */
+	if (!rc && ex->kernel != NULL)
+		rc = host_alloc(ex, &ex->kstate_host, ex->kstate_size, errbuf,
+				"inline kernel state copy");
 	if (rc)
 		goto fail;
 	for (q = 0; q < conf->nqueues; q++) {
@@ -791,6 +1022,8 @@ gpu_destroy(struct gcap_exec *ex)
 		pools_free(ex);
 		if (ex->quit)
 			cu->MemFreeHost(ex->quit);
+		if (ex->kstate_host)
+			cu->MemFreeHost(ex->kstate_host);
 		for (i = 0; i < ex->ndev; i++) {
 			struct gpu_dev *d = &ex->dev[i];
 
@@ -805,6 +1038,8 @@ gpu_destroy(struct gcap_exec *ex)
 				cu->MemFree(d->insns);
 			if (d->progs)
 				cu->MemFree(d->progs);
+			if (d->kstate)
+				cu->MemFree(d->kstate);
 			if (d->mod)
 				cu->ModuleUnload(d->mod);
 			cu->CtxSetCurrent(NULL);
@@ -820,6 +1055,7 @@ gpu_destroy(struct gcap_exec *ex)
 		free(ex->qs[q].cp_len);
 	}
 	free(ex->qs);
+	gcap_khost_free(ex->kernel);
 	pthread_mutex_destroy(&ex->launch_lock);
 	free(ex);
 }
@@ -1204,13 +1440,58 @@ gpu_stop(struct gcap_exec *ex, unsigned timeout_ms, char *errbuf)
 	return rc;
 }
 
+/* Read the inline kernel's state back (gcap_kstate_copy into pinned
+ * memory, on the kernel stream) and write the report with the host build's
+ * hook, as the cpu executor does. Only while no persistent kernel runs:
+ * before the first batch or after stop(). */
 static int
 gpu_kernel_state(struct gcap_exec *ex, const char *path, char *errbuf)
 {
-	(void)ex;
-	(void)errbuf;
-	(void)path;
-	return 0; /* no inline kernel state yet (issue 5) */
+	const struct gcap_cu *cu = ex->cu;
+	struct gpu_dev *d = &ex->dev[0];
+	unsigned long long dst, src, n;
+	void *args[3] = { &dst, &src, &n };
+	unsigned blocks;
+	int rc;
+
+	if (path == NULL)
+		return 0;
+	if (ex->kernel == NULL)
+		return gcap_err(errbuf, EINVAL, "no inline kernel is loaded");
+	if (ex->ndev == 0 || d->kstate == 0 || d->kcopy == NULL)
+		return gcap_err(errbuf, EINVAL, "gpu executor: no kernel state "
+				"on a GPU");
+	if (d->faulted)
+		return gcap_err(errbuf, EIO, "gpu executor: kernel state lost: "
+				"the persistent kernel on GPU %d failed",
+				d->ordinal);
+	if (d->launched && !d->finished)
+		return gcap_err(errbuf, EBUSY, "gpu executor: the kernel state "
+				"is read after stop()");
+	dst = (unsigned long long)(uintptr_t)ex->kstate_host;
+	src = d->kstate;
+	n = ex->kstate_size;
+	blocks = (unsigned)((n / 8u + 255u) / 256u);
+	if (blocks == 0)
+		blocks = 1;
+	if (blocks > 1024)
+		blocks = 1024;
+	rc = ctx_on(ex, d, errbuf);
+	if (!rc && d->kstream == 0)
+		rc = gcap_cu_err(cu, cu->StreamCreate(&d->kstream,
+				 CU_STREAM_NON_BLOCKING), errbuf,
+				 "cuStreamCreate(kernel)");
+	if (!rc)
+		rc = gcap_cu_err(cu, cu->LaunchKernel(d->kcopy, blocks, 1, 1, 256,
+				 1, 1, 0, d->kstream, args, NULL), errbuf,
+				 "cuLaunchKernel(gcap_kstate_copy)");
+	if (!rc)
+		rc = gcap_cu_err(cu, cu->StreamSynchronize(d->kstream), errbuf,
+				 "reading the inline kernel state back");
+	if (rc)
+		return rc;
+	return gcap_khost_report_file(ex->kernel, path, ex->kstate_host,
+				      errbuf);
 }
 
 /* ---- mempools (memory modes) ----------------------------------------- */

@@ -16,8 +16,14 @@
  * Hooks (defined before this file is included):
  *  - GCAP_GPU_COMPILED_FILTERS: outmask = gcap_flt_mask(p, wirelen, caplen)
  *    instead of interpreting each program;
- *  - GCAP_GPU_INLINE_HOOK(mask, desc, p, caplen): a statement that may
- *    rewrite mask and caplen (inline kernels, issue 5).
+ *  - GCAP_GPU_INLINE_HOOK(kp, mask, desc, p, caplen): a statement that may
+ *    rewrite mask and caplen (inline kernels, issue 5);
+ *  - GCAP_GPU_INLINE_KERNEL: an inline kernel's source (gcap_kernel.h,
+ *    struct gcap_kstate, gcap_kernel()) comes before this file; the hook
+ *    then runs gcap_kernel() on every packet some filter passed, on the
+ *    state at kp->kstate, and applies its verdict with gcap_verdict_apply()
+ *    exactly as the cpu executor does; gcap_kstate_copy() is added for the
+ *    host to read the state back.
  */
 #ifndef GCAP_GPU_PIPELINE_CUH
 #define GCAP_GPU_PIPELINE_CUH
@@ -27,8 +33,40 @@
 #include "gcap_bpf_interp.h"
 #endif
 
+#if defined(GCAP_GPU_INLINE_KERNEL) && !defined(GCAP_GPU_INLINE_HOOK)
+/* The cpu executor's semantics (dataplane/exec_cpu.c): the kernel sees the
+ * packets some filter passed; its verdict gives the outmask and a snap
+ * length that the capture snap length then cuts further. */
+static __device__ __forceinline__ void
+gcap_gpu_inline(const struct gcap_gpu_kparams *kp, unsigned long long *mask,
+		const struct gcap_pkt *d, const unsigned char *p,
+		unsigned int *caplen)
+{
+	struct gcap_kpkt kpkt;
+	uint64_t m = 0;
+	uint32_t snap = 0;
+
+	if (*mask == 0)
+		return;
+	kpkt.data = p;
+	kpkt.caplen = d->caplen;
+	kpkt.wirelen = d->wirelen;
+	kpkt.ts_ns = d->ts_ns;
+	kpkt.port = d->port;
+	kpkt.queue = d->queue;
+	kpkt.seq = d->seq;
+	gcap_verdict_apply(gcap_kernel(&kpkt, (struct gcap_kstate *)kp->kstate),
+			   *mask, d->caplen, &m, &snap);
+	*mask = m;
+	if (snap < *caplen)
+		*caplen = snap;
+}
+#define GCAP_GPU_INLINE_HOOK(kp, mask, desc, p, caplen) \
+	gcap_gpu_inline(kp, &(mask), &(desc), p, &(caplen))
+#endif
+
 #ifndef GCAP_GPU_INLINE_HOOK
-#define GCAP_GPU_INLINE_HOOK(mask, desc, p, caplen) do { } while (0)
+#define GCAP_GPU_INLINE_HOOK(kp, mask, desc, p, caplen) do { } while (0)
 #endif
 
 static __device__ __forceinline__ unsigned int
@@ -207,7 +245,7 @@ gcap_gpu_batch(const struct gcap_gpu_kparams *kp, struct gcap_gpu_shared *s)
 			p = (const unsigned char *)d.addr;
 			mask = gcap_gpu_outmask(kp, p, d.wirelen, d.caplen);
 			cap = d.caplen < kp->snaplen ? d.caplen : kp->snaplen;
-			GCAP_GPU_INLINE_HOOK(mask, d, p, cap);
+			GCAP_GPU_INLINE_HOOK(kp, mask, d, p, cap);
 			if (mask)
 				sz = GCAP_REC_SIZE(cap);
 		}
@@ -341,5 +379,26 @@ gcap_pipeline_kernel(struct gcap_gpu_kparams kp)
 		head++;
 	}
 }
+
+#ifdef GCAP_GPU_INLINE_KERNEL
+/* Copy n bytes from device memory (the kernel state) to dst (pinned,
+ * device-mapped host memory): how the executor reads the state back after
+ * the persistent kernel has ended. Words when both are 8-byte aligned. */
+extern "C" __global__ void
+gcap_kstate_copy(unsigned long long dst, unsigned long long src,
+		 unsigned long long n)
+{
+	unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x +
+			       threadIdx.x;
+	unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+	unsigned long long nw = ((dst | src) & 7ull) ? 0ull : n >> 3, k;
+
+	for (k = i; k < nw; k += stride)
+		((unsigned long long *)dst)[k] =
+			((const unsigned long long *)src)[k];
+	for (k = nw * 8ull + i; k < n; k += stride)
+		((unsigned char *)dst)[k] = ((const unsigned char *)src)[k];
+}
+#endif
 
 #endif /* GCAP_GPU_PIPELINE_CUH */

@@ -2,7 +2,9 @@
 /*
  * The gpu module where no GPU is needed: argument checking, the probe
  * failing cleanly without a driver, and the CUDA translation unit of
- * --dump-gpu-code (compiled with nvcc -c -x cu when nvcc is installed).
+ * --dump-gpu-code (compiled with nvcc -c -x cu when nvcc is installed),
+ * with and without an inline kernel (every example compiled by nvcc and
+ * by NVRTC for sm_90; errors in a kernel reported as FILE:LINE).
  */
 #include <check.h>
 #include <errno.h>
@@ -17,6 +19,7 @@
 #include "gpucap/gcap_exec.h"
 #include "gpucap/gcap_filter.h"
 #include "gpucap/gcap_gpu.h"
+#include "gpucap/gcap_khost.h"
 #ifdef GCAP_TEST_HAVE_RTC
 #include "gpucap/gcap_rtc.h"
 #endif
@@ -248,6 +251,201 @@ START_TEST(test_code_nvrtc)
 }
 END_TEST
 
+/* Internal to the gpu module (gpu/gpu_internal.h, which needs the CUDA
+ * headers): the executor's own NVRTC step, options and error mapping. */
+int gcap_gpu_rtc_build(const char *src, const struct gcap_khost *k, int maj,
+		       int min, void **image, size_t *len, char *errbuf);
+
+static const char *kernel_examples[] = { "dns", "synflood", "sigmatch",
+					 "flowfirst" };
+
+static const char *
+example_path(const char *name)
+{
+	static char buf[4096];
+	const char *root = getenv("GCAP_SOURCE_ROOT");
+
+	snprintf(buf, sizeof(buf), "%s/kernels/examples/%s/%s.c",
+		 root ? root : ".", name, name);
+	return buf;
+}
+
+/* write text to a new directory /tmp/gcap_nodev_kXXXXXX/name; returns the
+ * path (static); rm_kernel() removes both */
+static const char *
+write_kernel(const char *name, const char *text)
+{
+	static char dir[64], path[4200];
+	FILE *f;
+
+	snprintf(dir, sizeof(dir), "/tmp/gcap_nodev_kXXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	ck_assert_int_eq(fclose(f), 0);
+	return path;
+}
+
+static void
+rm_kernel(const char *path)
+{
+	char dir[4200], *slash;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	unlink(path);
+	if (slash != NULL) {
+		*slash = '\0';
+		rmdir(dir);
+	}
+}
+
+/* The TU with each example kernel: the header inlined, the kernel under
+ * its own file name, the hook on; compiles with nvcc as is, and with the
+ * executor's NVRTC step for sm_90. */
+START_TEST(test_code_kernel)
+{
+	struct gcap_exec_conf c;
+	char err[GCAP_ERRBUF_SIZE] = "", line[4300];
+	const char *name = kernel_examples[_i];
+	const char *path = example_path(name);
+	char *src;
+
+	if (!GCAP_HAVE_CUDA)
+		return;
+	mk_conf(&c);
+	c.kernel_path = path;
+	src = gcap_gpu_code(&c, err);
+	ck_assert_msg(src != NULL, "%s: %s", name, err);
+	snprintf(line, sizeof(line), "#line 1 \"%s\"\n", path);
+	ck_assert_msg(strstr(src, line) != NULL, "%s: no #line 1", name);
+	ck_assert_ptr_nonnull(strstr(src, "#define GCAP_GPU_INLINE_KERNEL 1"));
+	ck_assert_ptr_nonnull(strstr(src, "gcap_flt_mask")); /* compiled path */
+	ck_assert_ptr_nonnull(strstr(src, "gcap_kstate_copy"));
+	ck_assert_ptr_nonnull(strstr(src, "inlined above"));
+	/* standalone: nothing left to find on an include path */
+	ck_assert_ptr_null(strstr(src, "#include \""));
+	ck_assert_ptr_null(strstr(src, "\n#include <gpucap/"));
+	nvcc_compile(src, name);
+#ifdef GCAP_TEST_HAVE_RTC
+	if (gcap_rtc_load(err) != 0) {
+		printf("%s: nvrtc not available (%s), skipped\n", name, err);
+	} else {
+		struct gcap_khost *k = gcap_khost_load(path, NULL, err);
+		void *img = NULL;
+		size_t len = 0;
+		int rc;
+
+		ck_assert_msg(k != NULL, "%s: %s", name, err);
+		rc = gcap_gpu_rtc_build(src, k, 9, 0, &img, &len, err);
+		ck_assert_msg(rc == 0, "%s: NVRTC: %d %s", name, rc, err);
+		ck_assert_uint_gt(len, 1000);
+		printf("%s: TU compiled by NVRTC for sm_90, %zu bytes\n", name,
+		       len);
+		free(img);
+		gcap_khost_free(k);
+	}
+#endif
+	free(src);
+}
+END_TEST
+
+/* A syntax error: the host build (which the gpu executor runs first)
+ * reports FILE:LINE, from gcap_gpu_code() and from create(), before any
+ * driver is needed. */
+START_TEST(test_kernel_syntax_error)
+{
+	const struct gcap_exec_ops *ops = gcap_exec_gpu_ops();
+	static const char bad[] =
+		"#include <gpucap/gcap_kernel.h>\n"
+		"struct gcap_kstate { uint64_t n; };\n"
+		"GCAP_KERNEL uint32_t gcap_kernel(const struct gcap_kpkt *pkt,\n"
+		"                                 struct gcap_kstate *st)\n"
+		"{\n"
+		"\tgcap_atomic_add_u64(&st->n, 1)\n"
+		"\treturn pkt->caplen ? GCAP_CAPTURE : GCAP_DROP;\n"
+		"}\n";
+	struct gcap_exec_conf c;
+	char err[GCAP_ERRBUF_SIZE] = "", want[4300];
+	const char *path;
+
+	if (!GCAP_HAVE_CUDA)
+		return;
+	path = write_kernel("syntax.c", bad);
+	mk_conf(&c);
+	c.kernel_path = path;
+	ck_assert_ptr_null(gcap_gpu_code(&c, err));
+	ck_assert_int_eq(errno, ENOEXEC);
+	/* the missing ';' is found on line 6 or 7 depending on the compiler */
+	snprintf(want, sizeof(want), "%s:", path);
+	ck_assert_msg(strncmp(err, want, strlen(want)) == 0, "%s", err);
+	ck_assert_msg(strncmp(err + strlen(want), "6:", 2) == 0 ||
+		      strncmp(err + strlen(want), "7:", 2) == 0, "%s", err);
+	ck_assert_ptr_nonnull(ops);
+	err[0] = '\0';
+	ck_assert_ptr_null(ops->create(&c, err));
+	ck_assert_int_eq(errno, ENOEXEC);
+	ck_assert_msg(strncmp(err, want, strlen(want)) == 0, "%s", err);
+	/* no such file */
+	rm_kernel(path);
+	c.kernel_path = "/nonexistent/k.c";
+	ck_assert_ptr_null(gcap_gpu_code(&c, err));
+	ck_assert_int_eq(errno, ENOENT);
+}
+END_TEST
+
+/* Valid C that is not C++ (an implicit conversion from void *): the host
+ * build accepts it, NVRTC does not, and its error is reported as
+ * FILE:LINE: of the user's file. */
+START_TEST(test_kernel_nvrtc_error)
+{
+#ifdef GCAP_TEST_HAVE_RTC
+	static const char cxx[] =
+		"#include <gpucap/gcap_kernel.h>\n"
+		"struct gcap_kstate { uint64_t n; };\n"
+		"GCAP_KERNEL uint32_t gcap_kernel(const struct gcap_kpkt *pkt,\n"
+		"                                 struct gcap_kstate *st)\n"
+		"{\n"
+		"\tvoid *v = st;\n"
+		"\tstruct gcap_kstate *s2 = v;\n"
+		"\tgcap_atomic_add_u64(&s2->n, 1);\n"
+		"\treturn pkt->caplen ? GCAP_CAPTURE : GCAP_DROP;\n"
+		"}\n";
+	struct gcap_exec_conf c;
+	char err[GCAP_ERRBUF_SIZE] = "", want[4300];
+	struct gcap_khost *k;
+	const char *path;
+	void *img = NULL;
+	size_t len = 0;
+	char *src;
+	int rc;
+
+	if (!GCAP_HAVE_CUDA || gcap_rtc_load(err) != 0) {
+		printf("nvrtc: not available (%s), skipped\n", err);
+		return;
+	}
+	path = write_kernel("notcxx.c", cxx);
+	mk_conf(&c);
+	c.kernel_path = path;
+	src = gcap_gpu_code(&c, err);
+	ck_assert_msg(src != NULL, "host build should accept it: %s", err);
+	k = gcap_khost_load(path, NULL, err);
+	ck_assert_msg(k != NULL, "%s", err);
+	rc = gcap_gpu_rtc_build(src, k, 9, 0, &img, &len, err);
+	ck_assert_int_eq(rc, -ENOEXEC);
+	snprintf(want, sizeof(want), "%s:7: ", path);
+	ck_assert_msg(strncmp(err, want, strlen(want)) == 0, "%s", err);
+	ck_assert_msg(strstr(err, "error") != NULL, "%s", err);
+	printf("NVRTC error reported as: %s\n", err);
+	gcap_khost_free(k);
+	free(src);
+	rm_kernel(path);
+#endif
+}
+END_TEST
+
 int
 main(void)
 {
@@ -263,6 +461,10 @@ main(void)
 	tcase_add_test(tc, test_code_interp);
 	tcase_add_test(tc, test_code_compiled);
 	tcase_add_test(tc, test_code_nvrtc);
+	tcase_add_loop_test(tc, test_code_kernel, 0,
+			    sizeof(kernel_examples) / sizeof(kernel_examples[0]));
+	tcase_add_test(tc, test_kernel_syntax_error);
+	tcase_add_test(tc, test_kernel_nvrtc_error);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
