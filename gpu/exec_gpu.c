@@ -362,7 +362,7 @@ count_lines(const char *s, size_t n)
 static int
 gpu_code_inline(struct gbuf *b, const struct gcap_khost *k, char *errbuf)
 {
-	char hpath[4096], line[64];
+	char hpath[4096], line[64], sz[32];
 	const char *src = gcap_khost_source(k, NULL), *l;
 	char *hdr = NULL;
 	size_t hlen = 0;
@@ -424,6 +424,12 @@ gpu_code_inline(struct gbuf *b, const struct gcap_khost *k, char *errbuf)
 		gb_str(b, "\n");
 		l += n + (e != NULL);
 	}
+	/* the host copy of the state is read with the host build's layout */
+	snprintf(sz, sizeof(sz), "%zu", gcap_khost_state_size(k));
+	gb_str(b, "static_assert(sizeof(struct gcap_kstate) == ");
+	gb_str(b, sz);
+	gb_str(b, ", \"struct gcap_kstate: the GPU build's size differs from "
+	       "the host build's\");\n");
 	/* the rest names the TU itself, with its real line numbers */
 	snprintf(line, sizeof(line), "#line %u ",
 		 b->ok ? count_lines(b->p, b->len) + 2 : 1);
