@@ -41,3 +41,20 @@ S=/usr/local/cuda/bin/compute-sanitizer
 	echo "racecheck rc=$?"
 } > "$OUT/gpu-sanitizer.log" 2>&1
 tail -n 5 "$L" "$OUT/gpu-sanitizer.log"
+# The BPF differential through the persistent kernel (issue 4): random
+# programs and the tcpdump expressions, NVRTC-compiled and interpreted, vs
+# bpf_filter(); host mode with more programs, then copy mode. Its corpus is
+# the bundle's (.devbundle/root/../shared/data).
+{
+	echo "== test_gpu_bpf (needs build/tests/gpu/test_gpu_bpf in the bundle)"
+	if [ -x $B/test_gpu_bpf ]; then
+		GCAP_SOURCE_ROOT=$PWD/.devbundle/root GCAP_GPU_BPF_VERBOSE=1 \
+		GCAP_GPU_BPF_PROGS=${BPF_PROGS:-1024} GCAP_GPU_BPF_RANDOM_PKTS=10000 \
+		timeout 180 $B/test_gpu_bpf; echo "test_gpu_bpf host rc=$?"
+		GCAP_SOURCE_ROOT=$PWD/.devbundle/root GCAP_GPU_BPF_MEM=copy \
+		timeout 90 $B/test_gpu_bpf; echo "test_gpu_bpf copy rc=$?"
+	else
+		echo "test_gpu_bpf: not in the bundle"
+	fi
+} > "$OUT/gpu-bpf.log" 2>&1
+tail -n 8 "$OUT/gpu-bpf.log"
