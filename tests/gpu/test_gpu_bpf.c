@@ -18,7 +18,14 @@
  * GCAP_GPU_BPF_SEED, GCAP_GPU_BPF_RANDOM_PKTS (3000), GCAP_GPU_BPF_MAX_PKTS
  * (corpus packets, 200000), GCAP_GPU_BPF_QUEUES (4; cpu: 1),
  * GCAP_GPU_BPF_BATCH (512), GCAP_GPU_BPF_MEM (host, copy),
- * GCAP_GPU_BPF_MODES (compiled,interp), GCAP_GPU_BPF_EXPRS (1; 0: none).
+ * GCAP_GPU_BPF_MODES (compiled,interp), GCAP_GPU_BPF_EXPRS (1; 0: none),
+ * GCAP_GPU_BPF_VERBOSE (per-unit create/run times), GCAP_GPU_BPF_NVRTC
+ * (cpu backend: also compile each unit's gpu translation unit with NVRTC
+ * for sm_90 when libnvrtc loads; 1).
+ *
+ * On the GPU machine, from a devbundle that packs it (tests/gpu/devrun.sh
+ * runs it too):
+ *   GCAP_SOURCE_ROOT=$PWD/.devbundle/root .devbundle/bin/test_gpu_bpf
  */
 #include <check.h>
 #include <dirent.h>
