@@ -23,6 +23,7 @@ ALL=$ALL,test_multi_gpu,test_copy_stress
 	echo "== test_gpu (all but the doorbell stress)"
 	GCAP_GPU_TESTS=$ALL timeout 120 $B/test_gpu; echo "test_gpu rc=$?"
 	echo "== test_kernels_gpu (inline kernels: gpu vs cpu executor)"
+	GCAP_INCLUDE_DIR=${GCAP_INCLUDE_DIR:-$PWD/include} \
 	timeout 300 $B/test_kernels_gpu; echo "test_kernels_gpu rc=$?"
 	echo "== test_gpu doorbell stress"
 	GCAP_GPU_TESTS=test_doorbell_stress \
