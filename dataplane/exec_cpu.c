@@ -214,6 +214,7 @@ cpu_process(const struct gcap_exec *ex, struct gcap_batch *b)
 				.ts_ns = p->ts_ns,
 				.port = p->port,
 				.queue = p->queue,
+				.seq = p->seq,
 			};
 
 			gcap_verdict_apply(ex->kfn(&kp, ex->kstate), m, p->caplen, &m, &cap);

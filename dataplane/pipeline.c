@@ -163,6 +163,8 @@ write_xbuf(struct gcap_pipeline *pl, const struct gcap_xbuf *xb)
 		    atomic_load_explicit(&pl->written, memory_order_relaxed) >= c->max_packets)
 			return 1;
 		m = rec->outmask & outs;
+		if (m == 0)
+			continue; /* a kernel's GCAP_OUTPUT(i) past the outputs */
 		for (; m != 0; m &= m - 1) {
 			struct gcap_writer *w = c->writers[__builtin_ctzll(m)];
 			int r = gcap_writer_write(w, rec, rec + 1);

@@ -55,12 +55,20 @@ int gcap_gpu_pick(int socket);
  * into the library with nvcc, whose filters are interpreted). It compiles
  * as is with `nvcc -c -x cu`.
  *
+ * With conf->kernel_path the inline kernel is loaded (gcap_khost_load, with
+ * conf->kernel_arg) and its source, with gcap_kernel.h inlined, is part of
+ * the unit (compiled filters are then always used).
+ *
  * @param conf    the executor configuration (filters, nfilters,
- *                compile_filters are used)
+ *                compile_filters, kernel_path, kernel_arg are used)
  * @param errbuf  GCAP_ERRBUF_SIZE bytes or NULL
  * @return the source, malloc'd, NUL-terminated (free() it); or NULL with
  *         errno: EINVAL (bad conf, or a program gcap_bpfc refuses: the
- *         message says which), ENOTSUP (a build without CUDA), ENOMEM.
+ *         message says which), ENOTSUP (a build without CUDA), ENOMEM;
+ *         and the kernel loader's errors: ENOENT (no such file), ENOEXEC
+ *         (the kernel does not compile: FILE:LINE message), ENOSYS (no
+ *         gcap_kernel entry), EFBIG (state too large), ECANCELED (its init
+ *         hook failed).
  */
 char *gcap_gpu_code(const struct gcap_exec_conf *conf, char *errbuf);
 
