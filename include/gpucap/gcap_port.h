@@ -29,7 +29,7 @@ enum gcap_port_kind {
 /** One port. */
 struct gcap_port {
 	char spec[512];         /**< the -i argument */
-	char name[128];         /**< ethdev name; if_name in pcapng */
+	char name[64];          /**< ethdev name (RTE_ETH_NAME_MAX_LEN); if_name in pcapng */
 	char devargs[640];      /**< what the EAL gets (-a or --vdev) */
 	enum gcap_port_kind kind;
 	unsigned index;         /**< position among -i (interface index) */
