@@ -49,6 +49,7 @@
 #include "gpucap/gcap_rtc.h"
 #endif
 #include "../bpfc/bpf_gen.h"
+#include "gpu_probe.h"
 
 #define SNAPLEN 262144
 #define NPROGS_MAX GCAP_MAX_OUTPUTS
@@ -772,36 +773,6 @@ START_TEST(test_harness_detects)
 	free_packets();
 }
 END_TEST
-
-static int
-probe_in_child(char *msg, size_t len)
-{
-	int fd[2], st = 0;
-	pid_t pid;
-	ssize_t r;
-
-	if (pipe(fd))
-		return -1;
-	pid = fork();
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		char err[GCAP_ERRBUF_SIZE] = "";
-		int n = 0, rc = gcap_gpu_probe(&n, err);
-
-		if (rc == 0)
-			snprintf(err, sizeof(err), "%d GPU(s)", n);
-		r = write(fd[1], err, strlen(err));
-		(void)r;
-		_exit(rc == 0 ? 0 : 1);
-	}
-	close(fd[1]);
-	r = read(fd[0], msg, len - 1);
-	msg[r > 0 ? r : 0] = '\0';
-	close(fd[0]);
-	waitpid(pid, &st, 0);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
 
 int
 main(void)

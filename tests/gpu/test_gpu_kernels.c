@@ -42,6 +42,7 @@
 #include "gpucap/gcap_exec.h"
 #include "gpucap/gcap_filter.h"
 #include "gpucap/gcap_gpu.h"
+#include "gpu_probe.h"
 
 static const struct gcap_exec_ops *gpu_ops;
 
@@ -430,34 +431,6 @@ START_TEST(test_kernel_two_gpus)
 	ck_assert_msg(strstr(err, "one GPU") != NULL, "%s", err);
 }
 END_TEST
-
-static int
-probe_in_child(char *msg, size_t len)
-{
-	int fd[2], st = 0;
-	pid_t pid;
-	ssize_t r;
-
-	if (pipe(fd))
-		return -1;
-	pid = fork();
-	if (pid == 0) {
-		char err[GCAP_ERRBUF_SIZE] = "";
-		int n = 0, rc = gcap_gpu_probe(&n, err);
-
-		if (rc == 0)
-			snprintf(err, sizeof(err), "%d GPU(s)", n);
-		r = write(fd[1], err, strlen(err));
-		(void)r;
-		_exit(rc == 0 ? 0 : 1);
-	}
-	close(fd[1]);
-	r = read(fd[0], msg, len - 1);
-	msg[r > 0 ? r : 0] = '\0';
-	close(fd[0]);
-	waitpid(pid, &st, 0);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
 
 int
 main(void)
