@@ -83,8 +83,8 @@ run_one() { # src q backend extra... -> json path (or empty)
 	command -v nvidia-smi >/dev/null && echo "gpu: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)"
 	echo "commit: $commit, $SECS s per run, filter '$FILTER', busy polling; pcap source: mix-en10mb.pcap cut to 2000 bytes"
 	echo
-	echo "| source | RX lcores | backend | lossless Mpps | Gb/s | captured | pipeline drops | latency p50 us | p99 us (at half rate) |"
-	echo "|---|---|---|---|---|---|---|---|---|"
+	echo "| source | RX lcores | backend | lossless Mpps | Gb/s | captured | pipeline drops | CPU cores used | latency p50 us | p99 us (at half rate) |"
+	echo "|---|---|---|---|---|---|---|---|---|---|"
 } >"$md"
 
 for src in $SOURCES; do
@@ -96,6 +96,7 @@ for src in $SOURCES; do
 			gbps=$(field "$j" "d['rx_gbps']")
 			cap=$(field "$j" "d['captured']")
 			pdrop=$(field "$j" "d['dropped']['pipeline_full']")
+			cores=$(field "$j" "d['cores_used']")
 			half=$(python3 -c "print(max(1, int($mpps * 1e6 / 2 / $q)))")
 			j2=$(run_one "$src" "$q" "$be" --rx-rate "$half") || j2=
 			p50=NA p99=NA
@@ -103,7 +104,7 @@ for src in $SOURCES; do
 				p50=$(field "$j2" "d['latency_us']['p50']")
 				p99=$(field "$j2" "d['latency_us']['p99']")
 			fi
-			echo "| $src | $q | $be | $mpps | $gbps | $cap | $pdrop | $p50 | $p99 |" >>"$md"
+			echo "| $src | $q | $be | $mpps | $gbps | $cap | $pdrop | $cores | $p50 | $p99 |" >>"$md"
 			python3 - "$j" "$src" "$q" "$be" "$p50" "$p99" "$commit" >>"$jsonl" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))

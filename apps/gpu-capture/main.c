@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -61,6 +62,7 @@ struct app {
 	unsigned nqueues;
 	struct gcap_pipeline *pl;
 	uint64_t t_start;
+	double cpu_start; /* cpu_seconds() at t_start */
 	char err[GCAP_ERRBUF_SIZE];
 };
 
@@ -71,6 +73,18 @@ die(const char *fmt, const char *a, const char *b)
 	fprintf(stderr, fmt, a, b);
 	fputc('\n', stderr);
 	return 1;
+}
+
+/* CPU time of the process so far (all threads), in seconds */
+static double
+cpu_seconds(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru) != 0)
+		return 0;
+	return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
+	       (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
 }
 
 static uint64_t
@@ -351,6 +365,7 @@ static int
 write_summary_json(const struct app *a, double secs)
 {
 	FILE *f = fopen(a->o->summary_json, "w");
+	double cpu;
 	struct totals t;
 	struct gcap_queue_stats *s = malloc(sizeof(*s));
 
@@ -363,7 +378,12 @@ write_summary_json(const struct app *a, double secs)
 		return -1;
 	}
 	sum_queues(a, 0, true, &t);
+	/* CPU time of every thread (RX lcores, writer, main, driver threads)
+	 * since the capture started */
+	cpu = cpu_seconds() - a->cpu_start;
 	fprintf(f, "{\n  \"backend\": \"%s\",\n  \"seconds\": %.6f,\n", a->ops->name, secs);
+	fprintf(f, "  \"cpu_seconds\": %.3f,\n  \"cores_used\": %.2f,\n", cpu,
+		secs > 0 ? cpu / secs : 0.0);
 	fprintf(f, "  \"received\": %" PRIu64 ",\n  \"received_bytes\": %" PRIu64 ",\n",
 		t.q.rx_pkts, t.q.rx_bytes);
 	fprintf(f, "  \"captured\": %" PRIu64 ",\n  \"written\": %" PRIu64 ",\n", t.q.captured,
@@ -512,6 +532,7 @@ run_file(struct app *a)
 	if (create_exec(a, &ec) < 0 || open_writers(a, &wif, 1) < 0 || create_pipeline(a, false) < 0)
 		goto fail;
 	a->t_start = mono_ns();
+	a->cpu_start = cpu_seconds();
 	g_pl = a->pl;
 	r = gcap_pipeline_run_file(a->pl, p, a->err);
 	if (r < 0) {
@@ -741,6 +762,7 @@ run_live(struct app *a)
 			goto out;
 		}
 	a->t_start = mono_ns();
+	a->cpu_start = cpu_seconds();
 	g_pl = a->pl;
 	if (gcap_pipeline_start(a->pl, a->err) < 0) {
 		rc = die("%s%s", a->err, "");
