@@ -103,6 +103,7 @@ struct gpu_dev {
 struct gpu_queue {
 	unsigned q;
 	struct gpu_dev *dev;
+	enum gcap_mem mem;             /* conf.mem, or what auto chose for the pool */
 	void *host;                    /* one pinned, mapped allocation */
 	struct gcap_gpu_slot *slots;
 	struct gcap_batch *batches;    /* ring_size, ordinary memory */
@@ -907,6 +908,7 @@ gpu_create(const struct gcap_exec_conf *conf, char *errbuf)
 		}
 		ex->qs[q].q = q;
 		ex->qs[q].dev = d;
+		ex->qs[q].mem = ex->conf.mem;
 		d->nq++;
 	}
 	if (ex->kernel != NULL && ex->ndev > 1) {
@@ -1235,7 +1237,7 @@ gpu_batch_submit(struct gcap_exec *ex, unsigned q, struct gcap_batch *b)
 	sl->xbuf = (uint64_t)(uintptr_t)b->xbuf;
 	sl->res = (uint64_t)(uintptr_t)b->res;
 	sl->seq = b->seq;
-	if (ex->conf.mem == GCAP_MEM_COPY || ex->conf.mem == GCAP_MEM_GPU) {
+	if (qs->mem == GCAP_MEM_COPY || qs->mem == GCAP_MEM_GPU) {
 		if (tls_ctx != qs->dev->ctx) {
 			if (ex->cu->CtxSetCurrent(qs->dev->ctx) != CUDA_SUCCESS)
 				return -EIO;
@@ -1247,7 +1249,8 @@ gpu_batch_submit(struct gcap_exec *ex, unsigned q, struct gcap_batch *b)
 		if (rc)
 			return rc;
 	} else {
-		if (ex->conf.mem == GCAP_MEM_GPU && ex->cu->FlushGPUDirectRDMAWrites)
+		/* qs->mem, not conf.mem: --mem auto may have chosen gpu */
+		if (qs->mem == GCAP_MEM_GPU && ex->cu->FlushGPUDirectRDMAWrites)
 			ex->cu->FlushGPUDirectRDMAWrites(
 				CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX,
 				CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_OWNER);
@@ -1703,6 +1706,7 @@ gpu_pool_create(struct gcap_exec *ex, unsigned q, uint16_t port_id,
 	}
 	pm->next = saved;
 	ex->pools = pm;
+	qs->mem = mode;
 	return mp;
 }
 

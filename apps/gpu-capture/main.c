@@ -751,8 +751,11 @@ run_live(struct app *a)
 		wifs[p].name = a->ports[p].name;
 		wifs[p].linktype = DLT_EN10MB;
 	}
+	/* the CPU may copy chained packets whole only where it can read the
+	 * data rooms: not in VRAM, which --mem auto may choose per port */
 	if (open_writers(a, wifs, a->nports) < 0 ||
-	    create_pipeline(a, ec.mem != GCAP_MEM_GPU) < 0) {
+	    create_pipeline(a, a->ops == &gcap_exec_cpu_ops || o->mem == GCAP_MEM_HOST ||
+				   o->mem == GCAP_MEM_COPY) < 0) {
 		rc = 1;
 		goto out;
 	}
