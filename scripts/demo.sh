@@ -9,9 +9,10 @@ bash scripts/build.sh >/dev/null
 out=${OUT:-/tmp/gpucap-demo.pcap}
 filter=${FILTER:-tcp port 80 or udp port 53}
 # stop once every matching packet of the file is in (net_pcap has no EOF)
-want=$(tcpdump -r data/sample.pcap "$filter" 2>/dev/null | wc -l)
+count() { tcpdump -r "$1" --count "${@:2}" 2>/dev/null | awk '{print $1}'; }
+want=$(count data/sample.pcap "$filter")
 echo "+ gpu-capture -i net_pcap0,rx_pcap=data/sample.pcap -w $out -c $want --duration 30 '$filter'"
 ./build/apps/gpu-capture -i "net_pcap0,rx_pcap=data/sample.pcap" -w "$out" -c "$want" --duration 30 "$filter"
-echo "+ tcpdump -nn -r $out | head"
-tcpdump -nn -r "$out" 2>/dev/null | head -n 20
-echo "($(tcpdump -r "$out" 2>/dev/null | wc -l) packets in $out)"
+echo "+ tcpdump -nn -r $out -c 20"
+tcpdump -nn -r "$out" -c 20 2>/dev/null
+echo "($(count "$out") packets in $out)"
