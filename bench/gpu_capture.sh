@@ -10,7 +10,8 @@
 # Filter 'tcp port 80 or udp port 53', matches written to /dev/shm.
 #
 # env: GPU_CAPTURE (binary), MIX_PCAP, OUT_DIR (results), SECS (per run),
-#      QUEUES ("1 2 4 8"), BACKENDS ("cpu gpu-host gpu-copy"), SOURCES
+#      QUEUES ("1 2 4 8"), BACKENDS ("cpu gpu-host gpu-copy"), SOURCES,
+#      GPU_BLOCKS (--gpu-blocks for the gpu backends)
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 G=${GPU_CAPTURE:-$here/../build/apps/gpu-capture}
@@ -49,8 +50,8 @@ ports_for() { # source queues -> -i arguments
 backend_args() {
 	case $1 in
 	cpu) echo "--backend cpu" ;;
-	gpu-host) echo "--backend gpu --mem host" ;;
-	gpu-copy) echo "--backend gpu --mem copy" ;;
+	gpu-host) echo "--backend gpu --mem host ${GPU_BLOCKS:+--gpu-blocks $GPU_BLOCKS}" ;;
+	gpu-copy) echo "--backend gpu --mem copy ${GPU_BLOCKS:+--gpu-blocks $GPU_BLOCKS}" ;;
 	esac
 }
 

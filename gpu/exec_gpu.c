@@ -94,6 +94,7 @@ struct gpu_dev {
 	CUdeviceptr kstate;   /* inline kernel state (VRAM), or 0 */
 	CUfunction kcopy;     /* gcap_kstate_copy, with an inline kernel */
 	unsigned nq;
+	unsigned nblocks; /* nq x blocks per queue */
 	bool launched;
 	bool finished; /* the kernel returned (StreamQuery SUCCESS) */
 	bool faulted;
@@ -138,6 +139,7 @@ struct gcap_exec {
 	struct gpu_queue *qs;
 	uint32_t *quit;            /* pinned, mapped */
 	unsigned threads;
+	unsigned bpq; /* blocks per queue */
 	unsigned fault_at;
 	bool stopped;
 	int stop_rc;
@@ -767,18 +769,23 @@ dev_prepare(struct gcap_exec *ex, struct gpu_dev *d, char *errbuf)
 	unsigned q, n = 0;
 	int rc;
 
-	qd = calloc(ex->conf.nqueues, sizeof(*qd));
+	qd = calloc((size_t)ex->conf.nqueues * ex->bpq, sizeof(*qd));
 	if (qd == NULL)
 		return gcap_err(errbuf, ENOMEM, "gpu executor: out of memory");
 	for (q = 0; q < ex->conf.nqueues; q++) {
 		if (ex->qs[q].dev != d)
 			continue;
-		qd[n].slots = (uint64_t)(uintptr_t)ex->qs[q].slots;
-		qd[n].ring_size = ex->conf.ring_size;
-		qd[n].queue = q;
-		n++;
+		/* block k of the queue takes slots k, k + bpq, ...: bpq divides
+		 * the ring, so each slot always has the same block */
+		for (unsigned k = 0; k < ex->bpq; k++, n++) {
+			qd[n].slots = (uint64_t)(uintptr_t)ex->qs[q].slots;
+			qd[n].ring_size = ex->conf.ring_size;
+			qd[n].queue = q;
+			qd[n].first = k;
+			qd[n].step = ex->bpq;
+		}
 	}
-	d->nq = n;
+	d->nblocks = n;
 	rc = gcap_cu_err(cu, cu->MemAlloc(&d->qdesc, (n + 1) * sizeof(qd[0])),
 			 errbuf, "cuMemAlloc(queue table)");
 	if (!rc && n)
@@ -812,7 +819,7 @@ dev_launch(struct gcap_exec *ex, struct gpu_dev *d, char *errbuf)
 	kp.snaplen = ex->conf.snaplen;
 	kp.fault_at = ex->fault_at;
 	kp.kstate = d->kstate;
-	rc = gcap_cu_err(ex->cu, ex->cu->LaunchKernel(d->fn, d->nq, 1, 1,
+	rc = gcap_cu_err(ex->cu, ex->cu->LaunchKernel(d->fn, d->nblocks, 1, 1,
 			 ex->threads, 1, 1, 0, d->kstream, args, NULL), errbuf,
 			 "cuLaunchKernel(" KERNEL_NAME ")");
 	if (rc)
@@ -853,6 +860,13 @@ gpu_create(const struct gcap_exec_conf *conf, char *errbuf)
 	ex->conf.gpus = NULL;
 	ex->conf.kernel_path = NULL;
 	ex->conf.kernel_arg = NULL;
+	ex->bpq = conf->blocks_per_queue ? conf->blocks_per_queue : 1;
+	if ((ex->bpq & (ex->bpq - 1)) != 0 || ex->bpq > conf->ring_size) {
+		rc = gcap_err(errbuf, EINVAL, "gpu executor: %u blocks per queue: "
+			      "a power of two, at most the ring size (%u)",
+			      ex->bpq, conf->ring_size);
+		goto fail;
+	}
 	ex->threads = (conf->batch_max + 31u) & ~31u;
 	if (ex->threads < 64)
 		ex->threads = 64;
@@ -922,10 +936,10 @@ gpu_create(const struct gcap_exec_conf *conf, char *errbuf)
 		struct gpu_dev *d = &ex->dev[i];
 
 		/* every block must be resident at once */
-		if (d->sms > 0 && d->nq > (unsigned)d->sms) {
-			rc = gcap_err(errbuf, ENOSPC, "gpu executor: %u queues on "
-				      "GPU %d, which has %d SMs", d->nq,
-				      d->ordinal, d->sms);
+		if (d->sms > 0 && d->nq * ex->bpq > (unsigned)d->sms) {
+			rc = gcap_err(errbuf, ENOSPC, "gpu executor: %u queues x %u "
+				      "blocks on GPU %d, which has %d SMs", d->nq,
+				      ex->bpq, d->ordinal, d->sms);
 			goto fail;
 		}
 		if (d->nq > 1024) {

@@ -199,6 +199,7 @@ exec_conf(const struct app *a, struct gcap_exec_conf *c, unsigned nqueues,
 	c->gpus = o->gpus;
 	c->ngpus = o->ngpus;
 	c->compile_filters = !o->interp;
+	c->blocks_per_queue = o->gpu_blocks;
 	c->kernel_path = o->kernel;
 	c->kernel_arg = o->kernel_arg;
 }

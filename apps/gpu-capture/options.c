@@ -20,6 +20,7 @@ enum {
 	OPT_MEM,
 	OPT_GPU,
 	OPT_GPU_INTERP,
+	OPT_GPU_BLOCKS,
 	OPT_EAL,
 	OPT_BATCH,
 	OPT_RING,
@@ -59,6 +60,7 @@ static const struct option long_opts[] = {
 	{"mem", required_argument, NULL, OPT_MEM},
 	{"gpu", required_argument, NULL, OPT_GPU},
 	{"gpu-interp", no_argument, NULL, OPT_GPU_INTERP},
+	{"gpu-blocks", required_argument, NULL, OPT_GPU_BLOCKS},
 	{"eal", required_argument, NULL, OPT_EAL},
 	{"batch", required_argument, NULL, OPT_BATCH},
 	{"ring", required_argument, NULL, OPT_RING},
@@ -111,6 +113,8 @@ app_usage(void)
 "  --mem gpu|host|copy|auto where packets land for the GPU (default auto)\n"
 "  --gpu N[,N...]     GPU ordinals (queues are spread over them)\n"
 "  --gpu-interp       interpret BPF on the GPU instead of compiling it\n"
+"  --gpu-blocks N     GPU thread blocks sharing each queue's batches (a power\n"
+"                     of two, at most --ring; default 1)\n"
 "  --kernel FILE.c    inline packet kernel run on every packet that passed the\n"
 "                     filter (see docs/kernels.md)\n"
 "  --kernel-arg STR   argument given to the kernel's init hook\n"
@@ -335,6 +339,11 @@ app_parse_options(int argc, char **argv, struct app_opts *o)
 		case OPT_GPU_INTERP:
 			o->interp = true;
 			break;
+		case OPT_GPU_BLOCKS:
+			PARSE_U("--gpu-blocks", optarg, 1, 64, o->gpu_blocks);
+			if ((o->gpu_blocks & (o->gpu_blocks - 1)) != 0)
+				return fail("--gpu-blocks '%s': must be a power of two%s", optarg, "");
+			break;
 		case OPT_EAL:
 			o->eal = optarg;
 			break;
@@ -401,6 +410,8 @@ app_parse_options(int argc, char **argv, struct app_opts *o)
 		return fail("-W needs -C or -G%s%s", "", "");
 	if (o->kernel_state != NULL && o->kernel == NULL)
 		return fail("--kernel-state needs --kernel%s%s", "", "");
+	if (o->gpu_blocks > o->ring)
+		return fail("--gpu-blocks is larger than --ring%s%s", "", "");
 	if (o->read_file != NULL && o->queues != 1)
 		return fail("--queues applies to live ports, not to -r%s%s", "", "");
 	for (unsigned i = 0; i < o->nouts; i++)

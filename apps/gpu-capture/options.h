@@ -44,6 +44,7 @@ struct app_opts {
 	int gpus[APP_MAX_GPUS];           /* --gpu */
 	unsigned ngpus;
 	bool interp;                      /* --gpu-interp */
+	unsigned gpu_blocks;              /* --gpu-blocks */
 	const char *eal;                  /* --eal */
 	unsigned batch;                   /* --batch */
 	unsigned ring;                    /* --ring */

@@ -64,6 +64,8 @@ struct gcap_gpu_qdesc {
 	uint64_t slots;     /**< device address of ring_size slots */
 	uint32_t ring_size; /**< power of two */
 	uint32_t queue;     /**< pipeline queue index */
+	uint32_t first;     /**< first slot this block takes */
+	uint32_t step;      /**< blocks on the queue: slots first + k * step */
 };
 
 /** One filter program: ninsn instructions at insns + off (8 bytes each). */

@@ -336,7 +336,7 @@ gcap_pipeline_kernel(struct gcap_gpu_kparams kp)
 	const struct gcap_gpu_qdesc *qd =
 		&((const struct gcap_gpu_qdesc *)kp.queues)[blockIdx.x];
 	struct gcap_gpu_slot *slots = (struct gcap_gpu_slot *)qd->slots;
-	unsigned int mask = qd->ring_size - 1u, head = 0, batches = 0;
+	unsigned int mask = qd->ring_size - 1u, head = qd->first, batches = 0;
 	const unsigned int *quit = (const unsigned int *)kp.quit;
 
 	for (;;) {
@@ -376,7 +376,7 @@ gcap_pipeline_kernel(struct gcap_gpu_kparams kp)
 			__threadfence_system();
 			gcap_st_release_sys(&sl->status, GCAP_GPU_DONE);
 		}
-		head++;
+		head += qd->step;
 	}
 }
 

@@ -99,6 +99,10 @@ struct gcap_exec_conf {
 	const int *gpus;      /**< GPU ordinals; queue q runs on gpus[q % ngpus] */
 	unsigned ngpus;       /**< 0: the default device choice */
 	bool compile_filters; /**< gpu: translate BPF to CUDA C (else interpret) */
+	/** gpu: thread blocks sharing one queue's batches, block k taking the
+	 *  slots k, k + B, k + 2B, ... (a power of two that divides
+	 *  ring_size; 0 means 1) */
+	unsigned blocks_per_queue;
 	const char *kernel_path; /**< inline kernel source, or NULL */
 	const char *kernel_arg;  /**< argument for the kernel's init hook, or NULL */
 };

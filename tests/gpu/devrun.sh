@@ -29,6 +29,10 @@ ALL=$ALL,test_multi_gpu,test_copy_stress
 	GCAP_GPU_TESTS=test_doorbell_stress \
 	GCAP_GPU_STRESS_BATCHES=${STRESS:-2000000} timeout 130 $B/test_gpu
 	echo "test_gpu stress rc=$?"
+	echo "== test_gpu doorbell stress, 4 blocks per queue (--gpu-blocks)"
+	GCAP_GPU_TESTS=test_doorbell_stress GCAP_GPU_BLOCKS=4 \
+	GCAP_GPU_STRESS_BATCHES=${STRESS_BLOCKS:-500000} timeout 100 $B/test_gpu
+	echo "test_gpu stress blocks=4 rc=$?"
 } > "$L" 2>&1
 S=/usr/local/cuda/bin/compute-sanitizer
 {

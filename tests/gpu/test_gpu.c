@@ -94,6 +94,9 @@ base_conf(struct gcap_exec_conf *c, struct bpf_program *progs)
 	c->filters = progs;
 	c->linktype = DLT_EN10MB;
 	c->mem = GCAP_MEM_HOST;
+	/* GCAP_GPU_BLOCKS=N: N blocks share each queue's batches */
+	if (getenv("GCAP_GPU_BLOCKS") != NULL)
+		c->blocks_per_queue = (unsigned)strtoul(getenv("GCAP_GPU_BLOCKS"), NULL, 10);
 }
 
 /* Fill slot b with n synthetic packets (seq in bytes 0..3 and in desc). */

@@ -104,6 +104,17 @@ START_TEST(test_bad_conf)
 	c.mem = GCAP_MEM_PLAIN;
 	ck_assert_ptr_null(ops->create(&c, err));
 	ck_assert_int_eq(errno, EINVAL);
+	/* blocks per queue: a power of two, at most the ring (8 here) */
+	mk_conf(&c);
+	c.blocks_per_queue = 3;
+	ck_assert_ptr_null(ops->create(&c, err));
+	ck_assert_int_eq(errno, EINVAL);
+	ck_assert_msg(strstr(err, "blocks per queue") != NULL, "%s", err);
+	mk_conf(&c);
+	c.blocks_per_queue = 16;
+	ck_assert_ptr_null(ops->create(&c, err));
+	ck_assert_int_eq(errno, EINVAL);
+	ck_assert_msg(strstr(err, "blocks per queue") != NULL, "%s", err);
 	ck_assert_ptr_null(ops->create(NULL, err));
 	ck_assert_int_eq(errno, EINVAL);
 	(void)t;
