@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "gcap_config.h"
+#include "gpucap/gcap_cache.h"
 #include "gpucap/gcap_khost.h"
 
 #ifndef GCAP_KHOST_INSTALL_INCDIR
@@ -46,20 +47,10 @@ struct gcap_khost {
 	size_t map_size;
 };
 
-static uint64_t fnv1a(uint64_t h, const void *b, size_t n)
+/* one NUL-terminated field of the cache key (the NUL separates fields) */
+static void key_str(struct gcap_sha256 *h, const char *s)
 {
-	const unsigned char *s = b;
-	for (size_t i = 0; i < n; i++) {
-		h ^= s[i];
-		h *= 0x100000001b3ull;
-	}
-	return h;
-}
-
-static uint64_t fnv1a_str(uint64_t h, const char *s)
-{
-	/* the NUL separates fields */
-	return fnv1a(h, s ? s : "", (s ? strlen(s) : 0) + 1);
+	gcap_sha256_update(h, s ? s : "", (s ? strlen(s) : 0) + 1);
 }
 
 /* Read a whole file. Returns NULL with errno set. */
@@ -124,24 +115,6 @@ static const char *find_incdir(const struct gcap_khost_opts *o)
 	return NULL;
 }
 
-static int mkdir_p(const char *dir)
-{
-	char p[PATH_MAX];
-	if (snprintf(p, sizeof(p), "%s", dir) >= (int)sizeof(p))
-		return -ENAMETOOLONG;
-	for (char *s = p + 1; *s; s++) {
-		if (*s != '/')
-			continue;
-		*s = '\0';
-		if (mkdir(p, 0700) != 0 && errno != EEXIST)
-			return -errno;
-		*s = '/';
-	}
-	if (mkdir(p, 0700) != 0 && errno != EEXIST)
-		return -errno;
-	return access(p, W_OK) == 0 ? 0 : -errno;
-}
-
 /* The cache directory, created; NULL when none is usable. */
 static char *cache_dir(const struct gcap_khost_opts *o)
 {
@@ -152,11 +125,9 @@ static char *cache_dir(const struct gcap_khost_opts *o)
 		snprintf(p, sizeof(p), "%s", o->cache_dir);
 	else if ((e = getenv("GCAP_KERNEL_CACHE")) && *e)
 		snprintf(p, sizeof(p), "%s", e);
-	else if ((e = getenv("XDG_CACHE_HOME")) && *e == '/')
-		snprintf(p, sizeof(p), "%s/gpucap", e);
-	else if ((e = getenv("HOME")) && *e == '/')
-		snprintf(p, sizeof(p), "%s/.cache/gpucap", e);
-	if (!p[0] || mkdir_p(p) != 0)
+	else if (gcap_cache_dir(p, sizeof(p)) != 0)
+		p[0] = '\0';
+	if (!p[0] || gcap_mkdirs(p) != 0 || access(p, W_OK) != 0)
 		return NULL;
 	return strdup(p);
 }
@@ -479,14 +450,21 @@ struct gcap_khost *gcap_khost_load_opts(const char *path, const char *args,
 		cc = "cc";
 	const char *extra = getenv("GCAP_KERNEL_CFLAGS");
 
-	uint64_t h = 0xcbf29ce484222325ull;
-	h = fnv1a_str(h, "gpucap-khost-1");
-	h = fnv1a(h, k->src, k->src_len + 1);
-	h = fnv1a_str(h, hdr);
-	h = fnv1a_str(h, path);
-	h = fnv1a_str(h, inc);
-	h = fnv1a_str(h, cc);
-	h = fnv1a_str(h, extra);
+	struct gcap_sha256 key;
+	uint8_t digest[32];
+	uint64_t h = 0;
+
+	gcap_sha256_init(&key);
+	key_str(&key, "gpucap-khost-2");
+	gcap_sha256_update(&key, k->src, k->src_len + 1);
+	key_str(&key, hdr);
+	key_str(&key, path);
+	key_str(&key, inc);
+	key_str(&key, cc);
+	key_str(&key, extra);
+	gcap_sha256_final(&key, digest);
+	for (unsigned i = 0; i < 8; i++)
+		h = h << 8 | digest[i];
 	k->hash = h;
 
 	if (!o->no_cache)

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file
+ * What gpucap's on-disk caches share (NVRTC cubins, compiled inline
+ * kernels): where the cache lives, creating it, and SHA-256 for keys.
+ */
+#ifndef GCAP_CACHE_H
+#define GCAP_CACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** SHA-256 state (FIPS 180-4). */
+struct gcap_sha256 {
+	uint32_t h[8];
+	uint64_t len;   /**< bytes hashed so far */
+	uint8_t buf[64];
+	unsigned nbuf;
+};
+
+/** Start a hash. */
+void gcap_sha256_init(struct gcap_sha256 *s);
+
+/** Hash len more bytes. */
+void gcap_sha256_update(struct gcap_sha256 *s, const void *data, size_t len);
+
+/** Finish: the 32-byte digest. The state must be initialised again to reuse. */
+void gcap_sha256_final(struct gcap_sha256 *s, uint8_t out[32]);
+
+/**
+ * The cache directory: $GCAP_CACHE_DIR, else $XDG_CACHE_HOME/gpucap (an
+ * absolute XDG_CACHE_HOME), else $HOME/.cache/gpucap. Not created.
+ * @return 0; -ENOENT when none applies; -ENAMETOOLONG.
+ */
+int gcap_cache_dir(char *buf, size_t len);
+
+/**
+ * mkdir -p: create dir and its parents (mode 0700 for what it creates).
+ * @return 0 (also when it exists); -ENAMETOOLONG; mkdir's -errno.
+ */
+int gcap_mkdirs(const char *dir);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GCAP_CACHE_H */
