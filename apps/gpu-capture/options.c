@@ -138,6 +138,9 @@ app_usage(void)
 "  -q                 no summary at exit\n"
 "  -v                 DPDK's log at its default level (else errors only)\n"
 "  -h, --help         this text;  --version  the version\n"
+"Long forms: --interface -i, --read -r, --write -w, --format -F, --snaplen -s,\n"
+"  --count -c, --file-size -C, --rotate-seconds -G, --file-count -W, --quiet -q,\n"
+"  --packet-buffered -U, --verbose -v\n"
 "\n"
 "Exit status: 0 on success, 1 on any error (nothing is started on bad input).\n",
 	       GCAP_BATCH_MAX);
