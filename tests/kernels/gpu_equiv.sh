@@ -12,11 +12,12 @@ mkdir -p "$B"
 printf '#define GCAP_SOURCE_ROOT "%s"\n#define GCAP_HOST_CC "cc"\n' "$PWD" > "$B/gcap_config.h"
 cc -O2 -std=gnu11 -D_GNU_SOURCE -Iinclude -I"$B" -c kernels/lib/khost.c -o "$B/khost.o"
 cc -O2 -std=gnu11 -D_GNU_SOURCE -Iinclude -c dataplane/common.c -o "$B/common.o"
+cc -O2 -std=gnu11 -D_GNU_SOURCE -Iinclude -c dataplane/cache.c -o "$B/cache.o"
 export GCAP_INCLUDE_DIR="$PWD/include" GCAP_KERNEL_CACHE="$B/cache"
 rc=0
 for ex in dns synflood sigmatch flowfirst; do
 	"$NVCC" -O2 -arch="$ARCH" -I. -Iinclude -DKFILE="\"kernels/examples/$ex/$ex.c\"" \
-		tests/kernels/gpu_equiv.cu "$B/khost.o" "$B/common.o" -ldl -o "$B/equiv-$ex"
+		tests/kernels/gpu_equiv.cu "$B/khost.o" "$B/common.o" "$B/cache.o" -ldl -o "$B/equiv-$ex"
 	case $ex in
 	dns) arg='example.com,tcpdump.org' ;;
 	synflood) arg='threshold=2' ;;
