@@ -14,6 +14,8 @@
 #define GCAP_TEST_BPF_GEN_H
 
 #include <check.h>
+#include <dirent.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -303,6 +305,42 @@ random_pkt(uint32_t *caplen, uint32_t *wirelen)
 	for (unsigned b = 0; b < *caplen; b++)
 		d[b] = rnd() % 3 ? rnd() % 4 : (uint8_t)rnd();
 	return d;
+}
+
+static int
+bpf_gen_cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Call fn on every file of dir (not dot files), in name order.
+ * @return 0, or -1 when dir cannot be opened. */
+static inline int
+bpf_gen_each_file(const char *dir, void (*fn)(const char *path))
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char **names = NULL;
+	size_t n = 0;
+
+	if (d == NULL)
+		return -1;
+	while ((e = readdir(d)) != NULL) {
+		if (e->d_name[0] == '.')
+			continue;
+		names = realloc(names, (n + 1) * sizeof(*names));
+		ck_assert_ptr_nonnull(names);
+		ck_assert(asprintf(&names[n], "%s/%s", dir, e->d_name) > 0);
+		n++;
+	}
+	closedir(d);
+	qsort(names, n, sizeof(*names), bpf_gen_cmp_str);
+	for (size_t i = 0; i < n; i++) {
+		fn(names[i]);
+		free(names[i]);
+	}
+	free(names);
+	return 0;
 }
 
 #endif

@@ -130,39 +130,11 @@ load_file(const char *path)
 	pcap_close(p);
 }
 
-static int
-cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 static void
 load_dir(const char *dir)
 {
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	char **names = NULL;
-	size_t n = 0;
-
-	if (d == NULL) {
+	if (bpf_gen_each_file(dir, load_file) < 0)
 		printf("corpus %s absent: not used\n", dir);
-		return;
-	}
-	while ((e = readdir(d)) != NULL) {
-		if (e->d_name[0] == '.')
-			continue;
-		names = realloc(names, (n + 1) * sizeof(*names));
-		ck_assert_ptr_nonnull(names);
-		ck_assert(asprintf(&names[n], "%s/%s", dir, e->d_name) > 0);
-		n++;
-	}
-	closedir(d);
-	qsort(names, n, sizeof(*names), cmp_str);
-	for (size_t i = 0; i < n; i++) {
-		load_file(names[i]);
-		free(names[i]);
-	}
-	free(names);
 }
 
 static void
