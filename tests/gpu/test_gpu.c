@@ -28,18 +28,9 @@
 #include "gpucap/gcap_filter.h"
 #include "gpucap/gcap_gpu.h"
 #include "gpu_ref.h"
-#include "gpu_probe.h"
+#include "gpu_util.h"
 
 static const struct gcap_exec_ops *ops;
-
-static double
-now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 /* Wait for the oldest batch of queue q to be DONE: fails the test after
  * 30 s or on a fault, never hangs. */
@@ -523,21 +514,6 @@ static const char *exprs[] = {
 	"ip6 and tcp", "udp[8:2] > 100", "ether[12:2] = 0x0800",
 };
 
-static char *
-corpus_path(void)
-{
-	const char *root = getenv("GCAP_SOURCE_ROOT");
-	static char p[4096];
-
-	snprintf(p, sizeof(p), "%s/../shared/data/bench/mix-en10mb.pcap",
-		 root ? root : ".");
-	if (access(p, R_OK) == 0)
-		return p;
-	if (getenv("GCAP_GPU_CORPUS") && access(getenv("GCAP_GPU_CORPUS"), R_OK) == 0)
-		return getenv("GCAP_GPU_CORPUS");
-	return NULL;
-}
-
 static void
 run_corpus(enum gcap_mem mem, bool compiled)
 {
@@ -551,7 +527,7 @@ run_corpus(enum gcap_mem mem, bool compiled)
 	const u_char *data;
 	uint8_t *scratch;
 	pcap_t *pc;
-	char *path = corpus_path();
+	const char *path = corpus_path();
 	uint64_t npk = 0, nrec = 0, nb = 0;
 	unsigned j;
 	int r = 1;

@@ -49,22 +49,13 @@
 #include "gpucap/gcap_rtc.h"
 #endif
 #include "../bpfc/bpf_gen.h"
-#include "gpu_probe.h"
+#include "gpu_util.h"
 
 #define SNAPLEN 262144
 #define NPROGS_MAX GCAP_MAX_OUTPUTS
 
 static const struct gcap_exec_ops *ops;
 static bool on_gpu;
-
-static double
-now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static unsigned long
 env_ul(const char *name, unsigned long dflt)

@@ -42,7 +42,7 @@
 #include "gpucap/gcap_exec.h"
 #include "gpucap/gcap_filter.h"
 #include "gpucap/gcap_gpu.h"
-#include "gpu_probe.h"
+#include "gpu_util.h"
 
 static const struct gcap_exec_ops *gpu_ops;
 
@@ -77,31 +77,6 @@ struct run {
 	char *json;
 	size_t json_len;
 };
-
-static double
-now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static const char *
-corpus_path(void)
-{
-	const char *root = getenv("GCAP_SOURCE_ROOT");
-	const char *env = getenv("GCAP_GPU_CORPUS");
-	static char p[4096];
-
-	snprintf(p, sizeof(p), "%s/../shared/data/bench/mix-en10mb.pcap",
-		 root ? root : ".");
-	if (access(p, R_OK) == 0)
-		return p;
-	if (env != NULL && access(env, R_OK) == 0)
-		return env;
-	return NULL;
-}
 
 static void
 corpus_load(struct corpus *c, const char *path)
