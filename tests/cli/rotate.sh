@@ -4,8 +4,13 @@
 # files together hold what one file would (without -W), and with -W the
 # ring keeps at most FILES files, each at most about -C.
 . "$(dirname "$0")/lib.sh"
-in=$LIVE1
-[ -f "$MIX" ] && in=$MIX
+# the shared mix when it is there, else data/sample.pcap's records
+# repeated 20 times (one header, records appended: still a valid pcap)
+in=$MIX
+if [ ! -f "$in" ]; then
+	in=$T/big.pcap
+	{ cat "$SRC/data/sample.pcap"; for _ in $(seq 19); do tail -c +25 "$SRC/data/sample.pcap"; done; } >"$in"
+fi
 gc -r "$in" -w "$T/all.pcap" || die "plain run: $(cat "$T/gc.err")"
 total=$(count "$T/all.pcap")
 mkdir "$T/c" "$T/w"
