@@ -43,6 +43,7 @@ struct gcap_khost *gcap_khost_load(const char *, const char *, char *);
 void *gcap_khost_state(struct gcap_khost *);
 size_t gcap_khost_state_size(const struct gcap_khost *);
 int gcap_khost_report_json(const struct gcap_khost *, FILE *, const void *);
+bool gcap_khost_ordered(const struct gcap_khost *);
 }
 
 /* the host build's entry point, as gcap_khost_entry() returns it */
@@ -53,12 +54,20 @@ extern "C" host_entry_fn gcap_khost_entry(const struct gcap_khost *);
 	fprintf(stderr, "kernel_bench: %s: %s\n", #x, cudaGetErrorString(e_)); \
 	exit(2); } } while (0)
 
+/* One thread per packet, as the gpu executor runs a chunk: an ordered
+ * kernel (GCAP_KERNEL_ORDERED, which kernel_bench.sh defines when the
+ * source has gcap_kernel_order) runs each block's packets that share an
+ * order key one round after the other, so its cost is measured. */
 __global__ void run_all(const struct gcap_kpkt *p, unsigned n,
 			struct gcap_kstate *st, uint32_t *v)
 {
+	__shared__ uint64_t keys[1024];
+	__shared__ uint32_t mx;
 	unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+	uint32_t r = gcap_kernel_block_run(i < n, i < n ? &p[i] : p, st, keys, &mx);
+
 	if (i < n)
-		v[i] = gcap_kernel(&p[i], st);
+		v[i] = r;
 }
 
 static double now(void)
@@ -149,6 +158,7 @@ struct cpu_run {
 struct cpu_thr {
 	struct cpu_run *r;
 	unsigned id;
+	double t0, t1;  /* this thread's start (after the barrier) and end */
 };
 
 static void *cpu_worker(void *arg)
@@ -162,13 +172,16 @@ static void *cpu_worker(void *arg)
 	CPU_SET(t->id % r->ncpu, &cs);
 	pthread_setaffinity_np(pthread_self(), sizeof(cs), &cs);
 	pthread_barrier_wait(&r->go);
+	t->t0 = now();
 	for (unsigned i = lo; i < hi; i++)
 		r->v[i] = r->entry(&r->p[i], r->st);
+	t->t1 = now();
 	return NULL;
 }
 
-/* One pass on `threads` threads; returns seconds from the start barrier
- * to the last thread's end. */
+/* One pass on `threads` threads; returns seconds from the first thread's
+ * start to the last thread's end, as the threads saw them (the main thread
+ * may share a core with a worker and wake late: it does not time). */
 static double cpu_pass(struct cpu_run *r, unsigned threads)
 {
 	pthread_t tid[64];
@@ -184,10 +197,13 @@ static double cpu_pass(struct cpu_run *r, unsigned threads)
 		}
 	}
 	pthread_barrier_wait(&r->go);
-	double t0 = now();
-	for (unsigned t = 0; t < threads; t++)
+	double t0 = 1e300, t1 = 0;
+	for (unsigned t = 0; t < threads; t++) {
 		pthread_join(tid[t], NULL);
-	double dt = now() - t0;
+		t0 = th[t].t0 < t0 ? th[t].t0 : t0;
+		t1 = th[t].t1 > t1 ? th[t].t1 : t1;
+	}
+	double dt = t1 - t0;
 	pthread_barrier_destroy(&r->go);
 	return dt;
 }
@@ -329,6 +345,18 @@ int main(int argc, char **argv)
 	char eb[512];
 	struct gcap_khost *k = gcap_khost_load(kfile, arg, eb);
 	if (!k) { fprintf(stderr, "kernel_bench: %s\n", eb); return 2; }
+#ifdef GCAP_KERNEL_ORDERED
+	const bool ordered_build = true;
+#else
+	const bool ordered_build = false;
+#endif
+	if (gcap_khost_ordered(k) != ordered_build) {
+		fprintf(stderr, "kernel_bench: %s %s gcap_kernel_order but the "
+			"device build was made %s GCAP_KERNEL_ORDERED\n", kfile,
+			ordered_build ? "lacks" : "defines",
+			ordered_build ? "with" : "without");
+		return 2;
+	}
 	size_t ss = gcap_khost_state_size(k);
 	if (ss != sizeof(struct gcap_kstate)) {
 		fprintf(stderr, "kernel_bench: state size: host %zu, device build %zu\n",

@@ -61,7 +61,11 @@ for ex in $EXAMPLES; do
 	flowfirst) arg='n=20' ;;                             # its README
 	*) arg='' ;;
 	esac
-	"$NVCC" -O2 -arch="$ARCH" -I"$ROOT" -I"$INC" -DKFILE="\"$src\"" \
+	# an ordered kernel (gcap_kernel_order) runs ordered, as the gpu
+	# executor runs it; kernel_bench checks this against the host build
+	ord=
+	grep -q '^GCAP_KERNEL uint64_t gcap_kernel_order' "$src" && ord=-DGCAP_KERNEL_ORDERED=1
+	"$NVCC" -O2 -arch="$ARCH" $ord -I"$ROOT" -I"$INC" -DKFILE="\"$src\"" \
 		"$here/kernel_bench.cu" "$B/khost.o" "$B/common.o" "$B/cache.o" -ldl -lpthread \
 		-o "$B/kb-$ex"
 	set +e

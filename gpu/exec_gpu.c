@@ -404,6 +404,9 @@ gpu_code_inline(struct gbuf *b, const struct gcap_khost *k, char *errbuf)
 		return gcap_err(errbuf, EIO, "gpu code: cannot read %s", hpath);
 	}
 	fclose(f);
+	/* the order key, when the kernel has one (gcap_kernel.h) */
+	if (gcap_khost_ordered(k))
+		gb_str(b, "#define GCAP_KERNEL_ORDERED 1\n");
 	gb_str(b, "/* ---- begin gpucap/gcap_kernel.h (inlined from ");
 	gb_str(b, gcap_khost_include_dir(k));
 	gb_str(b, ") ---- */\n");
@@ -884,6 +887,14 @@ gpu_create(const struct gcap_exec_conf *conf, char *errbuf)
 			goto fail;
 		}
 		ex->kstate_size = gcap_khost_state_size(ex->kernel);
+		if (gcap_khost_ordered(ex->kernel) && ex->bpq > 1) {
+			rc = gcap_err(errbuf, EINVAL, "gpu executor: %s orders "
+				      "packets by key (gcap_kernel_order), which "
+				      "holds with one block per queue: drop "
+				      "--gpu-blocks %u", conf->kernel_path,
+				      ex->bpq);
+			goto fail;
+		}
 	}
 
 	ex->cu = gcap_cu_load(errbuf);

@@ -16,14 +16,14 @@
  * Hooks (defined before this file is included):
  *  - GCAP_GPU_COMPILED_FILTERS: outmask = gcap_flt_mask(p, wirelen, caplen)
  *    instead of interpreting each program;
- *  - GCAP_GPU_INLINE_HOOK(kp, mask, desc, p, caplen): a statement that may
- *    rewrite mask and caplen (inline kernels, issue 5);
  *  - GCAP_GPU_INLINE_KERNEL: an inline kernel's source (gcap_kernel.h,
- *    struct gcap_kstate, gcap_kernel()) comes before this file; the hook
- *    then runs gcap_kernel() on every packet some filter passed, on the
- *    state at kp->kstate, and applies its verdict with gcap_verdict_apply()
- *    exactly as the cpu executor does; gcap_kstate_copy() is added for the
- *    host to read the state back.
+ *    struct gcap_kstate, gcap_kernel()) comes before this file;
+ *    gcap_gpu_inline_chunk() then runs gcap_kernel() on every packet some
+ *    filter passed, on the state at kp->kstate, and applies its verdict
+ *    with gcap_verdict_apply() exactly as the cpu executor does (ordered
+ *    kernels: GCAP_KERNEL_ORDERED, packets of one order key in packet
+ *    order); gcap_kstate_copy() is added for the host to read the state
+ *    back.
  */
 #ifndef GCAP_GPU_PIPELINE_CUH
 #define GCAP_GPU_PIPELINE_CUH
@@ -33,40 +33,20 @@
 #include "gcap_bpf_interp.h"
 #endif
 
-#if defined(GCAP_GPU_INLINE_KERNEL) && !defined(GCAP_GPU_INLINE_HOOK)
-/* The cpu executor's semantics (dataplane/exec_cpu.c): the kernel sees the
- * packets some filter passed; its verdict gives the outmask and a snap
- * length that the capture snap length then cuts further. */
+#ifdef GCAP_GPU_INLINE_KERNEL
+/* The kernel's view of a packet descriptor. */
 static __device__ __forceinline__ void
-gcap_gpu_inline(const struct gcap_gpu_kparams *kp, unsigned long long *mask,
-		const struct gcap_pkt *d, const unsigned char *p,
-		unsigned int *caplen)
+gcap_gpu_kpkt(struct gcap_kpkt *kpkt, const struct gcap_pkt *d,
+	      const unsigned char *p)
 {
-	struct gcap_kpkt kpkt;
-	uint64_t m = 0;
-	uint32_t snap = 0;
-
-	if (*mask == 0)
-		return;
-	kpkt.data = p;
-	kpkt.caplen = d->caplen;
-	kpkt.wirelen = d->wirelen;
-	kpkt.ts_ns = d->ts_ns;
-	kpkt.port = d->port;
-	kpkt.queue = d->queue;
-	kpkt.seq = d->seq;
-	gcap_verdict_apply(gcap_kernel(&kpkt, (struct gcap_kstate *)kp->kstate),
-			   *mask, d->caplen, &m, &snap);
-	*mask = m;
-	if (snap < *caplen)
-		*caplen = snap;
+	kpkt->data = p;
+	kpkt->caplen = d->caplen;
+	kpkt->wirelen = d->wirelen;
+	kpkt->ts_ns = d->ts_ns;
+	kpkt->port = d->port;
+	kpkt->queue = d->queue;
+	kpkt->seq = d->seq;
 }
-#define GCAP_GPU_INLINE_HOOK(kp, mask, desc, p, caplen) \
-	gcap_gpu_inline(kp, &(mask), &(desc), p, &(caplen))
-#endif
-
-#ifndef GCAP_GPU_INLINE_HOOK
-#define GCAP_GPU_INLINE_HOOK(kp, mask, desc, p, caplen) do { } while (0)
 #endif
 
 static __device__ __forceinline__ unsigned int
@@ -182,7 +162,51 @@ struct gcap_gpu_shared {
 	unsigned int off[GCAP_GPU_THREADS_MAX];
 	unsigned int cap[GCAP_GPU_THREADS_MAX];
 	unsigned long long src[GCAP_GPU_THREADS_MAX];
+#ifdef GCAP_KERNEL_ORDERED
+	uint64_t okey[GCAP_GPU_THREADS_MAX];
+	uint32_t omax;
+#endif
 };
+
+/* The inline kernel on the packets of one chunk that some filter passed;
+ * every thread of the block calls it (active: the thread has a packet).
+ * The cpu executor's semantics (dataplane/exec_cpu.c): the verdict gives
+ * the outmask and a snap length that the capture snap length then cuts
+ * further. Ordered kernels (gcap_kernel.h, "Ordered kernels"): packets
+ * sharing an order key run one after the other in packet order. */
+static __device__ __forceinline__ void
+gcap_gpu_inline_chunk(const struct gcap_gpu_kparams *kp,
+		      struct gcap_gpu_shared *s, bool active,
+		      unsigned long long *mask, const struct gcap_pkt *d,
+		      const unsigned char *p, unsigned int *caplen)
+{
+#ifdef GCAP_GPU_INLINE_KERNEL
+	struct gcap_kpkt kpkt;
+	bool run = active && *mask != 0;
+	uint32_t v, snap = 0;
+	uint64_t m = 0;
+
+	if (run)
+		gcap_gpu_kpkt(&kpkt, d, p);
+#ifdef GCAP_KERNEL_ORDERED
+	v = gcap_kernel_block_run(run, &kpkt, (struct gcap_kstate *)kp->kstate,
+				  s->okey, &s->omax);
+#else
+	(void)s;
+	v = gcap_kernel_block_run(run, &kpkt, (struct gcap_kstate *)kp->kstate,
+				  NULL, NULL);
+#endif
+	if (!run)
+		return;
+	gcap_verdict_apply(v, *mask, kpkt.caplen, &m, &snap);
+	*mask = m;
+	if (snap < *caplen)
+		*caplen = snap;
+#else
+	(void)kp; (void)s; (void)active; (void)mask; (void)d; (void)p;
+	(void)caplen;
+#endif
+}
 
 /* Verdict of every output for one packet. */
 static __device__ __forceinline__ unsigned long long
@@ -236,19 +260,18 @@ gcap_gpu_batch(const struct gcap_gpu_kparams *kp, struct gcap_gpu_shared *s)
 		unsigned int i = c0 + tid, sz = 0, excl, wflag = 0, widx;
 		unsigned long long mask = 0;
 		struct gcap_pkt d;
+		const unsigned char *p = NULL;
 		unsigned int cap = 0;
 
 		if (i < s->n) {
-			const unsigned char *p;
-
 			d = s->pkts[i];
 			p = (const unsigned char *)d.addr;
 			mask = gcap_gpu_outmask(kp, p, d.wirelen, d.caplen);
 			cap = d.caplen < kp->snaplen ? d.caplen : kp->snaplen;
-			GCAP_GPU_INLINE_HOOK(kp, mask, d, p, cap);
-			if (mask)
-				sz = GCAP_REC_SIZE(cap);
 		}
+		gcap_gpu_inline_chunk(kp, s, i < s->n, &mask, &d, p, &cap);
+		if (mask)
+			sz = GCAP_REC_SIZE(cap);
 		excl = gcap_block_scan(sz, &total, s->warp);
 		if (mask && !s->stopped &&
 		    (unsigned long long)s->len + excl + sz <= s->xsize)

@@ -128,6 +128,14 @@ int gcap_khost_report_file(const struct gcap_khost *k, const char *path,
 bool gcap_khost_has_report(const struct gcap_khost *k);
 
 /**
+ * @return true when the kernel defines gcap_kernel_order (an ordered
+ * kernel: see gcap_kernel.h, "Ordered kernels"). The cpu executor runs
+ * packets one by one and needs nothing; the gpu executor runs the packets
+ * of one order key in packet order.
+ */
+bool gcap_khost_ordered(const struct gcap_khost *k);
+
+/**
  * The kernel source text, as read when loading (for NVRTC).
  * @param len  receives its length (may be NULL)
  * @return the NUL-terminated text, owned by k.

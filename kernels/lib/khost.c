@@ -41,6 +41,7 @@ struct gcap_khost {
 	gcap_kernel_fn entry;
 	gcap_kernel_init_fn init;
 	gcap_kernel_report_fn report;
+	void *order;        /* gcap_kernel_order, when defined */
 	char *errmsg;       /* the object's gcap_kernel_errmsg */
 	void *state;
 	size_t state_size;
@@ -369,6 +370,7 @@ static int bind_object(struct gcap_khost *k, const struct gcap_khost_opts *o,
 	k->state_size = (size_t)*sz;
 	*(void **)&k->init = dlsym(k->dl, "gcap_kernel_init");
 	*(void **)&k->report = dlsym(k->dl, "gcap_kernel_report");
+	k->order = dlsym(k->dl, "gcap_kernel_order");
 	k->errmsg = dlsym(k->dl, "gcap_kernel_errmsg");
 	return 0;
 }
@@ -648,6 +650,11 @@ int gcap_khost_report_file(const struct gcap_khost *k, const char *path,
 bool gcap_khost_has_report(const struct gcap_khost *k)
 {
 	return k->report != NULL;
+}
+
+bool gcap_khost_ordered(const struct gcap_khost *k)
+{
+	return k->order != NULL;
 }
 
 const char *gcap_khost_source(const struct gcap_khost *k, size_t *len)

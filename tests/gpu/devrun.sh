@@ -40,6 +40,11 @@ S=/usr/local/cuda/bin/compute-sanitizer
 	GCAP_GPU_TESTS=test_truncation,test_corpus_host,test_copy_overflow,test_quit_full_load \
 	CK_FORK=no timeout 45 $S --tool memcheck --error-exitcode 9 $B/test_gpu
 	echo "memcheck rc=$?"
+	echo "== memcheck: inline kernels on the gpu executor (test_kernels_gpu)"
+	GCAP_INCLUDE_DIR=${GCAP_INCLUDE_DIR:-$PWD/include} \
+	CK_FORK=no timeout ${KMEMCHECK_TIMEOUT:-240} $S --tool memcheck --error-exitcode 9 \
+		$B/test_kernels_gpu
+	echo "memcheck kernels rc=$?"
 	echo "== racecheck"
 	GCAP_GPU_TESTS=test_truncation,test_corpus_copy \
 	CK_FORK=no timeout 45 $S --tool racecheck --error-exitcode 9 $B/test_gpu

@@ -7,20 +7,14 @@
  * write (every byte: header, packet bytes, padding), the batch counters and
  * the JSON state written by kernel_state() are compared.
  *
- * Two batch sizes:
- *  - 1 packet per batch: the GPU block then runs gcap_kernel() on the
- *    packets one after the other in ring order, the order the cpu executor
- *    uses, so every example must match exactly, synflood and flowfirst
- *    included;
- *  - 256 packets per batch: the packets of a batch run in parallel. dns and
- *    sigmatch must still match exactly (a packet's verdict does not depend
- *    on the others). synflood and flowfirst decide from the value an atomic
- *    increment returns ("over the threshold", "among the first N"), so
- *    *which* packets of one server or flow inside one batch are captured is
- *    the order of the atomics; they must match in the JSON state (the
- *    totals and per-key counts, listed independently of table positions)
- *    and in the number of records and the batch counters, not in which
- *    records (docs/kernels.md, rule 6).
+ * Three batch sizes, every record compared byte for byte:
+ *  - 1 packet per batch: the GPU block runs gcap_kernel() on the packets
+ *    one after the other in ring order, the order the cpu executor uses;
+ *  - 256 and 512 packets per batch (512: one chunk of the largest block):
+ *    the packets of a batch run in parallel. dns and sigmatch decide from
+ *    the packet alone; synflood and flowfirst are ordered kernels
+ *    (gcap_kernel_order(): a server's SYNs, a flow's packets run in
+ *    arrival order), so they must match exactly too.
  *
  * Each test runs in its own process (check's fork mode); the parent never
  * initialises CUDA. GCAP_GPU_KERNELS_SELFTEST=1 runs the harness with the
@@ -49,15 +43,15 @@ static const struct gcap_exec_ops *gpu_ops;
 struct example {
 	const char *name;
 	const char *arg;
-	bool order_free; /* verdicts independent of the other packets */
+	bool ordered;  /* defines gcap_kernel_order() */
 };
 
 /* the arguments tests/kernels uses over the same corpus */
 static const struct example examples[] = {
-	{ "dns", "example.com,tcpdump.org", true },
-	{ "synflood", "threshold=2", false },
-	{ "sigmatch", NULL, true },
-	{ "flowfirst", "n=3", false },
+	{ "dns", "example.com,tcpdump.org", false },
+	{ "synflood", "threshold=2", true },
+	{ "sigmatch", NULL, false },
+	{ "flowfirst", "n=3", true },
 };
 
 struct corpus {
@@ -306,7 +300,6 @@ compare(const struct example *e, unsigned batch_max)
 	struct corpus co;
 	struct run g, h;
 	char why[256];
-	bool exact = batch_max == 1 || e->order_free;
 
 	if (path == NULL) {
 		printf("corpus mix-en10mb.pcap not found (../shared/data/bench "
@@ -336,23 +329,16 @@ compare(const struct example *e, unsigned batch_max)
 	ck_assert_uint_eq(g.captured + g.filtered, co.n);
 	for (unsigned j = 0; j < GCAP_MAX_OUTPUTS; j++)
 		ck_assert_uint_eq(g.out[j], h.out[j]);
-	if (exact) {
-		/* which, byte for byte */
-		if (g.len != h.len || memcmp(g.rec, h.rec, h.len) != 0) {
-			first_diff(&g, &h, why, sizeof(why));
-			ck_abort_msg("%s batch %u: records differ (gpu %zu bytes, "
-				     "cpu %zu): %s", e->name, batch_max, g.len,
-				     h.len, why);
-		}
-		ck_assert_uint_eq(g.bytes, h.bytes);
-		printf("%s batch %u: %" PRIu64 " records and the state identical\n",
-		       e->name, batch_max, h.nrec);
-	} else {
-		printf("%s batch %u: state and counts identical (%" PRIu64
-		       " records; which packets of a flow/server inside one "
-		       "batch: order of the atomics, not compared)\n",
-		       e->name, batch_max, h.nrec);
+	/* which, byte for byte */
+	if (g.len != h.len || memcmp(g.rec, h.rec, h.len) != 0) {
+		first_diff(&g, &h, why, sizeof(why));
+		ck_abort_msg("%s batch %u: records differ (gpu %zu bytes, "
+			     "cpu %zu): %s", e->name, batch_max, g.len, h.len,
+			     why);
 	}
+	ck_assert_uint_eq(g.bytes, h.bytes);
+	printf("%s batch %u: %" PRIu64 " records and the state identical%s\n",
+	       e->name, batch_max, h.nrec, e->ordered ? " (ordered kernel)" : "");
 	run_free(&g);
 	run_free(&h);
 	corpus_free(&co);
@@ -368,6 +354,12 @@ END_TEST
 START_TEST(test_kernel_batch)
 {
 	compare(&examples[_i], 256);
+}
+END_TEST
+
+START_TEST(test_kernel_batch512)
+{
+	compare(&examples[_i], 512);
 }
 END_TEST
 
@@ -447,6 +439,7 @@ main(void)
 	tcase_set_timeout(tc, 300);
 	tcase_add_loop_test(tc, test_kernel_serial, 0, nex);
 	tcase_add_loop_test(tc, test_kernel_batch, 0, nex);
+	tcase_add_loop_test(tc, test_kernel_batch512, 0, nex);
 	tcase_add_test(tc, test_kernel_two_gpus);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

@@ -336,6 +336,10 @@ START_TEST(test_code_kernel)
 	ck_assert_ptr_nonnull(strstr(src, "gcap_flt_mask")); /* compiled path */
 	ck_assert_ptr_nonnull(strstr(src, "gcap_kstate_copy"));
 	ck_assert_ptr_nonnull(strstr(src, "inlined above"));
+	/* ordered kernels (gcap_kernel_order) get the define, others not */
+	ck_assert_msg((strstr(src, "#define GCAP_KERNEL_ORDERED 1") != NULL) ==
+		      (strcmp(name, "synflood") == 0 ||
+		       strcmp(name, "flowfirst") == 0), "%s: ordered?", name);
 	/* standalone: nothing left to find on an include path */
 	ck_assert_ptr_null(strstr(src, "#include \""));
 	ck_assert_ptr_null(strstr(src, "\n#include <gpucap/"));
@@ -360,6 +364,26 @@ START_TEST(test_code_kernel)
 	}
 #endif
 	free(src);
+}
+END_TEST
+
+/* An ordered kernel keeps packet order only with one block per queue:
+ * --gpu-blocks 2 with flowfirst is refused at create, before any driver. */
+START_TEST(test_kernel_ordered_blocks)
+{
+	const struct gcap_exec_ops *ops = gcap_exec_gpu_ops();
+	struct gcap_exec_conf c;
+	char err[GCAP_ERRBUF_SIZE] = "";
+
+	if (!GCAP_HAVE_CUDA)
+		return;
+	mk_conf(&c);
+	c.kernel_path = example_path("flowfirst");
+	c.blocks_per_queue = 2;
+	ck_assert_ptr_null(ops->create(&c, err));
+	ck_assert_int_eq(errno, EINVAL);
+	ck_assert_msg(strstr(err, "gcap_kernel_order") != NULL &&
+		      strstr(err, "--gpu-blocks 2") != NULL, "%s", err);
 }
 END_TEST
 
@@ -474,6 +498,7 @@ main(void)
 	tcase_add_test(tc, test_code_nvrtc);
 	tcase_add_loop_test(tc, test_code_kernel, 0,
 			    sizeof(kernel_examples) / sizeof(kernel_examples[0]));
+	tcase_add_test(tc, test_kernel_ordered_blocks);
 	tcase_add_test(tc, test_kernel_syntax_error);
 	tcase_add_test(tc, test_kernel_nvrtc_error);
 	suite_add_tcase(s, tc);

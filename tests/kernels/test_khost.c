@@ -360,6 +360,7 @@ START_TEST(load_run_report)
 	ck_assert_uint_eq(len, strlen(good_src));
 	ck_assert_str_eq(gcap_khost_path(k), path);
 	ck_assert(gcap_khost_has_report(k));
+	ck_assert(!gcap_khost_ordered(k));
 
 	char *txt = NULL;
 	size_t tl = 0;
@@ -400,6 +401,25 @@ START_TEST(load_run_report)
 	ck_assert_uint_eq(gcap_khost_run(k, &p), GCAP_OUTPUT(3));
 	gcap_khost_free(k);
 	free(path);
+}
+END_TEST
+
+/* Ordered kernels are found by their gcap_kernel_order (the gpu executor
+ * then orders packets by key): the two examples whose verdicts depend on
+ * earlier packets define it, the two others do not. */
+START_TEST(examples_ordered)
+{
+	static const struct { const char *name, *arg; bool ordered; } ex[] = {
+		{ "dns", "example.com", false },
+		{ "synflood", "5", true },
+		{ "flowfirst", "3", true },
+	};
+	for (unsigned i = 0; i < GCAP_ARRAY_SIZE(ex); i++) {
+		struct gcap_khost *k = kt_load(kt_example(ex[i].name), ex[i].arg);
+		ck_assert_msg(gcap_khost_ordered(k) == ex[i].ordered, "%s",
+			      ex[i].name);
+		gcap_khost_free(k);
+	}
 }
 END_TEST
 
@@ -588,6 +608,7 @@ static Suite *suite(void)
 	t = tcase_create("loader");
 	tcase_set_timeout(t, 120);
 	tcase_add_test(t, load_run_report);
+	tcase_add_test(t, examples_ordered);
 	tcase_add_test(t, err_syntax);
 	tcase_add_test(t, err_no_entry);
 	tcase_add_test(t, err_state_too_large);

@@ -16,11 +16,9 @@
  * --kernel-arg: "N" or "n=N,uni,top=K" (defaults: N=10, bidirectional,
  * K=10 flows listed in the report).
  *
- * Which packets of a flow count as its first N follows the order the
- * kernel sees them in: arrival order on the cpu executor; on the GPU,
- * packets of one flow inside one batch run concurrently, so the number
- * captured per flow is exact (min(N, packets)) but, within a batch, which
- * ones is the atomic increment's order.
+ * An ordered kernel (gcap_kernel_order(), see gcap_kernel.h): the GPU
+ * runs the packets of one flow in arrival order, as the cpu executor does,
+ * so the first N are the same packets on both, batch or no batch.
  */
 #include <gpucap/gcap_kernel.h>
 
@@ -69,24 +67,45 @@ GCAP_DEV void ff_tuple_of(const struct gcap_parsed *p, bool uni,
 	t->pad[0] = t->pad[1] = 0;
 }
 
-GCAP_KERNEL uint32_t gcap_kernel(const struct gcap_kpkt *pkt,
-				 struct gcap_kstate *st)
+/* The flow key of a packet; false when it is not IP (not a flow). */
+GCAP_DEV bool ff_key(const struct gcap_kpkt *pkt, const struct gcap_kstate *st,
+		     struct ff_tuple *t, struct gcap_hkey *k)
 {
 	struct gcap_parsed p;
 	gcap_parse(pkt, &p);
-	if (!(p.flags & (GCAP_PF_IPV4 | GCAP_PF_IPV6))) {
+	if (!(p.flags & (GCAP_PF_IPV4 | GCAP_PF_IPV6)))
+		return false;
+	ff_tuple_of(&p, st->uni != 0, t);
+	uint64_t h1 = gcap_hash_bytes(t, (uint32_t)sizeof(*t), 0);
+	uint64_t h2 = gcap_hash_bytes(t, (uint32_t)sizeof(*t), 0x9e3779b97f4a7c15ull);
+	k->w[0] = (uint32_t)h1;
+	k->w[1] = (uint32_t)(h1 >> 32);
+	k->w[2] = (uint32_t)h2;
+	k->w[3] = (uint32_t)(h2 >> 32);
+	return true;
+}
+
+/* Ordered kernel: the packets of a flow are counted in arrival order, so
+ * the first N are the same packets on the GPU as on the CPU. */
+GCAP_KERNEL uint64_t gcap_kernel_order(const struct gcap_kpkt *pkt,
+				       const struct gcap_kstate *st)
+{
+	struct ff_tuple t;
+	struct gcap_hkey k;
+	if (!ff_key(pkt, st, &t, &k))
+		return GCAP_ORDER_NONE;
+	return ((uint64_t)k.w[1] << 32 | k.w[0]) & ~1ull;
+}
+
+GCAP_KERNEL uint32_t gcap_kernel(const struct gcap_kpkt *pkt,
+				 struct gcap_kstate *st)
+{
+	struct ff_tuple t;
+	struct gcap_hkey k;
+	if (!ff_key(pkt, st, &t, &k)) {
 		gcap_atomic_add_u64(&st->other, 1);
 		return GCAP_CAPTURE;
 	}
-	struct ff_tuple t;
-	ff_tuple_of(&p, st->uni != 0, &t);
-	uint64_t h1 = gcap_hash_bytes(&t, (uint32_t)sizeof(t), 0);
-	uint64_t h2 = gcap_hash_bytes(&t, (uint32_t)sizeof(t), 0x9e3779b97f4a7c15ull);
-	struct gcap_hkey k;
-	k.w[0] = (uint32_t)h1;
-	k.w[1] = (uint32_t)(h1 >> 32);
-	k.w[2] = (uint32_t)h2;
-	k.w[3] = (uint32_t)(h2 >> 32);
 	gcap_atomic_add_u64(&st->packets, 1);
 	bool inserted;
 	int32_t s = gcap_htab_insert(&st->flows, &k, &inserted);

@@ -8,6 +8,8 @@
  *
  * --kernel-arg: "THRESHOLD" or "threshold=T,top=N" (defaults 100 and 20).
  * Addresses are keyed as 16 bytes: IPv6 as is, IPv4 as ::ffff:a.b.c.d.
+ * An ordered kernel: on the GPU, too, the SYNs past the threshold are the
+ * same packets as on the CPU.
  */
 #include <gpucap/gcap_kernel.h>
 
@@ -41,6 +43,23 @@ GCAP_DEV void sf_key(const struct gcap_parsed *p, const uint8_t *a,
 			b[i] = a[i];
 	}
 	gcap_hkey_set(k, b, 16);
+}
+
+/* Ordered kernel (gcap_kernel.h): a server's SYNs are counted in arrival
+ * order, so the SYNs past the threshold are the same packets on the GPU as
+ * on the CPU. SYN-ACKs and other packets decide nothing: no order. */
+GCAP_KERNEL uint64_t gcap_kernel_order(const struct gcap_kpkt *pkt,
+				       const struct gcap_kstate *st)
+{
+	(void)st;
+	struct gcap_parsed p;
+	gcap_parse(pkt, &p);
+	if (!(p.flags & GCAP_PF_TCP) ||
+	    (p.tcp_flags & (GCAP_TCP_SYN | GCAP_TCP_ACK)) != GCAP_TCP_SYN)
+		return GCAP_ORDER_NONE;
+	struct gcap_hkey k;
+	sf_key(&p, p.dst, &k);
+	return ((uint64_t)(k.w[0] ^ k.w[2]) << 32 | (k.w[1] ^ k.w[3])) & ~1ull;
 }
 
 GCAP_KERNEL uint32_t gcap_kernel(const struct gcap_kpkt *pkt,
