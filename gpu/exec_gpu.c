@@ -60,12 +60,18 @@ _Static_assert(sizeof(struct gcap_gpu_slot) == 64, "one line per slot");
 _Static_assert(sizeof(struct bpf_insn) == 8, "bpf_insn layout");
 
 #define GPU_MAX_DEVS 16
+/* packet head bytes each thread loads at once before the filter: Ethernet,
+ * two VLAN tags, IPv4 with options or IPv6, and the ports (pipeline.cuh) */
+#define GPU_PREFETCH_DEFAULT 128u
 #define GPU_PAGE (64u * 1024u)
 #define KERNEL_NAME "gcap_pipeline_kernel"
-/* bytes of VRAM staging per packet slot in copy mode */
-#define COPY_BYTES_PER_PKT 2048u
-/* a gap of up to this many bytes between two packets still joins a run */
-#define COPY_RUN_GAP 256u
+/* bytes of VRAM staging per packet slot in copy mode: room for the span
+ * of a batch's data rooms, not only its bytes (see submit_copy) */
+#define COPY_BYTES_PER_PKT 4096u
+/* a gap of up to this many bytes between two packets still joins a run:
+ * one copy more costs the copy engines about a microsecond, which moves
+ * tens of kilobytes */
+#define COPY_RUN_GAP 16384u
 
 extern const unsigned char gcap_gpu_fatbin[];
 extern const unsigned long gcap_gpu_fatbin_len;
@@ -141,6 +147,7 @@ struct gcap_exec {
 	unsigned threads;
 	unsigned bpq; /* blocks per queue */
 	unsigned fault_at;
+	unsigned prefetch; /* bytes of packet head loaded before the filter */
 	bool stopped;
 	int stop_rc;
 	bool kernel_alive;         /* stop() could not end a kernel: leak */
@@ -821,6 +828,7 @@ dev_launch(struct gcap_exec *ex, struct gpu_dev *d, char *errbuf)
 	kp.nfilters = ex->conf.nfilters;
 	kp.snaplen = ex->conf.snaplen;
 	kp.fault_at = ex->fault_at;
+	kp.prefetch = ex->prefetch;
 	kp.kstate = d->kstate;
 	rc = gcap_cu_err(ex->cu, ex->cu->LaunchKernel(d->fn, d->nblocks, 1, 1,
 			 ex->threads, 1, 1, 0, d->kstream, args, NULL), errbuf,
@@ -876,6 +884,10 @@ gpu_create(const struct gcap_exec_conf *conf, char *errbuf)
 	fa = getenv("GCAP_GPU_FAULT_AT");
 	if (fa != NULL)
 		ex->fault_at = (unsigned)strtoul(fa, NULL, 10);
+	/* GCAP_GPU_PREFETCH=N (bytes, 0 = off): the benchmark's knob */
+	fa = getenv("GCAP_GPU_PREFETCH");
+	ex->prefetch = fa != NULL ? (unsigned)strtoul(fa, NULL, 10)
+				  : GPU_PREFETCH_DEFAULT;
 	if (conf->kernel_path != NULL) {
 		/* the cpu executor's host build first: it validates the source
 		 * (FILE:LINE errors, no GPU needed), runs the init hook on the
@@ -1148,9 +1160,29 @@ gpu_batch_get(struct gcap_exec *ex, unsigned q)
 	return b;
 }
 
-/* Copy mode: move the batch's packets (joined into runs where they are
- * contiguous or nearly so) and its descriptors into VRAM with the copy
- * engines, then let a stream memory operation ring the doorbell. */
+/* true when [lo, hi) lies inside one pool's data rooms: memory that is
+ * mapped and pinned end to end (two pools may have unmapped space between
+ * them). The list is fixed before the capture starts. */
+static bool
+span_in_pool(const struct gcap_exec *ex, uint64_t lo, uint64_t hi)
+{
+	const struct gpu_pool_mem *pm;
+
+	for (pm = ex->pools; pm != NULL; pm = pm->next) {
+		uint64_t a = (uint64_t)(uintptr_t)pm->addr;
+
+		if (lo >= a && hi <= a + pm->len)
+			return true;
+	}
+	return false;
+}
+
+/* Copy mode: move the batch's packets and its descriptors into VRAM with
+ * the copy engines, then let a stream memory operation ring the doorbell.
+ * The engines pay per copy far more than per byte, so the packets move as
+ * few copies as possible: the whole span of the batch's data rooms when it
+ * fits the slot's staging (mbufs of one pool, taken together, lie close),
+ * else runs of packets joined across gaps of up to COPY_RUN_GAP bytes. */
 static int
 submit_copy(struct gcap_exec *ex, struct gpu_queue *qs, unsigned s,
 	    struct gcap_batch *b)
@@ -1160,10 +1192,33 @@ submit_copy(struct gcap_exec *ex, struct gpu_queue *qs, unsigned s,
 	CUdeviceptr vbase = qs->vdata + (CUdeviceptr)s * qs->copy_bytes;
 	uint64_t run_src = 0, run_end = 0, run_off = 0, off = 0;
 	size_t nr = 0, k;
+	uint64_t lo = UINT64_MAX, hi = 0;
 	bool open = false, full = false;
 	unsigned i;
 	CUresult r;
 
+	for (i = 0; i < b->n; i++) {
+		const struct gcap_pkt *d = &b->pkts[i];
+
+		if (d->caplen == 0)
+			continue;
+		lo = d->addr < lo ? d->addr : lo;
+		hi = d->addr + d->caplen > hi ? d->addr + d->caplen : hi;
+	}
+	if (hi > lo && hi - (lo & ~(uint64_t)7u) <= qs->copy_bytes &&
+	    span_in_pool(ex, lo, hi)) {
+		lo &= ~(uint64_t)7u; /* the alignment modulo 8 is kept */
+		for (i = 0; i < b->n; i++) {
+			sh[i] = b->pkts[i];
+			if (sh[i].caplen != 0)
+				sh[i].addr = vbase + (sh[i].addr - lo);
+		}
+		qs->cp_src[0] = (CUdeviceptr)lo;
+		qs->cp_dst[0] = vbase;
+		qs->cp_len[0] = hi - lo;
+		nr = 1;
+		goto descriptors;
+	}
 	for (i = 0; i < b->n; i++) {
 		const struct gcap_pkt *d = &b->pkts[i];
 		uint64_t end = d->addr + d->caplen;
@@ -1199,6 +1254,7 @@ submit_copy(struct gcap_exec *ex, struct gpu_queue *qs, unsigned s,
 	}
 	if (open)
 		qs->cp_len[nr - 1] = run_end - run_src;
+descriptors:
 	qs->cp_src[nr] = (CUdeviceptr)(uintptr_t)sh;
 	qs->cp_dst[nr] = qs->vpkts + (CUdeviceptr)s * ex->conf.batch_max *
 			 sizeof(struct gcap_pkt);

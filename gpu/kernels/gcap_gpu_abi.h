@@ -83,7 +83,8 @@ struct gcap_gpu_kparams {
 	uint32_t nfilters;
 	uint32_t snaplen;
 	uint32_t fault_at; /**< debug: trap on this (1-based) batch of block 0 */
-	uint32_t reserved;
+	uint32_t prefetch; /**< bytes of each packet's head loaded at once
+			    *   before the filter runs (0: none) */
 	/** device address of the inline kernel's struct gcap_kstate (0: none;
 	 *  only read by a TU built with GCAP_GPU_INLINE_KERNEL) */
 	uint64_t kstate;
