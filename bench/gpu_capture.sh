@@ -8,10 +8,14 @@
 #   2. RX-to-verdict latency p50/p99 with the source held (--rx-rate) at half
 #      of that rate.
 # Filter 'tcp port 80 or udp port 53', matches written to /dev/shm.
+# NFILTERS=64: 64 outputs at once (-w FILE:EXPR), that filter and 63 others
+# ('tcp port P or udp port P+1000', P = 1001..1063), every packet tested
+# against all: the filtering work the gpu backend takes off the lcores.
 #
 # env: GPU_CAPTURE (binary), MIX_PCAP, OUT_DIR (results), SECS (per run),
 #      QUEUES ("1 2 4 8"), BACKENDS ("cpu gpu-host gpu-copy"), SOURCES,
-#      GPU_BLOCKS (--gpu-blocks for the gpu backends)
+#      GPU_BLOCKS (--gpu-blocks for the gpu backends), NFILTERS (1),
+#      BATCH (--batch, default the program's)
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 G=${GPU_CAPTURE:-$here/../build/apps/gpu-capture}
@@ -22,6 +26,14 @@ QUEUES=${QUEUES:-1 2 4 8}
 BACKENDS=${BACKENDS:-cpu gpu-host gpu-copy}
 SOURCES=${SOURCES:-null pcap}
 FILTER='tcp port 80 or udp port 53'
+NFILTERS=${NFILTERS:-1}
+outputs=(-w /dev/shm/gcap-bench.pcap "$FILTER")
+if [ "$NFILTERS" -gt 1 ]; then
+	outputs=(-w "/dev/shm/gcap-bench.pcap:$FILTER")
+	for ((f = 1; f < NFILTERS; f++)); do
+		outputs+=(-w "/dev/shm/gcap-bench-$f.pcap:tcp port $((1000 + f)) or udp port $((2000 + f))")
+	done
+fi
 ncpu=$(nproc)
 commit=$(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo "${GCAP_COMMIT:-unknown}")
 mkdir -p "$OUT"
@@ -65,10 +77,10 @@ run_one() { # src q backend extra... -> json path (or empty)
 	local j=$tmp/$src-$q-$be-$RANDOM.json
 	# shellcheck disable=SC2046
 	timeout $((SECS + 60)) "$G" -q $(ports_for "$src" "$q") $(backend_args "$be") \
-		--busy-poll --duration "$SECS" --summary-json "$j" "$@" \
-		-w /dev/shm/gcap-bench.pcap "$FILTER" >"$tmp/log" 2>&1
+		--busy-poll --duration "$SECS" --summary-json "$j" ${BATCH:+--batch $BATCH} "$@" \
+		"${outputs[@]}" >"$tmp/log" 2>&1
 	local rc=$?
-	rm -f /dev/shm/gcap-bench.pcap*
+	rm -f /dev/shm/gcap-bench*.pcap*
 	if [ $rc -ne 0 ] || [ ! -s "$j" ]; then
 		echo "  run failed (rc $rc): $src q=$q $be $*" >&2
 		sed 's/^/    /' "$tmp/log" >&2
@@ -82,7 +94,7 @@ run_one() { # src q backend extra... -> json path (or empty)
 	echo
 	echo "machine: $tag, $ncpu CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
 	command -v nvidia-smi >/dev/null && echo "gpu: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)"
-	echo "commit: $commit, $SECS s per run, filter '$FILTER', busy polling; pcap source: mix-en10mb.pcap cut to 2000 bytes"
+	echo "commit: $commit, $SECS s per run, filter '$FILTER'$([ "$NFILTERS" -gt 1 ] && echo " and $((NFILTERS - 1)) more (NFILTERS=$NFILTERS outputs)"), ${GPU_BLOCKS:+--gpu-blocks $GPU_BLOCKS, }${BATCH:+--batch $BATCH, }busy polling; pcap source: mix-en10mb.pcap cut to 2000 bytes"
 	echo
 	echo "| source | RX lcores | backend | lossless Mpps | Gb/s | captured | pipeline drops | CPU cores used | latency p50 us | p99 us (at half rate) |"
 	echo "|---|---|---|---|---|---|---|---|---|---|"

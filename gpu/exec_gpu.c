@@ -63,6 +63,8 @@ _Static_assert(sizeof(struct bpf_insn) == 8, "bpf_insn layout");
 /* packet head bytes each thread loads at once before the filter: Ethernet,
  * two VLAN tags, IPv4 with options or IPv6, and the ports (pipeline.cuh) */
 #define GPU_PREFETCH_DEFAULT 128u
+/* blocks per queue when the configuration leaves it to the executor */
+#define GPU_AUTO_BLOCKS 2u
 #define GPU_PAGE (64u * 1024u)
 #define KERNEL_NAME "gcap_pipeline_kernel"
 /* bytes of VRAM staging per packet slot in copy mode: room for the span
@@ -871,6 +873,7 @@ gpu_create(const struct gcap_exec_conf *conf, char *errbuf)
 	ex->conf.gpus = NULL;
 	ex->conf.kernel_path = NULL;
 	ex->conf.kernel_arg = NULL;
+	/* 0: chosen below, once the kernel and the GPUs are known */
 	ex->bpq = conf->blocks_per_queue ? conf->blocks_per_queue : 1;
 	if ((ex->bpq & (ex->bpq - 1)) != 0 || ex->bpq > conf->ring_size) {
 		rc = gcap_err(errbuf, EINVAL, "gpu executor: %u blocks per queue: "
@@ -954,6 +957,20 @@ gpu_create(const struct gcap_exec_conf *conf, char *errbuf)
 			      "runs on one GPU (its state lives in that GPU's "
 			      "memory); the queues map to %u GPUs", ex->ndev);
 		goto fail;
+	}
+	if (conf->blocks_per_queue == 0 && conf->ring_size >= GPU_AUTO_BLOCKS &&
+	    (ex->kernel == NULL || !gcap_khost_ordered(ex->kernel))) {
+		/* default: two blocks per queue where every GPU has the SMs (a
+		 * block then polls the next slot while the other works on a
+		 * batch); one for ordered kernels, which need it */
+		bool fits = true;
+
+		for (i = 0; i < ex->ndev; i++)
+			if (ex->dev[i].sms > 0 &&
+			    ex->dev[i].nq * GPU_AUTO_BLOCKS > (unsigned)ex->dev[i].sms)
+				fits = false;
+		if (fits)
+			ex->bpq = GPU_AUTO_BLOCKS;
 	}
 	for (i = 0; i < ex->ndev; i++) {
 		struct gpu_dev *d = &ex->dev[i];

@@ -101,7 +101,8 @@ struct gcap_exec_conf {
 	bool compile_filters; /**< gpu: translate BPF to CUDA C (else interpret) */
 	/** gpu: thread blocks sharing one queue's batches, block k taking the
 	 *  slots k, k + B, k + 2B, ... (a power of two that divides
-	 *  ring_size; 0 means 1) */
+	 *  ring_size); 0: the executor's choice (2 where the SMs allow, 1 for
+	 *  an ordered inline kernel) */
 	unsigned blocks_per_queue;
 	const char *kernel_path; /**< inline kernel source, or NULL */
 	const char *kernel_arg;  /**< argument for the kernel's init hook, or NULL */
