@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # There (the GPU machine): run the GPU tests and benchmarks from .devbundle,
 # logs to $OUT. Usage: bash .devbundle/root/scripts/device/run.sh [STEP...]
-# Steps: info tests corpus live bench bpf (default: all but bpf).
+# Steps: info tests corpus live bench kbench bpf (default: info tests
+# corpus live bench).
 set -uo pipefail
 b=$(cd "$(dirname "$0")/../../.." && pwd)
 source "$b/env.sh"
@@ -39,6 +40,11 @@ bench)
 	GPU_CAPTURE=$b/bin/gpu-capture MIX_PCAP=$b/shared/data/bench/mix-en10mb.pcap \
 		OUT_DIR=$OUT SECS=${SECS:-2} timeout 420 bash "$b/root/bench/gpu_capture.sh" 2>"$OUT/bench-stderr.log"
 	echo "bench rc=$?" ;;
+kbench)
+	log "inline kernel bench"
+	MIX_PCAP=$b/shared/data/bench/mix-en10mb.pcap OUT_DIR=$OUT \
+		timeout ${KBENCH_TIMEOUT:-200} sh "$b/root/bench/kernel_bench.sh" >"$OUT/kernel-bench.log" 2>&1
+	echo "kernel bench rc=$?"; cat "$OUT/kernel-bench.md" ;;
 bpf)
 	log "bpf filter bench"
 	BPF_BENCH=$b/bin/bpf_bench MIX_PCAP=$b/shared/data/bench/mix-en10mb.pcap OUT_DIR=$OUT \
