@@ -82,8 +82,10 @@ run_one() { # src q backend extra... -> json path (or empty)
 	local rc=$?
 	rm -f /dev/shm/gcap-bench*.pcap*
 	if [ $rc -ne 0 ] || [ ! -s "$j" ]; then
-		echo "  run failed (rc $rc): $src q=$q $be $*" >&2
-		sed 's/^/    /' "$tmp/log" >&2
+		{
+			echo "  run failed (rc $rc): $src q=$q $be $*"
+			sed 's/^/    /' "$tmp/log"
+		} | tee -a "$OUT/failed-runs.log" >&2
 		return 1
 	fi
 	echo "$j"

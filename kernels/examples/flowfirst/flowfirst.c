@@ -86,13 +86,18 @@ GCAP_DEV bool ff_key(const struct gcap_kpkt *pkt, const struct gcap_kstate *st,
 }
 
 /* Ordered kernel: the packets of a flow are counted in arrival order, so
- * the first N are the same packets on the GPU as on the CPU. */
+ * the first N are the same packets on the GPU as on the CPU. A flow that
+ * already has N packets drops every further one whatever the order (its
+ * count only grows): those packets need no order and run in parallel. */
 GCAP_KERNEL uint64_t gcap_kernel_order(const struct gcap_kpkt *pkt,
 				       const struct gcap_kstate *st)
 {
 	struct ff_tuple t;
 	struct gcap_hkey k;
 	if (!ff_key(pkt, st, &t, &k))
+		return GCAP_ORDER_NONE;
+	int32_t s = gcap_htab_find(&st->flows, &k);
+	if (s >= 0 && gcap_atomic_load_u64(&st->pkts[s]) >= st->n)
 		return GCAP_ORDER_NONE;
 	return ((uint64_t)k.w[1] << 32 | k.w[0]) & ~1ull;
 }

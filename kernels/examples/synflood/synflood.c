@@ -47,11 +47,12 @@ GCAP_DEV void sf_key(const struct gcap_parsed *p, const uint8_t *a,
 
 /* Ordered kernel (gcap_kernel.h): a server's SYNs are counted in arrival
  * order, so the SYNs past the threshold are the same packets on the GPU as
- * on the CPU. SYN-ACKs and other packets decide nothing: no order. */
+ * on the CPU. SYN-ACKs and other packets decide nothing: no order; nor do
+ * SYNs to a server already at the threshold (every further one is
+ * captured: its count only grows). */
 GCAP_KERNEL uint64_t gcap_kernel_order(const struct gcap_kpkt *pkt,
 				       const struct gcap_kstate *st)
 {
-	(void)st;
 	struct gcap_parsed p;
 	gcap_parse(pkt, &p);
 	if (!(p.flags & GCAP_PF_TCP) ||
@@ -59,6 +60,9 @@ GCAP_KERNEL uint64_t gcap_kernel_order(const struct gcap_kpkt *pkt,
 		return GCAP_ORDER_NONE;
 	struct gcap_hkey k;
 	sf_key(&p, p.dst, &k);
+	int32_t s = gcap_htab_find(&st->srv, &k);
+	if (s >= 0 && gcap_atomic_load_u64(&st->srv_syn[s]) >= st->threshold)
+		return GCAP_ORDER_NONE;
 	return ((uint64_t)(k.w[0] ^ k.w[2]) << 32 | (k.w[1] ^ k.w[3])) & ~1ull;
 }
 
