@@ -35,7 +35,7 @@ if [ "$NFILTERS" -gt 1 ]; then
 	done
 fi
 ncpu=$(nproc)
-commit=$(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo "${GCAP_COMMIT:-unknown}")
+commit=${GCAP_COMMIT:-$(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo unknown)}
 mkdir -p "$OUT"
 tag=$(hostname -s 2>/dev/null || echo host)
 jsonl=$OUT/gpu-capture-bench.jsonl

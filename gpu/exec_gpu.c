@@ -1549,8 +1549,11 @@ gpu_stop(struct gcap_exec *ex, unsigned timeout_ms, char *errbuf)
 
 /* Read the inline kernel's state back (gcap_kstate_copy into pinned
  * memory, on the kernel stream) and write the report with the host build's
- * hook, as the cpu executor does. Only while no persistent kernel runs:
- * before the first batch or after stop(). */
+ * hook, as the cpu executor does. After stop() (or before the first batch)
+ * this is the final state; while the persistent kernel runs the copy runs
+ * beside it (a non-blocking stream, blocks on the SMs it leaves) and the
+ * report is a snapshot: each 8-byte word as it was at some moment of the
+ * copy, words of a key being inserted possibly half-written. */
 static int
 gpu_kernel_state(struct gcap_exec *ex, const char *path, char *errbuf)
 {
@@ -1572,9 +1575,6 @@ gpu_kernel_state(struct gcap_exec *ex, const char *path, char *errbuf)
 		return gcap_err(errbuf, EIO, "gpu executor: kernel state lost: "
 				"the persistent kernel on GPU %d failed",
 				d->ordinal);
-	if (d->launched && !d->finished)
-		return gcap_err(errbuf, EBUSY, "gpu executor: the kernel state "
-				"is read after stop()");
 	dst = (unsigned long long)(uintptr_t)ex->kstate_host;
 	src = d->kstate;
 	n = ex->kstate_size;

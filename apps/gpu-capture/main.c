@@ -612,6 +612,7 @@ capture_loop(struct app *a)
 	uint64_t last = a->t_start, end = o->duration ?
 		a->t_start + (uint64_t)o->duration * 1000000000u : UINT64_MAX;
 	struct totals prev;
+	bool state_warned = false;
 	int rc = 0;
 
 	memset(&prev, 0, sizeof(prev));
@@ -630,6 +631,15 @@ capture_loop(struct app *a)
 			break;
 		if (o->stats_secs && now >= next_stats) {
 			print_stats_line(a, &prev, (double)(now - last) / 1e9);
+			/* the kernel's state while running: the file is
+			 * replaced (rename) with a snapshot every interval */
+			if (o->kernel_state != NULL && a->ex != NULL &&
+			    a->ops->kernel_state(a->ex, o->kernel_state,
+						 a->err) < 0 && !state_warned) {
+				fprintf(stderr, "gpu-capture: warning: kernel "
+					"state snapshot: %s\n", a->err);
+				state_warned = true;
+			}
 			last = now;
 			next_stats += (uint64_t)o->stats_secs * 1000000000u;
 		}
