@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,6 +64,8 @@ _Static_assert(sizeof(struct bpf_insn) == 8, "bpf_insn layout");
 /* packet head bytes each thread loads at once before the filter: Ethernet,
  * two VLAN tags, IPv4 with options or IPv6, and the ports (pipeline.cuh) */
 #define GPU_PREFETCH_DEFAULT 128u
+/* longest wait for a kernel state copy */
+#define STATE_COPY_TIMEOUT_MS 5000u
 /* blocks per queue when the configuration leaves it to the executor */
 #define GPU_AUTO_BLOCKS 2u
 #define GPU_PAGE (64u * 1024u)
@@ -98,6 +101,7 @@ struct gpu_dev {
 	CUmodule mod;
 	CUfunction fn;
 	CUstream kstream;
+	CUstream sstream;  /* state snapshots beside the running kernel */
 	CUdeviceptr insns, progs, qdesc;
 	CUdeviceptr kstate;   /* inline kernel state (VRAM), or 0 */
 	CUfunction kcopy;     /* gcap_kstate_copy, with an inline kernel */
@@ -1094,6 +1098,8 @@ gpu_destroy(struct gcap_exec *ex)
 			cu->CtxSetCurrent(d->ctx);
 			if (d->kstream)
 				cu->StreamDestroy(d->kstream);
+			if (d->sstream)
+				cu->StreamDestroy(d->sstream);
 			if (d->qdesc)
 				cu->MemFree(d->qdesc);
 			if (d->insns)
@@ -1562,6 +1568,7 @@ gpu_kernel_state(struct gcap_exec *ex, const char *path, char *errbuf)
 	unsigned long long dst, src, n;
 	void *args[3] = { &dst, &src, &n };
 	unsigned blocks;
+	uint64_t t0;
 	int rc;
 
 	if (path == NULL)
@@ -1584,17 +1591,36 @@ gpu_kernel_state(struct gcap_exec *ex, const char *path, char *errbuf)
 	if (blocks > 1024)
 		blocks = 1024;
 	rc = ctx_on(ex, d, errbuf);
-	if (!rc && d->kstream == 0)
-		rc = gcap_cu_err(cu, cu->StreamCreate(&d->kstream,
+	/* its own stream: the kernel stream holds the persistent kernel */
+	if (!rc && d->sstream == 0)
+		rc = gcap_cu_err(cu, cu->StreamCreate(&d->sstream,
 				 CU_STREAM_NON_BLOCKING), errbuf,
-				 "cuStreamCreate(kernel)");
+				 "cuStreamCreate(state)");
 	if (!rc)
 		rc = gcap_cu_err(cu, cu->LaunchKernel(d->kcopy, blocks, 1, 1, 256,
-				 1, 1, 0, d->kstream, args, NULL), errbuf,
+				 1, 1, 0, d->sstream, args, NULL), errbuf,
 				 "cuLaunchKernel(gcap_kstate_copy)");
-	if (!rc)
-		rc = gcap_cu_err(cu, cu->StreamSynchronize(d->kstream), errbuf,
-				 "reading the inline kernel state back");
+	/* bounded: a GPU whose SMs the persistent blocks fill may not run
+	 * the copy beside them (the stream is then left as is) */
+	t0 = now_ms();
+	while (!rc) {
+		CUresult q = cu->StreamQuery(d->sstream);
+
+		if (q == CUDA_SUCCESS)
+			break;
+		if (q != CUDA_ERROR_NOT_READY) {
+			rc = gcap_cu_err(cu, q, errbuf, "reading the inline "
+					 "kernel state back");
+			break;
+		}
+		if (now_ms() - t0 > STATE_COPY_TIMEOUT_MS) {
+			rc = gcap_err(errbuf, ETIMEDOUT, "gpu executor: the "
+				      "kernel state copy did not run within "
+				      "%u ms", STATE_COPY_TIMEOUT_MS);
+			break;
+		}
+		sched_yield();
+	}
 	if (rc)
 		return rc;
 	return gcap_khost_report_file(ex->kernel, path, ex->kstate_host,
