@@ -1554,7 +1554,7 @@ gpu_stop(struct gcap_exec *ex, unsigned timeout_ms, char *errbuf)
 }
 
 /* Read the inline kernel's state back (gcap_kstate_copy into pinned
- * memory, on the kernel stream) and write the report with the host build's
+ * memory, on a stream of its own) and write the report with the host build's
  * hook, as the cpu executor does. After stop() (or before the first batch)
  * this is the final state; while the persistent kernel runs the copy runs
  * beside it (a non-blocking stream, blocks on the SMs it leaves) and the
@@ -1601,7 +1601,8 @@ gpu_kernel_state(struct gcap_exec *ex, const char *path, char *errbuf)
 				 1, 1, 0, d->sstream, args, NULL), errbuf,
 				 "cuLaunchKernel(gcap_kstate_copy)");
 	/* bounded: a GPU whose SMs the persistent blocks fill may not run
-	 * the copy beside them (the stream is then left as is) */
+	 * the copy beside them; the copy then stays queued and a later call
+	 * (after stop, at the latest) waits for it in stream order */
 	t0 = now_ms();
 	while (!rc) {
 		CUresult q = cu->StreamQuery(d->sstream);
