@@ -187,7 +187,8 @@ cpu_process(const struct gcap_exec *ex, struct gcap_batch *b)
 	const struct gcap_exec_conf *c = &ex->conf;
 	struct gcap_batch_result *res = b->res;
 	struct gcap_xbuf *xb = b->xbuf;
-	uint32_t off = 0, nrec = 0;
+	/* records go after those of earlier batches already in the buffer */
+	uint32_t off = xb ? xb->len : 0, nrec = xb ? xb->nrec : 0;
 	bool full = false;
 
 	res->n_captured = res->n_filtered = res->n_truncated = 0;

@@ -21,6 +21,11 @@
 #define STAT_ADD(field, n) \
 	__atomic_store_n(&(field), (field) + (n), __ATOMIC_RELAXED)
 
+/* Longest a live queue keeps an export buffer with records for the next
+ * batches (small batches at low load share one buffer, so that the writer
+ * is not woken per batch). */
+#define XBUF_HOLD_NS 1000000u
+
 /* Polls without a packet before an idle queue sleeps (unless busy_poll). */
 #define IDLE_SPINS 2048u
 #define IDLE_SLEEP_NS 20000L
@@ -31,13 +36,16 @@ struct pl_queue {
 	struct gcap_spsc free; /* empty xbufs, back from the writer */
 	struct gcap_xbuf *xbufs;
 	unsigned nxbufs;
-	struct gcap_batch *cur;     /* slot being filled (offline) */
+	struct gcap_batch *cur;     /* slot being filled, not yet submitted */
 	struct gcap_xbuf *cur_xbuf; /* export buffer held for the next batch */
+	uint64_t xbuf_since;        /* when cur_xbuf got its first records */
+	uint32_t rec_bytes;         /* most record bytes the open batch makes */
 	struct gcap_xbuf **stash;   /* empty xbufs kept by the source thread */
 	unsigned nstash;
 	uint64_t inflight;          /* submitted, not yet consumed */
 	uint32_t seq;
-	uint64_t tokens_ns;         /* rate limiter */
+	unsigned lanes;             /* batches the executor works on at once */
+	double rate_vt;             /* rate limiter: when the credit was zero (ns) */
 	struct gcap_pipeline_queue src;
 };
 
@@ -114,6 +122,9 @@ gcap_pipeline_create(const struct gcap_pipeline_conf *conf, char *errbuf)
 			gcap_spsc_push(&q->free, &q->xbufs[k]);
 		if (conf->queues != NULL)
 			q->src = conf->queues[i];
+		q->lanes = conf->ops->lanes ? conf->ops->lanes(conf->ex, i) : 1;
+		if (q->lanes == 0)
+			q->lanes = 1;
 	}
 	return pl;
 nomem:
@@ -275,14 +286,15 @@ writer_join(struct gcap_pipeline *pl)
 
 /* ------------------------------------------------------ batch completion */
 
+/* n packets whose verdicts came ns after the batch's first packet arrived */
 static void
-lat_record(struct gcap_queue_stats *st, uint64_t ns)
+lat_record(struct gcap_queue_stats *st, uint64_t ns, uint32_t n)
 {
 	uint64_t b = ns / 1000u;
 
 	if (b >= GCAP_LAT_BUCKETS)
 		b = GCAP_LAT_BUCKETS - 1;
-	STAT_ADD(st->lat[b], 1);
+	STAT_ADD(st->lat[b], n);
 }
 
 /* Consume one DONE batch: records to the writer, mbufs back, counters. */
@@ -298,9 +310,19 @@ consume(struct gcap_pipeline *pl, unsigned qi, struct gcap_batch *b, bool live)
 	STAT_ADD(q->st.filtered, res->n_filtered);
 	STAT_ADD(q->st.drop_writer, res->n_truncated);
 	STAT_ADD(q->st.batches, 1);
-	lat_record(&q->st, now_ns(CLOCK_MONOTONIC) - b->rx_tsc);
+	lat_record(&q->st, now_ns(CLOCK_MONOTONIC) - b->rx_tsc, b->n);
 	if (xb != NULL) {
-		if (xb->nrec > 0) {
+		if (xb->nrec > 0 && live && q->inflight == 1 &&
+		    !atomic_load_explicit(&pl->stop_rx, memory_order_relaxed) &&
+		    (q->cur_xbuf == NULL || q->cur_xbuf->nrec == 0)) {
+			/* the last batch submitted: the next ones may append
+			 * to this buffer (records stay in order) */
+			if (q->cur_xbuf != NULL)
+				q->stash[q->nstash++] = q->cur_xbuf;
+			if (xb->nrec == res->n_captured) /* its first records */
+				q->xbuf_since = now_ns(CLOCK_MONOTONIC);
+			q->cur_xbuf = xb;
+		} else if (xb->nrec > 0) {
 			/* the full ring holds every xbuf of the queue: cannot fail */
 			gcap_spsc_push(&q->full, xb);
 		} else {
@@ -324,6 +346,23 @@ xbuf_take(struct pl_queue *q)
 	return gcap_spsc_pop(&q->free);
 }
 
+/* Hand the held export buffer of queue q to the writer when it has records
+ * and is older than XBUF_HOLD_NS (always, with force), taking a fresh one
+ * for the open batch if there is one. */
+static void
+xbuf_release_held(struct pl_queue *q, uint64_t now, bool force)
+{
+	struct gcap_xbuf *fresh = NULL;
+
+	if (q->cur_xbuf == NULL || q->cur_xbuf->nrec == 0 ||
+	    (!force && now - q->xbuf_since < XBUF_HOLD_NS))
+		return;
+	if (q->cur != NULL && !force && (fresh = xbuf_take(q)) == NULL)
+		return; /* the open batch needs a buffer: keep this one */
+	gcap_spsc_push(&q->full, q->cur_xbuf);
+	q->cur_xbuf = fresh;
+}
+
 static unsigned
 poll_done(struct gcap_pipeline *pl, unsigned qi, bool live)
 {
@@ -340,78 +379,86 @@ poll_done(struct gcap_pipeline *pl, unsigned qi, bool live)
 
 /* ------------------------------------------------------------ live (RX) */
 
-static bool
-rate_allows(struct pl_queue *q, uint64_t rate_pps, uint64_t now, unsigned n)
+/* --rx-rate: how many packets queue q may take now, at most max. Packets
+ * come as a NIC at that rate delivers them: the credit grows by one every
+ * 1/rate seconds, and what was not taken accumulates up to one batch (a
+ * poll after a pause gets a burst, a fast poll one or a few packets).
+ * Benchmarks only; 0 = no limit. */
+static unsigned
+rate_budget(const struct gcap_pipeline *pl, struct pl_queue *q, uint64_t now,
+	    unsigned max)
 {
-	uint64_t cost;
+	double rate = (double)pl->conf.rx_rate_pps, floor_vt, credit;
 
-	if (rate_pps == 0)
-		return true;
-	/* tokens_ns: the time at which the next packet may be taken */
-	if (q->tokens_ns == 0 || q->tokens_ns + 1000000u < now)
-		q->tokens_ns = now;
-	if (q->tokens_ns > now)
-		return false;
-	cost = (uint64_t)n * 1000000000u / rate_pps;
-	q->tokens_ns += cost;
-	return true;
+	if (pl->conf.rx_rate_pps == 0)
+		return max;
+	floor_vt = (double)now - (double)pl->conf.batch_max * 1e9 / rate;
+	if (q->rate_vt < floor_vt)
+		q->rate_vt = floor_vt;
+	credit = ((double)now - q->rate_vt) * rate / 1e9;
+	if (credit < 1.0)
+		return 0;
+	return credit < (double)max ? (unsigned)credit : max;
 }
 
-/* One RX poll of queue qi. @return packets received. */
-static unsigned
-rx_poll(struct gcap_pipeline *pl, unsigned qi)
+/* Charge n packets taken from queue q to its --rx-rate credit. */
+static void
+rate_take(const struct gcap_pipeline *pl, struct pl_queue *q, unsigned n)
 {
-	const struct gcap_pipeline_conf *c = &pl->conf;
-	const struct gcap_exec_ops *ops = c->ops;
+	if (pl->conf.rx_rate_pps != 0)
+		q->rate_vt += (double)n * 1e9 / (double)pl->conf.rx_rate_pps;
+}
+
+/* Packets polled while no batch slot or export buffer is free: dropped and
+ * counted (unless --backpressure, which leaves them in the port). */
+static unsigned
+rx_drop(struct gcap_pipeline *pl, unsigned qi, bool no_slot, uint64_t now)
+{
 	struct pl_queue *q = &pl->q[qi];
-	struct gcap_batch *b;
-	uint64_t mono, wall, bytes = 0;
-	uint32_t stage_used = 0;
+	struct rte_mbuf *drop[64];
+	uint64_t bytes = 0;
 	uint16_t n;
 
-	poll_done(pl, qi, true);
-	mono = now_ns(CLOCK_MONOTONIC);
-	if (!rate_allows(q, c->rx_rate_pps, mono, 0))
+	if (pl->conf.backpressure)
 		return 0;
-	if (q->cur_xbuf == NULL)
-		q->cur_xbuf = xbuf_take(q);
-	b = ops->batch_get(c->ex, qi);
-	if (b == NULL || q->cur_xbuf == NULL) {
-		struct rte_mbuf *drop[64];
-
-		if (c->backpressure)
-			return 0;
-		n = rte_eth_rx_burst(q->src.port_id, q->src.rx_queue, drop, 64);
-		if (n > 0) {
-			for (unsigned i = 0; i < n; i++)
-				bytes += drop[i]->pkt_len;
-			rte_pktmbuf_free_bulk(drop, n);
-			STAT_ADD(q->st.rx_pkts, n);
-			STAT_ADD(q->st.rx_bytes, bytes);
-			if (b == NULL)
-				STAT_ADD(q->st.drop_pipeline, n);
-			else
-				STAT_ADD(q->st.drop_writer, n);
-		}
-		return n;
-	}
-	n = rte_eth_rx_burst(q->src.port_id, q->src.rx_queue,
-			     (struct rte_mbuf **)b->mbufs, (uint16_t)c->batch_max);
+	n = (uint16_t)rate_budget(pl, q, now, 64);
+	if (n > 0)
+		n = rte_eth_rx_burst(q->src.port_id, q->src.rx_queue, drop, n);
 	if (n == 0)
 		return 0;
-	wall = now_ns(CLOCK_REALTIME);
-	for (unsigned i = 0; i < n; i++) {
+	rate_take(pl, q, n);
+	for (unsigned i = 0; i < n; i++)
+		bytes += drop[i]->pkt_len;
+	rte_pktmbuf_free_bulk(drop, n);
+	STAT_ADD(q->st.rx_pkts, n);
+	STAT_ADD(q->st.rx_bytes, bytes);
+	if (no_slot)
+		STAT_ADD(q->st.drop_pipeline, n);
+	else
+		STAT_ADD(q->st.drop_writer, n);
+	return n;
+}
+
+/* Descriptors for the n packets just received at b->mbufs[first..]. */
+static uint64_t
+rx_describe(const struct gcap_pipeline *pl, struct pl_queue *q,
+	    struct gcap_batch *b, unsigned first, unsigned n)
+{
+	uint64_t wall = now_ns(CLOCK_REALTIME), bytes = 0;
+	uint32_t snap = pl->conf.snaplen ? pl->conf.snaplen : UINT32_MAX;
+
+	for (unsigned i = first; i < first + n; i++) {
 		struct rte_mbuf *m = b->mbufs[i];
 		struct gcap_pkt *p = &b->pkts[i];
 
 		/* an address only: in gpu memory mode the bytes are in VRAM */
 		p->addr = (uint64_t)(uintptr_t)rte_pktmbuf_mtod(m, void *);
 		p->caplen = m->data_len;
-		if (unlikely(m->nb_segs > 1) && c->linearize &&
-		    m->pkt_len <= b->stage_size - stage_used) {
+		if (unlikely(m->nb_segs > 1) && pl->conf.linearize &&
+		    m->pkt_len <= b->stage_size - b->stage_used) {
 			/* a chained (jumbo) packet: one copy into the slot's
 			 * staging area so that the executor sees it whole */
-			uint8_t *dst = b->stage + stage_used;
+			uint8_t *dst = b->stage + b->stage_used;
 			uint32_t got = 0;
 			const struct rte_mbuf *seg = m;
 
@@ -427,34 +474,106 @@ rx_poll(struct gcap_pipeline *pl, unsigned qi)
 			}
 			p->addr = (uint64_t)(uintptr_t)dst;
 			p->caplen = got;
-			stage_used += (got + 63u) & ~63u;
-			if (stage_used > b->stage_size)
-				stage_used = b->stage_size;
+			b->stage_used += (got + 63u) & ~63u;
+			if (b->stage_used > b->stage_size)
+				b->stage_used = b->stage_size;
 		}
 		p->wirelen = m->pkt_len;
 		p->ts_ns = wall;
 		p->port = q->src.port_index;
 		p->queue = q->src.rx_queue;
 		p->seq = q->seq++;
+		q->rec_bytes += GCAP_REC_SIZE(p->caplen < snap ? p->caplen : snap);
 		bytes += m->pkt_len;
 	}
-	b->n = n;
+	return bytes;
+}
+
+/* Hand queue qi's open batch to the executor. */
+static void
+rx_submit(struct gcap_pipeline *pl, unsigned qi)
+{
+	const struct gcap_pipeline_conf *c = &pl->conf;
+	struct pl_queue *q = &pl->q[qi];
+	struct gcap_batch *b = q->cur;
+
+	q->cur = NULL;
+	if (q->cur_xbuf->nrec > 0 &&
+	    q->cur_xbuf->size - q->cur_xbuf->len < q->rec_bytes) {
+		/* the held buffer may lack room for this batch's records */
+		struct gcap_xbuf *fresh = xbuf_take(q);
+
+		if (fresh != NULL) {
+			gcap_spsc_push(&q->full, q->cur_xbuf);
+			q->cur_xbuf = fresh;
+		}
+	}
 	b->xbuf = q->cur_xbuf;
-	b->rx_tsc = mono;
 	q->cur_xbuf = NULL;
-	if (c->rx_rate_pps != 0)
-		rate_allows(q, c->rx_rate_pps, mono, n);
-	if (ops->batch_submit(c->ex, qi, b) < 0) {
+	if (c->ops->batch_submit(c->ex, qi, b) < 0) {
 		/* cannot happen with a slot from batch_get; count, never leak */
-		rte_pktmbuf_free_bulk((struct rte_mbuf **)b->mbufs, n);
-		STAT_ADD(q->st.drop_pipeline, n);
+		rte_pktmbuf_free_bulk((struct rte_mbuf **)b->mbufs, b->n);
+		STAT_ADD(q->st.drop_pipeline, b->n);
 		q->cur_xbuf = b->xbuf;
 		b->n = 0;
-		return n;
+		return;
 	}
 	q->inflight++;
-	STAT_ADD(q->st.rx_pkts, n);
-	STAT_ADD(q->st.rx_bytes, bytes);
+}
+
+/*
+ * One RX poll of queue qi. @return packets received.
+ *
+ * Batching follows the load: the packets of a poll join the queue's open
+ * batch, which goes to the executor as soon as one of the executor's lanes
+ * (GPU blocks of the queue) is idle, or when it is full. At low load a
+ * batch is what one poll brought and waits for nothing; under load the
+ * batch grows while the lanes are busy, so that per-batch costs (doorbell,
+ * PCIe round trips) are paid for more packets.
+ */
+static unsigned
+rx_poll(struct gcap_pipeline *pl, unsigned qi)
+{
+	const struct gcap_pipeline_conf *c = &pl->conf;
+	struct pl_queue *q = &pl->q[qi];
+	struct gcap_batch *b;
+	uint64_t mono;
+	unsigned want;
+	uint16_t n = 0;
+
+	poll_done(pl, qi, true);
+	mono = now_ns(CLOCK_MONOTONIC);
+	xbuf_release_held(q, mono, false);
+	if (q->cur == NULL) {
+		if (q->cur_xbuf == NULL)
+			q->cur_xbuf = xbuf_take(q);
+		b = c->ops->batch_get(c->ex, qi);
+		if (b == NULL || q->cur_xbuf == NULL)
+			return rx_drop(pl, qi, b == NULL, mono);
+		b->n = 0;
+		b->stage_used = 0;
+		q->cur = b;
+		q->rec_bytes = 0;
+	}
+	b = q->cur;
+	want = rate_budget(pl, q, mono, c->batch_max - b->n);
+	if (want > 0)
+		n = rte_eth_rx_burst(q->src.port_id, q->src.rx_queue,
+				     (struct rte_mbuf **)b->mbufs + b->n,
+				     (uint16_t)want);
+	if (n > 0) {
+		uint64_t bytes;
+
+		if (b->n == 0)
+			b->rx_tsc = mono;
+		rate_take(pl, q, n);
+		bytes = rx_describe(pl, q, b, b->n, n);
+		b->n += n;
+		STAT_ADD(q->st.rx_pkts, n);
+		STAT_ADD(q->st.rx_bytes, bytes);
+	}
+	if (b->n > 0 && (b->n >= c->batch_max || q->inflight < q->lanes))
+		rx_submit(pl, qi);
 	return n;
 }
 
@@ -488,6 +607,10 @@ rx_lcore_main(void *arg)
 			nanosleep(&ts, NULL);
 		}
 	}
+	/* what was received is submitted, whatever the batch's size */
+	for (unsigned k = 0; k < nmine; k++)
+		if (pl->q[mine[k]].cur != NULL && pl->q[mine[k]].cur->n > 0)
+			rx_submit(pl, mine[k]);
 	/* drain: what was submitted completes (bounded: a faulted executor
 	 * never completes; the main thread then stops it) */
 	deadline = now_ns(CLOCK_MONOTONIC) + 2000000000u;
@@ -502,6 +625,8 @@ rx_lcore_main(void *arg)
 			break;
 		rte_pause();
 	}
+	for (unsigned k = 0; k < nmine; k++)
+		xbuf_release_held(&pl->q[mine[k]], 0, true);
 	return 0;
 }
 

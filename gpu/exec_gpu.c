@@ -1389,6 +1389,14 @@ gpu_batch_release(struct gcap_exec *ex, unsigned q, struct gcap_batch *b)
 				 __ATOMIC_RELEASE);
 }
 
+/* Blocks of the persistent kernel that share each queue's batches. */
+static unsigned
+gpu_lanes(struct gcap_exec *ex, unsigned q)
+{
+	(void)q;
+	return ex->bpq;
+}
+
 /* ---- health and stop -------------------------------------------------- */
 
 /* 0: running (or ended after quit); -EIO: fault (message in errbuf). */
@@ -1844,6 +1852,7 @@ static const struct gcap_exec_ops gpu_ops = {
 	.batch_submit = gpu_batch_submit,
 	.batch_poll = gpu_batch_poll,
 	.batch_release = gpu_batch_release,
+	.lanes = gpu_lanes,
 	.pool_create = gpu_pool_create,
 	.health = gpu_health,
 	.stop = gpu_stop,

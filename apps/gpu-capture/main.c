@@ -481,6 +481,7 @@ create_pipeline(struct app *a, bool linearize)
 		.busy_poll = a->o->busy_poll,
 		.backpressure = a->o->backpressure,
 		.rx_rate_pps = a->o->rx_rate,
+		.snaplen = a->o->snaplen,
 		.flush_ms = 1000,
 		.linearize = linearize,
 	};

@@ -71,12 +71,14 @@ struct gcap_batch {
 	uint32_t n;              /**< descriptors filled by the source */
 	uint16_t queue;          /**< pipeline queue */
 	uint16_t flags;          /**< reserved */
-	struct gcap_xbuf *xbuf;  /**< where the executor writes export records */
+	/** where the executor writes export records: after the len bytes
+	 *  (nrec records) of earlier batches already there, updating both */
+	struct gcap_xbuf *xbuf;
 	uint8_t *stage;          /**< stage_size bytes for sources that copy
 	                              packet bytes (file reader), executor-readable */
 	uint32_t stage_size;
 	uint32_t stage_used;
-	uint64_t rx_tsc;         /**< rte_rdtsc() when the burst was received */
+	uint64_t rx_tsc;         /**< CLOCK_MONOTONIC ns when its first packet was received */
 	uint64_t seq;            /**< batch sequence number within the queue */
 	struct gcap_batch_result *res; /**< results, executor-written */
 	void *mbufs[GCAP_BATCH_MAX]; /**< source bookkeeping (rte_mbuf pointers) */
@@ -142,6 +144,15 @@ struct gcap_exec_ops {
 	/** Hand a consumed slot back (DONE -> FREE). */
 	void (*batch_release)(struct gcap_exec *ex, unsigned q,
 			      struct gcap_batch *b);
+
+	/**
+	 * How many batches of queue q the executor works on at the same time
+	 * (the GPU blocks sharing the queue). A live source keeps adding
+	 * packets to a batch that is not full while that many are in flight,
+	 * and submits it as soon as fewer are. NULL op: 1.
+	 * @return the number of lanes, at least 1.
+	 */
+	unsigned (*lanes)(struct gcap_exec *ex, unsigned q);
 
 	/**
 	 * Create the mbuf pool that RX queue q of DPDK port port_id receives

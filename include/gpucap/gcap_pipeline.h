@@ -27,7 +27,7 @@
 extern "C" {
 #endif
 
-/** Latency histogram: bucket i counts batches of [i, i+1) * 1 us, last is overflow. */
+/** Latency histogram: bucket i counts packets of [i, i+1) * 1 us, last is overflow. */
 #define GCAP_LAT_BUCKETS 2048u
 
 /** Counters of one pipeline queue. */
@@ -40,7 +40,9 @@ struct gcap_queue_stats {
 	uint64_t drop_pipeline;  /**< dropped: no free batch slot (executor behind) */
 	uint64_t drop_writer;    /**< dropped: no free export buffer / no room (writer behind) */
 	uint64_t batches;        /**< batches completed */
-	uint64_t lat[GCAP_LAT_BUCKETS]; /**< RX-to-verdict latency per batch */
+	/** RX-to-verdict latency per packet, each counted with its batch's
+	 *  oldest packet (an upper bound) */
+	uint64_t lat[GCAP_LAT_BUCKETS];
 };
 
 /** One pipeline queue's source. */
@@ -64,6 +66,7 @@ struct gcap_pipeline_conf {
 	bool busy_poll;                  /**< never sleep when a queue is idle */
 	bool backpressure;               /**< full pipeline: stop polling instead of dropping */
 	uint64_t rx_rate_pps;            /**< per queue RX rate limit (benchmarks; 0: none) */
+	uint32_t snaplen;                /**< longest record caplen (0: no cut), as the executor's */
 	unsigned flush_ms;               /**< flush outputs at least this often */
 	/** copy chained (multi-segment) packets whole into the batch's staging
 	 *  area; false (gpu memory mode: the CPU never reads packet bytes):

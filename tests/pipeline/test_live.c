@@ -1,0 +1,353 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Live pipeline (RX lcore, batching, --rx-rate, stop) on a net_null port,
+ * with an executor that answers after a set delay: what a GPU behind PCIe
+ * looks like to the RX lcore. Checks that batches grow while the
+ * executor's lanes are busy and stay small when they are idle, that every
+ * packet reaches the executor once and in order, that --rx-rate never
+ * delivers more than asked, and that a batch still open at stop is
+ * submitted and written.
+ */
+#include <check.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sys/time.h>
+#include <unistd.h>
+#include <pcap/pcap.h>
+
+#include <rte_mbuf.h>
+
+#include "gpucap/gcap_exec.h"
+#include "gpucap/gcap_filter.h"
+#include "gpucap/gcap_pipeline.h"
+#include "gpucap/gcap_port.h"
+#include "gpucap/gcap_writer.h"
+
+#define RING 16u
+#define BATCH 256u
+#define SNAP 128u
+
+static struct gcap_port port;
+static unsigned rx_lcore;
+static char tmpdir[512];
+
+static uint64_t
+mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- the delayed executor: the cpu executor, its batches DONE delay_ns
+ * after their submission, with a given number of lanes ---- */
+
+static struct {
+	uint64_t delay_ns;
+	unsigned lanes;
+	uint64_t done_at[RING];
+	uint64_t head, tail;
+	uint64_t batches, pkts, max_n;
+	uint32_t next_seq;
+	bool seq_bad;
+	bool seq_started;
+} mk;
+
+static struct gcap_exec_ops mock_ops;
+
+static int
+mock_submit(struct gcap_exec *ex, unsigned q, struct gcap_batch *b)
+{
+	int r;
+
+	for (uint32_t i = 0; i < b->n; i++) {
+		if (mk.seq_started && b->pkts[i].seq != mk.next_seq)
+			mk.seq_bad = true;
+		mk.seq_started = true;
+		mk.next_seq = b->pkts[i].seq + 1;
+	}
+	r = gcap_exec_cpu_ops.batch_submit(ex, q, b);
+	if (r < 0)
+		return r;
+	mk.done_at[mk.head++ % RING] = mono_ns() + mk.delay_ns;
+	mk.batches++;
+	mk.pkts += b->n;
+	if (b->n > mk.max_n)
+		mk.max_n = b->n;
+	return 0;
+}
+
+static struct gcap_batch *
+mock_poll(struct gcap_exec *ex, unsigned q)
+{
+	struct gcap_batch *b;
+
+	if (mk.tail == mk.head || mono_ns() < mk.done_at[mk.tail % RING])
+		return NULL;
+	b = gcap_exec_cpu_ops.batch_poll(ex, q);
+	if (b != NULL)
+		mk.tail++;
+	return b;
+}
+
+static unsigned
+mock_lanes(struct gcap_exec *ex, unsigned q)
+{
+	(void)ex;
+	(void)q;
+	return mk.lanes;
+}
+
+/* ---- one capture ---- */
+
+struct run_result {
+	struct gcap_queue_stats st;
+	uint64_t written;   /* records the pipeline wrote */
+	uint64_t in_file;   /* records libpcap reads back */
+	double secs;
+};
+
+static void
+run(uint64_t delay_ns, unsigned lanes, uint64_t rate, unsigned ms,
+    bool backpressure, struct run_result *out)
+{
+	char err[GCAP_ERRBUF_SIZE] = "", path[600];
+	struct bpf_program prog;
+	struct gcap_exec *ex;
+	struct gcap_writer *w;
+	struct gcap_pipeline *pl;
+	struct gcap_writer_if wif = {.name = "net_null0", .linktype = DLT_EN10MB};
+	struct gcap_pipeline_queue src = {
+		.port_id = port.port_id, .rx_queue = 0, .port_index = 0,
+		.lcore = rx_lcore,
+	};
+	uint64_t t0;
+	pcap_t *p;
+	struct pcap_pkthdr *h;
+	const u_char *d;
+
+	memset(&mk, 0, sizeof(mk));
+	mk.delay_ns = delay_ns;
+	mk.lanes = lanes;
+	ck_assert_int_eq(gcap_filter_compile("", DLT_EN10MB, SNAP, &prog, err), 0);
+	{
+		struct gcap_exec_conf ec = {
+			.nqueues = 1,
+			.ring_size = RING,
+			.batch_max = BATCH,
+			.nxbufs = RING * 2,
+			.xbuf_size = BATCH * GCAP_REC_SIZE(SNAP),
+			.snaplen = SNAP,
+			.nfilters = 1,
+			.filters = &prog,
+			.linktype = DLT_EN10MB,
+		};
+
+		ex = mock_ops.create(&ec, err);
+		ck_assert_msg(ex != NULL, "executor: %s", err);
+	}
+	snprintf(path, sizeof(path), "%s/live.pcap", tmpdir);
+	{
+		struct gcap_writer_conf wc = {
+			.path = path, .snaplen = SNAP, .nifs = 1, .ifs = &wif,
+		};
+
+		w = gcap_writer_open(&wc, err);
+		ck_assert_msg(w != NULL, "writer: %s", err);
+	}
+	{
+		struct gcap_pipeline_conf pc = {
+			.ops = &mock_ops,
+			.ex = ex,
+			.nqueues = 1,
+			.queues = &src,
+			.batch_max = BATCH,
+			.nwriters = 1,
+			.writers = &w,
+			.busy_poll = true,
+			.backpressure = backpressure,
+			.rx_rate_pps = rate,
+			.snaplen = SNAP,
+			.flush_ms = 100,
+			.linearize = true,
+		};
+
+		pl = gcap_pipeline_create(&pc, err);
+		ck_assert_msg(pl != NULL, "pipeline: %s", err);
+	}
+	t0 = mono_ns();
+	ck_assert_msg(gcap_pipeline_start(pl, err) == 0, "start: %s", err);
+	usleep(ms * 1000u);
+	gcap_pipeline_request_stop(pl);
+	ck_assert_msg(gcap_pipeline_stop(pl, 5000, err) == 0, "stop: %s", err);
+	out->secs = (double)(mono_ns() - t0) / 1e9;
+	gcap_pipeline_queue_stats(pl, 0, &out->st);
+	out->written = gcap_pipeline_written(pl);
+	gcap_pipeline_destroy(pl);
+	ck_assert_msg(gcap_writer_close(w, NULL, err) == 0, "close: %s", err);
+	mock_ops.destroy(ex);
+	gcap_filter_free(&prog);
+
+	p = pcap_open_offline(path, err);
+	ck_assert_msg(p != NULL, "%s: %s", path, err);
+	out->in_file = 0;
+	{
+		struct timeval prev = {0, 0};
+
+		/* one queue: records in arrival order (timestamps per poll) */
+		while (pcap_next_ex(p, &h, &d) == 1) {
+			ck_assert_msg(timercmp(&prev, &h->ts, <=),
+				      "record %" PRIu64 " is older than the one before",
+				      out->in_file + 1);
+			prev = h->ts;
+			out->in_file++;
+		}
+	}
+	pcap_close(p);
+	unlink(path);
+	printf("delay %" PRIu64 " us, lanes %u, rate %" PRIu64 " pps, %u ms: rx %" PRIu64
+	       ", batches %" PRIu64 " (mean %.1f, max %" PRIu64 "), written %" PRIu64
+	       ", drops %" PRIu64 "/%" PRIu64 "\n",
+	       delay_ns / 1000u, lanes, rate, ms, out->st.rx_pkts, mk.batches,
+	       mk.batches ? (double)mk.pkts / (double)mk.batches : 0.0, mk.max_n,
+	       out->written, out->st.drop_pipeline, out->st.drop_writer);
+	ck_assert_msg(!mk.seq_bad, "a packet reached the executor twice, late or never");
+	ck_assert_uint_eq(mk.pkts, out->st.rx_pkts - out->st.drop_pipeline -
+				   out->st.drop_writer);
+	ck_assert_uint_eq(out->in_file, out->written);
+}
+
+/* The executor busy (one lane, 200 us per batch): packets wait in the open
+ * batch instead of taking a slot each, so the ring never fills and nothing
+ * is dropped; batches grow to about rate x delay. */
+START_TEST(test_batches_grow_under_load)
+{
+	struct run_result r;
+
+	run(200000, 1, 1000000, 400, false, &r);
+	ck_assert_uint_gt(r.st.rx_pkts, 10000);
+	ck_assert_msg(r.st.drop_pipeline == 0,
+		      "%" PRIu64 " packets dropped for want of a slot: batches "
+		      "did not grow while the executor was busy", r.st.drop_pipeline);
+	ck_assert_msg(mk.pkts >= 50 * mk.batches, "mean batch %.1f packets, "
+		      "expected about 200", (double)mk.pkts / (double)mk.batches);
+	ck_assert_uint_eq(r.written, r.st.rx_pkts);
+}
+END_TEST
+
+/* The executor idle: what a poll brought goes at once (small batches). The
+ * rate limiter delivers at most what it is asked for. */
+START_TEST(test_low_load_small_batches)
+{
+	struct run_result r;
+	double want;
+
+	run(0, 1, 200000, 300, false, &r);
+	want = 200000.0 * r.secs;
+	ck_assert_msg((double)r.st.rx_pkts <= want * 1.02 + BATCH,
+		      "--rx-rate 200000 delivered %" PRIu64 " packets in %.3f s",
+		      r.st.rx_pkts, r.secs);
+	ck_assert_msg((double)r.st.rx_pkts >= want * 0.3,
+		      "--rx-rate 200000 delivered only %" PRIu64 " packets in %.3f s",
+		      r.st.rx_pkts, r.secs);
+	ck_assert_msg(mk.pkts < 32 * mk.batches, "mean batch %.1f packets at "
+		      "low load: packets waited for a full batch",
+		      (double)mk.pkts / (double)mk.batches);
+	ck_assert_uint_eq(r.st.drop_pipeline + r.st.drop_writer, 0);
+	ck_assert_uint_eq(r.written, r.st.rx_pkts);
+}
+END_TEST
+
+/* Stop while a batch is open (the executor's one lane busy for 300 ms):
+ * the open batch is submitted, completes, and is written. */
+START_TEST(test_stop_submits_open_batch)
+{
+	struct run_result r;
+
+	run(300000000, 1, 5000, 60, false, &r);
+	ck_assert_uint_gt(r.st.rx_pkts, 20);
+	ck_assert_uint_ge(mk.batches, 2);
+	ck_assert_uint_eq(r.st.drop_pipeline + r.st.drop_writer, 0);
+	ck_assert_msg(r.written == r.st.rx_pkts, "received %" PRIu64 ", written %"
+		      PRIu64 ": the open batch was lost at stop", r.st.rx_pkts,
+		      r.written);
+}
+END_TEST
+
+int
+main(void)
+{
+	char err[GCAP_ERRBUF_SIZE] = "";
+	const char *tmp = getenv("TMPDIR");
+	struct rte_mempool *mp;
+	unsigned ids[4];
+	Suite *s;
+	TCase *tc;
+	SRunner *sr;
+	int nfail;
+
+	mock_ops = gcap_exec_cpu_ops;
+	mock_ops.name = "delayed";
+	mock_ops.batch_submit = mock_submit;
+	mock_ops.batch_poll = mock_poll;
+	mock_ops.lanes = mock_lanes;
+
+	if (gcap_port_parse("net_null0,size=64,copy=1", 0, &port, err) < 0) {
+		fprintf(stderr, "%s\n", err);
+		return 1;
+	}
+	{
+		struct gcap_eal_conf ec = {
+			.prog = "test_live", .ports = &port, .nports = 1,
+			.nlcores = 2, .mem_mb = 256,
+		};
+
+		if (gcap_eal_init(&ec, err) < 0) {
+			/* no usable EAL here (e.g. no net_null driver) */
+			printf("SKIP: EAL: %s\n", err);
+			return 77;
+		}
+	}
+	if (gcap_rx_lcores(ids, 4) < 1) {
+		fprintf(stderr, "no RX lcore\n");
+		return 1;
+	}
+	rx_lcore = ids[0];
+	mp = rte_pktmbuf_pool_create("live_pool", 8191, 256, 0,
+				     RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+	if (mp == NULL || gcap_port_find(&port, err) < 0 ||
+	    gcap_port_configure(&port, 1, 1024, &mp, err) < 0 ||
+	    gcap_port_start(&port, err) < 0) {
+		fprintf(stderr, "net_null0: %s\n", mp ? err : "no mbuf pool");
+		return 1;
+	}
+	snprintf(tmpdir, sizeof(tmpdir), "%s/gcap-live-XXXXXX",
+		 tmp && tmp[0] ? tmp : "/tmp");
+	if (mkdtemp(tmpdir) == NULL) {
+		perror("mkdtemp");
+		return 1;
+	}
+
+	s = suite_create("pipeline-live");
+	tc = tcase_create("live");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_batches_grow_under_load);
+	tcase_add_test(tc, test_low_load_small_batches);
+	tcase_add_test(tc, test_stop_submits_open_batch);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	/* the EAL lives in this process: no fork per test */
+	srunner_set_fork_status(sr, CK_NOFORK);
+	srunner_run_all(sr, CK_NORMAL);
+	nfail = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	gcap_port_close(&port);
+	rmdir(tmpdir);
+	return nfail == 0 ? 0 : 1;
+}
