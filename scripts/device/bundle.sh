@@ -13,7 +13,10 @@ for t in build/tests/gpu/test_gpu build/tests/gpu/test_gpu_nodev build/tests/gpu
 	build/bench/kernel_bench build/tests/gpu/test_kernels_gpu; do
 	[ -x "$t" ] && [ -f "$t" ] && exes+=("$t")
 done
-../shared/bin/devbundle -o .devbundle -p "${exes[@]}" /usr/bin/tcpdump
+# perf (when installed here): the profile step's RX lcore profiles
+tools=(/usr/bin/tcpdump)
+[ -x /usr/bin/perf ] && tools+=(/usr/bin/perf)
+../shared/bin/devbundle -o .devbundle -p "${exes[@]}" "${tools[@]}"
 b=.devbundle
 mkdir -p $b/root $b/shared/data
 # GCAP_SOURCE_ROOT there is $b/root, so tests find ../shared/data

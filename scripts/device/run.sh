@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # There (the GPU machine): run the GPU tests and benchmarks from .devbundle,
 # logs to $OUT. Usage: bash .devbundle/root/scripts/device/run.sh [STEP...]
-# Steps: info tests corpus live bench kbench bpf (default: info tests
-# corpus live bench).
+# Steps: info tests corpus live bench sweep kbench bpf profile (default: info
+# tests corpus live bench).
 set -uo pipefail
 b=$(cd "$(dirname "$0")/../../.." && pwd)
 source "$b/env.sh"
@@ -40,11 +40,36 @@ bench)
 	GPU_CAPTURE=$b/bin/gpu-capture MIX_PCAP=$b/shared/data/bench/mix-en10mb.pcap \
 		OUT_DIR=$OUT SECS=${SECS:-2} timeout 420 bash "$b/root/bench/gpu_capture.sh" 2>"$OUT/bench-stderr.log"
 	echo "bench rc=$?" ;;
+sweep)
+	# the filtering work moved off the lcores: 8 RX lcores, N filters
+	log "filter-count sweep"
+	for nf in ${SWEEP_FILTERS:-4 16}; do
+		GPU_CAPTURE=$b/bin/gpu-capture MIX_PCAP=$b/shared/data/bench/mix-en10mb.pcap \
+			OUT_DIR=/tmp/sweep-$nf SECS=${SECS:-2} SOURCES=null QUEUES=8 BACKENDS="cpu gpu-host" \
+			NFILTERS=$nf timeout 200 bash "$b/root/bench/gpu_capture.sh" 2>>"$OUT/bench-stderr.log"
+		{ echo "## $nf filters"; cat /tmp/sweep-$nf/gpu-capture-bench.md; } >>"$OUT/sweep.md"
+	done
+	cat "$OUT/sweep.md" ;;
 kbench)
 	log "inline kernel bench"
 	MIX_PCAP=$b/shared/data/bench/mix-en10mb.pcap OUT_DIR=$OUT \
 		timeout ${KBENCH_TIMEOUT:-200} sh "$b/root/bench/kernel_bench.sh" >"$OUT/kernel-bench.log" 2>&1
 	echo "kernel bench rc=$?"; cat "$OUT/kernel-bench.md" ;;
+profile)
+	# where an RX lcore's time goes (perf, software clock: the VM has no
+	# PMU): one net_null queue, the capture bench's filter, each backend
+	log "RX lcore profile"
+	if ! command -v perf >/dev/null; then echo "no perf in the bundle"; else
+	for be in cpu "gpu --mem host"; do
+		echo "## --backend $be, 1 RX lcore, net_null 64 B, 3 s" >>"$OUT/profile.log"
+		( cd /tmp && timeout 60 perf record -q -e cpu-clock -F 4999 -o /tmp/perf-$$.data -- \
+			"$b/bin/gpu-capture" -i net_null0,size=64,copy=1 --backend $be --busy-poll \
+			--duration 3 -w /dev/shm/gcap-prof.pcap 'tcp port 80 or udp port 53' ) >>"$OUT/profile.log" 2>&1
+		perf report -i /tmp/perf-$$.data --no-children --sort comm,dso,sym --stdio 2>/dev/null |
+			grep -v '^#' | grep '%' | head -40 >>"$OUT/profile.log"
+		rm -f /tmp/perf-$$.data
+	done
+	cat "$OUT/profile.log"; fi ;;
 bpf)
 	log "bpf filter bench"
 	BPF_BENCH=$b/bin/bpf_bench MIX_PCAP=$b/shared/data/bench/mix-en10mb.pcap OUT_DIR=$OUT \
