@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <pcap/pcap.h>
 
@@ -261,9 +262,15 @@ cpu_batch_submit(struct gcap_exec *ex, unsigned qi, struct gcap_batch *b)
 	struct cpu_queue *q = &ex->q[qi];
 	struct cpu_slot *s = &q->slots[q->head & ex->mask];
 
+	struct timespec t0, t1;
+
 	if (b != &s->b || q->head - q->tail > ex->mask)
 		return -EINVAL;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	cpu_process(ex, b);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	b->res->exec_ns = (uint32_t)((t1.tv_sec - t0.tv_sec) * 1000000000L +
+				     (t1.tv_nsec - t0.tv_nsec));
 	s->state = SLOT_DONE;
 	q->head++;
 	return 0;

@@ -310,6 +310,7 @@ consume(struct gcap_pipeline *pl, unsigned qi, struct gcap_batch *b, bool live)
 	STAT_ADD(q->st.filtered, res->n_filtered);
 	STAT_ADD(q->st.drop_writer, res->n_truncated);
 	STAT_ADD(q->st.batches, 1);
+	STAT_ADD(q->st.exec_ns, res->exec_ns);
 	lat_record(&q->st, now_ns(CLOCK_MONOTONIC) - b->rx_tsc, b->n);
 	if (xb != NULL) {
 		if (xb->nrec > 0 && live && q->inflight == 1 &&
@@ -883,6 +884,7 @@ gcap_pipeline_queue_stats(const struct gcap_pipeline *pl, unsigned qi,
 	LD(drop_pipeline);
 	LD(drop_writer);
 	LD(batches);
+	LD(exec_ns);
 	for (unsigned i = 0; i < GCAP_LAT_BUCKETS; i++)
 		LD(lat[i]);
 #undef LD

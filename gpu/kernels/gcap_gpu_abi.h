@@ -54,7 +54,7 @@ struct gcap_gpu_result {
 	uint32_t n_captured;
 	uint32_t n_filtered;
 	uint32_t n_truncated;
-	uint32_t reserved;
+	uint32_t exec_ns;
 	uint64_t captured_bytes;
 	uint64_t out_pkts[GCAP_MAX_OUTPUTS];
 };

@@ -58,6 +58,15 @@ gcap_ld_acquire_sys(const unsigned int *p)
 	return v;
 }
 
+static __device__ __forceinline__ unsigned long long
+gcap_globaltimer(void)
+{
+	unsigned long long t;
+
+	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+	return t;
+}
+
 static __device__ __forceinline__ void
 gcap_st_release_sys(unsigned int *p, unsigned int v)
 {
@@ -171,6 +180,7 @@ struct gcap_gpu_shared {
 	unsigned long long out[GCAP_MAX_OUTPUTS];
 	unsigned long long bytes;
 	unsigned long long xdata;
+	unsigned long long t0; /* doorbell seen (GPU global timer, ns) */
 	unsigned int cmd, n, xsize, len, nrec, stopped;
 	unsigned int n_captured, n_filtered, n_truncated, chunk_bytes;
 	const struct gcap_pkt *pkts;
@@ -374,7 +384,7 @@ gcap_gpu_batch(const struct gcap_gpu_kparams *kp, struct gcap_gpu_shared *s)
 		s->res->n_captured = s->n_captured;
 		s->res->n_filtered = s->n_filtered;
 		s->res->n_truncated = s->n_truncated;
-		s->res->reserved = 0;
+		s->res->exec_ns = (unsigned int)(gcap_globaltimer() - s->t0);
 		s->res->captured_bytes = s->bytes;
 		s->xbuf->len = s->len;
 		s->xbuf->nrec = s->nrec;
@@ -414,6 +424,7 @@ gcap_pipeline_kernel(struct gcap_gpu_kparams kp)
 				}
 			}
 			__threadfence_system();
+			s.t0 = gcap_globaltimer();
 			s.cmd = st;
 			if (st == GCAP_GPU_READY) {
 				s.n = sl->n;

@@ -59,7 +59,9 @@ struct gcap_batch_result {
 	 *  and every later matching packet of the batch here (the pipeline
 	 *  counts them as "writer behind" drops) */
 	uint32_t n_truncated;
-	uint32_t reserved;
+	/** the executor's own time on the batch in ns (gpu: from the doorbell
+	 *  seen to DONE, by the GPU's clock); 0 where not measured */
+	uint32_t exec_ns;
 	uint64_t captured_bytes; /**< wire bytes of the n_captured packets */
 	/** written records per output (the first nfilters entries) */
 	uint64_t out_pkts[GCAP_MAX_OUTPUTS];

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # There (the GPU machine): run the GPU tests and benchmarks from .devbundle,
 # logs to $OUT. Usage: bash .devbundle/root/scripts/device/run.sh [STEP...]
-# Steps: info tests corpus live bench sweep kbench bpf profile (default: info
-# tests corpus live bench).
+# Steps: info tests corpus live bench sweep latency pcie kbench bpf profile
+# (default: info tests corpus live bench).
 set -uo pipefail
 b=$(cd "$(dirname "$0")/../../.." && pwd)
 source "$b/env.sh"
@@ -50,6 +50,26 @@ sweep)
 		{ echo "## $nf filters"; cat /tmp/sweep-$nf/gpu-capture-bench.md; } >>"$OUT/sweep.md"
 	done
 	cat "$OUT/sweep.md" ;;
+latency)
+	log "latency against load"
+	GPU_CAPTURE=$b/bin/gpu-capture OUT_DIR=$OUT SECS=${SECS:-2} \
+		timeout ${LAT_TIMEOUT:-300} bash "$b/root/bench/gpu_latency.sh" 2>>"$OUT/bench-stderr.log"
+	echo "latency rc=$?" ;;
+pcie)
+	# is host mode bound by PCIe reads? the GPU's PCIe counters (NVML,
+	# nvidia-smi dmon -s t, MB/s) during lossless runs
+	log "PCIe traffic of gpu-host"
+	for spec in ${PCIE_RUNS:-"14 128" "14 0" "8 128" "1 128"}; do
+		set -- $spec
+		j=/tmp/pcie-$1-$2.json
+		( cd /tmp && GCAP_GPU_PREFETCH=$2 timeout 60 "$b/bin/gpu-capture" -q -i net_null0,size=64,copy=1 \
+			--queues $1 --backend gpu --mem host --busy-poll --backpressure --duration 5 \
+			--summary-json $j -w /dev/shm/gcap-pcie.pcap 'tcp port 80 or udp port 53' ) &
+		sleep 2.5
+		d=$(nvidia-smi dmon -s t -c 2 2>&1 | grep -v '^#' | tail -1)
+		wait
+		echo "queues $1 prefetch $2: $(python3 -c "import json; print(json.load(open('$j'))['rx_mpps'])" 2>/dev/null) Mpps; dmon (gpu rxpci txpci MB/s): $d" | tee -a "$OUT/pcie.log"
+	done ;;
 kbench)
 	log "inline kernel bench"
 	MIX_PCAP=$b/shared/data/bench/mix-en10mb.pcap OUT_DIR=$OUT \
