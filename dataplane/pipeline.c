@@ -311,7 +311,18 @@ consume(struct gcap_pipeline *pl, unsigned qi, struct gcap_batch *b, bool live)
 	STAT_ADD(q->st.drop_writer, res->n_truncated);
 	STAT_ADD(q->st.batches, 1);
 	STAT_ADD(q->st.exec_ns, res->exec_ns);
-	lat_record(&q->st, now_ns(CLOCK_MONOTONIC) - b->rx_tsc, b->n);
+	{
+		uint64_t now = now_ns(CLOCK_MONOTONIC);
+		uint32_t from = 0;
+
+		/* each poll's packets with their own arrival time */
+		for (unsigned i = 0; i < b->nbursts; i++) {
+			lat_record(&q->st, now - b->burst_t[i], b->burst_end[i] - from);
+			from = b->burst_end[i];
+		}
+		if (from < b->n)
+			lat_record(&q->st, now - b->rx_tsc, b->n - from);
+	}
 	if (xb != NULL) {
 		if (xb->nrec > 0 && live && q->inflight == 1 &&
 		    !atomic_load_explicit(&pl->stop_rx, memory_order_relaxed) &&
@@ -553,6 +564,7 @@ rx_poll(struct gcap_pipeline *pl, unsigned qi)
 			return rx_drop(pl, qi, b == NULL, mono);
 		b->n = 0;
 		b->stage_used = 0;
+		b->nbursts = 0;
 		q->cur = b;
 		q->rec_bytes = 0;
 	}
@@ -567,6 +579,9 @@ rx_poll(struct gcap_pipeline *pl, unsigned qi)
 
 		if (b->n == 0)
 			b->rx_tsc = mono;
+		if (b->nbursts < GCAP_BATCH_BURSTS)
+			b->burst_t[b->nbursts++] = mono;
+		b->burst_end[b->nbursts - 1] = (uint16_t)(b->n + n);
 		rate_take(pl, q, n);
 		bytes = rx_describe(pl, q, b, b->n, n);
 		b->n += n;
@@ -698,6 +713,7 @@ file_acquire(struct gcap_pipeline *pl, struct pl_queue *q)
 		if (q->cur != NULL && q->cur_xbuf != NULL) {
 			q->cur->n = 0;
 			q->cur->stage_used = 0;
+			q->cur->nbursts = 0;
 			return 0;
 		}
 		if (atomic_load(&pl->finished) || atomic_load(&pl->stop_rx))

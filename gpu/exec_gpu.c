@@ -799,6 +799,14 @@ dev_prepare(struct gcap_exec *ex, struct gpu_dev *d, char *errbuf)
 			qd[n].queue = q;
 			qd[n].first = k;
 			qd[n].step = ex->bpq;
+			/* where slot s's descriptors are read: VRAM in copy
+			 * mode, the batch's own (pinned) array otherwise */
+			qd[n].pkts = ex->conf.mem == GCAP_MEM_COPY ?
+				(uint64_t)ex->qs[q].vpkts :
+				(uint64_t)(uintptr_t)ex->qs[q].batches[0].pkts;
+			qd[n].res = (uint64_t)(uintptr_t)ex->qs[q].batches[0].res;
+			qd[n].xbufs = (uint64_t)(uintptr_t)ex->qs[q].xbufs;
+			qd[n].batch_max = ex->conf.batch_max;
 		}
 	}
 	d->nblocks = n;
@@ -1313,7 +1321,6 @@ descriptors:
 						   "cuMemcpyHtoDAsync");
 		}
 	}
-	qs->slots[s].pkts = (uint64_t)qs->cp_dst[nr - 1];
 	/* the doorbell, in stream order after the copies (with the default
 	 * flags the write is preceded by a memory barrier) */
 	r = cu->StreamWriteValue32(qs->cstream,
@@ -1328,6 +1335,7 @@ gpu_batch_submit(struct gcap_exec *ex, unsigned q, struct gcap_batch *b)
 	struct gpu_queue *qs = &ex->qs[q];
 	unsigned s = (unsigned)(qs->prod & (ex->conf.ring_size - 1));
 	struct gcap_gpu_slot *sl = &qs->slots[s];
+	uint32_t arg;
 	int rc;
 
 	if (b != &qs->batches[s] || b->n == 0 || b->n > ex->conf.batch_max ||
@@ -1336,10 +1344,7 @@ gpu_batch_submit(struct gcap_exec *ex, unsigned q, struct gcap_batch *b)
 		return -EINVAL;
 	if (ex->stopped)
 		return -ESHUTDOWN;
-	sl->n = b->n;
-	sl->pkts = (uint64_t)(uintptr_t)b->pkts;
-	sl->xbuf = (uint64_t)(uintptr_t)b->xbuf;
-	sl->res = (uint64_t)(uintptr_t)b->res;
+	arg = GCAP_GPU_ARG(b->n, b->xbuf - qs->xbufs);
 	sl->seq = b->seq;
 	if (qs->mem == GCAP_MEM_COPY || qs->mem == GCAP_MEM_GPU) {
 		if (tls_ctx != qs->dev->ctx) {
@@ -1349,6 +1354,8 @@ gpu_batch_submit(struct gcap_exec *ex, unsigned q, struct gcap_batch *b)
 		}
 	}
 	if (ex->conf.mem == GCAP_MEM_COPY) {
+		/* the stream writes READY after the copies */
+		sl->arg = arg;
 		rc = submit_copy(ex, qs, s, b);
 		if (rc)
 			return rc;
@@ -1358,7 +1365,10 @@ gpu_batch_submit(struct gcap_exec *ex, unsigned q, struct gcap_batch *b)
 			ex->cu->FlushGPUDirectRDMAWrites(
 				CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX,
 				CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_OWNER);
-		__atomic_store_n(&sl->status, GCAP_GPU_READY, __ATOMIC_RELEASE);
+		/* READY and arg in one store: the GPU reads them in one load */
+		__atomic_store_n((uint64_t *)&sl->status,
+				 GCAP_GPU_READY | (uint64_t)arg << 32,
+				 __ATOMIC_RELEASE);
 	}
 	qs->prod++;
 	return 0;

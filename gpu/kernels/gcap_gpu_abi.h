@@ -27,17 +27,22 @@ extern "C" {
 /**
  * One doorbell slot, in pinned, device-mapped host memory (one cache line
  * each, so that the CPU's stores and the GPU's polls of neighbouring slots
- * do not share a line).
+ * do not share a line). status and arg form one aligned 64-bit word: the
+ * GPU's poll (one 64-bit acquire load) gets the READY and what the batch
+ * is in the same PCIe read; the descriptors and results of slot s lie at
+ * fixed places (struct gcap_gpu_qdesc), so nothing else is read first.
  */
 struct gcap_gpu_slot {
 	uint32_t status; /**< FREE/READY (CPU writes), DONE (GPU writes) */
-	uint32_t n;      /**< descriptors in the batch */
-	uint64_t pkts;   /**< device address of the n descriptors */
-	uint64_t xbuf;   /**< device address of the struct gcap_gpu_xbuf */
-	uint64_t res;    /**< device address of the struct gcap_gpu_result */
+	uint32_t arg;    /**< GCAP_GPU_ARG(n, xbuf index), valid with READY */
 	uint64_t seq;    /**< batch sequence number (debugging) */
-	uint64_t pad[3];
+	uint64_t pad[6];
 };
+
+/** A READY slot's arg: n descriptors, export buffer xbuf of the queue. */
+#define GCAP_GPU_ARG(n, xbuf) ((uint32_t)(n) | ((uint32_t)(xbuf) << 16))
+#define GCAP_GPU_ARG_N(a)     ((a) & 0xffffu)
+#define GCAP_GPU_ARG_XBUF(a)  ((a) >> 16)
 
 /** Device view of struct gcap_xbuf (same layout; checked on the host). */
 struct gcap_gpu_xbuf {
@@ -66,6 +71,11 @@ struct gcap_gpu_qdesc {
 	uint32_t queue;     /**< pipeline queue index */
 	uint32_t first;     /**< first slot this block takes */
 	uint32_t step;      /**< blocks on the queue: slots first + k * step */
+	uint64_t pkts;      /**< descriptors of slot s: pkts + s * batch_max */
+	uint64_t res;       /**< result of slot s: res + s */
+	uint64_t xbufs;     /**< the queue's export buffers (gcap_gpu_xbuf) */
+	uint32_t batch_max;
+	uint32_t pad;
 };
 
 /** One filter program: ninsn instructions at insns + off (8 bytes each). */

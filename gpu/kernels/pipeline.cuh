@@ -59,6 +59,15 @@ gcap_ld_acquire_sys(const unsigned int *p)
 }
 
 static __device__ __forceinline__ unsigned long long
+gcap_ld_acquire_sys64(const unsigned long long *p)
+{
+	unsigned long long v;
+
+	asm volatile("ld.acquire.sys.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+	return v;
+}
+
+static __device__ __forceinline__ unsigned long long
 gcap_globaltimer(void)
 {
 	unsigned long long t;
@@ -413,8 +422,13 @@ gcap_pipeline_kernel(struct gcap_gpu_kparams kp)
 		if (threadIdx.x == 0) {
 			unsigned int spins = 0, st;
 
+			unsigned long long w = 0;
+
 			for (;;) {
-				st = gcap_ld_acquire_sys(&sl->status);
+				/* status (low half) and arg in one read */
+				w = gcap_ld_acquire_sys64((const unsigned long long *)
+							  &sl->status);
+				st = (unsigned int)w;
 				if (st == GCAP_GPU_READY)
 					break;
 				if ((++spins & 63u) == 0 &&
@@ -427,10 +441,15 @@ gcap_pipeline_kernel(struct gcap_gpu_kparams kp)
 			s.t0 = gcap_globaltimer();
 			s.cmd = st;
 			if (st == GCAP_GPU_READY) {
-				s.n = sl->n;
-				s.pkts = (const struct gcap_pkt *)sl->pkts;
-				s.xbuf = (struct gcap_gpu_xbuf *)sl->xbuf;
-				s.res = (struct gcap_gpu_result *)sl->res;
+				unsigned int arg = (unsigned int)(w >> 32);
+				unsigned int slot = head & mask;
+
+				s.n = GCAP_GPU_ARG_N(arg);
+				s.pkts = (const struct gcap_pkt *)qd->pkts +
+					 (size_t)slot * qd->batch_max;
+				s.xbuf = (struct gcap_gpu_xbuf *)qd->xbufs +
+					 GCAP_GPU_ARG_XBUF(arg);
+				s.res = (struct gcap_gpu_result *)qd->res + slot;
 				batches++;
 				if (kp.fault_at && blockIdx.x == 0 &&
 				    batches == kp.fault_at)

@@ -67,6 +67,9 @@ struct gcap_batch_result {
 	uint64_t out_pkts[GCAP_MAX_OUTPUTS];
 };
 
+/** Polls whose arrival times a batch keeps apart (latency accounting). */
+#define GCAP_BATCH_BURSTS 16
+
 /** One batch slot. */
 struct gcap_batch {
 	struct gcap_pkt *pkts;   /**< batch_max descriptors, executor-readable */
@@ -84,6 +87,12 @@ struct gcap_batch {
 	uint64_t seq;            /**< batch sequence number within the queue */
 	struct gcap_batch_result *res; /**< results, executor-written */
 	void *mbufs[GCAP_BATCH_MAX]; /**< source bookkeeping (rte_mbuf pointers) */
+	/** source bookkeeping: packets [burst_end[i - 1], burst_end[i]) were
+	 *  received by the poll at burst_t[i] (CLOCK_MONOTONIC ns); the last
+	 *  entry also holds every later poll's packets */
+	uint16_t nbursts;
+	uint16_t burst_end[GCAP_BATCH_BURSTS];
+	uint64_t burst_t[GCAP_BATCH_BURSTS];
 };
 
 /** What an executor is created with. */

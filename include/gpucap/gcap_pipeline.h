@@ -41,8 +41,9 @@ struct gcap_queue_stats {
 	uint64_t drop_writer;    /**< dropped: no free export buffer / no room (writer behind) */
 	uint64_t batches;        /**< batches completed */
 	uint64_t exec_ns;        /**< executor time summed over those batches */
-	/** RX-to-verdict latency per packet, each counted with its batch's
-	 *  oldest packet (an upper bound) */
+	/** RX-to-verdict latency per packet, from the poll that received it
+	 *  (a batch keeps GCAP_BATCH_BURSTS polls apart, later ones count
+	 *  from the last of those: an upper bound) */
 	uint64_t lat[GCAP_LAT_BUCKETS];
 };
 

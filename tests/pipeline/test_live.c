@@ -111,6 +111,7 @@ struct run_result {
 	uint64_t written;   /* records the pipeline wrote */
 	uint64_t in_file;   /* records libpcap reads back */
 	double secs;
+	uint64_t lat_p1_ns; /* RX-to-verdict, 1st percentile */
 };
 
 static void
@@ -189,6 +190,7 @@ run(uint64_t delay_ns, unsigned lanes, uint64_t rate, unsigned ms,
 	out->secs = (double)(mono_ns() - t0) / 1e9;
 	gcap_pipeline_queue_stats(pl, 0, &out->st);
 	out->written = gcap_pipeline_written(pl);
+	out->lat_p1_ns = gcap_pipeline_latency_ns(pl, 1);
 	gcap_pipeline_destroy(pl);
 	ck_assert_msg(gcap_writer_close(w, NULL, err) == 0, "close: %s", err);
 	mock_ops.destroy(ex);
@@ -238,6 +240,9 @@ START_TEST(test_batches_grow_under_load)
 	ck_assert_msg(mk.pkts >= 50 * mk.batches, "mean batch %.1f packets, "
 		      "expected about 200", (double)mk.pkts / (double)mk.batches);
 	ck_assert_uint_eq(r.written, r.st.rx_pkts);
+	/* no packet's verdict can come sooner than the executor answers */
+	ck_assert_msg(r.lat_p1_ns >= 200000, "latency p1 %" PRIu64 " ns is "
+		      "below the executor's 200 us", r.lat_p1_ns);
 }
 END_TEST
 
