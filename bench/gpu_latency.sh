@@ -4,8 +4,10 @@
 # a NIC delivers them), for each backend. Per run: latency p50/p99/p99.9
 # (per packet, counted from the first packet of its batch), the mean batch
 # the load made, the executor's own time per batch (GPU: doorbell seen to
-# DONE by the GPU's clock), drops and CPU cores used. What is not executor
-# time is the doorbell in both directions and the wait for a free lane.
+# DONE by the GPU's clock), the time from submit to the verdicts seen by the
+# RX lcore, drops and CPU cores used. Submit-to-done minus executor time is
+# the doorbell in both directions; latency minus submit-to-done is the wait
+# in the open batch for a free lane.
 #
 # env: GPU_CAPTURE, OUT_DIR, SECS (2), QUEUES ("1 8"), RATES (Mpps per
 #      queue, "0.1 1 5 10 15"), BACKENDS ("cpu gpu-host"), GPU_BLOCKS,
@@ -32,8 +34,8 @@ tmp=$(mktemp -d)
 	command -v nvidia-smi >/dev/null && echo "gpu: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)"
 	echo "commit: $commit, $SECS s per run, net_null 64 B, filter '$FILTER', busy polling${GPU_BLOCKS:+, --gpu-blocks $GPU_BLOCKS}${BATCH:+, --batch $BATCH}"
 	echo
-	echo "| RX lcores | backend | offered Mpps/queue | received Mpps | p50 us | p99 us | p99.9 us | mean batch | executor us/batch | drops | CPU cores |"
-	echo "|---|---|---|---|---|---|---|---|---|---|---|"
+	echo "| RX lcores | backend | offered Mpps/queue | received Mpps | p50 us | p99 us | p99.9 us | mean batch | executor us/batch | submit-to-done us/batch | drops | CPU cores |"
+	echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 } >"$md"
 for q in $QUEUES; do
 	for be in $BACKENDS; do
@@ -62,7 +64,7 @@ lat, dr = d['latency_us'], d['dropped']
 drops = dr['pipeline_full'] + dr['writer_behind']
 with open(sys.argv[6], 'a') as md:
     md.write(f"| {q} | {be} | {r} | {d['rx_mpps']:.2f} | {lat['p50']} | {lat['p99']} | "
-             f"{lat['p999']} | {d['batch_mean']} | {d['exec_us_mean']} | {drops} | {d['cores_used']} |\n")
+             f"{lat['p999']} | {d['batch_mean']} | {d['exec_us_mean']} | {d['cycle_us_mean']} | {drops} | {d['cores_used']} |\n")
 d.update(lcores=q, config=be, offered_mpps_per_queue=float(r), commit=sys.argv[5])
 print(json.dumps(d))
 PY

@@ -315,6 +315,8 @@ consume(struct gcap_pipeline *pl, unsigned qi, struct gcap_batch *b, bool live)
 		uint64_t now = now_ns(CLOCK_MONOTONIC);
 		uint32_t from = 0;
 
+		if (live)
+			STAT_ADD(q->st.cycle_ns, now - b->submit_t);
 		/* each poll's packets with their own arrival time */
 		for (unsigned i = 0; i < b->nbursts; i++) {
 			lat_record(&q->st, now - b->burst_t[i], b->burst_end[i] - from);
@@ -522,6 +524,7 @@ rx_submit(struct gcap_pipeline *pl, unsigned qi)
 	}
 	b->xbuf = q->cur_xbuf;
 	q->cur_xbuf = NULL;
+	b->submit_t = now_ns(CLOCK_MONOTONIC);
 	if (c->ops->batch_submit(c->ex, qi, b) < 0) {
 		/* cannot happen with a slot from batch_get; count, never leak */
 		rte_pktmbuf_free_bulk((struct rte_mbuf **)b->mbufs, b->n);
@@ -901,6 +904,7 @@ gcap_pipeline_queue_stats(const struct gcap_pipeline *pl, unsigned qi,
 	LD(drop_writer);
 	LD(batches);
 	LD(exec_ns);
+	LD(cycle_ns);
 	for (unsigned i = 0; i < GCAP_LAT_BUCKETS; i++)
 		LD(lat[i]);
 #undef LD

@@ -297,6 +297,7 @@ sum_queues(const struct app *a, unsigned port_index, bool all, struct totals *t)
 		t->q.drop_writer += s->drop_writer;
 		t->q.batches += s->batches;
 		t->q.exec_ns += s->exec_ns;
+		t->q.cycle_ns += s->cycle_ns;
 	}
 	free(s);
 	for (unsigned p = 0; p < a->nports; p++) {
@@ -403,10 +404,11 @@ write_summary_json(const struct app *a, double secs)
 	/* batching as the load made it, and the executor's share of the
 	 * latency (its own time per batch; the rest is doorbells and waits) */
 	fprintf(f, "  \"batches\": %" PRIu64 ",\n  \"batch_mean\": %.1f,\n"
-		   "  \"exec_us_mean\": %.2f,\n", t.q.batches,
+		   "  \"exec_us_mean\": %.2f,\n  \"cycle_us_mean\": %.2f,\n", t.q.batches,
 		t.q.batches ? (double)(t.q.rx_pkts - t.q.drop_pipeline - t.q.drop_writer) /
 			      (double)t.q.batches : 0.0,
-		t.q.batches ? (double)t.q.exec_ns / (double)t.q.batches / 1e3 : 0.0);
+		t.q.batches ? (double)t.q.exec_ns / (double)t.q.batches / 1e3 : 0.0,
+		t.q.batches ? (double)t.q.cycle_ns / (double)t.q.batches / 1e3 : 0.0);
 	fprintf(f, "  \"queues\": [");
 	for (unsigned i = 0; i < a->nqueues; i++) {
 		gcap_pipeline_queue_stats(a->pl, i, s);

@@ -91,6 +91,7 @@ struct gcap_batch {
 	 *  received by the poll at burst_t[i] (CLOCK_MONOTONIC ns); the last
 	 *  entry also holds every later poll's packets */
 	uint16_t nbursts;
+	uint64_t submit_t; /**< source bookkeeping: CLOCK_MONOTONIC ns of batch_submit */
 	uint16_t burst_end[GCAP_BATCH_BURSTS];
 	uint64_t burst_t[GCAP_BATCH_BURSTS];
 };

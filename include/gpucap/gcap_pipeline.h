@@ -41,6 +41,7 @@ struct gcap_queue_stats {
 	uint64_t drop_writer;    /**< dropped: no free export buffer / no room (writer behind) */
 	uint64_t batches;        /**< batches completed */
 	uint64_t exec_ns;        /**< executor time summed over those batches */
+	uint64_t cycle_ns;       /**< submit-to-consume time summed over live batches */
 	/** RX-to-verdict latency per packet, from the poll that received it
 	 *  (a batch keeps GCAP_BATCH_BURSTS polls apart, later ones count
 	 *  from the last of those: an upper bound) */
