@@ -45,6 +45,8 @@ struct pl_queue {
 	uint64_t inflight;          /* submitted, not yet consumed */
 	uint32_t seq;
 	unsigned lanes;             /* batches the executor works on at once */
+	uint64_t last_submit;       /* when the last batch was submitted (ns) */
+	uint64_t cycle_ewma;        /* submit-to-done time, moving average (ns) */
 	double rate_vt;             /* rate limiter: when the credit was zero (ns) */
 	struct gcap_pipeline_queue src;
 };
@@ -315,8 +317,13 @@ consume(struct gcap_pipeline *pl, unsigned qi, struct gcap_batch *b, bool live)
 		uint64_t now = now_ns(CLOCK_MONOTONIC);
 		uint32_t from = 0;
 
-		if (live)
-			STAT_ADD(q->st.cycle_ns, now - b->submit_t);
+		if (live) {
+			uint64_t cyc = now - b->submit_t;
+
+			STAT_ADD(q->st.cycle_ns, cyc);
+			q->cycle_ewma = q->cycle_ewma ?
+					(q->cycle_ewma * 7 + cyc) / 8 : cyc;
+		}
 		/* each poll's packets with their own arrival time */
 		for (unsigned i = 0; i < b->nbursts; i++) {
 			lat_record(&q->st, now - b->burst_t[i], b->burst_end[i] - from);
@@ -525,6 +532,7 @@ rx_submit(struct gcap_pipeline *pl, unsigned qi)
 	b->xbuf = q->cur_xbuf;
 	q->cur_xbuf = NULL;
 	b->submit_t = now_ns(CLOCK_MONOTONIC);
+	q->last_submit = b->submit_t;
 	if (c->ops->batch_submit(c->ex, qi, b) < 0) {
 		/* cannot happen with a slot from batch_get; count, never leak */
 		rte_pktmbuf_free_bulk((struct rte_mbuf **)b->mbufs, b->n);
@@ -540,11 +548,15 @@ rx_submit(struct gcap_pipeline *pl, unsigned qi)
  * One RX poll of queue qi. @return packets received.
  *
  * Batching follows the load: the packets of a poll join the queue's open
- * batch, which goes to the executor as soon as one of the executor's lanes
- * (GPU blocks of the queue) is idle, or when it is full. At low load a
- * batch is what one poll brought and waits for nothing; under load the
- * batch grows while the lanes are busy, so that per-batch costs (doorbell,
- * PCIe round trips) are paid for more packets.
+ * batch, which goes to the executor when it is full, when nothing is in
+ * flight, or when one of the executor's lanes (GPU blocks of the queue) is
+ * idle and the last submission is at least a lane's share of a batch's
+ * round trip old (cycle / lanes): submissions spread evenly over the
+ * lanes instead of bunching behind the first (two lanes taken at once
+ * finish at once, and every packet then waits a whole round trip). At
+ * low load a batch is what one poll brought and waits for nothing; under
+ * load it grows while the lanes are busy, so that per-batch costs
+ * (doorbells, PCIe round trips) are paid for more packets.
  */
 static unsigned
 rx_poll(struct gcap_pipeline *pl, unsigned qi)
@@ -591,7 +603,9 @@ rx_poll(struct gcap_pipeline *pl, unsigned qi)
 		STAT_ADD(q->st.rx_pkts, n);
 		STAT_ADD(q->st.rx_bytes, bytes);
 	}
-	if (b->n > 0 && (b->n >= c->batch_max || q->inflight < q->lanes))
+	if (b->n > 0 && (b->n >= c->batch_max || q->inflight == 0 ||
+			 (q->inflight < q->lanes &&
+			  mono - q->last_submit >= q->cycle_ewma / q->lanes)))
 		rx_submit(pl, qi);
 	return n;
 }

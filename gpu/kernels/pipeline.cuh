@@ -6,7 +6,7 @@
  * filters the batch's packets in parallel, computes the export record
  * offsets with a block-wide prefix sum (records stay in packet order, back
  * to back), the warps copy the captured bytes into the export buffer, and
- * thread 0 publishes DONE after a system-scope fence.
+ * thread 0 publishes DONE with a release store at system scope.
  *
  * This file is compiled twice: at build time by nvcc (interpreter variant,
  * embedded as a fatbin) and, for compiled filters, at run time by NVRTC
@@ -399,9 +399,9 @@ gcap_gpu_batch(const struct gcap_gpu_kparams *kp, struct gcap_gpu_shared *s)
 		s->xbuf->nrec = s->nrec;
 	}
 	/* every thread's stores, then the barrier, then (in the caller)
-	 * thread 0's system fence and release store of DONE: the barrier
-	 * orders the other threads' stores before thread 0's fence, which is
-	 * cumulative. One fence per batch: a fence per thread costs
+	 * thread 0's release store of DONE at system scope: the barrier
+	 * orders the other threads' stores before it, and the release is
+	 * cumulative. One release per batch: a fence per thread costs
 	 * microseconds each. */
 	__syncthreads();
 }
@@ -437,7 +437,9 @@ gcap_pipeline_kernel(struct gcap_gpu_kparams kp)
 					break;
 				}
 			}
-			__threadfence_system();
+			/* no fence here: the load is an acquire at system
+			 * scope, and the barrier below passes the order on to
+			 * the block's other threads */
 			s.t0 = gcap_globaltimer();
 			s.cmd = st;
 			if (st == GCAP_GPU_READY) {
@@ -460,10 +462,12 @@ gcap_pipeline_kernel(struct gcap_gpu_kparams kp)
 		if (s.cmd != GCAP_GPU_READY)
 			return;
 		gcap_gpu_batch(&kp, &s);
-		if (threadIdx.x == 0) {
-			__threadfence_system();
+		/* the block's stores, the barrier (end of gcap_gpu_batch),
+		 * then thread 0's release store at system scope, which is
+		 * cumulative over what the barrier ordered before it (a
+		 * separate fence before it would be a second MEMBAR.SYS) */
+		if (threadIdx.x == 0)
 			gcap_st_release_sys(&sl->status, GCAP_GPU_DONE);
-		}
 		head += qd->step;
 	}
 }

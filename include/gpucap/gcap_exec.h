@@ -68,7 +68,7 @@ struct gcap_batch_result {
 };
 
 /** Polls whose arrival times a batch keeps apart (latency accounting). */
-#define GCAP_BATCH_BURSTS 16
+#define GCAP_BATCH_BURSTS 64
 
 /** One batch slot. */
 struct gcap_batch {

@@ -53,7 +53,7 @@ static struct {
 	unsigned lanes;
 	uint64_t done_at[RING];
 	uint64_t head, tail;
-	uint64_t batches, pkts, max_n;
+	uint64_t batches, pkts, max_n, small; /* small: under 8 packets */
 	uint32_t next_seq;
 	bool seq_bad;
 	bool seq_started;
@@ -80,6 +80,8 @@ mock_submit(struct gcap_exec *ex, unsigned q, struct gcap_batch *b)
 	mk.pkts += b->n;
 	if (b->n > mk.max_n)
 		mk.max_n = b->n;
+	if (b->n < 8)
+		mk.small++;
 	return 0;
 }
 
@@ -246,6 +248,26 @@ START_TEST(test_batches_grow_under_load)
 }
 END_TEST
 
+/* Two lanes, 200 us per batch: submissions spread over the lanes (one
+ * every ~100 us) instead of the second lane taking a packet or two right
+ * after the first and both finishing together (half the batches tiny, and
+ * every other packet waiting a whole round trip). */
+START_TEST(test_lanes_spread)
+{
+	struct run_result r;
+
+	run(200000, 2, 1000000, 400, false, &r);
+	ck_assert_uint_eq(r.st.drop_pipeline + r.st.drop_writer, 0);
+	ck_assert_uint_eq(r.written, r.st.rx_pkts);
+	ck_assert_msg(mk.small * 10 < mk.batches, "%" PRIu64 " of %" PRIu64
+		      " batches under 8 packets: the lanes bunch", mk.small,
+		      mk.batches);
+	ck_assert_msg(mk.pkts < 160 * mk.batches, "mean batch %.1f packets, "
+		      "expected about 100 (two lanes)",
+		      (double)mk.pkts / (double)mk.batches);
+}
+END_TEST
+
 /* The executor idle: what a poll brought goes at once (small batches). The
  * rate limiter delivers at most what it is asked for. */
 START_TEST(test_low_load_small_batches)
@@ -343,6 +365,7 @@ main(void)
 	tc = tcase_create("live");
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_batches_grow_under_load);
+	tcase_add_test(tc, test_lanes_spread);
 	tcase_add_test(tc, test_low_load_small_batches);
 	tcase_add_test(tc, test_stop_submits_open_batch);
 	suite_add_tcase(s, tc);
