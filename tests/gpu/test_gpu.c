@@ -475,6 +475,10 @@ START_TEST(test_kernel_fault)
 
 	setenv("GCAP_GPU_FAULT_AT", "3", 1);
 	base_conf(&c, progs);
+	/* the fault is at block 0's third batch: one block takes every
+	 * batch of the queue (with the default four, block 0 would see only
+	 * two of the five) */
+	c.blocks_per_queue = 1;
 	ex = ops->create(&c, err);
 	unsetenv("GCAP_GPU_FAULT_AT");
 	ck_assert_msg(ex != NULL, "create: %s", err);
