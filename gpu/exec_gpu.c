@@ -1006,6 +1006,23 @@ gpu_create(const struct gcap_exec_conf *conf, char *errbuf)
 				      "queues");
 			goto fail;
 		}
+		if (conf->mem == GCAP_MEM_COPY) {
+			/* a copy stream per queue, the kernel's and the state
+			 * snapshot's, each on its own hardware work queue (see
+			 * gpu/cuda.c): one shared with the kernel's never runs */
+			const char *mc = getenv("CUDA_DEVICE_MAX_CONNECTIONS");
+			unsigned conns = mc ? (unsigned)strtoul(mc, NULL, 10) : 8;
+
+			if (d->nq + 2 > conns) {
+				rc = gcap_err(errbuf, ENOSPC, "gpu executor: copy mode "
+					      "with %u queues on GPU %d needs %u CUDA "
+					      "work queues, CUDA_DEVICE_MAX_CONNECTIONS "
+					      "is %u (at most 32): fewer queues per GPU, "
+					      "or --mem host", d->nq, d->ordinal,
+					      d->nq + 2, conns);
+				goto fail;
+			}
+		}
 		rc = ctx_on(ex, d, errbuf);
 		if (!rc)
 			rc = dev_load(ex, d, errbuf);

@@ -458,6 +458,44 @@ START_TEST(test_quit_full_load)
 }
 END_TEST
 
+/* Copy mode needs a CUDA work queue per stream (copy streams, kernel,
+ * state): with fewer (CUDA_DEVICE_MAX_CONNECTIONS) create refuses with a
+ * message instead of hanging a copy stream behind the persistent kernel. */
+START_TEST(test_copy_work_queues)
+{
+	struct gcap_exec_conf c;
+	struct bpf_program progs[2];
+	char err[GCAP_ERRBUF_SIZE] = "";
+	const char *old = getenv("CUDA_DEVICE_MAX_CONNECTIONS");
+	char keep[16] = "";
+	struct gcap_exec *ex;
+
+	if (old != NULL)
+		snprintf(keep, sizeof(keep), "%s", old);
+	setenv("CUDA_DEVICE_MAX_CONNECTIONS", "4", 1);
+	base_conf(&c, progs);
+	c.mem = GCAP_MEM_COPY;
+	c.nqueues = 4;
+	ex = ops->create(&c, err);
+	if (keep[0])
+		setenv("CUDA_DEVICE_MAX_CONNECTIONS", keep, 1);
+	else
+		unsetenv("CUDA_DEVICE_MAX_CONNECTIONS");
+	printf("copy mode, 4 queues, 4 work queues: %s\n", err);
+	ck_assert_ptr_null(ex);
+	ck_assert_msg(strstr(err, "CUDA work queues") != NULL, "%s", err);
+	c.nqueues = 2; /* 2 + 2 fit in 4 */
+	setenv("CUDA_DEVICE_MAX_CONNECTIONS", "4", 1);
+	ex = ops->create(&c, err);
+	if (keep[0])
+		setenv("CUDA_DEVICE_MAX_CONNECTIONS", keep, 1);
+	else
+		unsetenv("CUDA_DEVICE_MAX_CONNECTIONS");
+	ck_assert_msg(ex != NULL, "copy mode, 2 queues: %s", err);
+	ops->destroy(ex);
+}
+END_TEST
+
 /* An injected kernel fault: health() reports it naming the kernel, stop()
  * returns -EIO without hanging. */
 START_TEST(test_kernel_fault)
@@ -790,6 +828,7 @@ main(void)
 	ADD(tc, test_quit_full_load);
 	ADD(tc, test_pools);
 	ADD(tc, test_multi_gpu);
+	ADD(tc, test_copy_work_queues);
 	ADD(tc, test_copy_stress);
 	ADD(tc, test_doorbell_stress);
 	suite_add_tcase(s, tc);
