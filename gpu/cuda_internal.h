@@ -49,8 +49,10 @@ struct gcap_cu {
 	CUresult (*StreamDestroy)(CUstream);
 	CUresult (*StreamQuery)(CUstream);
 	CUresult (*StreamSynchronize)(CUstream);
-	CUresult (*StreamWriteValue32)(CUstream, CUdeviceptr, cuuint32_t,
-				       unsigned);
+	CUresult (*EventCreate)(CUevent *, unsigned);
+	CUresult (*EventDestroy)(CUevent);
+	CUresult (*EventRecord)(CUevent, CUstream);
+	CUresult (*EventQuery)(CUevent);
 	/* optional */
 	CUresult (*MemcpyBatchAsync13)(CUdeviceptr *, CUdeviceptr *, size_t *,
 				       size_t, CUmemcpyAttributes *, size_t *,
