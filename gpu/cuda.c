@@ -96,10 +96,7 @@ cu_load_once(void)
 	CU_REQ(StreamDestroy, "cuStreamDestroy");
 	CU_REQ(StreamQuery, "cuStreamQuery");
 	CU_REQ(StreamSynchronize, "cuStreamSynchronize");
-	CU_REQ(EventCreate, "cuEventCreate");
-	CU_REQ(EventDestroy, "cuEventDestroy");
-	CU_REQ(EventRecord, "cuEventRecord");
-	CU_REQ(EventQuery, "cuEventQuery");
+	CU_REQ(StreamWriteValue32, "cuStreamWriteValue32");
 #undef CU_REQ
 
 	/* Optional entry points; their ABI depends on the version asked for. */

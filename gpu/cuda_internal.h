@@ -49,10 +49,8 @@ struct gcap_cu {
 	CUresult (*StreamDestroy)(CUstream);
 	CUresult (*StreamQuery)(CUstream);
 	CUresult (*StreamSynchronize)(CUstream);
-	CUresult (*EventCreate)(CUevent *, unsigned);
-	CUresult (*EventDestroy)(CUevent);
-	CUresult (*EventRecord)(CUevent, CUstream);
-	CUresult (*EventQuery)(CUevent);
+	CUresult (*StreamWriteValue32)(CUstream, CUdeviceptr, cuuint32_t,
+				       unsigned);
 	/* optional */
 	CUresult (*MemcpyBatchAsync13)(CUdeviceptr *, CUdeviceptr *, size_t *,
 				       size_t, CUmemcpyAttributes *, size_t *,

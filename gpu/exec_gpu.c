@@ -5,12 +5,12 @@
  * device-mapped host memory. See docs/gpu.md for the protocol.
  *
  * Host side of the doorbells (single producer, single consumer per queue):
- *   submit: one 64-bit release store of READY with the batch's count and
- *           export buffer (x86: a compiler barrier and a store; the GPU
- *           reads pinned memory coherently over PCIe). In copy mode the
- *           copy engines move the batch into VRAM, an event is recorded
- *           after the copies, and the CPU stores READY once the event is
- *           done (copy_ring, from batch_poll and stop). In gpu mode,
+ *   submit: write the slot (n, descriptor, xbuf and result addresses), then
+ *           a release store of READY (x86: a compiler barrier and a store;
+ *           the GPU reads pinned memory coherently over PCIe). In copy
+ *           mode the copy engines move the batch into VRAM and a stream
+ *           memory operation stores READY after the copies (stream order,
+ *           with the default memory barrier). In gpu mode,
  *           cuFlushGPUDirectRDMAWrites first, as rte_gpu_wmb() does.
  *   poll:   acquire load of the status; DONE means the results, the records
  *           and xbuf->len/nrec are visible.
@@ -126,8 +126,6 @@ struct gpu_queue {
 	uint64_t prod, cons;
 	/* copy mode */
 	CUstream cstream;
-	CUevent *cev;                  /* ring_size: the slot's copies done */
-	uint64_t rung;                 /* slots below this have their READY */
 	CUdeviceptr vpkts, vdata;
 	struct gcap_pkt *shadow;       /* ring_size * batch_max, in host */
 	CUdeviceptr *cp_dst, *cp_src;
@@ -696,16 +694,6 @@ queue_setup(struct gcap_exec *ex, struct gpu_queue *qs, char *errbuf)
 			 "cuMemAlloc(copy staging)");
 	if (rc)
 		return rc;
-	qs->cev = calloc(c->ring_size, sizeof(*qs->cev));
-	if (qs->cev == NULL)
-		return gcap_err(errbuf, ENOMEM, "gpu executor: out of memory");
-	for (i = 0; i < c->ring_size; i++) {
-		rc = gcap_cu_err(ex->cu, ex->cu->EventCreate(&qs->cev[i],
-				 CU_EVENT_DISABLE_TIMING), errbuf,
-				 "cuEventCreate(copy)");
-		if (rc)
-			return rc;
-	}
 	qs->cp_dst = calloc(c->batch_max + 1, sizeof(*qs->cp_dst));
 	qs->cp_src = calloc(c->batch_max + 1, sizeof(*qs->cp_src));
 	qs->cp_len = calloc(c->batch_max + 1, sizeof(*qs->cp_len));
@@ -1120,9 +1108,6 @@ gpu_destroy(struct gcap_exec *ex)
 
 			if (qs->dev)
 				cu->CtxSetCurrent(qs->dev->ctx);
-			for (unsigned e = 0; qs->cev && e < ex->conf.ring_size; e++)
-				if (qs->cev[e])
-					cu->EventDestroy(qs->cev[e]);
 			if (qs->cstream)
 				cu->StreamDestroy(qs->cstream);
 			if (qs->vpkts)
@@ -1248,8 +1233,7 @@ span_in_pool(const struct gcap_exec *ex, uint64_t lo, uint64_t hi)
 }
 
 /* Copy mode: move the batch's packets and its descriptors into VRAM with
- * the copy engines, then record the slot's event (copy_ring rings the
- * doorbell once it is done).
+ * the copy engines, then let a stream memory operation ring the doorbell.
  * The engines pay per copy far more than per byte, so the packets move as
  * few copies as possible: the whole span of the batch's data rooms when it
  * fits the slot's staging (mbufs of one pool, taken together, lie close),
@@ -1361,42 +1345,12 @@ descriptors:
 						   "cuMemcpyHtoDAsync");
 		}
 	}
-	/* the doorbell is rung by the CPU once this event says the copies
-	 * are done (copy_ring). A stream memory operation writing READY
-	 * after the copies was the first design: on the H200 some of those
-	 * writes never happened while the persistent kernel ran (gpu-copy
-	 * with 4 and 8 queues stalled in 4 of 10 runs, batches still in
-	 * flight at stop) */
-	r = cu->EventRecord(qs->cev[s], qs->cstream);
-	return gcap_cu_err(cu, r, NULL, "cuEventRecord(copy)");
-}
-
-/* Copy mode: ring READY for the submitted slots, in order, whose copies
- * are done. Called by the queue's own thread (batch_submit, batch_poll)
- * and by stop once the sources have ended. @return 0, or -EIO when an
- * event reports an error (the fault is reported by health). */
-static int
-copy_ring(struct gcap_exec *ex, struct gpu_queue *qs)
-{
-	if (qs->rung != qs->prod && tls_ctx != qs->dev->ctx) {
-		if (ex->cu->CtxSetCurrent(qs->dev->ctx) != CUDA_SUCCESS)
-			return -EIO;
-		tls_ctx = qs->dev->ctx;
-	}
-	while (qs->rung != qs->prod) {
-		unsigned s = (unsigned)(qs->rung & (ex->conf.ring_size - 1));
-		CUresult r = ex->cu->EventQuery(qs->cev[s]);
-
-		if (r == CUDA_ERROR_NOT_READY)
-			return 0;
-		if (r != CUDA_SUCCESS)
-			return -EIO;
-		/* arg was stored at submit */
-		__atomic_store_n(&qs->slots[s].status, GCAP_GPU_READY,
-				 __ATOMIC_RELEASE);
-		qs->rung++;
-	}
-	return 0;
+	/* the doorbell, in stream order after the copies (with the default
+	 * flags the write is preceded by a memory barrier) */
+	r = cu->StreamWriteValue32(qs->cstream,
+				   (CUdeviceptr)(uintptr_t)&qs->slots[s].status,
+				   GCAP_GPU_READY, CU_STREAM_WRITE_VALUE_DEFAULT);
+	return gcap_cu_err(cu, r, NULL, "cuStreamWriteValue32(doorbell)");
 }
 
 static int
@@ -1450,8 +1404,6 @@ gpu_batch_poll(struct gcap_exec *ex, unsigned q)
 	struct gpu_queue *qs = &ex->qs[q];
 	unsigned s = (unsigned)(qs->cons & (ex->conf.ring_size - 1));
 
-	if (qs->cev != NULL)
-		copy_ring(ex, qs);
 	if (qs->cons == qs->prod ||
 	    __atomic_load_n(&qs->slots[s].status, __ATOMIC_ACQUIRE) !=
 	    GCAP_GPU_DONE)
@@ -1588,15 +1540,11 @@ gpu_stop(struct gcap_exec *ex, unsigned timeout_ms, char *errbuf)
 	if (ex->launched == 0)
 		ex->launched = -1; /* never launch after stop */
 	pthread_mutex_unlock(&ex->launch_lock);
-	/* 1. drain: every submitted batch reaches DONE (copy mode: its
-	 * doorbell rung here once its copies are done) */
+	/* 1. drain: every submitted batch reaches DONE */
 	for (;;) {
 		rc = gpu_health(ex, errbuf);
 		if (rc)
 			break;
-		for (i = 0; i < ex->conf.nqueues; i++)
-			if (ex->qs[i].cev != NULL)
-				copy_ring(ex, &ex->qs[i]);
 		if (queues_drained(ex))
 			break;
 		if (now_ms() > deadline) {
