@@ -115,12 +115,12 @@ cu_load_once(void)
 		cu_sym(lib, gp, "cuFlushGPUDirectRDMAWrites", 11030);
 
 	/* Streams share the driver's hardware work queues (8 by default):
-	 * a copy stream that shares one with the kernel stream waits behind
-	 * the persistent kernel, which never ends, and its doorbell write
-	 * never runs (copy mode hung on the H200 with 4 queues). 32, the
-	 * most, gives each stream its own queue (the executor checks that
-	 * it needs no more). Read at context creation; the user's value is
-	 * kept. */
+	 * a copy stream that shared one with the kernel stream would wait
+	 * behind the persistent kernel, which never ends. 32, the most,
+	 * gives each stream its own queue (the executor checks that it
+	 * needs no more). A precaution: the copy-mode stalls seen on the
+	 * H200 came from the ring being reused too early (gpu_batch_get).
+	 * Read at context creation; the user's value is kept. */
 	setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", 0);
 	r = g_cu.Init(0);
 	if (r != CUDA_SUCCESS) {

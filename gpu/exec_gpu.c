@@ -1204,7 +1204,14 @@ gpu_batch_get(struct gcap_exec *ex, unsigned q)
 	if (__atomic_load_n(&ex->launched, __ATOMIC_ACQUIRE) != 1 &&
 	    (ex->stopped || launch_all(ex) != 0))
 		return NULL;
-	if (__atomic_load_n(&qs->slots[s].status, __ATOMIC_ACQUIRE) !=
+	/* a full ring by count first: in copy mode a submitted slot reads
+	 * FREE until the copy stream writes its READY, and with the copies
+	 * behind (the copy engines are copy mode's bottleneck) the oldest
+	 * slot could be handed out again while in flight: its batch was
+	 * overwritten and never completed (gpu-copy at full rate stalled,
+	 * "batches still in flight" at stop) */
+	if (qs->prod - qs->cons >= ex->conf.ring_size ||
+	    __atomic_load_n(&qs->slots[s].status, __ATOMIC_ACQUIRE) !=
 	    GCAP_GPU_FREE || ex->stopped)
 		return NULL;
 	b = &qs->batches[s];

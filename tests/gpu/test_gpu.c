@@ -496,6 +496,51 @@ START_TEST(test_copy_work_queues)
 }
 END_TEST
 
+/* A ring of submitted batches is full whatever the slots' statuses say
+ * (copy mode: a submitted slot reads FREE until its copies are done), then
+ * every batch completes once, in order. */
+START_TEST(test_copy_ring_full)
+{
+	struct gcap_exec_conf c;
+	struct bpf_program progs[2];
+	char err[GCAP_ERRBUF_SIZE] = "";
+	struct gcap_exec *ex;
+	struct gcap_batch *b;
+	struct gcap_xbuf *xb;
+	uint64_t rs = 5, want = 0;
+	uint32_t seq = 0;
+	unsigned i, round;
+
+	base_conf(&c, progs);
+	c.mem = GCAP_MEM_COPY;
+	ex = ops->create(&c, err);
+	ck_assert_msg(ex != NULL, "create: %s", err);
+	ops->xbufs(ex, 0, &xb);
+	for (round = 0; round < 50; round++) {
+		for (i = 0; i < c.ring_size; i++) {
+			b = ops->batch_get(ex, 0);
+			ck_assert_msg(b != NULL, "round %u slot %u: %s", round, i,
+				      ops->health(ex, err) ? err : "ring full");
+			fill_batch(b, c.batch_max, 0, &seq, &rs);
+			b->xbuf = &xb[i];
+			xb[i].len = xb[i].nrec = 0;
+			ck_assert_int_eq(ops->batch_submit(ex, 0, b), 0);
+		}
+		/* ring_size in flight: no slot may be handed out again */
+		ck_assert_ptr_null(ops->batch_get(ex, 0));
+		for (i = 0; i < c.ring_size; i++) {
+			b = wait_done(ex, 0);
+			ck_assert_uint_eq(b->seq, want);
+			want++;
+			ops->batch_release(ex, 0, b);
+		}
+	}
+	printf("copy ring full: 50 rounds of %u batches\n", c.ring_size);
+	ck_assert_int_eq(ops->stop(ex, 5000, err), 0);
+	ops->destroy(ex);
+}
+END_TEST
+
 /* An injected kernel fault: health() reports it naming the kernel, stop()
  * returns -EIO without hanging. */
 START_TEST(test_kernel_fault)
@@ -829,6 +874,7 @@ main(void)
 	ADD(tc, test_pools);
 	ADD(tc, test_multi_gpu);
 	ADD(tc, test_copy_work_queues);
+	ADD(tc, test_copy_ring_full);
 	ADD(tc, test_copy_stress);
 	ADD(tc, test_doorbell_stress);
 	suite_add_tcase(s, tc);
