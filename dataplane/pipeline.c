@@ -492,6 +492,10 @@ rx_describe(const struct gcap_pipeline *pl, struct pl_queue *q,
 {
 	uint64_t wall = now_ns(CLOCK_REALTIME), bytes = 0;
 	uint32_t snap = pl->conf.snaplen ? pl->conf.snaplen : UINT32_MAX;
+	/* in locals: the descriptor stores could alias the queue's fields,
+	 * which the compiler would then load and store per packet */
+	uint32_t seq = q->seq, rec_bytes = q->rec_bytes;
+	const uint16_t port = q->src.port_index, queue = q->src.rx_queue;
 
 	for (unsigned i = first; i < first + n; i++) {
 		struct rte_mbuf *m = b->mbufs[i];
@@ -526,12 +530,14 @@ rx_describe(const struct gcap_pipeline *pl, struct pl_queue *q,
 		}
 		p->wirelen = m->pkt_len;
 		p->ts_ns = wall;
-		p->port = q->src.port_index;
-		p->queue = q->src.rx_queue;
-		p->seq = q->seq++;
-		q->rec_bytes += GCAP_REC_SIZE(p->caplen < snap ? p->caplen : snap);
+		p->port = port;
+		p->queue = queue;
+		p->seq = seq++;
+		rec_bytes += GCAP_REC_SIZE(p->caplen < snap ? p->caplen : snap);
 		bytes += m->pkt_len;
 	}
+	q->seq = seq;
+	q->rec_bytes = rec_bytes;
 	return bytes;
 }
 
