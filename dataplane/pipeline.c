@@ -326,7 +326,8 @@ mbufs_free(struct rte_mbuf **m, unsigned n)
 
 /* Consume one DONE batch: records to the writer, mbufs back, counters. */
 static void
-consume(struct gcap_pipeline *pl, unsigned qi, struct gcap_batch *b, bool live)
+consume(struct gcap_pipeline *pl, unsigned qi, struct gcap_batch *b, bool live,
+	uint64_t now)
 {
 	struct pl_queue *q = &pl->q[qi];
 	const struct gcap_batch_result *res = b->res;
@@ -339,7 +340,6 @@ consume(struct gcap_pipeline *pl, unsigned qi, struct gcap_batch *b, bool live)
 	STAT_ADD(q->st.batches, 1);
 	STAT_ADD(q->st.exec_ns, res->exec_ns);
 	{
-		uint64_t now = now_ns(CLOCK_MONOTONIC);
 		uint32_t from = 0;
 
 		if (live) {
@@ -366,7 +366,7 @@ consume(struct gcap_pipeline *pl, unsigned qi, struct gcap_batch *b, bool live)
 			if (q->cur_xbuf != NULL)
 				q->stash[q->nstash++] = q->cur_xbuf;
 			if (xb->nrec == res->n_captured) /* its first records */
-				q->xbuf_since = now_ns(CLOCK_MONOTONIC);
+				q->xbuf_since = now;
 			q->cur_xbuf = xb;
 		} else if (xb->nrec > 0) {
 			/* the full ring holds every xbuf of the queue: cannot fail */
@@ -410,14 +410,14 @@ xbuf_release_held(struct pl_queue *q, uint64_t now, bool force)
 }
 
 static unsigned
-poll_done(struct gcap_pipeline *pl, unsigned qi, bool live)
+poll_done(struct gcap_pipeline *pl, unsigned qi, bool live, uint64_t now)
 {
 	const struct gcap_exec_ops *ops = pl->conf.ops;
 	struct gcap_batch *b;
 	unsigned n = 0;
 
 	while ((b = ops->batch_poll(pl->conf.ex, qi)) != NULL) {
-		consume(pl, qi, b, live);
+		consume(pl, qi, b, live, now);
 		n++;
 	}
 	return n;
@@ -599,8 +599,10 @@ rx_poll(struct gcap_pipeline *pl, unsigned qi)
 	unsigned want;
 	uint16_t n = 0;
 
-	poll_done(pl, qi, true);
+	/* one clock read for the poll: the verdicts found now, and the
+	 * packets received now */
 	mono = now_ns(CLOCK_MONOTONIC);
+	poll_done(pl, qi, true, mono);
 	xbuf_release_held(q, mono, false);
 	if (q->cur == NULL) {
 		if (q->cur_xbuf == NULL)
@@ -682,7 +684,7 @@ rx_lcore_main(void *arg)
 		uint64_t left = 0;
 
 		for (unsigned k = 0; k < nmine; k++) {
-			poll_done(pl, mine[k], true);
+			poll_done(pl, mine[k], true, now_ns(CLOCK_MONOTONIC));
 			left += pl->q[mine[k]].inflight;
 		}
 		if (left == 0 || now_ns(CLOCK_MONOTONIC) > deadline)
@@ -753,7 +755,7 @@ file_acquire(struct gcap_pipeline *pl, struct pl_queue *q)
 	const struct gcap_exec_ops *ops = pl->conf.ops;
 
 	for (;;) {
-		poll_done(pl, 0, false);
+		poll_done(pl, 0, false, now_ns(CLOCK_MONOTONIC));
 		if (q->cur_xbuf == NULL)
 			q->cur_xbuf = xbuf_take(q);
 		if (q->cur == NULL)
@@ -910,7 +912,8 @@ gcap_pipeline_stop(struct gcap_pipeline *pl, unsigned timeout_ms, char *errbuf)
 			uint64_t left = 0;
 
 			for (unsigned i = 0; i < c->nqueues; i++) {
-				poll_done(pl, i, c->queues != NULL);
+				poll_done(pl, i, c->queues != NULL,
+					  now_ns(CLOCK_MONOTONIC));
 				left += pl->q[i].inflight;
 			}
 			if (left == 0)
