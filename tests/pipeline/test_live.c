@@ -20,6 +20,8 @@
 #include <unistd.h>
 #include <pcap/pcap.h>
 
+#include <rte_errno.h>
+#include <rte_malloc.h>
 #include <rte_mbuf.h>
 
 #include "gpucap/gcap_exec.h"
@@ -32,7 +34,11 @@
 #define BATCH 256u
 #define SNAP 128u
 
-static struct gcap_port port;
+/* port 0: an ordinary mbuf pool; port 1: a pool of pinned external
+ * buffers (what the gpu executor's host and gpu modes give the ports) */
+static struct gcap_port ports[2];
+static struct rte_mempool *pools[2];
+static unsigned cur_port;
 static unsigned rx_lcore;
 static char tmpdir[512];
 
@@ -127,7 +133,7 @@ run(uint64_t delay_ns, unsigned lanes, uint64_t rate, unsigned ms,
 	struct gcap_pipeline *pl;
 	struct gcap_writer_if wif = {.name = "net_null0", .linktype = DLT_EN10MB};
 	struct gcap_pipeline_queue src = {
-		.port_id = port.port_id, .rx_queue = 0, .port_index = 0,
+		.port_id = ports[cur_port].port_id, .rx_queue = 0, .port_index = 0,
 		.lcore = rx_lcore,
 	};
 	uint64_t t0;
@@ -313,6 +319,51 @@ START_TEST(test_stop_submits_open_batch)
 }
 END_TEST
 
+/* Every mbuf is back in its pool after a capture of about 70 times the
+ * pool's size, for an ordinary pool and for one of pinned external buffers
+ * (the RX lcore returns plain mbufs to the pool in one put, the rest
+ * through rte_pktmbuf_free_bulk). */
+START_TEST(test_mbufs_return)
+{
+	for (cur_port = 0; cur_port < 2; cur_port++) {
+		struct run_result r;
+		unsigned avail;
+
+		run(0, 1, 2000000, 300, false, &r);
+		avail = rte_mempool_avail_count(pools[cur_port]);
+		printf("%s pool: %" PRIu64 " packets through %u mbufs, %u back\n",
+		       cur_port ? "pinned external buffer" : "ordinary",
+		       r.st.rx_pkts, pools[cur_port]->size, avail);
+		ck_assert_uint_gt(r.st.rx_pkts, 20u * pools[cur_port]->size);
+		ck_assert_uint_eq(r.st.drop_pipeline, 0);
+		ck_assert_msg(avail == pools[cur_port]->size, "%s pool: %u of %u "
+			      "mbufs back after the capture",
+			      cur_port ? "pinned" : "ordinary", avail,
+			      pools[cur_port]->size);
+	}
+	cur_port = 0;
+}
+END_TEST
+
+/* A pool whose data rooms are external memory, pinned to their mbufs. */
+static struct rte_mempool *
+pinned_pool(const char *name, unsigned n)
+{
+	struct rte_pktmbuf_extmem ext;
+	size_t len = (size_t)n * RTE_MBUF_DEFAULT_BUF_SIZE;
+	void *mem = rte_malloc(NULL, len, 4096);
+
+	if (mem == NULL)
+		return NULL;
+	ext.buf_ptr = mem;
+	ext.buf_iova = rte_malloc_virt2iova(mem);
+	ext.buf_len = len;
+	ext.elt_size = RTE_MBUF_DEFAULT_BUF_SIZE;
+	return rte_pktmbuf_pool_create_extbuf(name, n, 256, 0,
+					      RTE_MBUF_DEFAULT_BUF_SIZE,
+					      SOCKET_ID_ANY, &ext, 1);
+}
+
 int
 main(void)
 {
@@ -331,13 +382,14 @@ main(void)
 	mock_ops.batch_poll = mock_poll;
 	mock_ops.lanes = mock_lanes;
 
-	if (gcap_port_parse("net_null0,size=64,copy=1", 0, &port, err) < 0) {
+	if (gcap_port_parse("net_null0,size=64,copy=1", 0, &ports[0], err) < 0 ||
+	    gcap_port_parse("net_null1,size=64,copy=1", 1, &ports[1], err) < 0) {
 		fprintf(stderr, "%s\n", err);
 		return 1;
 	}
 	{
 		struct gcap_eal_conf ec = {
-			.prog = "test_live", .ports = &port, .nports = 1,
+			.prog = "test_live", .ports = ports, .nports = 2,
 			.nlcores = 2, .mem_mb = 256,
 		};
 
@@ -352,13 +404,18 @@ main(void)
 		return 1;
 	}
 	rx_lcore = ids[0];
-	mp = rte_pktmbuf_pool_create("live_pool", 8191, 256, 0,
-				     RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
-	if (mp == NULL || gcap_port_find(&port, err) < 0 ||
-	    gcap_port_configure(&port, 1, 1024, &mp, err) < 0 ||
-	    gcap_port_start(&port, err) < 0) {
-		fprintf(stderr, "net_null0: %s\n", mp ? err : "no mbuf pool");
-		return 1;
+	pools[0] = rte_pktmbuf_pool_create("live_pool", 8191, 256, 0,
+					   RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+	pools[1] = pinned_pool("live_ext_pool", 8191);
+	for (unsigned i = 0; i < 2; i++) {
+		mp = pools[i];
+		if (mp == NULL || gcap_port_find(&ports[i], err) < 0 ||
+		    gcap_port_configure(&ports[i], 1, 1024, &mp, err) < 0 ||
+		    gcap_port_start(&ports[i], err) < 0) {
+			fprintf(stderr, "net_null%u: %s\n", i,
+				mp ? err : rte_strerror(rte_errno));
+			return 1;
+		}
 	}
 	snprintf(tmpdir, sizeof(tmpdir), "%s/gcap-live-XXXXXX",
 		 tmp && tmp[0] ? tmp : "/tmp");
@@ -374,6 +431,7 @@ main(void)
 	tcase_add_test(tc, test_lanes_spread);
 	tcase_add_test(tc, test_low_load_small_batches);
 	tcase_add_test(tc, test_stop_submits_open_batch);
+	tcase_add_test(tc, test_mbufs_return);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	/* the EAL lives in this process: no fork per test */
@@ -381,7 +439,8 @@ main(void)
 	srunner_run_all(sr, CK_NORMAL);
 	nfail = srunner_ntests_failed(sr);
 	srunner_free(sr);
-	gcap_port_close(&port);
+	gcap_port_close(&ports[0]);
+	gcap_port_close(&ports[1]);
 	rmdir(tmpdir);
 	return nfail == 0 ? 0 : 1;
 }
