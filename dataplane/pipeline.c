@@ -349,13 +349,12 @@ consume(struct gcap_pipeline *pl, unsigned qi, struct gcap_batch *b, bool live,
 			q->cycle_ewma = q->cycle_ewma ?
 					(q->cycle_ewma * 7 + cyc) / 8 : cyc;
 		}
-		/* each poll's packets with their own arrival time */
+		/* each poll's packets with their own arrival time (the last
+		 * entry ends at b->n) */
 		for (unsigned i = 0; i < b->nbursts; i++) {
 			lat_record(&q->st, now - b->burst_t[i], b->burst_end[i] - from);
 			from = b->burst_end[i];
 		}
-		if (from < b->n)
-			lat_record(&q->st, now - b->rx_tsc, b->n - from);
 	}
 	if (xb != NULL) {
 		if (xb->nrec > 0 && live && q->inflight == 1 &&
@@ -566,7 +565,7 @@ rx_submit(struct gcap_pipeline *pl, unsigned qi)
 	q->last_submit = b->submit_t;
 	if (c->ops->batch_submit(c->ex, qi, b) < 0) {
 		/* cannot happen with a slot from batch_get; count, never leak */
-		rte_pktmbuf_free_bulk((struct rte_mbuf **)b->mbufs, b->n);
+		mbufs_free((struct rte_mbuf **)b->mbufs, b->n);
 		STAT_ADD(q->st.drop_pipeline, b->n);
 		q->cur_xbuf = b->xbuf;
 		b->n = 0;
@@ -625,8 +624,6 @@ rx_poll(struct gcap_pipeline *pl, unsigned qi)
 	if (n > 0) {
 		uint64_t bytes;
 
-		if (b->n == 0)
-			b->rx_tsc = mono;
 		if (b->nbursts < GCAP_BATCH_BURSTS)
 			b->burst_t[b->nbursts++] = mono;
 		b->burst_end[b->nbursts - 1] = (uint16_t)(b->n + n);
@@ -740,7 +737,10 @@ file_submit(struct gcap_pipeline *pl, struct pl_queue *q)
 		return 0;
 	b->xbuf = q->cur_xbuf;
 	q->cur_xbuf = NULL;
-	b->rx_tsc = now_ns(CLOCK_MONOTONIC);
+	/* the file's packets count from their submission */
+	b->burst_t[0] = now_ns(CLOCK_MONOTONIC);
+	b->burst_end[0] = (uint16_t)b->n;
+	b->nbursts = 1;
 	r = pl->conf.ops->batch_submit(pl->conf.ex, 0, b);
 	if (r < 0)
 		return r;

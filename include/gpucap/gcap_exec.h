@@ -83,7 +83,6 @@ struct gcap_batch {
 	                              packet bytes (file reader), executor-readable */
 	uint32_t stage_size;
 	uint32_t stage_used;
-	uint64_t rx_tsc;         /**< CLOCK_MONOTONIC ns when its first packet was received */
 	uint64_t seq;            /**< batch sequence number within the queue */
 	struct gcap_batch_result *res; /**< results, executor-written */
 	void *mbufs[GCAP_BATCH_MAX]; /**< source bookkeeping (rte_mbuf pointers) */
