@@ -288,15 +288,15 @@ writer_join(struct gcap_pipeline *pl)
 
 /* ------------------------------------------------------ batch completion */
 
-/* n packets whose verdicts came ns after the batch's first packet arrived */
+/* n packets into a histogram of nb 1-us buckets (the last: overflow) */
 static void
-lat_record(struct gcap_queue_stats *st, uint64_t ns, uint32_t n)
+lat_record(uint64_t *hist, unsigned nb, uint64_t ns, uint32_t n)
 {
 	uint64_t b = ns / 1000u;
 
-	if (b >= GCAP_LAT_BUCKETS)
-		b = GCAP_LAT_BUCKETS - 1;
-	STAT_ADD(st->lat[b], n);
+	if (b >= nb)
+		b = nb - 1;
+	STAT_ADD(hist[b], n);
 }
 
 /* Give a batch's mbufs back. What a PMD hands an RX queue is nearly
@@ -348,11 +348,16 @@ consume(struct gcap_pipeline *pl, unsigned qi, struct gcap_batch *b, bool live,
 			STAT_ADD(q->st.cycle_ns, cyc);
 			q->cycle_ewma = q->cycle_ewma ?
 					(q->cycle_ewma * 7 + cyc) / 8 : cyc;
+			lat_record(q->st.lat_cycle, GCAP_LAT_PART_BUCKETS,
+				   cyc, b->n);
+			lat_record(q->st.lat_exec, GCAP_LAT_PART_BUCKETS,
+				   res->exec_ns, b->n);
 		}
 		/* each poll's packets with their own arrival time (the last
 		 * entry ends at b->n) */
 		for (unsigned i = 0; i < b->nbursts; i++) {
-			lat_record(&q->st, now - b->burst_t[i], b->burst_end[i] - from);
+			lat_record(q->st.lat, GCAP_LAT_BUCKETS,
+				   now - b->burst_t[i], b->burst_end[i] - from);
 			from = b->burst_end[i];
 		}
 	}
@@ -408,15 +413,19 @@ xbuf_release_held(struct pl_queue *q, uint64_t now, bool force)
 	q->cur_xbuf = fresh;
 }
 
+/* Consume queue qi's finished batches. The clock is read as each is found:
+ * a time read before looking (the poll's) would be stale by whatever came
+ * between (a preempted lcore, other batches consumed), and the latencies
+ * short by as much. */
 static unsigned
-poll_done(struct gcap_pipeline *pl, unsigned qi, bool live, uint64_t now)
+poll_done(struct gcap_pipeline *pl, unsigned qi, bool live)
 {
 	const struct gcap_exec_ops *ops = pl->conf.ops;
 	struct gcap_batch *b;
 	unsigned n = 0;
 
 	while ((b = ops->batch_poll(pl->conf.ex, qi)) != NULL) {
-		consume(pl, qi, b, live, now);
+		consume(pl, qi, b, live, now_ns(CLOCK_MONOTONIC));
 		n++;
 	}
 	return n;
@@ -598,10 +607,10 @@ rx_poll(struct gcap_pipeline *pl, unsigned qi)
 	unsigned want;
 	uint16_t n = 0;
 
-	/* one clock read for the poll: the verdicts found now, and the
-	 * packets received now */
+	poll_done(pl, qi, true);
+	/* the packets received now (and the held buffer's age, the rate's
+	 * credit, the lanes' spacing) */
 	mono = now_ns(CLOCK_MONOTONIC);
-	poll_done(pl, qi, true, mono);
 	xbuf_release_held(q, mono, false);
 	if (q->cur == NULL) {
 		if (q->cur_xbuf == NULL)
@@ -681,7 +690,7 @@ rx_lcore_main(void *arg)
 		uint64_t left = 0;
 
 		for (unsigned k = 0; k < nmine; k++) {
-			poll_done(pl, mine[k], true, now_ns(CLOCK_MONOTONIC));
+			poll_done(pl, mine[k], true);
 			left += pl->q[mine[k]].inflight;
 		}
 		if (left == 0 || now_ns(CLOCK_MONOTONIC) > deadline)
@@ -755,7 +764,7 @@ file_acquire(struct gcap_pipeline *pl, struct pl_queue *q)
 	const struct gcap_exec_ops *ops = pl->conf.ops;
 
 	for (;;) {
-		poll_done(pl, 0, false, now_ns(CLOCK_MONOTONIC));
+		poll_done(pl, 0, false);
 		if (q->cur_xbuf == NULL)
 			q->cur_xbuf = xbuf_take(q);
 		if (q->cur == NULL)
@@ -912,8 +921,7 @@ gcap_pipeline_stop(struct gcap_pipeline *pl, unsigned timeout_ms, char *errbuf)
 			uint64_t left = 0;
 
 			for (unsigned i = 0; i < c->nqueues; i++) {
-				poll_done(pl, i, c->queues != NULL,
-					  now_ns(CLOCK_MONOTONIC));
+				poll_done(pl, i, c->queues != NULL);
 				left += pl->q[i].inflight;
 			}
 			if (left == 0)
@@ -955,6 +963,10 @@ gcap_pipeline_queue_stats(const struct gcap_pipeline *pl, unsigned qi,
 	LD(cycle_ns);
 	for (unsigned i = 0; i < GCAP_LAT_BUCKETS; i++)
 		LD(lat[i]);
+	for (unsigned i = 0; i < GCAP_LAT_PART_BUCKETS; i++) {
+		LD(lat_cycle[i]);
+		LD(lat_exec[i]);
+	}
 #undef LD
 }
 
@@ -964,24 +976,56 @@ gcap_pipeline_written(const struct gcap_pipeline *pl)
 	return atomic_load(&((struct gcap_pipeline *)pl)->written);
 }
 
+/* queue q's histogram of a kind, and its bucket count */
+static const uint64_t *
+lat_hist(const struct gcap_pipeline *pl, unsigned q, enum gcap_lat_kind kind,
+	 unsigned *nb)
+{
+	const struct gcap_queue_stats *st = &pl->q[q].st;
+
+	switch (kind) {
+	case GCAP_LAT_CYCLE:
+		*nb = GCAP_LAT_PART_BUCKETS;
+		return st->lat_cycle;
+	case GCAP_LAT_EXEC:
+		*nb = GCAP_LAT_PART_BUCKETS;
+		return st->lat_exec;
+	default:
+		*nb = GCAP_LAT_BUCKETS;
+		return st->lat;
+	}
+}
+
 uint64_t
-gcap_pipeline_latency_ns(const struct gcap_pipeline *pl, double pct)
+gcap_pipeline_latency_of_ns(const struct gcap_pipeline *pl,
+			    enum gcap_lat_kind kind, double pct)
 {
 	uint64_t total = 0, want, acc = 0;
+	unsigned nb = GCAP_LAT_BUCKETS;
 
-	for (unsigned q = 0; q < pl->conf.nqueues; q++)
-		for (unsigned i = 0; i < GCAP_LAT_BUCKETS; i++)
-			total += __atomic_load_n(&pl->q[q].st.lat[i], __ATOMIC_RELAXED);
+	for (unsigned q = 0; q < pl->conf.nqueues; q++) {
+		const uint64_t *h = lat_hist(pl, q, kind, &nb);
+
+		for (unsigned i = 0; i < nb; i++)
+			total += __atomic_load_n(&h[i], __ATOMIC_RELAXED);
+	}
 	if (total == 0)
 		return 0;
 	want = (uint64_t)((double)total * pct / 100.0);
 	if (want == 0)
 		want = 1;
-	for (unsigned i = 0; i < GCAP_LAT_BUCKETS; i++) {
+	for (unsigned i = 0; i < nb; i++) {
 		for (unsigned q = 0; q < pl->conf.nqueues; q++)
-			acc += __atomic_load_n(&pl->q[q].st.lat[i], __ATOMIC_RELAXED);
+			acc += __atomic_load_n(&lat_hist(pl, q, kind, &nb)[i],
+					       __ATOMIC_RELAXED);
 		if (acc >= want)
 			return (uint64_t)(i + 1) * 1000u;
 	}
-	return (uint64_t)GCAP_LAT_BUCKETS * 1000u;
+	return (uint64_t)nb * 1000u;
+}
+
+uint64_t
+gcap_pipeline_latency_ns(const struct gcap_pipeline *pl, double pct)
+{
+	return gcap_pipeline_latency_of_ns(pl, GCAP_LAT_TOTAL, pct);
 }

@@ -29,6 +29,16 @@ extern "C" {
 
 /** Latency histogram: bucket i counts packets of [i, i+1) * 1 us, last is overflow. */
 #define GCAP_LAT_BUCKETS 2048u
+/** Buckets of the latency parts' histograms (1 us each, last is overflow). */
+#define GCAP_LAT_PART_BUCKETS 512u
+
+/** Which latency a percentile is asked of (all per packet). */
+enum gcap_lat_kind {
+	GCAP_LAT_TOTAL, /**< poll that received it -> verdict seen by its RX lcore */
+	GCAP_LAT_CYCLE, /**< its batch's submission -> verdict seen */
+	GCAP_LAT_EXEC,  /**< its batch's time in the executor (GPU: doorbell
+			     seen -> before DONE, by the GPU's clock) */
+};
 
 /** Counters of one pipeline queue. */
 struct gcap_queue_stats {
@@ -46,6 +56,12 @@ struct gcap_queue_stats {
 	 *  (a batch keeps GCAP_BATCH_BURSTS polls apart, later ones count
 	 *  from the last of those: an upper bound) */
 	uint64_t lat[GCAP_LAT_BUCKETS];
+	/** the parts of it (live batches): submit-to-verdict and executor
+	 *  time, each counted once per packet of the batch. Total minus
+	 *  cycle is the wait in the open batch; cycle minus exec is the
+	 *  doorbells both ways. */
+	uint64_t lat_cycle[GCAP_LAT_PART_BUCKETS];
+	uint64_t lat_exec[GCAP_LAT_PART_BUCKETS];
 };
 
 /** One pipeline queue's source. */
@@ -135,6 +151,10 @@ uint64_t gcap_pipeline_written(const struct gcap_pipeline *pl);
  * (bucket upper bound). @return 0 when no batch completed.
  */
 uint64_t gcap_pipeline_latency_ns(const struct gcap_pipeline *pl, double pct);
+
+/** As gcap_pipeline_latency_ns(), of the latency or one of its parts. */
+uint64_t gcap_pipeline_latency_of_ns(const struct gcap_pipeline *pl,
+				     enum gcap_lat_kind kind, double pct);
 
 /** Free a stopped (or never started) pipeline. NULL is a no-op. */
 void gcap_pipeline_destroy(struct gcap_pipeline *pl);
