@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # There (the GPU machine): run the GPU tests and benchmarks from .devbundle,
 # logs to $OUT. Usage: bash .devbundle/root/scripts/device/run.sh [STEP...]
-# Steps: info tests corpus live bench sweep latency pcie kbench bpf profile
-# (default: info tests corpus live bench).
+# Steps: info tests unit copyloop corpus live bench sweep latency pcie kbench
+# bpf profile (default: info tests corpus live bench).
 set -uo pipefail
 b=$(cd "$(dirname "$0")/../../.." && pwd)
 source "$b/env.sh"
@@ -22,6 +22,30 @@ tests)
 	log "gpu suites (tests/gpu/devrun.sh: unit checks, doorbell stress, sanitizers)"
 	( cd "$b/.." && OUT=$OUT STRESS=${STRESS:-2000000} bash tests/gpu/devrun.sh )
 	grep -E "rc=|ERROR SUMMARY|Checks" "$OUT"/gpu-tests.log "$OUT"/gpu-sanitizer.log ;;
+unit)
+	# the executor's unit tests alone (tests: the whole suite with the
+	# stress runs and the sanitizers)
+	log "test_gpu_nodev, test_gpu"
+	( cd "$b/.." && export GCAP_SOURCE_ROOT=$PWD CK_DEFAULT_TIMEOUT=120 \
+		GCAP_GPU_CORPUS=$PWD/.devbundle/data/mix-en10mb.pcap GCAP_CACHE_DIR=/tmp/gcap-cache \
+		GCAP_GPU_STRESS_BATCHES=${STRESS:-200000}
+	  timeout 60 .devbundle/bin/test_gpu_nodev; echo "test_gpu_nodev rc=$?"
+	  [ -n "${UNIT_TESTS:-}" ] && export GCAP_GPU_TESTS=$UNIT_TESTS
+	  timeout 200 .devbundle/bin/test_gpu; echo "test_gpu rc=$?"
+	) >"$OUT/gpu-unit.log" 2>&1
+	grep -E "rc=|Checks|:F:|:E:" "$OUT/gpu-unit.log" ;;
+copyloop)
+	# copy mode at full rate, again and again: it used to stall ("batches
+	# still in flight") in some lossless runs with 4 and 8 queues
+	log "copy mode, lossless runs in a loop"
+	for q in ${COPY_QUEUES:-4 8}; do for i in $(seq "${COPY_RUNS:-5}"); do
+		( cd /tmp && timeout 60 "$b/bin/gpu-capture" -q -i net_null0,size=64,copy=1 --queues $q \
+			--backend gpu --mem copy --busy-poll --backpressure --duration 2 \
+			--summary-json /tmp/copy.json -w /dev/shm/gcap-copy.pcap 'tcp port 80 or udp port 53' ) \
+			>/tmp/copy.log 2>&1
+		echo "queues $q run $i rc=$? $(python3 -c "import json; d=json.load(open('/tmp/copy.json')); print(d['rx_mpps'], 'Mpps, drops', d['dropped'])" 2>/dev/null) $(tail -2 /tmp/copy.log | tr '\n' ' ')"
+		rm -f /tmp/copy.json /dev/shm/gcap-copy.pcap
+	done; done | tee "$OUT/copy-loop.log" ;;
 corpus)
 	log "offline corpus, gpu backend"
 	for mode in ${CORPUS_MODES:-compiled interp}; do
