@@ -98,8 +98,8 @@ run_one() { # src q backend extra... -> json path (or empty)
 	command -v nvidia-smi >/dev/null && echo "gpu: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)"
 	echo "commit: $commit, $SECS s per run, filter '$FILTER'$([ "$NFILTERS" -gt 1 ] && echo " and $((NFILTERS - 1)) more (NFILTERS=$NFILTERS outputs)"), ${GPU_BLOCKS:+--gpu-blocks $GPU_BLOCKS, }${BATCH:+--batch $BATCH, }busy polling; pcap source: mix-en10mb.pcap cut to 2000 bytes"
 	echo
-	echo "| source | RX lcores | backend | lossless Mpps | Gb/s | captured | pipeline drops | CPU cores used | latency p50 us | p99 us (at half rate) | mean batch | executor us/batch (at half rate) |"
-	echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+	echo "| source | RX lcores | backend | lossless Mpps | Gb/s | captured | pipeline drops | CPU cores used | latency p50 us | p99 us (at half rate) | mean batch | executor us/batch (at half rate) | submit-to-done p99 / executor p99 us (at half rate) |"
+	echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 } >"$md"
 
 for src in $SOURCES; do
@@ -114,20 +114,24 @@ for src in $SOURCES; do
 			cores=$(field "$j" "d['cores_used']")
 			half=$(python3 -c "print(max(1, int($mpps * 1e6 / 2 / $q)))")
 			j2=$(run_one "$src" "$q" "$be" --rx-rate "$half") || j2=
-			p50=NA p99=NA bm=NA ex=NA
+			p50=NA p99=NA bm=NA ex=NA parts=NA
 			if [ -n "$j2" ]; then
 				p50=$(field "$j2" "d['latency_us']['p50']")
 				p99=$(field "$j2" "d['latency_us']['p99']")
 				bm=$(field "$j2" "d['batch_mean']")
 				ex=$(field "$j2" "d['exec_us_mean']")
+				parts=$(field "$j2" "'%s / %s' % (d['latency_parts_us']['cycle_p99'], d['latency_parts_us']['exec_p99'])")
 			fi
-			echo "| $src | $q | $be | $mpps | $gbps | $cap | $pdrop | $cores | $p50 | $p99 | $bm | $ex |" >>"$md"
-			python3 - "$j" "$src" "$q" "$be" "$p50" "$p99" "$commit" "$bm" "$ex" >>"$jsonl" <<'PY'
+			echo "| $src | $q | $be | $mpps | $gbps | $cap | $pdrop | $cores | $p50 | $p99 | $bm | $ex | $parts |" >>"$md"
+			# the lossless run's summary, the half-rate run's under half_rate
+			python3 - "$j" "$src" "$q" "$be" "$p50" "$p99" "$commit" "$bm" "$ex" "${j2:-}" >>"$jsonl" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
 d.update(source=sys.argv[2], lcores=int(sys.argv[3]), config=sys.argv[4],
          half_rate_p50_us=sys.argv[5], half_rate_p99_us=sys.argv[6], commit=sys.argv[7],
          half_rate_batch_mean=sys.argv[8], half_rate_exec_us_mean=sys.argv[9])
+if sys.argv[10]:
+    d['half_rate'] = json.load(open(sys.argv[10]))
 print(json.dumps(d))
 PY
 			echo "$src q=$q $be: $mpps Mpps lossless, p50 $p50 us p99 $p99 us at half rate" >&2

@@ -387,7 +387,9 @@ gcap_gpu_batch(const struct gcap_gpu_kparams *kp, struct gcap_gpu_shared *s)
 		__syncthreads();
 	}
 
-	if (tid < GCAP_MAX_OUTPUTS)
+	/* the outputs there are: every store to host memory is one more
+	 * that the release of DONE waits for */
+	if (tid < kp->nfilters)
 		s->res->out_pkts[tid] = s->out[tid];
 	if (tid == 0) {
 		s->res->n_captured = s->n_captured;
