@@ -45,7 +45,6 @@ struct pl_queue {
 	uint64_t inflight;          /* submitted, not yet consumed */
 	uint32_t seq;
 	unsigned lanes;             /* batches the executor works on at once */
-	unsigned depth;             /* most batches in flight: lanes x per-lane depth */
 	uint64_t last_submit;       /* when the last batch was submitted (ns) */
 	uint64_t cycle_ewma;        /* submit-to-done time, moving average (ns) */
 	double rate_vt;             /* rate limiter: when the credit was zero (ns) */
@@ -88,17 +87,6 @@ pl_set_error(struct gcap_pipeline *pl, int err, const char *msg)
 	atomic_store(&pl->finished, 1);
 }
 
-/* Batches in flight per executor lane (GCAP_LANE_DEPTH, the benchmarks'
- * knob; 1 to 4, default 1). */
-static unsigned
-lane_depth(void)
-{
-	const char *e = getenv("GCAP_LANE_DEPTH");
-	long v = e ? strtol(e, NULL, 10) : 1;
-
-	return v >= 1 && v <= 4 ? (unsigned)v : 1;
-}
-
 struct gcap_pipeline *
 gcap_pipeline_create(const struct gcap_pipeline_conf *conf, char *errbuf)
 {
@@ -139,7 +127,6 @@ gcap_pipeline_create(const struct gcap_pipeline_conf *conf, char *errbuf)
 		q->lanes = conf->ops->lanes ? conf->ops->lanes(conf->ex, i) : 1;
 		if (q->lanes == 0)
 			q->lanes = 1;
-		q->depth = q->lanes * lane_depth();
 	}
 	return pl;
 nomem:
@@ -656,7 +643,7 @@ rx_poll(struct gcap_pipeline *pl, unsigned qi)
 		STAT_ADD(q->st.rx_bytes, bytes);
 	}
 	if (b->n > 0 && (b->n >= c->batch_max || q->inflight == 0 ||
-			 (q->inflight < q->depth &&
+			 (q->inflight < q->lanes &&
 			  mono - q->last_submit >= q->cycle_ewma / q->lanes)))
 		rx_submit(pl, qi);
 	return n;
