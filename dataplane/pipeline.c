@@ -549,6 +549,20 @@ rx_describe(const struct gcap_pipeline *pl, struct pl_queue *q,
 	return bytes;
 }
 
+/* Merge a batch's arrival times in pairs: entry k takes entries 2k and
+ * 2k + 1 (the earlier time, the later end). */
+static void
+bursts_halve(struct gcap_batch *b)
+{
+	unsigned k;
+
+	for (k = 0; 2 * k + 1 < b->nbursts; k++) {
+		b->burst_t[k] = b->burst_t[2 * k];
+		b->burst_end[k] = b->burst_end[2 * k + 1];
+	}
+	b->nbursts = (uint16_t)k;
+}
+
 /* Hand queue qi's open batch to the executor. */
 static void
 rx_submit(struct gcap_pipeline *pl, unsigned qi)
@@ -633,8 +647,16 @@ rx_poll(struct gcap_pipeline *pl, unsigned qi)
 	if (n > 0) {
 		uint64_t bytes;
 
-		if (b->nbursts < GCAP_BATCH_BURSTS)
+		/* a new arrival time where it differs from the last kept by
+		 * the grain; with every entry spent, pairs merge (each keeps
+		 * its earlier time: latencies stay upper bounds, off by at
+		 * most the merged span) so the whole batch stays covered */
+		if (b->nbursts == 0 ||
+		    mono - b->burst_t[b->nbursts - 1] >= GCAP_BURST_GRAIN_NS) {
+			if (b->nbursts == GCAP_BATCH_BURSTS)
+				bursts_halve(b);
 			b->burst_t[b->nbursts++] = mono;
+		}
 		b->burst_end[b->nbursts - 1] = (uint16_t)(b->n + n);
 		rate_take(pl, q, n);
 		bytes = rx_describe(pl, q, b, b->n, n);

@@ -67,8 +67,10 @@ struct gcap_batch_result {
 	uint64_t out_pkts[GCAP_MAX_OUTPUTS];
 };
 
-/** Polls whose arrival times a batch keeps apart (latency accounting). */
+/** Arrival times a batch keeps apart (latency accounting). */
 #define GCAP_BATCH_BURSTS 64
+/** Polls closer than this to the last time kept share it (ns). */
+#define GCAP_BURST_GRAIN_NS 500u
 
 /** One batch slot. */
 struct gcap_batch {
@@ -87,8 +89,9 @@ struct gcap_batch {
 	struct gcap_batch_result *res; /**< results, executor-written */
 	void *mbufs[GCAP_BATCH_MAX]; /**< source bookkeeping (rte_mbuf pointers) */
 	/** source bookkeeping: packets [burst_end[i - 1], burst_end[i]) were
-	 *  received by the poll at burst_t[i] (CLOCK_MONOTONIC ns); the last
-	 *  entry also holds every later poll's packets */
+	 *  received by the poll at burst_t[i] (CLOCK_MONOTONIC ns) or by
+	 *  later ones (less than GCAP_BURST_GRAIN_NS after it, or merged
+	 *  into it when the entries ran out) */
 	uint16_t nbursts;
 	uint64_t submit_t; /**< source bookkeeping: CLOCK_MONOTONIC ns of batch_submit */
 	uint16_t burst_end[GCAP_BATCH_BURSTS];

@@ -53,8 +53,10 @@ struct gcap_queue_stats {
 	uint64_t exec_ns;        /**< executor time summed over those batches */
 	uint64_t cycle_ns;       /**< submit-to-consume time summed over live batches */
 	/** RX-to-verdict latency per packet, from the poll that received it
-	 *  (a batch keeps GCAP_BATCH_BURSTS polls apart, later ones count
-	 *  from the last of those: an upper bound) */
+	 *  (a batch keeps up to GCAP_BATCH_BURSTS arrival times, polls
+	 *  closer than GCAP_BURST_GRAIN_NS sharing one, neighbours merged
+	 *  when they run out; a shared time is the earliest: an upper
+	 *  bound) */
 	uint64_t lat[GCAP_LAT_BUCKETS];
 	/** the parts of it (live batches): submit-to-verdict and executor
 	 *  time, each counted once per packet of the batch. Total minus
