@@ -15,7 +15,8 @@
 # env: GPU_CAPTURE (binary), MIX_PCAP, OUT_DIR (results), SECS (per run),
 #      QUEUES ("1 2 4 8"), BACKENDS ("cpu gpu-host gpu-copy"), SOURCES,
 #      GPU_BLOCKS (--gpu-blocks for the gpu backends), NFILTERS (1),
-#      BATCH (--batch, default the program's)
+#      BATCH (--batch, default the program's), EXTRA (more gpu-capture
+#      arguments, e.g. "--max-wait 0")
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 G=${GPU_CAPTURE:-$here/../build/apps/gpu-capture}
@@ -77,7 +78,7 @@ run_one() { # src q backend extra... -> json path (or empty)
 	local j=$tmp/$src-$q-$be-$RANDOM.json
 	# shellcheck disable=SC2046
 	timeout $((SECS + 60)) "$G" -q $(ports_for "$src" "$q") $(backend_args "$be") \
-		--busy-poll --duration "$SECS" --summary-json "$j" ${BATCH:+--batch $BATCH} "$@" \
+		--busy-poll --duration "$SECS" --summary-json "$j" ${BATCH:+--batch $BATCH} ${EXTRA:-} "$@" \
 		"${outputs[@]}" >"$tmp/log" 2>&1
 	local rc=$?
 	rm -f /dev/shm/gcap-bench*.pcap*
@@ -96,7 +97,7 @@ run_one() { # src q backend extra... -> json path (or empty)
 	echo
 	echo "machine: $tag, $ncpu CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
 	command -v nvidia-smi >/dev/null && echo "gpu: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)"
-	echo "commit: $commit, $SECS s per run, filter '$FILTER'$([ "$NFILTERS" -gt 1 ] && echo " and $((NFILTERS - 1)) more (NFILTERS=$NFILTERS outputs)"), ${GPU_BLOCKS:+--gpu-blocks $GPU_BLOCKS, }${BATCH:+--batch $BATCH, }busy polling; pcap source: mix-en10mb.pcap cut to 2000 bytes"
+	echo "commit: $commit, $SECS s per run, filter '$FILTER'$([ "$NFILTERS" -gt 1 ] && echo " and $((NFILTERS - 1)) more (NFILTERS=$NFILTERS outputs)"), ${GPU_BLOCKS:+--gpu-blocks $GPU_BLOCKS, }${BATCH:+--batch $BATCH, }${EXTRA:+$EXTRA, }busy polling; pcap source: mix-en10mb.pcap cut to 2000 bytes"
 	echo
 	echo "| source | RX lcores | backend | lossless Mpps | Gb/s | captured | pipeline drops | CPU cores used | latency p50 us | p99 us (at half rate) | mean batch | executor us/batch (at half rate) | submit-to-done p99 / executor p99 us (at half rate) |"
 	echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"

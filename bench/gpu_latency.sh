@@ -11,7 +11,7 @@
 #
 # env: GPU_CAPTURE, OUT_DIR, SECS (2), QUEUES ("1 8"), RATES (Mpps per
 #      queue, "0.1 1 5 10 15"), BACKENDS ("cpu gpu-host"), GPU_BLOCKS,
-#      BATCH, FILTER
+#      BATCH, FILTER, EXTRA (more gpu-capture arguments, e.g. "--max-wait 0")
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 G=${GPU_CAPTURE:-$here/../build/apps/gpu-capture}
@@ -32,7 +32,7 @@ tmp=$(mktemp -d)
 	echo
 	echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
 	command -v nvidia-smi >/dev/null && echo "gpu: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)"
-	echo "commit: $commit, $SECS s per run, net_null 64 B, filter '$FILTER', busy polling${GPU_BLOCKS:+, --gpu-blocks $GPU_BLOCKS}${BATCH:+, --batch $BATCH}"
+	echo "commit: $commit, $SECS s per run, net_null 64 B, filter '$FILTER', busy polling${GPU_BLOCKS:+, --gpu-blocks $GPU_BLOCKS}${BATCH:+, --batch $BATCH}${EXTRA:+, $EXTRA}"
 	echo
 	echo "| RX lcores | backend | offered Mpps/queue | received Mpps | p50 us | p99 us | p99.9 us | mean batch | executor us/batch | submit-to-done us/batch | submit-to-done p50 / p99 us | executor p50 / p99 us | drops | CPU cores |"
 	echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
@@ -50,7 +50,7 @@ for q in $QUEUES; do
 			j=$tmp/$q-$be-$r.json
 			# shellcheck disable=SC2086
 			if ! timeout $((SECS + 60)) "$G" -q -i net_null0,size=64,copy=1 --queues "$q" $args \
-				--busy-poll --duration "$SECS" --rx-rate "$pps" ${BATCH:+--batch $BATCH} \
+				--busy-poll --duration "$SECS" --rx-rate "$pps" ${BATCH:+--batch $BATCH} ${EXTRA:-} \
 				--summary-json "$j" -w /dev/shm/gcap-lat.pcap "$FILTER" >"$tmp/log" 2>&1; then
 				{ echo "run failed: q=$q $be $r Mpps"; cat "$tmp/log"; } >&2
 				continue
