@@ -45,7 +45,6 @@ struct pl_queue {
 	uint64_t inflight;          /* submitted, not yet consumed */
 	uint32_t seq;
 	unsigned lanes;             /* batches the executor works on at once */
-	unsigned max_inflight;      /* most batches in flight (conf, else lanes) */
 	uint64_t last_submit;       /* when the last batch was submitted (ns) */
 	uint64_t cycle_ewma;        /* submit-to-done time, moving average (ns) */
 	double rate_vt;             /* rate limiter: when the credit was zero (ns) */
@@ -128,8 +127,6 @@ gcap_pipeline_create(const struct gcap_pipeline_conf *conf, char *errbuf)
 		q->lanes = conf->ops->lanes ? conf->ops->lanes(conf->ex, i) : 1;
 		if (q->lanes == 0)
 			q->lanes = 1;
-		q->max_inflight = conf->max_inflight > q->lanes ?
-				  conf->max_inflight : q->lanes;
 	}
 	return pl;
 nomem:
@@ -612,12 +609,7 @@ rx_submit(struct gcap_pipeline *pl, unsigned qi)
  * finish at once, and every packet then waits a whole round trip). At
  * low load a batch is what one poll brought and waits for nothing; under
  * load it grows while the lanes are busy, so that per-batch costs
- * (doorbells, PCIe round trips) are paid for more packets; but not for
- * longer than conf.max_wait_ns from its first packet: then it goes to the
- * executor's ring behind the busy lanes, and the first lane to end takes
- * it without waiting for the RX lcore to see that end and submit (a slow
- * batch holds its lane and, since batches complete in order, the count
- * of those in flight: without the bound the open batch grew for as long).
+ * (doorbells, PCIe round trips) are paid for more packets.
  */
 static unsigned
 rx_poll(struct gcap_pipeline *pl, unsigned qi)
@@ -674,9 +666,7 @@ rx_poll(struct gcap_pipeline *pl, unsigned qi)
 	}
 	if (b->n > 0 && (b->n >= c->batch_max || q->inflight == 0 ||
 			 (q->inflight < q->lanes &&
-			  mono - q->last_submit >= q->cycle_ewma / q->lanes) ||
-			 (c->max_wait_ns != 0 && q->inflight < q->max_inflight &&
-			  mono - b->burst_t[0] >= c->max_wait_ns)))
+			  mono - q->last_submit >= q->cycle_ewma / q->lanes)))
 		rx_submit(pl, qi);
 	return n;
 }

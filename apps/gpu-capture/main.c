@@ -499,9 +499,6 @@ create_pipeline(struct app *a, bool linearize)
 		.busy_poll = a->o->busy_poll,
 		.backpressure = a->o->backpressure,
 		.rx_rate_pps = a->o->rx_rate,
-		.max_wait_ns = a->o->max_wait_us * 1000u,
-		/* the open batch holds a slot of the ring */
-		.max_inflight = a->o->ring - 1,
 		.snaplen = a->o->snaplen,
 		.flush_ms = 1000,
 		.linearize = linearize,

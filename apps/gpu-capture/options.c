@@ -28,7 +28,6 @@ enum {
 	OPT_MBUFS,
 	OPT_DURATION,
 	OPT_RX_RATE,
-	OPT_MAX_WAIT,
 	OPT_BACKPRESSURE,
 	OPT_BUSY_POLL,
 	OPT_KERNEL,
@@ -69,7 +68,6 @@ static const struct option long_opts[] = {
 	{"mbufs", required_argument, NULL, OPT_MBUFS},
 	{"duration", required_argument, NULL, OPT_DURATION},
 	{"rx-rate", required_argument, NULL, OPT_RX_RATE},
-	{"max-wait", required_argument, NULL, OPT_MAX_WAIT},
 	{"backpressure", no_argument, NULL, OPT_BACKPRESSURE},
 	{"busy-poll", no_argument, NULL, OPT_BUSY_POLL},
 	{"kernel", required_argument, NULL, OPT_KERNEL},
@@ -129,9 +127,6 @@ app_usage(void)
 "  --eal \"ARGS\"       extra DPDK EAL arguments\n"
 "  --batch N          packets per batch (default 256, at most %u)\n"
 "  --ring N           batches in flight per queue (power of two, default 16)\n"
-"  --max-wait US      a batch whose first packet waited US microseconds goes\n"
-"                     to the GPU even while its blocks are busy, queued for\n"
-"                     the first to end (default %u; 0: only as blocks free)\n"
 "  --rxd N            RX descriptors per queue (default 1024)\n"
 "  --mbufs N          mbufs per queue (default: enough for --rxd, --batch, --ring)\n"
 "  --backpressure     when the pipeline is full, stop polling (the NIC drops)\n"
@@ -151,7 +146,7 @@ app_usage(void)
 "  --packet-buffered -U, --verbose -v\n"
 "\n"
 "Exit status: 0 on success, 1 on any error (nothing is started on bad input).\n",
-	       GCAP_BATCH_MAX, GCAP_DEFAULT_MAX_WAIT_US);
+	       GCAP_BATCH_MAX);
 }
 
 static int
@@ -256,7 +251,6 @@ app_parse_options(int argc, char **argv, struct app_opts *o)
 	o->queues = 1;
 	o->batch = 256;
 	o->ring = 16;
-	o->max_wait_us = GCAP_DEFAULT_MAX_WAIT_US;
 	o->nb_rxd = 1024;
 	o->backend = GCAP_BACKEND_AUTO;
 	o->mem = GCAP_MEM_AUTO;
@@ -375,9 +369,6 @@ app_parse_options(int argc, char **argv, struct app_opts *o)
 			break;
 		case OPT_DURATION:
 			PARSE_U("--duration", optarg, 1, UINT32_MAX, o->duration);
-			break;
-		case OPT_MAX_WAIT:
-			PARSE_U("--max-wait", optarg, 0, 1000000, o->max_wait_us);
 			break;
 		case OPT_RX_RATE:
 			PARSE_U("--rx-rate", optarg, 1, UINT64_MAX / 1000000000u, o->rx_rate);

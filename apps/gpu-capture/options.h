@@ -12,8 +12,6 @@
 
 #define APP_MAX_PORTS 32
 #define APP_MAX_GPUS 16
-/* --max-wait's default (us): see docs/benchmarks.md, "Latency" */
-#define GCAP_DEFAULT_MAX_WAIT_US 3u
 
 struct app_output {
 	char *path;       /* file name, "-" for stdout */
@@ -54,7 +52,6 @@ struct app_opts {
 	unsigned mbufs;                   /* --mbufs (0: from rxd, batch, ring) */
 	unsigned duration;                /* --duration */
 	uint64_t rx_rate;                 /* --rx-rate (pps per queue) */
-	unsigned max_wait_us;             /* --max-wait (us; 0: off) */
 	bool backpressure;                /* --backpressure */
 	bool busy_poll;                   /* --busy-poll */
 	const char *kernel;               /* --kernel */

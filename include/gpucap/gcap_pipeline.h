@@ -87,14 +87,6 @@ struct gcap_pipeline_conf {
 	bool busy_poll;                  /**< never sleep when a queue is idle */
 	bool backpressure;               /**< full pipeline: stop polling instead of dropping */
 	uint64_t rx_rate_pps;            /**< per queue RX rate limit (benchmarks; 0: none) */
-	/** a batch whose first packet has waited this long goes to the
-	 *  executor even with its lanes busy, if fewer than max_inflight
-	 *  batches are in flight (it then waits in the executor's ring, and
-	 *  a lane takes it as soon as it ends); 0: only as the lanes free */
-	uint32_t max_wait_ns;
-	/** most batches of a queue in flight (the executor's ring less the
-	 *  open batch's slot); 0: the executor's lanes */
-	unsigned max_inflight;
 	uint32_t snaplen;                /**< longest record caplen (0: no cut), as the executor's */
 	unsigned flush_ms;               /**< flush outputs at least this often */
 	/** copy chained (multi-segment) packets whole into the batch's staging

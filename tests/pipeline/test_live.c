@@ -60,17 +60,12 @@ static struct {
 	uint64_t done_at[RING];
 	uint64_t head, tail;
 	uint64_t batches, pkts, max_n, small; /* small: under 8 packets */
-	uint64_t max_inflight; /* most batches submitted and not yet polled */
 	uint32_t next_seq;
 	bool seq_bad;
 	bool seq_started;
 } mk;
 
 static struct gcap_exec_ops mock_ops;
-
-/* the pipeline's --max-wait for the next run() (0: off) and its bound */
-static uint32_t run_max_wait_ns;
-static unsigned run_max_inflight;
 
 static int
 mock_submit(struct gcap_exec *ex, unsigned q, struct gcap_batch *b)
@@ -87,8 +82,6 @@ mock_submit(struct gcap_exec *ex, unsigned q, struct gcap_batch *b)
 	if (r < 0)
 		return r;
 	mk.done_at[mk.head++ % RING] = mono_ns() + mk.delay_ns;
-	if (mk.head - mk.tail > mk.max_inflight)
-		mk.max_inflight = mk.head - mk.tail;
 	mk.batches++;
 	mk.pkts += b->n;
 	if (b->n > mk.max_n)
@@ -192,8 +185,6 @@ run(uint64_t delay_ns, unsigned lanes, uint64_t rate, unsigned ms,
 			.busy_poll = true,
 			.backpressure = backpressure,
 			.rx_rate_pps = rate,
-			.max_wait_ns = run_max_wait_ns,
-			.max_inflight = run_max_inflight,
 			.snaplen = SNAP,
 			.flush_ms = 100,
 			.linearize = true,
@@ -344,35 +335,6 @@ START_TEST(test_low_load_small_batches)
 }
 END_TEST
 
-/* The executor's one lane busy 200 us per batch, but a batch may wait at
- * most 20 us for it (--max-wait): batches go behind the busy lane, about
- * one every 20 us, never more in flight than allowed, nothing dropped;
- * the packets' wait in the open batch is bounded (latency ~ delay + 20 us
- * instead of delay + a whole batch's span). */
-START_TEST(test_max_wait)
-{
-	struct run_result r;
-
-	run_max_wait_ns = 20000;
-	run_max_inflight = RING - 1;
-	run(200000, 1, 1000000, 400, false, &r);
-	run_max_wait_ns = 0;
-	run_max_inflight = 0;
-	ck_assert_uint_eq(r.st.drop_pipeline, 0);
-	ck_assert_uint_eq(r.written + r.st.drop_writer, r.st.rx_pkts);
-	ck_assert_msg(mk.pkts < 40 * mk.batches, "mean batch %.1f packets: "
-		      "batches waited for the lane, not 20 us",
-		      (double)mk.pkts / (double)mk.batches);
-	ck_assert_msg(mk.max_inflight <= RING - 1, "%" PRIu64 " batches in "
-		      "flight, at most %u allowed", mk.max_inflight, RING - 1);
-	ck_assert_msg(mk.max_inflight >= 5, "at most %" PRIu64 " batches in "
-		      "flight: none went behind the busy lane", mk.max_inflight);
-	ck_assert_msg(r.lat_p99_ns <= 200000 + 20000 + 60000, "latency p99 %"
-		      PRIu64 " ns: packets waited longer than the bound",
-		      r.lat_p99_ns);
-}
-END_TEST
-
 /* Stop while a batch is open (the executor's one lane busy for 300 ms):
  * the open batch is submitted, completes, and is written. */
 START_TEST(test_stop_submits_open_batch)
@@ -501,7 +463,6 @@ main(void)
 	tcase_add_test(tc, test_lanes_spread);
 	tcase_add_test(tc, test_low_load_small_batches);
 	tcase_add_test(tc, test_stop_submits_open_batch);
-	tcase_add_test(tc, test_max_wait);
 	tcase_add_test(tc, test_mbufs_return);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
