@@ -16,7 +16,7 @@
 #      QUEUES ("1 2 4 8"), BACKENDS ("cpu gpu-host gpu-copy"), SOURCES,
 #      GPU_BLOCKS (--gpu-blocks for the gpu backends), NFILTERS (1),
 #      BATCH (--batch, default the program's), EXTRA (more gpu-capture
-#      arguments, e.g. "--max-wait 0")
+#      arguments, e.g. "--ring 32")
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 G=${GPU_CAPTURE:-$here/../build/apps/gpu-capture}

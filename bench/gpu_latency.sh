@@ -11,7 +11,7 @@
 #
 # env: GPU_CAPTURE, OUT_DIR, SECS (2), QUEUES ("1 8"), RATES (Mpps per
 #      queue, "0.1 1 5 10 15"), BACKENDS ("cpu gpu-host"), GPU_BLOCKS,
-#      BATCH, FILTER, EXTRA (more gpu-capture arguments, e.g. "--max-wait 0")
+#      BATCH, FILTER, EXTRA (more gpu-capture arguments, e.g. "--ring 32")
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 G=${GPU_CAPTURE:-$here/../build/apps/gpu-capture}
