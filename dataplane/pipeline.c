@@ -661,6 +661,7 @@ rx_poll(struct gcap_pipeline *pl, unsigned qi)
 		rate_take(pl, q, n);
 		bytes = rx_describe(pl, q, b, b->n, n);
 		b->n += n;
+		STAT_ADD(q->st.polls, 1);
 		STAT_ADD(q->st.rx_pkts, n);
 		STAT_ADD(q->st.rx_bytes, bytes);
 	}
@@ -983,6 +984,7 @@ gcap_pipeline_queue_stats(const struct gcap_pipeline *pl, unsigned qi,
 	LD(batches);
 	LD(exec_ns);
 	LD(cycle_ns);
+	LD(polls);
 	for (unsigned i = 0; i < GCAP_LAT_BUCKETS; i++)
 		LD(lat[i]);
 	for (unsigned i = 0; i < GCAP_LAT_PART_BUCKETS; i++) {

@@ -298,6 +298,7 @@ sum_queues(const struct app *a, unsigned port_index, bool all, struct totals *t)
 		t->q.batches += s->batches;
 		t->q.exec_ns += s->exec_ns;
 		t->q.cycle_ns += s->cycle_ns;
+		t->q.polls += s->polls;
 	}
 	free(s);
 	for (unsigned p = 0; p < a->nports; p++) {
@@ -417,6 +418,12 @@ write_summary_json(const struct app *a, double secs)
 			      (double)t.q.batches : 0.0,
 		t.q.batches ? (double)t.q.exec_ns / (double)t.q.batches / 1e3 : 0.0,
 		t.q.batches ? (double)t.q.cycle_ns / (double)t.q.batches / 1e3 : 0.0);
+	/* how the RX lcores' polls cut the traffic: packets per poll that
+	 * received some, and how often such a poll came on each queue */
+	fprintf(f, "  \"rx_polls\": %" PRIu64 ",\n  \"pkts_per_poll\": %.1f,\n"
+		   "  \"poll_interval_us\": %.2f,\n", t.q.polls,
+		t.q.polls ? (double)t.q.rx_pkts / (double)t.q.polls : 0.0,
+		t.q.polls ? secs * 1e6 * a->nqueues / (double)t.q.polls : 0.0);
 	fprintf(f, "  \"queues\": [");
 	for (unsigned i = 0; i < a->nqueues; i++) {
 		gcap_pipeline_queue_stats(a->pl, i, s);

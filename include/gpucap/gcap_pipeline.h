@@ -52,6 +52,7 @@ struct gcap_queue_stats {
 	uint64_t batches;        /**< batches completed */
 	uint64_t exec_ns;        /**< executor time summed over those batches */
 	uint64_t cycle_ns;       /**< submit-to-consume time summed over live batches */
+	uint64_t polls;          /**< RX polls that received packets (live) */
 	/** RX-to-verdict latency per packet, from the poll that received it
 	 *  (a batch keeps up to GCAP_BATCH_BURSTS arrival times, polls
 	 *  closer than GCAP_BURST_GRAIN_NS sharing one, neighbours merged
