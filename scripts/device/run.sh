@@ -101,15 +101,17 @@ kbench)
 	echo "kernel bench rc=$?"; cat "$OUT/kernel-bench.md" ;;
 profile)
 	# where an RX lcore's time goes (perf, software clock: the VM has no
-	# PMU): one net_null queue, the capture bench's filter, each backend
+	# PMU): one net_null queue (PROFILE_ARGS: e.g. "--queues 8 --rx-rate
+	# 20000000"), the capture bench's filter, each backend
 	log "RX lcore profile"
 	if ! command -v perf >/dev/null; then echo "no perf in the bundle"; else
-	for be in cpu "gpu --mem host"; do
-		echo "## --backend $be, 1 RX lcore, net_null 64 B, 3 s" >>"$OUT/profile.log"
+	for pb in ${PROFILE_BACKENDS:-cpu gpu-host}; do
+		be=cpu; [ "$pb" = gpu-host ] && be="gpu --mem host"
+		echo "## --backend $be, net_null 64 B, 3 s ${PROFILE_ARGS:-(1 RX lcore)}" >>"$OUT/profile.log"
 		( cd /tmp && timeout 60 perf record -q -e cpu-clock -F 4999 -o /tmp/perf-$$.data -- \
-			"$b/bin/gpu-capture" -i net_null0,size=64,copy=1 --backend $be --busy-poll \
+			"$b/bin/gpu-capture" -i net_null0,size=64,copy=1 --backend $be --busy-poll ${PROFILE_ARGS:-} \
 			--duration 3 -w /dev/shm/gcap-prof.pcap 'tcp port 80 or udp port 53' ) >>"$OUT/profile.log" 2>&1
-		perf report -i /tmp/perf-$$.data --no-children --sort comm,dso,sym --stdio 2>/dev/null |
+		perf report -i /tmp/perf-$$.data --no-children --sort ${PROFILE_SORT:-comm,dso,sym} --stdio 2>/dev/null |
 			grep -v '^#' | grep '%' | head -40 >>"$OUT/profile.log"
 		rm -f /tmp/perf-$$.data
 	done
