@@ -25,5 +25,6 @@ rm -rf $b/root/bench/results
 cp -r ../shared/data/bench ../shared/data/pcaps $b/shared/data/
 mkdir -p $b/data && ln -sf ../shared/data/bench/mix-en10mb.pcap $b/data/mix-en10mb.pcap
 git rev-parse HEAD >$b/COMMIT
+mkdir -p .git/info && touch .git/info/exclude
 grep -q '^/.devbundle/' .git/info/exclude || echo /.devbundle/ >>.git/info/exclude
 du -sh $b
