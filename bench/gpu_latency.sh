@@ -34,8 +34,8 @@ tmp=$(mktemp -d)
 	command -v nvidia-smi >/dev/null && echo "gpu: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)"
 	echo "commit: $commit, $SECS s per run, net_null 64 B, filter '$FILTER', busy polling${GPU_BLOCKS:+, --gpu-blocks $GPU_BLOCKS}${BATCH:+, --batch $BATCH}${EXTRA:+, $EXTRA}"
 	echo
-	echo "| RX lcores | backend | offered Mpps/queue | received Mpps | p50 us | p99 us | p99.9 us | mean batch | executor us/batch | submit-to-done us/batch | submit-to-done p50 / p99 us | executor p50 / p99 us | packets per poll | drops | CPU cores |"
-	echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+	echo "| RX lcores | backend | offered Mpps/queue | received Mpps | p50 us | p99 us | p99.9 us | mean batch | executor us/batch | submit-to-done us/batch | submit-to-done p50 / p99 us | executor p50 / p99 us | in p50 / p99 us | back p50 / p99 us | packets per poll | drops | CPU cores |"
+	echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 } >"$md"
 for q in $QUEUES; do
 	for be in $BACKENDS; do
@@ -65,7 +65,9 @@ drops = dr['pipeline_full'] + dr['writer_behind']
 with open(sys.argv[6], 'a') as md:
     md.write(f"| {q} | {be} | {r} | {d['rx_mpps']:.2f} | {lat['p50']} | {lat['p99']} | "
              f"{lat['p999']} | {d['batch_mean']} | {d['exec_us_mean']} | {d['cycle_us_mean']} | "
-             f"{pt['cycle_p50']} / {pt['cycle_p99']} | {pt['exec_p50']} / {pt['exec_p99']} | {d['pkts_per_poll']} | {drops} | {d['cores_used']} |\n")
+             f"{pt['cycle_p50']} / {pt['cycle_p99']} | {pt['exec_p50']} / {pt['exec_p99']} | "
+             f"{pt['in_p50']} / {pt['in_p99']} | {pt['back_p50']} / {pt['back_p99']} | "
+             f"{d['pkts_per_poll']} | {drops} | {d['cores_used']} |\n")
 d.update(lcores=q, config=be, offered_mpps_per_queue=float(r), commit=sys.argv[5])
 print(json.dumps(d))
 PY

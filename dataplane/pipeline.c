@@ -61,6 +61,9 @@ struct gcap_pipeline {
 	atomic_int producers_done; /* no more xbufs will be pushed */
 	atomic_int finished;      /* the pipeline wants to stop by itself */
 	atomic_uint_fast64_t written;
+	int64_t real_off;         /* CLOCK_REALTIME - CLOCK_MONOTONIC (ns) */
+	bool submit_early;        /* submit what the executor was shown before
+				     receiving more (see rx_poll) */
 	int error;                /* first error (negative errno) */
 	char errmsg[GCAP_ERRBUF_SIZE];
 	pthread_mutex_t err_lock; /* only on error paths, never per packet */
@@ -103,6 +106,14 @@ gcap_pipeline_create(const struct gcap_pipeline_conf *conf, char *errbuf)
 	if (pl == NULL)
 		goto nomem;
 	pl->conf = *conf;
+	pl->real_off = (int64_t)(now_ns(CLOCK_REALTIME) -
+				 now_ns(CLOCK_MONOTONIC));
+	{
+		const char *e = getenv("GCAP_SUBMIT_EARLY");
+
+		pl->submit_early = conf->ops->batch_fill != NULL && e != NULL &&
+				   strtoul(e, NULL, 10) != 0;
+	}
 	pthread_mutex_init(&pl->err_lock, NULL);
 	if (posix_memalign((void **)&pl->q, 64, conf->nqueues * sizeof(*pl->q)) != 0) {
 		pl->q = NULL;
@@ -324,6 +335,25 @@ mbufs_free(struct rte_mbuf **m, unsigned n)
 	rte_mempool_put_bulk(mp, (void **)m, n);
 }
 
+/* The doorbells' parts of a batch's cycle: submit -> executor saw it
+ * ("in", across two clocks: the GPU's global timer and the host's real
+ * time) and the executor's end -> verdict seen ("back", the rest of the
+ * cycle). The clocks' offset moves time from one to the other; the sum
+ * and each one's spread do not depend on it. Negative values count as 0. */
+static void
+lat_in_back(const struct gcap_pipeline *pl, struct pl_queue *q,
+	    const struct gcap_batch *b, uint64_t cyc)
+{
+	int64_t in = (int64_t)(b->res->start_ns -
+			       (b->submit_t + (uint64_t)pl->real_off));
+	int64_t back = (int64_t)cyc - in - (int64_t)b->res->exec_ns;
+
+	lat_record(q->st.lat_in, GCAP_LAT_PART_BUCKETS,
+		   in > 0 ? (uint64_t)in : 0, b->n);
+	lat_record(q->st.lat_back, GCAP_LAT_PART_BUCKETS,
+		   back > 0 ? (uint64_t)back : 0, b->n);
+}
+
 /* Consume one DONE batch: records to the writer, mbufs back, counters. */
 static void
 consume(struct gcap_pipeline *pl, unsigned qi, struct gcap_batch *b, bool live,
@@ -352,6 +382,8 @@ consume(struct gcap_pipeline *pl, unsigned qi, struct gcap_batch *b, bool live,
 				   cyc, b->n);
 			lat_record(q->st.lat_exec, GCAP_LAT_PART_BUCKETS,
 				   res->exec_ns, b->n);
+			if (res->start_ns != 0)
+				lat_in_back(pl, q, b, cyc);
 		}
 		/* each poll's packets with their own arrival time (the last
 		 * entry ends at b->n) */
@@ -611,6 +643,16 @@ rx_submit(struct gcap_pipeline *pl, unsigned qi)
  * load it grows while the lanes are busy, so that per-batch costs
  * (doorbells, PCIe round trips) are paid for more packets.
  */
+/* The open batch of q is due: nothing in flight, or a lane idle and the
+ * last submission a lane's share of a round trip old (see rx_poll). */
+static inline bool
+submit_due(const struct pl_queue *q, uint64_t now)
+{
+	return q->inflight == 0 ||
+	       (q->inflight < q->lanes &&
+		now - q->last_submit >= q->cycle_ewma / q->lanes);
+}
+
 static unsigned
 rx_poll(struct gcap_pipeline *pl, unsigned qi)
 {
@@ -626,6 +668,9 @@ rx_poll(struct gcap_pipeline *pl, unsigned qi)
 	 * credit, the lanes' spacing) */
 	mono = now_ns(CLOCK_MONOTONIC);
 	xbuf_release_held(q, mono, false);
+	if (pl->submit_early && q->cur != NULL && q->cur->n > 0 &&
+	    submit_due(q, mono))
+		rx_submit(pl, qi);
 	if (q->cur == NULL) {
 		if (q->cur_xbuf == NULL)
 			q->cur_xbuf = xbuf_take(q);
@@ -665,10 +710,11 @@ rx_poll(struct gcap_pipeline *pl, unsigned qi)
 		STAT_ADD(q->st.rx_pkts, n);
 		STAT_ADD(q->st.rx_bytes, bytes);
 	}
-	if (b->n > 0 && (b->n >= c->batch_max || q->inflight == 0 ||
-			 (q->inflight < q->lanes &&
-			  mono - q->last_submit >= q->cycle_ewma / q->lanes)))
+	if (b->n > 0 && (b->n >= c->batch_max ||
+			 (!pl->submit_early && submit_due(q, mono))))
 		rx_submit(pl, qi);
+	else if (n > 0 && c->ops->batch_fill != NULL)
+		c->ops->batch_fill(c->ex, qi, b);
 	return n;
 }
 
@@ -990,6 +1036,8 @@ gcap_pipeline_queue_stats(const struct gcap_pipeline *pl, unsigned qi,
 	for (unsigned i = 0; i < GCAP_LAT_PART_BUCKETS; i++) {
 		LD(lat_cycle[i]);
 		LD(lat_exec[i]);
+		LD(lat_in[i]);
+		LD(lat_back[i]);
 	}
 #undef LD
 }
@@ -1014,6 +1062,12 @@ lat_hist(const struct gcap_pipeline *pl, unsigned q, enum gcap_lat_kind kind,
 	case GCAP_LAT_EXEC:
 		*nb = GCAP_LAT_PART_BUCKETS;
 		return st->lat_exec;
+	case GCAP_LAT_IN:
+		*nb = GCAP_LAT_PART_BUCKETS;
+		return st->lat_in;
+	case GCAP_LAT_BACK:
+		*nb = GCAP_LAT_PART_BUCKETS;
+		return st->lat_back;
 	default:
 		*nb = GCAP_LAT_BUCKETS;
 		return st->lat;

@@ -91,6 +91,7 @@ cu_load_once(void)
 	CU_REQ(ModuleLoadData, "cuModuleLoadData");
 	CU_REQ(ModuleUnload, "cuModuleUnload");
 	CU_REQ(ModuleGetFunction, "cuModuleGetFunction");
+	CU_REQ(FuncSetAttribute, "cuFuncSetAttribute");
 	CU_REQ(LaunchKernel, "cuLaunchKernel");
 	CU_REQ(StreamCreate, "cuStreamCreate");
 	CU_REQ(StreamDestroy, "cuStreamDestroy");
@@ -114,14 +115,6 @@ cu_load_once(void)
 	*(void **)&g_cu.FlushGPUDirectRDMAWrites =
 		cu_sym(lib, gp, "cuFlushGPUDirectRDMAWrites", 11030);
 
-	/* Streams share the driver's hardware work queues (8 by default):
-	 * a copy stream that shared one with the kernel stream would wait
-	 * behind the persistent kernel, which never ends. 32, the most,
-	 * gives each stream its own queue (the executor checks that it
-	 * needs no more). A precaution: the copy-mode stalls seen on the
-	 * H200 came from the ring being reused too early (gpu_batch_get).
-	 * Read at context creation; the user's value is kept. */
-	setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", 0);
 	r = g_cu.Init(0);
 	if (r != CUDA_SUCCESS) {
 		const char *n = "?";

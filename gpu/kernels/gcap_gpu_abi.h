@@ -20,9 +20,21 @@ extern "C" {
 #define GCAP_GPU_FREE  0u
 #define GCAP_GPU_READY 1u
 #define GCAP_GPU_DONE  2u
+/** An open batch (host mode): arg = descriptors written so far (CPU
+ *  writes, before READY). The slot's block may read them and their
+ *  packet heads while the lcore keeps filling the batch. */
+#define GCAP_GPU_FILL  3u
 
 /** Most threads per block of the persistent kernel. */
 #define GCAP_GPU_THREADS_MAX 512u
+
+/** Packets of at most this many bytes are staged whole in shared memory
+ *  (each thread its own packet) before the filter runs; longer ones are
+ *  read where they lie. */
+#define GCAP_GPU_STAGE_BYTES 128u
+/** 32-bit words of shared memory per thread for that: the packet may
+ *  start anywhere in its first word; even, to keep 8-byte alignment. */
+#define GCAP_GPU_STAGE_WORDS 34u
 
 /**
  * One doorbell slot, in pinned, device-mapped host memory (one cache line
@@ -61,6 +73,7 @@ struct gcap_gpu_result {
 	uint32_t n_truncated;
 	uint32_t exec_ns;
 	uint64_t captured_bytes;
+	uint64_t start_ns;
 	uint64_t out_pkts[GCAP_MAX_OUTPUTS];
 };
 
@@ -95,6 +108,9 @@ struct gcap_gpu_kparams {
 	uint32_t fault_at; /**< debug: trap on this (1-based) batch of block 0 */
 	uint32_t prefetch; /**< bytes of each packet's head loaded at once
 			    *   before the filter runs (0: none) */
+	uint32_t stage;    /**< 1: the launch has GCAP_GPU_STAGE_WORDS words
+			    *   of dynamic shared memory per thread */
+	uint32_t pad;
 	/** device address of the inline kernel's struct gcap_kstate (0: none;
 	 *  only read by a TU built with GCAP_GPU_INLINE_KERNEL) */
 	uint64_t kstate;

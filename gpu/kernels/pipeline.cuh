@@ -184,13 +184,38 @@ gcap_gpu_prefetch(const unsigned char *p, unsigned int caplen, unsigned int n)
 	asm volatile("" : : "r"(acc));
 }
 
+/* Stage a packet of at most GCAP_GPU_STAGE_BYTES whole into this thread's
+ * words of shared memory: every word is loaded before any is stored (one
+ * round trip when the packet is in host memory), read as aligned 32-bit
+ * words as gcap_warp_copy does (in the packet's own sectors). @return the
+ * staged copy of the packet's first byte, or NULL (too long: the packet is
+ * read where it lies). */
+static __device__ __forceinline__ const unsigned char *
+gcap_gpu_stage(unsigned int *st, const struct gcap_pkt *d)
+{
+	const unsigned int *ws = (const unsigned int *)(d->addr & ~3ull);
+	unsigned int lead = (unsigned int)(d->addr & 3u), nw, v[GCAP_GPU_STAGE_WORDS], k;
+
+	if (d->caplen > GCAP_GPU_STAGE_BYTES)
+		return NULL;
+	nw = d->caplen ? (lead + d->caplen + 3u) >> 2 : 0u;
+#pragma unroll
+	for (k = 0; k < GCAP_GPU_STAGE_WORDS; k++)
+		v[k] = k < nw ? ws[k] : 0u;
+#pragma unroll
+	for (k = 0; k < GCAP_GPU_STAGE_WORDS; k++)
+		if (k < nw)
+			st[k] = v[k];
+	return (const unsigned char *)st + lead;
+}
+
 struct gcap_gpu_shared {
 	unsigned int warp[32];
 	unsigned long long out[GCAP_MAX_OUTPUTS];
 	unsigned long long bytes;
 	unsigned long long xdata;
 	unsigned long long t0; /* doorbell seen (GPU global timer, ns) */
-	unsigned int cmd, n, xsize, len, nrec, stopped;
+	unsigned int cmd, arg, n, xsize, len, nrec, stopped;
 	unsigned int n_captured, n_filtered, n_truncated, chunk_bytes;
 	const struct gcap_pkt *pkts;
 	struct gcap_gpu_xbuf *xbuf;
@@ -272,23 +297,22 @@ gcap_gpu_outmask(const struct gcap_gpu_kparams *kp, const unsigned char *p,
 #endif
 }
 
-/* One batch: every thread of the block takes part. */
+/* One batch: every thread of the block takes part. The first chunk's
+ * descriptors are in d0 (threads below s->n), each packet staged at p0
+ * where it was short enough (else NULL: read in place). */
 static __device__ void
-gcap_gpu_batch(const struct gcap_gpu_kparams *kp, struct gcap_gpu_shared *s)
+gcap_gpu_batch(const struct gcap_gpu_kparams *kp, struct gcap_gpu_shared *s,
+	       const struct gcap_pkt &d0, const unsigned char *p0)
 {
 	unsigned int tid = threadIdx.x, nthr = blockDim.x;
 	unsigned int lane = tid & 31u, warp = tid >> 5, nwarps = nthr >> 5;
 	unsigned int c0, k, total, nw;
-	struct gcap_pkt d0;
 
-	/* the first chunk's descriptors and packet heads load while thread 0
-	 * reads the export buffer's fields: one PCIe round trip, not two */
-	if (tid < s->n) {
-		d0 = s->pkts[tid];
-		if (kp->prefetch)
-			gcap_gpu_prefetch((const unsigned char *)d0.addr,
-					  d0.caplen, kp->prefetch);
-	}
+	/* the heads of the packets read in place load while thread 0 reads
+	 * the export buffer's fields */
+	if (tid < s->n && p0 == NULL && kp->prefetch)
+		gcap_gpu_prefetch((const unsigned char *)d0.addr, d0.caplen,
+				  kp->prefetch);
 	if (tid < GCAP_MAX_OUTPUTS)
 		s->out[tid] = 0;
 	if (tid == 0) {
@@ -312,6 +336,7 @@ gcap_gpu_batch(const struct gcap_gpu_kparams *kp, struct gcap_gpu_shared *s)
 		if (i < s->n) {
 			if (c0 == 0) {
 				d = d0;
+				p = p0;
 			} else {
 				d = s->pkts[i];
 				if (kp->prefetch)
@@ -319,7 +344,8 @@ gcap_gpu_batch(const struct gcap_gpu_kparams *kp, struct gcap_gpu_shared *s)
 							  d.addr, d.caplen,
 							  kp->prefetch);
 			}
-			p = (const unsigned char *)d.addr;
+			if (p == NULL)
+				p = (const unsigned char *)d.addr;
 			mask = gcap_gpu_outmask(kp, p, d.wirelen, d.caplen);
 			cap = d.caplen < kp->snaplen ? d.caplen : kp->snaplen;
 		}
@@ -352,7 +378,7 @@ gcap_gpu_batch(const struct gcap_gpu_kparams *kp, struct gcap_gpu_shared *s)
 			s->list[widx] = (unsigned short)tid;
 			s->off[tid] = s->len + excl;
 			s->cap[tid] = cap;
-			s->src[tid] = d.addr;
+			s->src[tid] = (unsigned long long)p;
 			atomicAdd(&s->bytes, (unsigned long long)d.wirelen);
 			while (m) {
 				int j = __ffsll((long long)m) - 1;
@@ -397,6 +423,7 @@ gcap_gpu_batch(const struct gcap_gpu_kparams *kp, struct gcap_gpu_shared *s)
 		s->res->n_truncated = s->n_truncated;
 		s->res->exec_ns = (unsigned int)(gcap_globaltimer() - s->t0);
 		s->res->captured_bytes = s->bytes;
+		s->res->start_ns = s->t0;
 		s->xbuf->len = s->len;
 		s->xbuf->nrec = s->nrec;
 	}
@@ -412,45 +439,58 @@ extern "C" __global__ void __launch_bounds__(GCAP_GPU_THREADS_MAX)
 gcap_pipeline_kernel(struct gcap_gpu_kparams kp)
 {
 	__shared__ struct gcap_gpu_shared s;
+	/* kp.stage: GCAP_GPU_STAGE_WORDS words per thread */
+	extern __shared__ unsigned int gcap_stage_words[];
 	const struct gcap_gpu_qdesc *qd =
 		&((const struct gcap_gpu_qdesc *)kp.queues)[blockIdx.x];
 	struct gcap_gpu_slot *slots = (struct gcap_gpu_slot *)qd->slots;
 	unsigned int mask = qd->ring_size - 1u, head = qd->first, batches = 0;
 	const unsigned int *quit = (const unsigned int *)kp.quit;
+	unsigned int *st = kp.stage ? gcap_stage_words +
+			   threadIdx.x * GCAP_GPU_STAGE_WORDS : NULL;
+	/* this thread's packet of the slot: descriptor and staged copy;
+	 * taken is how many of the slot's descriptors the block holds
+	 * (the same in every thread) */
+	struct gcap_pkt d0;
+	const unsigned char *p0 = NULL;
+	unsigned int taken = 0;
 
 	for (;;) {
 		struct gcap_gpu_slot *sl = &slots[head & mask];
+		const struct gcap_pkt *pkts = (const struct gcap_pkt *)qd->pkts +
+					      (size_t)(head & mask) * qd->batch_max;
+		unsigned int cmd, n;
 
 		if (threadIdx.x == 0) {
-			unsigned int spins = 0, st;
-
+			unsigned int spins = 0, st0;
 			unsigned long long w = 0;
 
 			for (;;) {
 				/* status (low half) and arg in one read */
 				w = gcap_ld_acquire_sys64((const unsigned long long *)
 							  &sl->status);
-				st = (unsigned int)w;
-				if (st == GCAP_GPU_READY)
+				st0 = (unsigned int)w;
+				if (st0 == GCAP_GPU_READY ||
+				    (st0 == GCAP_GPU_FILL &&
+				     GCAP_GPU_ARG_N((unsigned int)(w >> 32)) > taken))
 					break;
 				if ((++spins & 63u) == 0 &&
 				    gcap_ld_acquire_sys(quit)) {
-					st = GCAP_GPU_FREE;
+					st0 = GCAP_GPU_FREE;
 					break;
 				}
 			}
 			/* no fence here: the load is an acquire at system
 			 * scope, and the barrier below passes the order on to
 			 * the block's other threads */
-			s.t0 = gcap_globaltimer();
-			s.cmd = st;
-			if (st == GCAP_GPU_READY) {
-				unsigned int arg = (unsigned int)(w >> 32);
-				unsigned int slot = head & mask;
+			s.cmd = st0;
+			s.arg = (unsigned int)(w >> 32);
+			if (st0 == GCAP_GPU_READY) {
+				unsigned int arg = s.arg, slot = head & mask;
 
+				s.t0 = gcap_globaltimer();
 				s.n = GCAP_GPU_ARG_N(arg);
-				s.pkts = (const struct gcap_pkt *)qd->pkts +
-					 (size_t)slot * qd->batch_max;
+				s.pkts = pkts;
 				s.xbuf = (struct gcap_gpu_xbuf *)qd->xbufs +
 					 GCAP_GPU_ARG_XBUF(arg);
 				s.res = (struct gcap_gpu_result *)qd->res + slot;
@@ -461,9 +501,25 @@ gcap_pipeline_kernel(struct gcap_gpu_kparams kp)
 			}
 		}
 		__syncthreads();
-		if (s.cmd != GCAP_GPU_READY)
+		cmd = s.cmd;
+		if (cmd != GCAP_GPU_READY && cmd != GCAP_GPU_FILL)
 			return;
-		gcap_gpu_batch(&kp, &s);
+		/* the descriptors published since the last look (an open
+		 * batch's, or the whole batch at READY) and their packets,
+		 * one round trip each, while the lcore may still be filling */
+		n = GCAP_GPU_ARG_N(s.arg);
+		if (threadIdx.x >= taken && threadIdx.x < n) {
+			d0 = pkts[threadIdx.x];
+			p0 = st != NULL ? gcap_gpu_stage(st, &d0) : NULL;
+		}
+		taken = n;
+		if (cmd == GCAP_GPU_FILL) {
+			/* everyone has read s.cmd/s.arg before thread 0
+			 * writes them again */
+			__syncthreads();
+			continue;
+		}
+		gcap_gpu_batch(&kp, &s, d0, p0);
 		/* the block's stores, the barrier (end of gcap_gpu_batch),
 		 * then thread 0's release store at system scope, which is
 		 * cumulative over what the barrier ordered before it (a
@@ -471,6 +527,8 @@ gcap_pipeline_kernel(struct gcap_gpu_kparams kp)
 		if (threadIdx.x == 0)
 			gcap_st_release_sys(&sl->status, GCAP_GPU_DONE);
 		head += qd->step;
+		taken = 0;
+		p0 = NULL;
 	}
 }
 

@@ -10,7 +10,8 @@
  * Life of a batch slot, per pipeline queue (single producer, single
  * consumer: the RX lcore that owns the queue):
  *
- *   FREE  --batch_get/fill/batch_submit-->  READY  --executor-->  DONE
+ *   FREE  --batch_get/fill[/batch_fill]/batch_submit-->  READY
+ *   READY  --executor-->  DONE
  *   DONE  --batch_poll/consume/batch_release-->  FREE
  *
  * Slots are used in ring order: batch_get returns the slot after the last
@@ -63,6 +64,11 @@ struct gcap_batch_result {
 	 *  seen to DONE, by the GPU's clock); 0 where not measured */
 	uint32_t exec_ns;
 	uint64_t captured_bytes; /**< wire bytes of the n_captured packets */
+	/** when the executor took the batch up, in ns on the CLOCK_REALTIME
+	 *  scale (gpu: the GPU's global timer at the doorbell, which the
+	 *  driver keeps near the host's real-time clock); 0 where not
+	 *  measured. Latency accounting only. */
+	uint64_t start_ns;
 	/** written records per output (the first nfilters entries) */
 	uint64_t out_pkts[GCAP_MAX_OUTPUTS];
 };
@@ -151,6 +157,15 @@ struct gcap_exec_ops {
 	 */
 	int (*batch_submit)(struct gcap_exec *ex, unsigned q,
 			    struct gcap_batch *b);
+
+	/**
+	 * The source has written b->n descriptors of the slot batch_get
+	 * returned, which is not submitted yet and will only grow: the
+	 * executor may start reading them (and their packets). Optional
+	 * (NULL: nothing to do); never fails.
+	 */
+	void (*batch_fill)(struct gcap_exec *ex, unsigned q,
+			   struct gcap_batch *b);
 
 	/** The oldest DONE slot of queue q, or NULL if none is done yet. */
 	struct gcap_batch *(*batch_poll)(struct gcap_exec *ex, unsigned q);

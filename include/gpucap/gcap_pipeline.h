@@ -38,6 +38,12 @@ enum gcap_lat_kind {
 	GCAP_LAT_CYCLE, /**< its batch's submission -> verdict seen */
 	GCAP_LAT_EXEC,  /**< its batch's time in the executor (GPU: doorbell
 			     seen -> before DONE, by the GPU's clock) */
+	/** submission -> the executor saw the batch (GPU: host real time to
+	 *  the GPU's global timer; their offset shifts time between IN and
+	 *  BACK, not their sum or spreads). Empty for the cpu executor. */
+	GCAP_LAT_IN,
+	/** the executor's end -> verdict seen (CYCLE - IN - EXEC) */
+	GCAP_LAT_BACK,
 };
 
 /** Counters of one pipeline queue. */
@@ -65,6 +71,9 @@ struct gcap_queue_stats {
 	 *  doorbells both ways. */
 	uint64_t lat_cycle[GCAP_LAT_PART_BUCKETS];
 	uint64_t lat_exec[GCAP_LAT_PART_BUCKETS];
+	/** cycle minus exec split at the executor's start: see GCAP_LAT_IN */
+	uint64_t lat_in[GCAP_LAT_PART_BUCKETS];
+	uint64_t lat_back[GCAP_LAT_PART_BUCKETS];
 };
 
 /** One pipeline queue's source. */

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # There (the GPU machine): run the GPU tests and benchmarks from .devbundle,
 # logs to $OUT. Usage: bash .devbundle/root/scripts/device/run.sh [STEP...]
-# Steps: info tests unit copyloop corpus live bench sweep latency pcie kbench
+# Steps: info tests unit copyloop corpus live bench sweep latency latvar pcie kbench
 # bpf profile (default: info tests corpus live bench).
 set -uo pipefail
 b=$(cd "$(dirname "$0")/../../.." && pwd)
@@ -48,13 +48,14 @@ copyloop)
 	done; done | tee "$OUT/copy-loop.log" ;;
 corpus)
 	log "offline corpus, gpu backend"
-	for mode in ${CORPUS_MODES:-compiled interp}; do
+	for mode in ${CORPUS_MODES:-compiled interp}; do for mem in ${CORPUS_MEMS:-host}; do
 		i=0; [ $mode = interp ] && i=1
-		( cd /tmp && CK_FORK=no GCAP_TEST_BACKEND=gpu GCAP_TEST_GPU_INTERP=$i timeout ${CORPUS_TIMEOUT:-240} \
-			"$b/bin/test_offline_corpus" ) >"$OUT/corpus-gpu-$mode.log" 2>&1
-		echo "corpus gpu $mode rc=$?" | tee -a "$OUT/corpus-gpu-$mode.log"
-		tail -3 "$OUT/corpus-gpu-$mode.log"
-	done ;;
+		lg=$OUT/corpus-gpu-$mode-$mem.log
+		( cd /tmp && CK_FORK=no GCAP_TEST_BACKEND=gpu GCAP_TEST_GPU_INTERP=$i GCAP_TEST_GPU_MEM=$mem \
+			timeout ${CORPUS_TIMEOUT:-240} "$b/bin/test_offline_corpus" ) >"$lg" 2>&1
+		echo "corpus gpu $mode $mem rc=$? ($SECONDS s)" | tee -a "$lg"
+		head -3 "$lg"; tail -2 "$lg"
+	done; done ;;
 live)
 	log "live equality, gpu backend"
 	timeout ${LIVE_TIMEOUT:-200} bash "$b/root/scripts/device/live-eq.sh" "$b" >"$OUT/live-gpu.log" 2>&1
@@ -79,6 +80,19 @@ latency)
 	GPU_CAPTURE=$b/bin/gpu-capture OUT_DIR=$OUT SECS=${SECS:-2} \
 		timeout ${LAT_TIMEOUT:-300} bash "$b/root/bench/gpu_latency.sh" 2>>"$OUT/bench-stderr.log"
 	echo "latency rc=$?" ;;
+latvar)
+	# latency variants side by side, in turns (the VM's rates drift):
+	# LAT_VARIANTS="name:ENV=V,ENV=V ...", LAT_ROUNDS rounds
+	log "latency variants"
+	for r in $(seq "${LAT_ROUNDS:-2}"); do for v in ${LAT_VARIANTS:-"base:GCAP_GPU_FILL=0,GCAP_GPU_STAGE=0" "stage:GCAP_GPU_FILL=0" "fill:" "early:GCAP_SUBMIT_EARLY=1"}; do
+		name=${v%%:*}; envs=$(echo "${v#*:}" | tr ',' ' ')
+		env $envs GPU_CAPTURE=$b/bin/gpu-capture OUT_DIR=/tmp/latvar SECS=${SECS:-2} BACKENDS=gpu-host \
+			QUEUES="${QUEUES:-1 8}" RATES="${RATES:-10 20}" \
+			timeout ${LAT_TIMEOUT:-300} bash "$b/root/bench/gpu_latency.sh" >/dev/null 2>>"$OUT/bench-stderr.log"
+		{ echo "## $name (${v#*:}), round $r"; grep '^| [0-9]' /tmp/latvar/gpu-latency.md; } >>"$OUT/latency-variants.md"
+	done; done
+	{ echo; head -8 /tmp/latvar/gpu-latency.md | grep '^|'; } >>"$OUT/latency-variants.md"
+	cat "$OUT/latency-variants.md" ;;
 pcie)
 	# is host mode bound by PCIe reads? the GPU's PCIe counters (NVML,
 	# nvidia-smi dmon -s t, MB/s) during lossless runs
