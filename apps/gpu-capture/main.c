@@ -405,14 +405,13 @@ write_summary_json(const struct app *a, double secs)
 	/* where the latency's tail is: the batch's round trip (submit to
 	 * verdict) and the executor's own time, per packet */
 	fprintf(f, "  \"latency_parts_us\": {\"cycle_p50\": %.1f, \"cycle_p99\": %.1f, "
-		   "\"exec_p50\": %.1f, \"exec_p99\": %.1f, \"in_p1\": %.1f, "
+		   "\"exec_p50\": %.1f, \"exec_p99\": %.1f, "
 		   "\"in_p50\": %.1f, \"in_p99\": %.1f, \"back_p50\": %.1f, "
 		   "\"back_p99\": %.1f},\n",
 		gcap_pipeline_latency_of_ns(a->pl, GCAP_LAT_CYCLE, 50) / 1e3,
 		gcap_pipeline_latency_of_ns(a->pl, GCAP_LAT_CYCLE, 99) / 1e3,
 		gcap_pipeline_latency_of_ns(a->pl, GCAP_LAT_EXEC, 50) / 1e3,
 		gcap_pipeline_latency_of_ns(a->pl, GCAP_LAT_EXEC, 99) / 1e3,
-		gcap_pipeline_latency_of_ns(a->pl, GCAP_LAT_IN, 1) / 1e3,
 		gcap_pipeline_latency_of_ns(a->pl, GCAP_LAT_IN, 50) / 1e3,
 		gcap_pipeline_latency_of_ns(a->pl, GCAP_LAT_IN, 99) / 1e3,
 		gcap_pipeline_latency_of_ns(a->pl, GCAP_LAT_BACK, 50) / 1e3,

@@ -28,13 +28,12 @@ extern "C" {
 /** Most threads per block of the persistent kernel. */
 #define GCAP_GPU_THREADS_MAX 512u
 
-/** Packets of at most this many bytes are staged whole in shared memory
- *  (each thread its own packet) before the filter runs; longer ones are
- *  read where they lie. */
+/** Packets that fit in this many bytes from the 16-byte boundary before
+ *  them are staged whole in shared memory (a thread's packet in its own
+ *  words) before the filter runs; longer ones are read where they lie. */
 #define GCAP_GPU_STAGE_BYTES 128u
-/** 32-bit words of shared memory per thread for that: the packet may
- *  start anywhere in its first word; even, to keep 8-byte alignment. */
-#define GCAP_GPU_STAGE_WORDS 34u
+/** 32-bit words of shared memory per thread for that. */
+#define GCAP_GPU_STAGE_WORDS (GCAP_GPU_STAGE_BYTES / 4u)
 
 /**
  * One doorbell slot, in pinned, device-mapped host memory (one cache line

@@ -184,29 +184,46 @@ gcap_gpu_prefetch(const unsigned char *p, unsigned int caplen, unsigned int n)
 	asm volatile("" : : "r"(acc));
 }
 
-/* Stage a packet of at most GCAP_GPU_STAGE_BYTES whole into this thread's
- * words of shared memory: every word is loaded before any is stored (one
- * round trip when the packet is in host memory), read as aligned 32-bit
- * words as gcap_warp_copy does (in the packet's own sectors). @return the
- * staged copy of the packet's first byte, or NULL (too long: the packet is
- * read where it lies). */
+/* Stage the heads of a warp's packets in shared memory, every lane of the
+ * warp calling (has: the lane's descriptor d is new). A packet is staged
+ * whole when it fits in GCAP_GPU_STAGE_BYTES from the 16-byte boundary
+ * before it; the warp loads four such packets per instruction, lane l the
+ * 16 bytes at l % 8 of packet l / 8 (coalesced: a 128-byte span each), all
+ * loads in flight before the first store: one PCIe round trip for the
+ * warp's packets in host memory. Each thread's GCAP_GPU_STAGE_WORDS words
+ * at st (16-byte aligned) take its packet. @return the staged copy of the
+ * lane's packet, or NULL (not staged: read in place). */
 static __device__ __forceinline__ const unsigned char *
-gcap_gpu_stage(unsigned int *st, const struct gcap_pkt *d)
+gcap_gpu_stage(unsigned int *st, bool has, const struct gcap_pkt *d)
 {
-	const unsigned int *ws = (const unsigned int *)(d->addr & ~3ull);
-	unsigned int lead = (unsigned int)(d->addr & 3u), nw, v[GCAP_GPU_STAGE_WORDS], k;
+	unsigned int lane = threadIdx.x & 31u, k;
+	unsigned long long a = has ? d->addr & ~15ull : 0ull;
+	unsigned int lead = (unsigned int)(has ? d->addr & 15u : 0u);
+	bool ok = has && lead + d->caplen <= GCAP_GPU_STAGE_BYTES;
+	unsigned int vote = __ballot_sync(0xffffffffu, ok);
+	unsigned int nv = ok ? (lead + d->caplen + 15u) >> 4 : 0u; /* 16-byte units */
+	uint4 v[8];
 
-	if (d->caplen > GCAP_GPU_STAGE_BYTES)
+	if (vote == 0)
 		return NULL;
-	nw = d->caplen ? (lead + d->caplen + 3u) >> 2 : 0u;
 #pragma unroll
-	for (k = 0; k < GCAP_GPU_STAGE_WORDS; k++)
-		v[k] = k < nw ? ws[k] : 0u;
+	for (k = 0; k < 8u; k++) {
+		unsigned int j = k * 4u + (lane >> 3), u = lane & 7u;
+		unsigned long long aj = __shfl_sync(0xffffffffu, a, j);
+		unsigned int nj = __shfl_sync(0xffffffffu, nv, j);
+
+		v[k] = u < nj ? ((const uint4 *)aj)[u] : make_uint4(0, 0, 0, 0);
+	}
 #pragma unroll
-	for (k = 0; k < GCAP_GPU_STAGE_WORDS; k++)
-		if (k < nw)
-			st[k] = v[k];
-	return (const unsigned char *)st + lead;
+	for (k = 0; k < 8u; k++) {
+		unsigned int j = k * 4u + (lane >> 3), u = lane & 7u;
+		unsigned int nj = __shfl_sync(0xffffffffu, nv, j);
+
+		if (u < nj)
+			((uint4 *)(st + ((int)j - (int)lane) *
+				   (int)GCAP_GPU_STAGE_WORDS))[u] = v[k];
+	}
+	return ok ? (const unsigned char *)st + lead : NULL;
 }
 
 struct gcap_gpu_shared {
@@ -440,13 +457,13 @@ gcap_pipeline_kernel(struct gcap_gpu_kparams kp)
 {
 	__shared__ struct gcap_gpu_shared s;
 	/* kp.stage: GCAP_GPU_STAGE_WORDS words per thread */
-	extern __shared__ unsigned int gcap_stage_words[];
+	extern __shared__ uint4 gcap_stage_mem[];
 	const struct gcap_gpu_qdesc *qd =
 		&((const struct gcap_gpu_qdesc *)kp.queues)[blockIdx.x];
 	struct gcap_gpu_slot *slots = (struct gcap_gpu_slot *)qd->slots;
 	unsigned int mask = qd->ring_size - 1u, head = qd->first, batches = 0;
 	const unsigned int *quit = (const unsigned int *)kp.quit;
-	unsigned int *st = kp.stage ? gcap_stage_words +
+	unsigned int *st = kp.stage ? (unsigned int *)gcap_stage_mem +
 			   threadIdx.x * GCAP_GPU_STAGE_WORDS : NULL;
 	/* this thread's packet of the slot: descriptor and staged copy;
 	 * taken is how many of the slot's descriptors the block holds
@@ -508,9 +525,19 @@ gcap_pipeline_kernel(struct gcap_gpu_kparams kp)
 		 * batch's, or the whole batch at READY) and their packets,
 		 * one round trip each, while the lcore may still be filling */
 		n = GCAP_GPU_ARG_N(s.arg);
-		if (threadIdx.x >= taken && threadIdx.x < n) {
-			d0 = pkts[threadIdx.x];
-			p0 = st != NULL ? gcap_gpu_stage(st, &d0) : NULL;
+		{
+			bool has = threadIdx.x >= taken && threadIdx.x < n;
+			const unsigned char *sp;
+
+			if (has)
+				d0 = pkts[threadIdx.x];
+			/* whole warps: the staging shares the loads */
+			if (st != NULL && (threadIdx.x & ~31u) < n &&
+			    (threadIdx.x | 31u) >= taken) {
+				sp = gcap_gpu_stage(st, has, &d0);
+				if (has)
+					p0 = sp;
+			}
 		}
 		taken = n;
 		if (cmd == GCAP_GPU_FILL) {

@@ -38,11 +38,14 @@ enum gcap_lat_kind {
 	GCAP_LAT_CYCLE, /**< its batch's submission -> verdict seen */
 	GCAP_LAT_EXEC,  /**< its batch's time in the executor (GPU: doorbell
 			     seen -> before DONE, by the GPU's clock) */
-	/** submission -> the executor saw the batch (GPU: host real time to
-	 *  the GPU's global timer; their offset shifts time between IN and
-	 *  BACK, not their sum or spreads). Empty for the cpu executor. */
+	/** submission -> the executor saw the batch, beyond the quickest
+	 *  such time of the last 0.1-0.2 s (GPU: across the host's clock and
+	 *  the GPU's global timer, whose offset and drift the floor takes
+	 *  out): the tail of the GPU noticing READY. Empty for the cpu
+	 *  executor. */
 	GCAP_LAT_IN,
-	/** the executor's end -> verdict seen (CYCLE - IN - EXEC) */
+	/** the rest of the cycle outside the executor (CYCLE - IN - EXEC):
+	 *  the quickest notice, DONE crossing back, the lcore seeing it */
 	GCAP_LAT_BACK,
 };
 
@@ -71,7 +74,7 @@ struct gcap_queue_stats {
 	 *  doorbells both ways. */
 	uint64_t lat_cycle[GCAP_LAT_PART_BUCKETS];
 	uint64_t lat_exec[GCAP_LAT_PART_BUCKETS];
-	/** cycle minus exec split at the executor's start: see GCAP_LAT_IN */
+	/** cycle minus exec split in two: see GCAP_LAT_IN, GCAP_LAT_BACK */
 	uint64_t lat_in[GCAP_LAT_PART_BUCKETS];
 	uint64_t lat_back[GCAP_LAT_PART_BUCKETS];
 };
