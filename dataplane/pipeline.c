@@ -66,8 +66,6 @@ struct gcap_pipeline {
 	atomic_int finished;      /* the pipeline wants to stop by itself */
 	atomic_uint_fast64_t written;
 	int64_t real_off;         /* CLOCK_REALTIME - CLOCK_MONOTONIC (ns) */
-	bool submit_early;        /* submit what the executor was shown before
-				     receiving more (see rx_poll) */
 	int error;                /* first error (negative errno) */
 	char errmsg[GCAP_ERRBUF_SIZE];
 	pthread_mutex_t err_lock; /* only on error paths, never per packet */
@@ -112,12 +110,6 @@ gcap_pipeline_create(const struct gcap_pipeline_conf *conf, char *errbuf)
 	pl->conf = *conf;
 	pl->real_off = (int64_t)(now_ns(CLOCK_REALTIME) -
 				 now_ns(CLOCK_MONOTONIC));
-	{
-		const char *e = getenv("GCAP_SUBMIT_EARLY");
-
-		pl->submit_early = conf->ops->batch_fill != NULL && e != NULL &&
-				   strtoul(e, NULL, 10) != 0;
-	}
 	pthread_mutex_init(&pl->err_lock, NULL);
 	if (posix_memalign((void **)&pl->q, 64, conf->nqueues * sizeof(*pl->q)) != 0) {
 		pl->q = NULL;
@@ -648,6 +640,16 @@ rx_submit(struct gcap_pipeline *pl, unsigned qi)
 	q->inflight++;
 }
 
+/* The open batch of q is due: nothing in flight, or a lane idle and the
+ * last submission a lane's share of a round trip old (see rx_poll). */
+static inline bool
+submit_due(const struct pl_queue *q, uint64_t now)
+{
+	return q->inflight == 0 ||
+	       (q->inflight < q->lanes &&
+		now - q->last_submit >= q->cycle_ewma / q->lanes);
+}
+
 /*
  * One RX poll of queue qi. @return packets received.
  *
@@ -662,16 +664,6 @@ rx_submit(struct gcap_pipeline *pl, unsigned qi)
  * load it grows while the lanes are busy, so that per-batch costs
  * (doorbells, PCIe round trips) are paid for more packets.
  */
-/* The open batch of q is due: nothing in flight, or a lane idle and the
- * last submission a lane's share of a round trip old (see rx_poll). */
-static inline bool
-submit_due(const struct pl_queue *q, uint64_t now)
-{
-	return q->inflight == 0 ||
-	       (q->inflight < q->lanes &&
-		now - q->last_submit >= q->cycle_ewma / q->lanes);
-}
-
 static unsigned
 rx_poll(struct gcap_pipeline *pl, unsigned qi)
 {
@@ -687,9 +679,6 @@ rx_poll(struct gcap_pipeline *pl, unsigned qi)
 	 * credit, the lanes' spacing) */
 	mono = now_ns(CLOCK_MONOTONIC);
 	xbuf_release_held(q, mono, false);
-	if (pl->submit_early && q->cur != NULL && q->cur->n > 0 &&
-	    submit_due(q, mono))
-		rx_submit(pl, qi);
 	if (q->cur == NULL) {
 		if (q->cur_xbuf == NULL)
 			q->cur_xbuf = xbuf_take(q);
@@ -729,11 +718,8 @@ rx_poll(struct gcap_pipeline *pl, unsigned qi)
 		STAT_ADD(q->st.rx_pkts, n);
 		STAT_ADD(q->st.rx_bytes, bytes);
 	}
-	if (b->n > 0 && (b->n >= c->batch_max ||
-			 (!pl->submit_early && submit_due(q, mono))))
+	if (b->n > 0 && (b->n >= c->batch_max || submit_due(q, mono)))
 		rx_submit(pl, qi);
-	else if (n > 0 && c->ops->batch_fill != NULL)
-		c->ops->batch_fill(c->ex, qi, b);
 	return n;
 }
 

@@ -91,7 +91,6 @@ cu_load_once(void)
 	CU_REQ(ModuleLoadData, "cuModuleLoadData");
 	CU_REQ(ModuleUnload, "cuModuleUnload");
 	CU_REQ(ModuleGetFunction, "cuModuleGetFunction");
-	CU_REQ(FuncSetAttribute, "cuFuncSetAttribute");
 	CU_REQ(LaunchKernel, "cuLaunchKernel");
 	CU_REQ(StreamCreate, "cuStreamCreate");
 	CU_REQ(StreamDestroy, "cuStreamDestroy");

@@ -42,7 +42,6 @@ struct gcap_cu {
 	CUresult (*ModuleLoadData)(CUmodule *, const void *);
 	CUresult (*ModuleUnload)(CUmodule);
 	CUresult (*ModuleGetFunction)(CUfunction *, CUmodule, const char *);
-	CUresult (*FuncSetAttribute)(CUfunction, CUfunction_attribute, int);
 	CUresult (*LaunchKernel)(CUfunction, unsigned, unsigned, unsigned,
 				 unsigned, unsigned, unsigned, unsigned,
 				 CUstream, void **, void **);

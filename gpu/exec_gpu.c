@@ -157,8 +157,6 @@ struct gcap_exec {
 	unsigned bpq; /* blocks per queue */
 	unsigned fault_at;
 	unsigned prefetch; /* bytes of packet head loaded before the filter */
-	unsigned stage;    /* 1: short packets staged in shared memory */
-	bool fill;         /* host mode: open batches published (FILL) */
 	bool stopped;
 	int stop_rc;
 	bool kernel_alive;         /* stop() could not end a kernel: leak */
@@ -835,7 +833,6 @@ dev_launch(struct gcap_exec *ex, struct gpu_dev *d, char *errbuf)
 {
 	struct gcap_gpu_kparams kp;
 	void *args[1] = { &kp };
-	unsigned dyn;
 	int rc;
 
 	if (d->nq == 0)
@@ -849,19 +846,9 @@ dev_launch(struct gcap_exec *ex, struct gpu_dev *d, char *errbuf)
 	kp.snaplen = ex->conf.snaplen;
 	kp.fault_at = ex->fault_at;
 	kp.prefetch = ex->prefetch;
-	kp.stage = ex->stage;
 	kp.kstate = d->kstate;
-	/* each thread's packet staged in shared memory: up to 68 KiB a
-	 * block, more than the 48 KiB a launch gets without asking */
-	dyn = ex->stage ? ex->threads * GCAP_GPU_STAGE_WORDS * 4u : 0u;
-	rc = gcap_cu_err(ex->cu, ex->cu->FuncSetAttribute(d->fn,
-			 CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-			 (int)dyn), errbuf, "cuFuncSetAttribute(" KERNEL_NAME
-			 ", dynamic shared memory)");
-	if (rc)
-		return rc;
 	rc = gcap_cu_err(ex->cu, ex->cu->LaunchKernel(d->fn, d->nblocks, 1, 1,
-			 ex->threads, 1, 1, dyn, d->kstream, args, NULL), errbuf,
+			 ex->threads, 1, 1, 0, d->kstream, args, NULL), errbuf,
 			 "cuLaunchKernel(" KERNEL_NAME ")");
 	if (rc)
 		return rc;
@@ -947,12 +934,6 @@ gpu_create(const struct gcap_exec_conf *conf, char *errbuf)
 	fa = getenv("GCAP_GPU_PREFETCH");
 	ex->prefetch = fa != NULL ? (unsigned)strtoul(fa, NULL, 10)
 				  : GPU_PREFETCH_DEFAULT;
-	/* GCAP_GPU_STAGE=0, GCAP_GPU_FILL=0: the benchmarks' knobs (packets
-	 * read in place; open batches not shown to the GPU) */
-	fa = getenv("GCAP_GPU_STAGE");
-	ex->stage = fa == NULL || strtoul(fa, NULL, 10) != 0;
-	fa = getenv("GCAP_GPU_FILL");
-	ex->fill = fa == NULL || strtoul(fa, NULL, 10) != 0;
 	if (conf->kernel_path != NULL) {
 		/* the cpu executor's host build first: it validates the source
 		 * (FILE:LINE errors, no GPU needed), runs the init hook on the
@@ -1456,26 +1437,6 @@ gpu_batch_submit(struct gcap_exec *ex, unsigned q, struct gcap_batch *b)
 	return 0;
 }
 
-/* Host mode: show the GPU the descriptors of the open batch written so
- * far (FREE -> FILL, or a larger FILL), so that the slot's block reads
- * them and stages their packets while the lcore keeps filling; READY then
- * leaves it less to read. Not in copy mode (READY comes from the copy
- * stream, the data is not in VRAM before) nor gpu mode (each publication
- * would need cuFlushGPUDirectRDMAWrites first). */
-static void
-gpu_batch_fill(struct gcap_exec *ex, unsigned q, struct gcap_batch *b)
-{
-	struct gpu_queue *qs = &ex->qs[q];
-	unsigned s = (unsigned)(qs->prod & (ex->conf.ring_size - 1));
-
-	if (!ex->fill || qs->mem != GCAP_MEM_HOST || b != &qs->batches[s] ||
-	    b->n == 0 || b->n > ex->conf.batch_max || ex->stopped)
-		return;
-	__atomic_store_n((uint64_t *)&qs->slots[s].status,
-			 GCAP_GPU_FILL | (uint64_t)GCAP_GPU_ARG(b->n, 0) << 32,
-			 __ATOMIC_RELEASE);
-}
-
 static struct gcap_batch *
 gpu_batch_poll(struct gcap_exec *ex, unsigned q)
 {
@@ -1962,7 +1923,6 @@ static const struct gcap_exec_ops gpu_ops = {
 	.xbufs = gpu_xbufs,
 	.batch_get = gpu_batch_get,
 	.batch_submit = gpu_batch_submit,
-	.batch_fill = gpu_batch_fill,
 	.batch_poll = gpu_batch_poll,
 	.batch_release = gpu_batch_release,
 	.lanes = gpu_lanes,

@@ -20,20 +20,9 @@ extern "C" {
 #define GCAP_GPU_FREE  0u
 #define GCAP_GPU_READY 1u
 #define GCAP_GPU_DONE  2u
-/** An open batch (host mode): arg = descriptors written so far (CPU
- *  writes, before READY). The slot's block may read them and their
- *  packet heads while the lcore keeps filling the batch. */
-#define GCAP_GPU_FILL  3u
 
 /** Most threads per block of the persistent kernel. */
 #define GCAP_GPU_THREADS_MAX 512u
-
-/** Packets that fit in this many bytes from the 16-byte boundary before
- *  them are staged whole in shared memory (a thread's packet in its own
- *  words) before the filter runs; longer ones are read where they lie. */
-#define GCAP_GPU_STAGE_BYTES 128u
-/** 32-bit words of shared memory per thread for that. */
-#define GCAP_GPU_STAGE_WORDS (GCAP_GPU_STAGE_BYTES / 4u)
 
 /**
  * One doorbell slot, in pinned, device-mapped host memory (one cache line
@@ -107,9 +96,6 @@ struct gcap_gpu_kparams {
 	uint32_t fault_at; /**< debug: trap on this (1-based) batch of block 0 */
 	uint32_t prefetch; /**< bytes of each packet's head loaded at once
 			    *   before the filter runs (0: none) */
-	uint32_t stage;    /**< 1: the launch has GCAP_GPU_STAGE_WORDS words
-			    *   of dynamic shared memory per thread */
-	uint32_t pad;
 	/** device address of the inline kernel's struct gcap_kstate (0: none;
 	 *  only read by a TU built with GCAP_GPU_INLINE_KERNEL) */
 	uint64_t kstate;

@@ -184,55 +184,13 @@ gcap_gpu_prefetch(const unsigned char *p, unsigned int caplen, unsigned int n)
 	asm volatile("" : : "r"(acc));
 }
 
-/* Stage the heads of a warp's packets in shared memory, every lane of the
- * warp calling (has: the lane's descriptor d is new). A packet is staged
- * whole when it fits in GCAP_GPU_STAGE_BYTES from the 16-byte boundary
- * before it; the warp loads four such packets per instruction, lane l the
- * 16 bytes at l % 8 of packet l / 8 (coalesced: a 128-byte span each), all
- * loads in flight before the first store: one PCIe round trip for the
- * warp's packets in host memory. Each thread's GCAP_GPU_STAGE_WORDS words
- * at st (16-byte aligned) take its packet. @return the staged copy of the
- * lane's packet, or NULL (not staged: read in place). */
-static __device__ __forceinline__ const unsigned char *
-gcap_gpu_stage(unsigned int *st, bool has, const struct gcap_pkt *d)
-{
-	unsigned int lane = threadIdx.x & 31u, k;
-	unsigned long long a = has ? d->addr & ~15ull : 0ull;
-	unsigned int lead = (unsigned int)(has ? d->addr & 15u : 0u);
-	bool ok = has && lead + d->caplen <= GCAP_GPU_STAGE_BYTES;
-	unsigned int vote = __ballot_sync(0xffffffffu, ok);
-	unsigned int nv = ok ? (lead + d->caplen + 15u) >> 4 : 0u; /* 16-byte units */
-	uint4 v[8];
-
-	if (vote == 0)
-		return NULL;
-#pragma unroll
-	for (k = 0; k < 8u; k++) {
-		unsigned int j = k * 4u + (lane >> 3), u = lane & 7u;
-		unsigned long long aj = __shfl_sync(0xffffffffu, a, j);
-		unsigned int nj = __shfl_sync(0xffffffffu, nv, j);
-
-		v[k] = u < nj ? ((const uint4 *)aj)[u] : make_uint4(0, 0, 0, 0);
-	}
-#pragma unroll
-	for (k = 0; k < 8u; k++) {
-		unsigned int j = k * 4u + (lane >> 3), u = lane & 7u;
-		unsigned int nj = __shfl_sync(0xffffffffu, nv, j);
-
-		if (u < nj)
-			((uint4 *)(st + ((int)j - (int)lane) *
-				   (int)GCAP_GPU_STAGE_WORDS))[u] = v[k];
-	}
-	return ok ? (const unsigned char *)st + lead : NULL;
-}
-
 struct gcap_gpu_shared {
 	unsigned int warp[32];
 	unsigned long long out[GCAP_MAX_OUTPUTS];
 	unsigned long long bytes;
 	unsigned long long xdata;
 	unsigned long long t0; /* doorbell seen (GPU global timer, ns) */
-	unsigned int cmd, arg, n, xsize, len, nrec, stopped;
+	unsigned int cmd, n, xsize, len, nrec, stopped;
 	unsigned int n_captured, n_filtered, n_truncated, chunk_bytes;
 	const struct gcap_pkt *pkts;
 	struct gcap_gpu_xbuf *xbuf;
@@ -314,22 +272,23 @@ gcap_gpu_outmask(const struct gcap_gpu_kparams *kp, const unsigned char *p,
 #endif
 }
 
-/* One batch: every thread of the block takes part. The first chunk's
- * descriptors are in d0 (threads below s->n), each packet staged at p0
- * where it was short enough (else NULL: read in place). */
+/* One batch: every thread of the block takes part. */
 static __device__ void
-gcap_gpu_batch(const struct gcap_gpu_kparams *kp, struct gcap_gpu_shared *s,
-	       const struct gcap_pkt &d0, const unsigned char *p0)
+gcap_gpu_batch(const struct gcap_gpu_kparams *kp, struct gcap_gpu_shared *s)
 {
 	unsigned int tid = threadIdx.x, nthr = blockDim.x;
 	unsigned int lane = tid & 31u, warp = tid >> 5, nwarps = nthr >> 5;
 	unsigned int c0, k, total, nw;
+	struct gcap_pkt d0;
 
-	/* the heads of the packets read in place load while thread 0 reads
-	 * the export buffer's fields */
-	if (tid < s->n && p0 == NULL && kp->prefetch)
-		gcap_gpu_prefetch((const unsigned char *)d0.addr, d0.caplen,
-				  kp->prefetch);
+	/* the first chunk's descriptors and packet heads load while thread 0
+	 * reads the export buffer's fields: one PCIe round trip, not two */
+	if (tid < s->n) {
+		d0 = s->pkts[tid];
+		if (kp->prefetch)
+			gcap_gpu_prefetch((const unsigned char *)d0.addr,
+					  d0.caplen, kp->prefetch);
+	}
 	if (tid < GCAP_MAX_OUTPUTS)
 		s->out[tid] = 0;
 	if (tid == 0) {
@@ -353,7 +312,6 @@ gcap_gpu_batch(const struct gcap_gpu_kparams *kp, struct gcap_gpu_shared *s,
 		if (i < s->n) {
 			if (c0 == 0) {
 				d = d0;
-				p = p0;
 			} else {
 				d = s->pkts[i];
 				if (kp->prefetch)
@@ -361,8 +319,7 @@ gcap_gpu_batch(const struct gcap_gpu_kparams *kp, struct gcap_gpu_shared *s,
 							  d.addr, d.caplen,
 							  kp->prefetch);
 			}
-			if (p == NULL)
-				p = (const unsigned char *)d.addr;
+			p = (const unsigned char *)d.addr;
 			mask = gcap_gpu_outmask(kp, p, d.wirelen, d.caplen);
 			cap = d.caplen < kp->snaplen ? d.caplen : kp->snaplen;
 		}
@@ -395,7 +352,7 @@ gcap_gpu_batch(const struct gcap_gpu_kparams *kp, struct gcap_gpu_shared *s,
 			s->list[widx] = (unsigned short)tid;
 			s->off[tid] = s->len + excl;
 			s->cap[tid] = cap;
-			s->src[tid] = (unsigned long long)p;
+			s->src[tid] = d.addr;
 			atomicAdd(&s->bytes, (unsigned long long)d.wirelen);
 			while (m) {
 				int j = __ffsll((long long)m) - 1;
@@ -456,58 +413,45 @@ extern "C" __global__ void __launch_bounds__(GCAP_GPU_THREADS_MAX)
 gcap_pipeline_kernel(struct gcap_gpu_kparams kp)
 {
 	__shared__ struct gcap_gpu_shared s;
-	/* kp.stage: GCAP_GPU_STAGE_WORDS words per thread */
-	extern __shared__ uint4 gcap_stage_mem[];
 	const struct gcap_gpu_qdesc *qd =
 		&((const struct gcap_gpu_qdesc *)kp.queues)[blockIdx.x];
 	struct gcap_gpu_slot *slots = (struct gcap_gpu_slot *)qd->slots;
 	unsigned int mask = qd->ring_size - 1u, head = qd->first, batches = 0;
 	const unsigned int *quit = (const unsigned int *)kp.quit;
-	unsigned int *st = kp.stage ? (unsigned int *)gcap_stage_mem +
-			   threadIdx.x * GCAP_GPU_STAGE_WORDS : NULL;
-	/* this thread's packet of the slot: descriptor and staged copy;
-	 * taken is how many of the slot's descriptors the block holds
-	 * (the same in every thread) */
-	struct gcap_pkt d0;
-	const unsigned char *p0 = NULL;
-	unsigned int taken = 0;
 
 	for (;;) {
 		struct gcap_gpu_slot *sl = &slots[head & mask];
-		const struct gcap_pkt *pkts = (const struct gcap_pkt *)qd->pkts +
-					      (size_t)(head & mask) * qd->batch_max;
-		unsigned int cmd, n;
 
 		if (threadIdx.x == 0) {
-			unsigned int spins = 0, st0;
+			unsigned int spins = 0, st;
+
 			unsigned long long w = 0;
 
 			for (;;) {
 				/* status (low half) and arg in one read */
 				w = gcap_ld_acquire_sys64((const unsigned long long *)
 							  &sl->status);
-				st0 = (unsigned int)w;
-				if (st0 == GCAP_GPU_READY ||
-				    (st0 == GCAP_GPU_FILL &&
-				     GCAP_GPU_ARG_N((unsigned int)(w >> 32)) > taken))
+				st = (unsigned int)w;
+				if (st == GCAP_GPU_READY)
 					break;
 				if ((++spins & 63u) == 0 &&
 				    gcap_ld_acquire_sys(quit)) {
-					st0 = GCAP_GPU_FREE;
+					st = GCAP_GPU_FREE;
 					break;
 				}
 			}
 			/* no fence here: the load is an acquire at system
 			 * scope, and the barrier below passes the order on to
 			 * the block's other threads */
-			s.cmd = st0;
-			s.arg = (unsigned int)(w >> 32);
-			if (st0 == GCAP_GPU_READY) {
-				unsigned int arg = s.arg, slot = head & mask;
+			s.t0 = gcap_globaltimer();
+			s.cmd = st;
+			if (st == GCAP_GPU_READY) {
+				unsigned int arg = (unsigned int)(w >> 32);
+				unsigned int slot = head & mask;
 
-				s.t0 = gcap_globaltimer();
 				s.n = GCAP_GPU_ARG_N(arg);
-				s.pkts = pkts;
+				s.pkts = (const struct gcap_pkt *)qd->pkts +
+					 (size_t)slot * qd->batch_max;
 				s.xbuf = (struct gcap_gpu_xbuf *)qd->xbufs +
 					 GCAP_GPU_ARG_XBUF(arg);
 				s.res = (struct gcap_gpu_result *)qd->res + slot;
@@ -518,35 +462,9 @@ gcap_pipeline_kernel(struct gcap_gpu_kparams kp)
 			}
 		}
 		__syncthreads();
-		cmd = s.cmd;
-		if (cmd != GCAP_GPU_READY && cmd != GCAP_GPU_FILL)
+		if (s.cmd != GCAP_GPU_READY)
 			return;
-		/* the descriptors published since the last look (an open
-		 * batch's, or the whole batch at READY) and their packets,
-		 * one round trip each, while the lcore may still be filling */
-		n = GCAP_GPU_ARG_N(s.arg);
-		{
-			bool has = threadIdx.x >= taken && threadIdx.x < n;
-			const unsigned char *sp;
-
-			if (has)
-				d0 = pkts[threadIdx.x];
-			/* whole warps: the staging shares the loads */
-			if (st != NULL && (threadIdx.x & ~31u) < n &&
-			    (threadIdx.x | 31u) >= taken) {
-				sp = gcap_gpu_stage(st, has, &d0);
-				if (has)
-					p0 = sp;
-			}
-		}
-		taken = n;
-		if (cmd == GCAP_GPU_FILL) {
-			/* everyone has read s.cmd/s.arg before thread 0
-			 * writes them again */
-			__syncthreads();
-			continue;
-		}
-		gcap_gpu_batch(&kp, &s, d0, p0);
+		gcap_gpu_batch(&kp, &s);
 		/* the block's stores, the barrier (end of gcap_gpu_batch),
 		 * then thread 0's release store at system scope, which is
 		 * cumulative over what the barrier ordered before it (a
@@ -554,8 +472,6 @@ gcap_pipeline_kernel(struct gcap_gpu_kparams kp)
 		if (threadIdx.x == 0)
 			gcap_st_release_sys(&sl->status, GCAP_GPU_DONE);
 		head += qd->step;
-		taken = 0;
-		p0 = NULL;
 	}
 }
 

@@ -10,8 +10,7 @@
  * Life of a batch slot, per pipeline queue (single producer, single
  * consumer: the RX lcore that owns the queue):
  *
- *   FREE  --batch_get/fill[/batch_fill]/batch_submit-->  READY
- *   READY  --executor-->  DONE
+ *   FREE  --batch_get/fill/batch_submit-->  READY  --executor-->  DONE
  *   DONE  --batch_poll/consume/batch_release-->  FREE
  *
  * Slots are used in ring order: batch_get returns the slot after the last
@@ -157,15 +156,6 @@ struct gcap_exec_ops {
 	 */
 	int (*batch_submit)(struct gcap_exec *ex, unsigned q,
 			    struct gcap_batch *b);
-
-	/**
-	 * The source has written b->n descriptors of the slot batch_get
-	 * returned, which is not submitted yet and will only grow: the
-	 * executor may start reading them (and their packets). Optional
-	 * (NULL: nothing to do); never fails.
-	 */
-	void (*batch_fill)(struct gcap_exec *ex, unsigned q,
-			   struct gcap_batch *b);
 
 	/** The oldest DONE slot of queue q, or NULL if none is done yet. */
 	struct gcap_batch *(*batch_poll)(struct gcap_exec *ex, unsigned q);

@@ -84,7 +84,7 @@ latvar)
 	# latency variants side by side, in turns (the VM's rates drift):
 	# LAT_VARIANTS="name:ENV=V,ENV=V ...", LAT_ROUNDS rounds
 	log "latency variants"
-	for r in $(seq "${LAT_ROUNDS:-2}"); do for v in ${LAT_VARIANTS:-"base:GCAP_GPU_FILL=0,GCAP_GPU_STAGE=0" "stage:GCAP_GPU_FILL=0" "fill:" "early:GCAP_SUBMIT_EARLY=1"}; do
+	for r in $(seq "${LAT_ROUNDS:-2}"); do for v in ${LAT_VARIANTS:-"b2:GPU_BLOCKS=2" "b4:GPU_BLOCKS=4"}; do
 		name=${v%%:*}; envs=$(echo "${v#*:}" | tr ',' ' ')
 		env $envs GPU_CAPTURE=$b/bin/gpu-capture OUT_DIR=/tmp/latvar SECS=${SECS:-2} BACKENDS=gpu-host \
 			QUEUES="${QUEUES:-1 8}" RATES="${RATES:-10 20}" \

@@ -58,16 +58,6 @@ now_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* Busy-wait about ns nanoseconds (a producer pausing mid-batch). */
-static inline void
-spin_ns(uint64_t ns)
-{
-	double end = now_s() + (double)ns / 1e9;
-
-	while (now_s() < end)
-		;
-}
-
 /* mix-en10mb.pcap beside the source tree, else $GCAP_GPU_CORPUS; NULL if
  * neither is readable */
 static inline const char *

@@ -90,17 +90,16 @@ base_conf(struct gcap_exec_conf *c, struct bpf_program *progs)
 		c->blocks_per_queue = (unsigned)strtoul(getenv("GCAP_GPU_BLOCKS"), NULL, 10);
 }
 
-/* Fill slot b up to n synthetic packets (seq in bytes 0..3 and in desc),
- * after the b->n already there. */
+/* Fill slot b with n synthetic packets (seq in bytes 0..3 and in desc). */
 static void
 fill_batch(struct gcap_batch *b, unsigned n, unsigned q, uint32_t *seq,
 	   uint64_t *rs)
 {
-	uint32_t off = b->stage_used;
+	uint32_t off = 0;
 	unsigned i;
 	bool align = xrand(rs) & 1;
 
-	for (i = b->n; i < n; i++) {
+	for (i = 0; i < n; i++) {
 		struct gcap_pkt *d = &b->pkts[i];
 		uint32_t len = 60 + (uint32_t)(xrand(rs) % 69);
 		uint8_t *p = b->stage + off;
@@ -194,20 +193,6 @@ stress_thread(void *arg)
 
 			if (b->seq != sub)
 				ck_abort_msg("slot seq %" PRIu64, b->seq);
-			/* half the batches grow in up to four parts, each
-			 * shown to the executor (host mode: FILL, the GPU
-			 * staging them while the rest is written) */
-			if (ops->batch_fill != NULL && (xrand(&rs) & 1)) {
-				unsigned parts = 1 + (unsigned)(xrand(&rs) % 4);
-
-				for (unsigned k = 1; k < parts; k++) {
-					fill_batch(b, n * k / parts, a->q, &seq,
-						   &rs);
-					if (b->n > 0)
-						ops->batch_fill(a->ex, a->q, b);
-					spin_ns(xrand(&rs) % 4000);
-				}
-			}
 			fill_batch(b, n, a->q, &seq, &rs);
 			b->xbuf = &xb[sub % nx];
 			b->xbuf->len = 0;
