@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # There (the GPU machine): run the GPU tests and benchmarks from .devbundle,
 # logs to $OUT. Usage: bash .devbundle/root/scripts/device/run.sh [STEP...]
-# Steps: info tests unit copyloop corpus live bench sweep latency latvar pcie kbench
+# Steps: info tests unit copyloop corpus live bench sweep latency latvar jitter pcie kbench
 # bpf profile (default: info tests corpus live bench).
 set -uo pipefail
 b=$(cd "$(dirname "$0")/../../.." && pwd)
@@ -93,6 +93,15 @@ latvar)
 	done; done
 	{ echo; head -8 /tmp/latvar/gpu-latency.md | grep '^|'; } >>"$OUT/latency-variants.md"
 	cat "$OUT/latency-variants.md" ;;
+jitter)
+	# the floor under the lcores' latency tails: how often a busy-polling
+	# core of this VM stalls, one core alone and eight at once
+	log "lcore jitter"
+	{ echo "# busy-polling stalls on the GPU machine (bench/lcore_jitter, ${JITTER_SECS:-5} s each)"
+	  for cpus in ${JITTER_CPUS:-1 1,2,3,4,5,6,7,8}; do
+		echo; echo "## CPUs $cpus"; echo
+		"$b/bin/lcore_jitter" "${JITTER_SECS:-5}" "$cpus"
+	  done; } 2>&1 | tee "$OUT/lcore-jitter.md" ;;
 pcie)
 	# is host mode bound by PCIe reads? the GPU's PCIe counters (NVML,
 	# nvidia-smi dmon -s t, MB/s) during lossless runs

@@ -303,6 +303,22 @@ START_TEST(test_copy_stress)
 }
 END_TEST
 
+/* Copy mode with eight queues on one GPU and CUDA_DEVICE_MAX_CONNECTIONS
+ * unset: the executor asks for 32 work queues itself (its check passes
+ * only then), after cuInit, before the context. Were the driver to have
+ * read the variable earlier, a copy stream would share a work queue with
+ * the persistent kernel and never run: a queue stuck for 30 s fails. */
+START_TEST(test_copy_many_queues)
+{
+	unsetenv("CUDA_DEVICE_MAX_CONNECTIONS");
+	run_stress(GCAP_MEM_COPY, 8, env_u64("GCAP_GPU_COPY_BATCHES", 50000) / 4);
+	printf("copy mode, 8 queues: CUDA_DEVICE_MAX_CONNECTIONS=%s\n",
+	       getenv("CUDA_DEVICE_MAX_CONNECTIONS") ?
+	       getenv("CUDA_DEVICE_MAX_CONNECTIONS") : "(unset)");
+	ck_assert_str_eq(getenv("CUDA_DEVICE_MAX_CONNECTIONS"), "32");
+}
+END_TEST
+
 /* Copy mode when a batch does not fit in the VRAM staging: the rest of
  * the packets are read in place, results unchanged. */
 START_TEST(test_copy_overflow)
@@ -876,6 +892,7 @@ main(void)
 	ADD(tc, test_copy_work_queues);
 	ADD(tc, test_copy_ring_full);
 	ADD(tc, test_copy_stress);
+	ADD(tc, test_copy_many_queues);
 	ADD(tc, test_doorbell_stress);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
