@@ -564,7 +564,10 @@ static struct gcap_exec *keeper;
 static struct gcap_exec *
 gpu_keeper(char *err)
 {
+	static struct bpf_program all; /* no instructions: accept all */
 	struct gcap_exec_conf ec = {
+		.nfilters = 1,
+		.filters = &all,
 		.nqueues = 1,
 		.ring_size = 2,
 		.batch_max = 32,
