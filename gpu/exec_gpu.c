@@ -66,6 +66,10 @@ _Static_assert(sizeof(struct bpf_insn) == 8, "bpf_insn layout");
 /* packet head bytes each thread loads at once before the filter: Ethernet,
  * two VLAN tags, IPv4 with options or IPv6, and the ports (pipeline.cuh) */
 #define GPU_PREFETCH_DEFAULT 128u
+/* warps of each block polling its doorbell, started this far apart (a
+ * PCIe round trip is about 1-2 us on the H200's host) */
+#define GPU_POLLERS_DEFAULT 1u
+#define GPU_STAGGER_DEFAULT_NS 400u
 /* longest wait for a kernel state copy */
 #define STATE_COPY_TIMEOUT_MS 5000u
 /* blocks per queue when the configuration leaves it to the executor: the
@@ -157,6 +161,8 @@ struct gcap_exec {
 	unsigned bpq; /* blocks per queue */
 	unsigned fault_at;
 	unsigned prefetch; /* bytes of packet head loaded before the filter */
+	unsigned pollers;  /* warps of a block polling its doorbell */
+	unsigned stagger_ns; /* and their spacing */
 	bool stopped;
 	int stop_rc;
 	bool kernel_alive;         /* stop() could not end a kernel: leak */
@@ -846,6 +852,8 @@ dev_launch(struct gcap_exec *ex, struct gpu_dev *d, char *errbuf)
 	kp.snaplen = ex->conf.snaplen;
 	kp.fault_at = ex->fault_at;
 	kp.prefetch = ex->prefetch;
+	kp.pollers = ex->pollers;
+	kp.stagger_ns = ex->stagger_ns;
 	kp.kstate = d->kstate;
 	rc = gcap_cu_err(ex->cu, ex->cu->LaunchKernel(d->fn, d->nblocks, 1, 1,
 			 ex->threads, 1, 1, 0, d->kstream, args, NULL), errbuf,
@@ -934,6 +942,20 @@ gpu_create(const struct gcap_exec_conf *conf, char *errbuf)
 	fa = getenv("GCAP_GPU_PREFETCH");
 	ex->prefetch = fa != NULL ? (unsigned)strtoul(fa, NULL, 10)
 				  : GPU_PREFETCH_DEFAULT;
+	/* GCAP_GPU_POLLERS=N, GCAP_GPU_POLL_STAGGER_NS=T: the benchmarks'
+	 * knobs (warps polling each doorbell, their spacing) */
+	fa = getenv("GCAP_GPU_POLLERS");
+	ex->pollers = fa != NULL ? (unsigned)strtoul(fa, NULL, 10)
+				 : GPU_POLLERS_DEFAULT;
+	if (ex->pollers < 1)
+		ex->pollers = 1;
+	if (ex->pollers > ex->threads / 32u)
+		ex->pollers = ex->threads / 32u;
+	if (ex->pollers > 8)
+		ex->pollers = 8;
+	fa = getenv("GCAP_GPU_POLL_STAGGER_NS");
+	ex->stagger_ns = fa != NULL ? (unsigned)strtoul(fa, NULL, 10)
+				    : GPU_STAGGER_DEFAULT_NS;
 	if (conf->kernel_path != NULL) {
 		/* the cpu executor's host build first: it validates the source
 		 * (FILE:LINE errors, no GPU needed), runs the init hook on the
