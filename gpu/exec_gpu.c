@@ -66,10 +66,9 @@ _Static_assert(sizeof(struct bpf_insn) == 8, "bpf_insn layout");
 /* packet head bytes each thread loads at once before the filter: Ethernet,
  * two VLAN tags, IPv4 with options or IPv6, and the ports (pipeline.cuh) */
 #define GPU_PREFETCH_DEFAULT 128u
-/* warps of each block polling its doorbell, started this far apart (a
- * PCIe round trip is about 1-2 us on the H200's host) */
-#define GPU_POLLERS_DEFAULT 1u
-#define GPU_STAGGER_DEFAULT_NS 400u
+/* how the blocks poll their doorbells (pipeline.cuh) */
+#define GPU_POLL_NS_DEFAULT 0u
+#define GPU_POLL_RELAXED_DEFAULT 0u
 /* longest wait for a kernel state copy */
 #define STATE_COPY_TIMEOUT_MS 5000u
 /* blocks per queue when the configuration leaves it to the executor: the
@@ -161,8 +160,8 @@ struct gcap_exec {
 	unsigned bpq; /* blocks per queue */
 	unsigned fault_at;
 	unsigned prefetch; /* bytes of packet head loaded before the filter */
-	unsigned pollers;  /* warps of a block polling its doorbell */
-	unsigned stagger_ns; /* and their spacing */
+	unsigned poll_ns;  /* pause between doorbell polls */
+	unsigned poll_relaxed; /* relaxed polls, one fence on READY */
 	bool stopped;
 	int stop_rc;
 	bool kernel_alive;         /* stop() could not end a kernel: leak */
@@ -852,8 +851,8 @@ dev_launch(struct gcap_exec *ex, struct gpu_dev *d, char *errbuf)
 	kp.snaplen = ex->conf.snaplen;
 	kp.fault_at = ex->fault_at;
 	kp.prefetch = ex->prefetch;
-	kp.pollers = ex->pollers;
-	kp.stagger_ns = ex->stagger_ns;
+	kp.poll_ns = ex->poll_ns;
+	kp.poll_relaxed = ex->poll_relaxed;
 	kp.kstate = d->kstate;
 	rc = gcap_cu_err(ex->cu, ex->cu->LaunchKernel(d->fn, d->nblocks, 1, 1,
 			 ex->threads, 1, 1, 0, d->kstream, args, NULL), errbuf,
@@ -942,20 +941,16 @@ gpu_create(const struct gcap_exec_conf *conf, char *errbuf)
 	fa = getenv("GCAP_GPU_PREFETCH");
 	ex->prefetch = fa != NULL ? (unsigned)strtoul(fa, NULL, 10)
 				  : GPU_PREFETCH_DEFAULT;
-	/* GCAP_GPU_POLLERS=N, GCAP_GPU_POLL_STAGGER_NS=T: the benchmarks'
-	 * knobs (warps polling each doorbell, their spacing) */
-	fa = getenv("GCAP_GPU_POLLERS");
-	ex->pollers = fa != NULL ? (unsigned)strtoul(fa, NULL, 10)
-				 : GPU_POLLERS_DEFAULT;
-	if (ex->pollers < 1)
-		ex->pollers = 1;
-	if (ex->pollers > ex->threads / 32u)
-		ex->pollers = ex->threads / 32u;
-	if (ex->pollers > 8)
-		ex->pollers = 8;
-	fa = getenv("GCAP_GPU_POLL_STAGGER_NS");
-	ex->stagger_ns = fa != NULL ? (unsigned)strtoul(fa, NULL, 10)
-				    : GPU_STAGGER_DEFAULT_NS;
+	/* GCAP_GPU_POLL_NS=T, GCAP_GPU_POLL_RELAXED=0/1: the benchmarks'
+	 * knobs (pause between doorbell polls, relaxed polls) */
+	fa = getenv("GCAP_GPU_POLL_NS");
+	ex->poll_ns = fa != NULL ? (unsigned)strtoul(fa, NULL, 10)
+				 : GPU_POLL_NS_DEFAULT;
+	if (ex->poll_ns > 100000u)
+		ex->poll_ns = 100000u;
+	fa = getenv("GCAP_GPU_POLL_RELAXED");
+	ex->poll_relaxed = fa != NULL ? strtoul(fa, NULL, 10) != 0
+				      : GPU_POLL_RELAXED_DEFAULT;
 	if (conf->kernel_path != NULL) {
 		/* the cpu executor's host build first: it validates the source
 		 * (FILE:LINE errors, no GPU needed), runs the init hook on the

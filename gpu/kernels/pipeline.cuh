@@ -68,6 +68,15 @@ gcap_ld_acquire_sys64(const unsigned long long *p)
 }
 
 static __device__ __forceinline__ unsigned long long
+gcap_ld_relaxed_sys64(const unsigned long long *p)
+{
+	unsigned long long v;
+
+	asm volatile("ld.relaxed.sys.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+	return v;
+}
+
+static __device__ __forceinline__ unsigned long long
 gcap_globaltimer(void)
 {
 	unsigned long long t;
@@ -191,7 +200,6 @@ struct gcap_gpu_shared {
 	unsigned long long xdata;
 	unsigned long long t0; /* doorbell seen (GPU global timer, ns) */
 	unsigned int cmd, n, xsize, len, nrec, stopped;
-	unsigned int won; /* a poller took the doorbell (or the quit) */
 	unsigned int n_captured, n_filtered, n_truncated, chunk_bytes;
 	const struct gcap_pkt *pkts;
 	struct gcap_gpu_xbuf *xbuf;
@@ -420,71 +428,59 @@ gcap_pipeline_kernel(struct gcap_gpu_kparams kp)
 	unsigned int mask = qd->ring_size - 1u, head = qd->first, batches = 0;
 	const unsigned int *quit = (const unsigned int *)kp.quit;
 
-	if (threadIdx.x == 0)
-		s.won = 0;
-	__syncthreads();
 	for (;;) {
 		struct gcap_gpu_slot *sl = &slots[head & mask];
 
-		/* lane 0 of the first kp.pollers warps polls the slot, each
-		 * started stagger_ns after the one before: a READY is seen
-		 * within a fraction of a PCIe round trip instead of up to a
-		 * whole one. The first to see it (or the quit flag: warp 0)
-		 * takes it; the others stop at the next look. */
-		if ((threadIdx.x & 31u) == 0 &&
-		    (threadIdx.x >> 5) < kp.pollers) {
-			unsigned int pw = threadIdx.x >> 5, spins = 0, st;
+		if (threadIdx.x == 0) {
+			unsigned int spins = 0, st;
+
 			unsigned long long w = 0;
 
-			if (pw)
-				__nanosleep(pw * kp.stagger_ns);
 			for (;;) {
-				if (*(volatile unsigned int *)&s.won)
-					break;
 				/* status (low half) and arg in one read */
-				w = gcap_ld_acquire_sys64((const unsigned long long *)
-							  &sl->status);
+				if (kp.poll_relaxed)
+					w = gcap_ld_relaxed_sys64((const unsigned long long *)
+								  &sl->status);
+				else
+					w = gcap_ld_acquire_sys64((const unsigned long long *)
+								  &sl->status);
 				st = (unsigned int)w;
-				if (st != GCAP_GPU_READY && pw == 0 &&
-				    (++spins & 63u) == 0 &&
-				    gcap_ld_acquire_sys(quit))
-					st = GCAP_GPU_FREE;
-				else if (st != GCAP_GPU_READY)
-					continue;
-				if (atomicCAS(&s.won, 0u, 1u) != 0u)
+				if (st == GCAP_GPU_READY)
 					break;
-				/* no fence here: the load is an acquire at
-				 * system scope, and the barrier below passes
-				 * the order on to the block's other threads */
-				s.t0 = gcap_globaltimer();
-				s.cmd = st;
-				if (st == GCAP_GPU_READY) {
-					unsigned int arg = (unsigned int)(w >> 32);
-					unsigned int slot = head & mask;
-
-					s.n = GCAP_GPU_ARG_N(arg);
-					s.pkts = (const struct gcap_pkt *)qd->pkts +
-						 (size_t)slot * qd->batch_max;
-					s.xbuf = (struct gcap_gpu_xbuf *)qd->xbufs +
-						 GCAP_GPU_ARG_XBUF(arg);
-					s.res = (struct gcap_gpu_result *)qd->res +
-						slot;
+				if ((++spins & 63u) == 0 &&
+				    gcap_ld_acquire_sys(quit)) {
+					st = GCAP_GPU_FREE;
+					break;
 				}
-				break;
+				if (kp.poll_ns)
+					__nanosleep(kp.poll_ns);
+			}
+			/* the load was an acquire at system scope, or (relaxed
+			 * polls) this fence makes it one; the barrier below
+			 * passes the order on to the block's other threads */
+			if (kp.poll_relaxed && st == GCAP_GPU_READY)
+				asm volatile("fence.acq_rel.sys;" : : : "memory");
+			s.t0 = gcap_globaltimer();
+			s.cmd = st;
+			if (st == GCAP_GPU_READY) {
+				unsigned int arg = (unsigned int)(w >> 32);
+				unsigned int slot = head & mask;
+
+				s.n = GCAP_GPU_ARG_N(arg);
+				s.pkts = (const struct gcap_pkt *)qd->pkts +
+					 (size_t)slot * qd->batch_max;
+				s.xbuf = (struct gcap_gpu_xbuf *)qd->xbufs +
+					 GCAP_GPU_ARG_XBUF(arg);
+				s.res = (struct gcap_gpu_result *)qd->res + slot;
+				batches++;
+				if (kp.fault_at && blockIdx.x == 0 &&
+				    batches == kp.fault_at)
+					asm volatile("trap;");
 			}
 		}
 		__syncthreads();
 		if (s.cmd != GCAP_GPU_READY)
 			return;
-		batches++;
-		if (threadIdx.x == 0) {
-			/* every poller has passed the barrier: the next
-			 * round's read s.won after the batch's last one */
-			s.won = 0;
-			if (kp.fault_at && blockIdx.x == 0 &&
-			    batches == kp.fault_at)
-				asm volatile("trap;");
-		}
 		gcap_gpu_batch(&kp, &s);
 		/* the block's stores, the barrier (end of gcap_gpu_batch),
 		 * then thread 0's release store at system scope, which is
