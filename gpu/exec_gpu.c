@@ -66,9 +66,6 @@ _Static_assert(sizeof(struct bpf_insn) == 8, "bpf_insn layout");
 /* packet head bytes each thread loads at once before the filter: Ethernet,
  * two VLAN tags, IPv4 with options or IPv6, and the ports (pipeline.cuh) */
 #define GPU_PREFETCH_DEFAULT 128u
-/* how the blocks poll their doorbells (pipeline.cuh) */
-#define GPU_POLL_NS_DEFAULT 0u
-#define GPU_POLL_RELAXED_DEFAULT 0u
 /* longest wait for a kernel state copy */
 #define STATE_COPY_TIMEOUT_MS 5000u
 /* blocks per queue when the configuration leaves it to the executor: the
@@ -160,8 +157,6 @@ struct gcap_exec {
 	unsigned bpq; /* blocks per queue */
 	unsigned fault_at;
 	unsigned prefetch; /* bytes of packet head loaded before the filter */
-	unsigned poll_ns;  /* pause between doorbell polls */
-	unsigned poll_relaxed; /* relaxed polls, one fence on READY */
 	bool stopped;
 	int stop_rc;
 	bool kernel_alive;         /* stop() could not end a kernel: leak */
@@ -851,8 +846,6 @@ dev_launch(struct gcap_exec *ex, struct gpu_dev *d, char *errbuf)
 	kp.snaplen = ex->conf.snaplen;
 	kp.fault_at = ex->fault_at;
 	kp.prefetch = ex->prefetch;
-	kp.poll_ns = ex->poll_ns;
-	kp.poll_relaxed = ex->poll_relaxed;
 	kp.kstate = d->kstate;
 	rc = gcap_cu_err(ex->cu, ex->cu->LaunchKernel(d->fn, d->nblocks, 1, 1,
 			 ex->threads, 1, 1, 0, d->kstream, args, NULL), errbuf,
@@ -941,16 +934,6 @@ gpu_create(const struct gcap_exec_conf *conf, char *errbuf)
 	fa = getenv("GCAP_GPU_PREFETCH");
 	ex->prefetch = fa != NULL ? (unsigned)strtoul(fa, NULL, 10)
 				  : GPU_PREFETCH_DEFAULT;
-	/* GCAP_GPU_POLL_NS=T, GCAP_GPU_POLL_RELAXED=0/1: the benchmarks'
-	 * knobs (pause between doorbell polls, relaxed polls) */
-	fa = getenv("GCAP_GPU_POLL_NS");
-	ex->poll_ns = fa != NULL ? (unsigned)strtoul(fa, NULL, 10)
-				 : GPU_POLL_NS_DEFAULT;
-	if (ex->poll_ns > 100000u)
-		ex->poll_ns = 100000u;
-	fa = getenv("GCAP_GPU_POLL_RELAXED");
-	ex->poll_relaxed = fa != NULL ? strtoul(fa, NULL, 10) != 0
-				      : GPU_POLL_RELAXED_DEFAULT;
 	if (conf->kernel_path != NULL) {
 		/* the cpu executor's host build first: it validates the source
 		 * (FILE:LINE errors, no GPU needed), runs the init hook on the

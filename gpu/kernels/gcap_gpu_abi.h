@@ -96,10 +96,6 @@ struct gcap_gpu_kparams {
 	uint32_t fault_at; /**< debug: trap on this (1-based) batch of block 0 */
 	uint32_t prefetch; /**< bytes of each packet's head loaded at once
 			    *   before the filter runs (0: none) */
-	uint32_t poll_ns;  /**< pause between two polls of a doorbell */
-	/** 1: poll with relaxed loads, one acquire fence when READY is seen;
-	 *  0: every poll an acquire load */
-	uint32_t poll_relaxed;
 	/** device address of the inline kernel's struct gcap_kstate (0: none;
 	 *  only read by a TU built with GCAP_GPU_INLINE_KERNEL) */
 	uint64_t kstate;

@@ -68,15 +68,6 @@ gcap_ld_acquire_sys64(const unsigned long long *p)
 }
 
 static __device__ __forceinline__ unsigned long long
-gcap_ld_relaxed_sys64(const unsigned long long *p)
-{
-	unsigned long long v;
-
-	asm volatile("ld.relaxed.sys.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-	return v;
-}
-
-static __device__ __forceinline__ unsigned long long
 gcap_globaltimer(void)
 {
 	unsigned long long t;
@@ -438,12 +429,8 @@ gcap_pipeline_kernel(struct gcap_gpu_kparams kp)
 
 			for (;;) {
 				/* status (low half) and arg in one read */
-				if (kp.poll_relaxed)
-					w = gcap_ld_relaxed_sys64((const unsigned long long *)
-								  &sl->status);
-				else
-					w = gcap_ld_acquire_sys64((const unsigned long long *)
-								  &sl->status);
+				w = gcap_ld_acquire_sys64((const unsigned long long *)
+							  &sl->status);
 				st = (unsigned int)w;
 				if (st == GCAP_GPU_READY)
 					break;
@@ -452,14 +439,10 @@ gcap_pipeline_kernel(struct gcap_gpu_kparams kp)
 					st = GCAP_GPU_FREE;
 					break;
 				}
-				if (kp.poll_ns)
-					__nanosleep(kp.poll_ns);
 			}
-			/* the load was an acquire at system scope, or (relaxed
-			 * polls) this fence makes it one; the barrier below
-			 * passes the order on to the block's other threads */
-			if (kp.poll_relaxed && st == GCAP_GPU_READY)
-				asm volatile("fence.acq_rel.sys;" : : : "memory");
+			/* no fence here: the load is an acquire at system
+			 * scope, and the barrier below passes the order on to
+			 * the block's other threads */
 			s.t0 = gcap_globaltimer();
 			s.cmd = st;
 			if (st == GCAP_GPU_READY) {
