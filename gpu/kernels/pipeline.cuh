@@ -166,22 +166,45 @@ gcap_warp_copy(unsigned char *dst, const unsigned char *src, unsigned int len,
 		dst[b] = 0;
 }
 
+/* Most bytes of a packet's head the prefetch loads (kp->prefetch is cut to
+ * it): the sectors it spans, a word each, are loads unrolled in one go. */
+#define GCAP_GPU_PREFETCH_MAX 256u
+#define GCAP_GPU_PREFETCH_SECTORS (GCAP_GPU_PREFETCH_MAX / 32u + 1u)
+
 /* Load the first n bytes of a packet (at most caplen) at once, a word per
- * 32-byte sector, all loads in flight together, and wait for them: the
- * filter's byte loads that follow, one dependent on the other, then hit the
- * SM's L1 instead of crossing PCIe one after the other (host memory). The
- * words read lie in the sectors that hold the packet's bytes, so in its
- * pages. */
-static __device__ __forceinline__ void
+ * 32-byte sector, all loads in flight together (unrolled and predicated: a
+ * loop that summed each word as it came would wait out a PCIe round trip
+ * per sector): the filter's byte loads that follow, one dependent on the
+ * other, then hit the SM's L1 instead of crossing PCIe one after the
+ * other (host memory). The words read lie in the sectors that hold the
+ * packet's bytes, so in its pages. Returns their sum without waiting for
+ * them: gcap_gpu_wait() on it waits, so that the thread can ask for other
+ * things in between. */
+static __device__ __forceinline__ unsigned int
 gcap_gpu_prefetch(const unsigned char *p, unsigned int caplen, unsigned int n)
 {
 	unsigned long long a = (unsigned long long)p & ~31ull;
-	unsigned long long e = (unsigned long long)p + (caplen < n ? caplen : n);
-	unsigned int acc = 0;
+	unsigned long long e;
+	unsigned int v[GCAP_GPU_PREFETCH_SECTORS], acc = 0, k;
 
-	for (; a < e; a += 32u)
-		acc += __ldca((const unsigned int *)a);
-	asm volatile("" : : "r"(acc));
+	if (n > GCAP_GPU_PREFETCH_MAX)
+		n = GCAP_GPU_PREFETCH_MAX;
+	e = (unsigned long long)p + (caplen < n ? caplen : n);
+#pragma unroll
+	for (k = 0; k < GCAP_GPU_PREFETCH_SECTORS; k++)
+		v[k] = a + 32u * k < e ?
+		       __ldca((const unsigned int *)(a + 32u * k)) : 0u;
+#pragma unroll
+	for (k = 0; k < GCAP_GPU_PREFETCH_SECTORS; k++)
+		acc += v[k];
+	return acc;
+}
+
+/* Wait for the loads behind v (and keep them: v is used). */
+static __device__ __forceinline__ void
+gcap_gpu_wait(unsigned int v)
+{
+	asm volatile("" : : "r"(v));
 }
 
 struct gcap_gpu_shared {
@@ -278,16 +301,27 @@ gcap_gpu_batch(const struct gcap_gpu_kparams *kp, struct gcap_gpu_shared *s)
 {
 	unsigned int tid = threadIdx.x, nthr = blockDim.x;
 	unsigned int lane = tid & 31u, warp = tid >> 5, nwarps = nthr >> 5;
-	unsigned int c0, k, total, nw;
+	unsigned int c0, k, total, nw, pf = 0;
+	unsigned long long xdata = 0;
+	unsigned int xsize = 0, xlen = 0, xnrec = 0;
 	struct gcap_pkt d0;
 
-	/* the first chunk's descriptors and packet heads load while thread 0
-	 * reads the export buffer's fields: one PCIe round trip, not two */
+	/* Two round trips before the filter, not three: thread 0 asks for
+	 * the export buffer's fields first, so that they cross PCIe with the
+	 * descriptors; every thread then asks for its packet's head (which
+	 * needs its descriptor) and waits for it only after the barrier.
+	 * (Thread 0 used to wait for its own head, then read the fields.) */
+	if (tid == 0) {
+		xdata = s->xbuf->data;
+		xsize = s->xbuf->size;
+		xlen = s->xbuf->len;
+		xnrec = s->xbuf->nrec;
+	}
 	if (tid < s->n) {
 		d0 = s->pkts[tid];
 		if (kp->prefetch)
-			gcap_gpu_prefetch((const unsigned char *)d0.addr,
-					  d0.caplen, kp->prefetch);
+			pf = gcap_gpu_prefetch((const unsigned char *)d0.addr,
+					       d0.caplen, kp->prefetch);
 	}
 	if (tid < GCAP_MAX_OUTPUTS)
 		s->out[tid] = 0;
@@ -295,12 +329,13 @@ gcap_gpu_batch(const struct gcap_gpu_kparams *kp, struct gcap_gpu_shared *s)
 		s->bytes = 0;
 		s->n_captured = s->n_filtered = s->n_truncated = 0;
 		s->stopped = 0;
-		s->xdata = s->xbuf->data;
-		s->xsize = s->xbuf->size;
-		s->len = s->xbuf->len;
-		s->nrec = s->xbuf->nrec;
+		s->xdata = xdata;
+		s->xsize = xsize;
+		s->len = xlen;
+		s->nrec = xnrec;
 	}
 	__syncthreads();
+	gcap_gpu_wait(pf);
 
 	for (c0 = 0; c0 < s->n; c0 += nthr) {
 		unsigned int i = c0 + tid, sz = 0, excl, wflag = 0, widx;
@@ -315,9 +350,9 @@ gcap_gpu_batch(const struct gcap_gpu_kparams *kp, struct gcap_gpu_shared *s)
 			} else {
 				d = s->pkts[i];
 				if (kp->prefetch)
-					gcap_gpu_prefetch((const unsigned char *)
-							  d.addr, d.caplen,
-							  kp->prefetch);
+					gcap_gpu_wait(gcap_gpu_prefetch(
+						(const unsigned char *)d.addr,
+						d.caplen, kp->prefetch));
 			}
 			p = (const unsigned char *)d.addr;
 			mask = gcap_gpu_outmask(kp, p, d.wirelen, d.caplen);
