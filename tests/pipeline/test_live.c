@@ -67,6 +67,22 @@ static struct {
 
 static struct gcap_exec_ops mock_ops;
 
+/* Nonzero: the mock reports a start time as a GPU would, on a clock 1 s
+ * ahead of the host's real time, batch k seen (k % 4) * in_step_ns after
+ * its submission (test_in_back_split). Outside mk: run() clears mk. */
+static uint64_t in_step_ns;
+
+static int64_t
+real_minus_mono(void)
+{
+	struct timespec r, m;
+
+	clock_gettime(CLOCK_REALTIME, &r);
+	clock_gettime(CLOCK_MONOTONIC, &m);
+	return (int64_t)(r.tv_sec - m.tv_sec) * 1000000000 +
+	       (r.tv_nsec - m.tv_nsec);
+}
+
 static int
 mock_submit(struct gcap_exec *ex, unsigned q, struct gcap_batch *b)
 {
@@ -81,6 +97,9 @@ mock_submit(struct gcap_exec *ex, unsigned q, struct gcap_batch *b)
 	r = gcap_exec_cpu_ops.batch_submit(ex, q, b);
 	if (r < 0)
 		return r;
+	if (in_step_ns != 0)
+		b->res->start_ns = b->submit_t + (uint64_t)real_minus_mono() +
+				   1000000000u + (mk.batches % 4) * in_step_ns;
 	mk.done_at[mk.head++ % RING] = mono_ns() + mk.delay_ns;
 	mk.batches++;
 	mk.pkts += b->n;
@@ -123,6 +142,7 @@ struct run_result {
 	uint64_t lat_p50_ns, lat_p99_ns;
 	uint64_t cycle_p1_ns, cycle_p50_ns, cycle_p99_ns; /* submit-to-verdict */
 	uint64_t exec_p50_ns;               /* the executor's own time */
+	uint64_t in_p1_ns, in_p50_ns, in_p99_ns, back_p1_ns; /* its doorbells */
 };
 
 static void
@@ -208,6 +228,10 @@ run(uint64_t delay_ns, unsigned lanes, uint64_t rate, unsigned ms,
 	out->cycle_p50_ns = gcap_pipeline_latency_of_ns(pl, GCAP_LAT_CYCLE, 50);
 	out->cycle_p99_ns = gcap_pipeline_latency_of_ns(pl, GCAP_LAT_CYCLE, 99);
 	out->exec_p50_ns = gcap_pipeline_latency_of_ns(pl, GCAP_LAT_EXEC, 50);
+	out->in_p1_ns = gcap_pipeline_latency_of_ns(pl, GCAP_LAT_IN, 1);
+	out->in_p50_ns = gcap_pipeline_latency_of_ns(pl, GCAP_LAT_IN, 50);
+	out->in_p99_ns = gcap_pipeline_latency_of_ns(pl, GCAP_LAT_IN, 99);
+	out->back_p1_ns = gcap_pipeline_latency_of_ns(pl, GCAP_LAT_BACK, 1);
 	gcap_pipeline_destroy(pl);
 	ck_assert_msg(gcap_writer_close(w, NULL, err) == 0, "close: %s", err);
 	mock_ops.destroy(ex);
@@ -289,6 +313,33 @@ START_TEST(test_batches_grow_under_load)
 			      (double)r.lat_p50_ns / 1e3, want_us,
 			      (double)r.cycle_p50_ns / 1e3, span_us);
 	}
+}
+END_TEST
+
+/* The doorbells' parts: an executor whose clock is 1 s ahead of the host's
+ * and which sees batches 0, 50, 100, 150 us after their submission in
+ * turn, answering 200 us after it. "in" must come out as those delays (the
+ * floor takes the clocks' offset out), "back" as the rest of the cycle. */
+START_TEST(test_in_back_split)
+{
+	struct run_result r;
+
+	in_step_ns = 50000;
+	run(200000, 1, 100000, 400, false, &r);
+	in_step_ns = 0;
+	ck_assert_uint_gt(mk.batches, 100);
+	printf("in p1/p50/p99 %" PRIu64 "/%" PRIu64 "/%" PRIu64 " us, back p1 %"
+	       PRIu64 " us\n", r.in_p1_ns / 1000u, r.in_p50_ns / 1000u,
+	       r.in_p99_ns / 1000u, r.back_p1_ns / 1000u);
+	ck_assert_msg(r.in_p1_ns <= 1000, "in p1 %" PRIu64 " ns: the clocks' "
+		      "offset was not taken out", r.in_p1_ns);
+	ck_assert_msg(r.in_p50_ns >= 49000 && r.in_p50_ns <= 102000,
+		      "in p50 %" PRIu64 " ns, expected 50 or 100 us", r.in_p50_ns);
+	ck_assert_msg(r.in_p99_ns >= 149000 && r.in_p99_ns <= 152000,
+		      "in p99 %" PRIu64 " ns, expected 150 us", r.in_p99_ns);
+	/* a cycle is at least 200 us, "in" at most 150 */
+	ck_assert_msg(r.back_p1_ns >= 45000, "back p1 %" PRIu64 " ns, expected "
+		      "at least 50 us less the executor's time", r.back_p1_ns);
 }
 END_TEST
 
@@ -461,6 +512,7 @@ main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_batches_grow_under_load);
 	tcase_add_test(tc, test_lanes_spread);
+	tcase_add_test(tc, test_in_back_split);
 	tcase_add_test(tc, test_low_load_small_batches);
 	tcase_add_test(tc, test_stop_submits_open_batch);
 	tcase_add_test(tc, test_mbufs_return);
