@@ -6,8 +6,10 @@
 # the load made, the executor's own time per batch (GPU: doorbell seen to
 # DONE by the GPU's clock), the time from submit to the verdicts seen by the
 # RX lcore, drops and CPU cores used. Submit-to-done minus executor time is
-# the doorbell in both directions; latency minus submit-to-done is the wait
-# in the open batch for a free lane.
+# the doorbell in both directions, split into "in" (submit to the GPU seeing
+# READY, above its quickest of the last 0.1-0.2 s) and "back" (the rest);
+# latency minus submit-to-done is the wait in the open batch for a free
+# lane.
 #
 # env: GPU_CAPTURE, OUT_DIR, SECS (2), QUEUES ("1 8"), RATES (Mpps per
 #      queue, "0.1 1 5 10 15"), BACKENDS ("cpu gpu-host"), GPU_BLOCKS,
