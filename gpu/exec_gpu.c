@@ -598,6 +598,27 @@ dev_open(struct gcap_exec *ex, struct gpu_dev *d, int ordinal, char *errbuf)
 	return ctx_on(ex, d, errbuf);
 }
 
+/* which GPU runs which queues: "GPU 1 (NVIDIA H200, 0000:2a:00.0):
+ * queues 1,3" (--gpu 0,1 spreads them round-robin) */
+static void
+log_dev_queues(const struct gcap_exec *ex, const struct gpu_dev *d)
+{
+	char name[64] = "?", bus[32] = "?", qs[128] = "";
+	size_t n = 0;
+	unsigned q;
+
+	ex->cu->DeviceGetName(name, sizeof(name), d->dev);
+	ex->cu->DeviceGetPCIBusId(bus, sizeof(bus), d->dev);
+	for (q = 0; q < ex->conf.nqueues && n < sizeof(qs) - 12; q++)
+		if (ex->qs[q].dev == d)
+			n += (size_t)snprintf(qs + n, sizeof(qs) - n, "%s%u",
+					      n ? "," : "", q);
+	if (q < ex->conf.nqueues)
+		snprintf(qs + n, sizeof(qs) - n, ",...");
+	GPU_LOG(INFO, "GPU %d (%s, %s): %u block(s), queues %s\n",
+		d->ordinal, name, bus, d->nblocks, qs);
+}
+
 static int
 host_alloc(struct gcap_exec *ex, void **p, size_t len, char *errbuf,
 	   const char *what)
@@ -1087,6 +1108,8 @@ gpu_create(const struct gcap_exec_conf *conf, char *errbuf)
 	GPU_LOG(INFO, "%u queue(s) on %u GPU(s), %u threads per block, "
 		"memory mode %s\n", conf->nqueues, ex->ndev, ex->threads,
 		gcap_mem_name(conf->mem));
+	for (i = 0; i < ex->ndev; i++)
+		log_dev_queues(ex, &ex->dev[i]);
 	return ex;
 fail:
 	gpu_destroy(ex);

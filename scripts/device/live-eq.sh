@@ -2,6 +2,7 @@
 # Live equality on the GPU backend: gpu-capture on net_pcap ports replaying
 # corpus files (host and copy memory modes, one and three ports) against
 # tcpdump's offline run of the same files. Arg: the bundle directory.
+# GPUS=0,1: the queues spread over those GPUs (--gpu).
 set -uo pipefail
 b=$1
 G=$b/bin/gpu-capture CMP=$b/bin/pcap-cmp T="$b/bin/tcpdump -Z root"
@@ -19,7 +20,7 @@ check() { # name out ref
 }
 # MEMS=cpu runs the same comparison on the cpu backend
 for mem in ${MEMS:-host copy}; do
-	be="--backend gpu --mem $mem"
+	be="--backend gpu --mem $mem${GPUS:+ --gpu $GPUS}"
 	[ "$mem" = cpu ] && be="--backend cpu"
 	for fe in "${files[@]}"; do
 		f=$fe

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # There (the GPU machine): run the GPU tests and benchmarks from .devbundle,
 # logs to $OUT. Usage: bash .devbundle/root/scripts/device/run.sh [STEP...]
-# Steps: info tests unit copyloop corpus live bench sweep latency latvar jitter pcie kbench
+# Steps: info tests unit copyloop corpus live multigpu bench sweep latency latvar jitter pcie kbench
 # bpf profile (default: info tests corpus live bench).
 set -uo pipefail
 b=$(cd "$(dirname "$0")/../../.." && pwd)
@@ -46,6 +46,38 @@ copyloop)
 		echo "queues $q run $i rc=$? $(python3 -c "import json; d=json.load(open('/tmp/copy.json')); print(d['rx_mpps'], 'Mpps, drops', d['dropped'])" 2>/dev/null) $(tail -2 /tmp/copy.log | tr '\n' ' ')"
 		rm -f /tmp/copy.json /dev/shm/gcap-copy.pcap
 	done; done | tee "$OUT/copy-loop.log" ;;
+multigpu)
+	# two GPUs (the nvidia-h200-x2 kind): the executor test across them,
+	# where each queue ran (-v placement lines, nvidia-smi during the
+	# run), one GPU against two on the same lcores, live equality
+	log "two GPUs (--gpu 0,1)"
+	{ nvidia-smi -L; nvidia-smi topo -m
+	  ( cd "$b/.." && export GCAP_SOURCE_ROOT=$PWD CK_DEFAULT_TIMEOUT=120 \
+		GCAP_GPU_CORPUS=$PWD/.devbundle/data/mix-en10mb.pcap GCAP_CACHE_DIR=/tmp/gcap-cache
+	    GCAP_GPU_TESTS=test_multi_gpu timeout 60 .devbundle/bin/test_gpu; echo "test_multi_gpu rc=$?" )
+	  for mem in host copy; do
+		echo "## gpu-capture -v --gpu 0,1 --mem $mem, net_null 64 B, ${MG_QUEUES:-8} queues, lossless"
+		( cd /tmp && timeout 60 "$b/bin/gpu-capture" -v -i net_null0,size=64,copy=1 --queues ${MG_QUEUES:-8} \
+			--backend gpu --mem $mem --gpu 0,1 --busy-poll --backpressure --duration 5 \
+			--summary-json /tmp/mg.json -w /dev/shm/gcap-mg.pcap 'tcp port 80 or udp port 53' ) >/tmp/mg.log 2>&1 &
+		sleep 3.5
+		nvidia-smi --query-compute-apps=gpu_bus_id,pid,used_memory --format=csv
+		nvidia-smi --query-gpu=index,pci.bus_id,utilization.gpu,memory.used --format=csv
+		wait; echo "rc=$?"
+		grep -E "GPU [0-9]+ \(|queue\(s\) on" /tmp/mg.log
+		python3 -c "import json; d=json.load(open('/tmp/mg.json')); print(d['rx_mpps'], 'Mpps, drops', d['dropped'], 'queues rx', [x['rx'] for x in d['queues']])"
+		rm -f /tmp/mg.json /dev/shm/gcap-mg.pcap
+	  done; } 2>&1 | tee "$OUT/multi-gpu.log"
+	for g in 0 0,1; do
+		EXTRA="--gpu $g" GPU_CAPTURE=$b/bin/gpu-capture MIX_PCAP=$b/shared/data/bench/mix-en10mb.pcap \
+			OUT_DIR=/tmp/mg-$g SECS=${SECS:-2} SOURCES=null QUEUES="${MG_BENCH_QUEUES:-8 14 28}" \
+			BACKENDS="${MG_BACKENDS:-gpu-host gpu-copy}" timeout 300 bash "$b/root/bench/gpu_capture.sh" \
+			>/dev/null 2>>"$OUT/bench-stderr.log"
+		{ echo "## --gpu $g"; cat /tmp/mg-$g/gpu-capture-bench.md; echo; } >>"$OUT/multi-gpu-bench.md"
+	done
+	cat "$OUT/multi-gpu-bench.md"
+	GPUS=0,1 timeout ${LIVE_TIMEOUT:-200} bash "$b/root/scripts/device/live-eq.sh" "$b" >"$OUT/live-gpu2.log" 2>&1
+	echo "live --gpu 0,1 rc=$?" | tee -a "$OUT/live-gpu2.log"; tail -3 "$OUT/live-gpu2.log" ;;
 corpus)
 	log "offline corpus, gpu backend"
 	for mode in ${CORPUS_MODES:-compiled interp}; do for mem in ${CORPUS_MEMS:-host}; do
