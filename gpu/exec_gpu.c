@@ -71,6 +71,10 @@ _Static_assert(sizeof(struct bpf_insn) == 8, "bpf_insn layout");
 /* blocks per queue when the configuration leaves it to the executor: the
  * most of these that the ring and every GPU's SMs allow */
 #define GPU_AUTO_BLOCKS 4u
+/* copy mode: streams per GPU (GCAP_GPU_COPY_STREAMS, up to _MAX, and no
+ * more than CUDA_DEVICE_MAX_CONNECTIONS allows) */
+#define GPU_COPY_STREAMS 6u
+#define GPU_COPY_STREAMS_MAX 30u
 #define GPU_PAGE (64u * 1024u)
 #define KERNEL_NAME "gcap_pipeline_kernel"
 /* bytes of VRAM staging per packet slot in copy mode: room for the span
@@ -105,6 +109,9 @@ struct gpu_dev {
 	CUfunction fn;
 	CUstream kstream;
 	CUstream sstream;  /* state snapshots beside the running kernel */
+	CUstream cstreams[GPU_COPY_STREAMS_MAX]; /* copy mode, shared by its queues */
+	unsigned ncs;      /* copy streams in use (0: not copy mode) */
+	unsigned nqs;      /* queues set up so far (their copy stream) */
 	CUdeviceptr insns, progs, qdesc;
 	CUdeviceptr kstate;   /* inline kernel state (VRAM), or 0 */
 	CUfunction kcopy;     /* gcap_kstate_copy, with an inline kernel */
@@ -703,10 +710,16 @@ queue_setup(struct gcap_exec *ex, struct gpu_queue *qs, char *errbuf)
 
 	qs->shadow = (struct gcap_pkt *)(h + o_shadow);
 	qs->copy_bytes = c->batch_max * COPY_BYTES_PER_PKT;
-	rc = gcap_cu_err(ex->cu, ex->cu->StreamCreate(&qs->cstream,
-			 CU_STREAM_NON_BLOCKING), errbuf, "cuStreamCreate(copy)");
-	if (rc)
-		return rc;
+	/* the device's streams in turn: the first ncs queues create them */
+	i = qs->dev->nqs++ % qs->dev->ncs;
+	if (qs->dev->cstreams[i] == NULL) {
+		rc = gcap_cu_err(ex->cu, ex->cu->StreamCreate(&qs->dev->cstreams[i],
+				 CU_STREAM_NON_BLOCKING), errbuf,
+				 "cuStreamCreate(copy)");
+		if (rc)
+			return rc;
+	}
+	qs->cstream = qs->dev->cstreams[i];
 	rc = gcap_cu_err(ex->cu, ex->cu->MemAlloc(&qs->vpkts,
 			 npk * sizeof(struct gcap_pkt)), errbuf,
 			 "cuMemAlloc(copy descriptors)");
@@ -881,31 +894,37 @@ static void gpu_destroy(struct gcap_exec *ex);
 static int gpu_stop(struct gcap_exec *ex, unsigned timeout_ms, char *errbuf);
 
 /*
- * Streams share the driver's hardware work queues (CUDA_DEVICE_MAX_
- * CONNECTIONS, 8 by default, read when a context is created): a copy
- * stream that shared one with the kernel stream would wait behind the
- * persistent kernel, which never ends. Copy mode needs a queue per copy
- * stream plus the kernel's and the state snapshot's; where a GPU gets more
- * than six queues and the user has not chosen, ask for 32 (the most)
- * before the first context, and only then: a context with 32 starts about
- * 0.7 s slower (H200: 1.17 s against 0.47 s). gpu_create checks the value.
+ * Copy mode's streams on one GPU. Streams share the driver's hardware work
+ * queues (CUDA_DEVICE_MAX_CONNECTIONS, 8 by default, read when a context
+ * is created): a copy stream that shared one with the kernel's stream
+ * would wait behind the persistent kernel, which never ends. So a GPU gets
+ * at most that many, less the kernel's and the state snapshot's, and by
+ * default no more than GPU_COPY_STREAMS: its queues take them in turn (a
+ * stream keeps each queue's copies before its doorbell, whichever lcore
+ * issued them).
+ * More streams did not copy faster and many were ruinous (H200, --mem
+ * copy on one GPU, 64-byte packets: 17 Mpps with 8 queues each on its own
+ * stream, 8 with 24, 0.85 with 28; copy-queues-h200x2-7e2d341.log).
  */
-static void
-copy_connections(const struct gcap_exec_conf *conf, const int *ords,
-		 unsigned nord)
+static int
+copy_streams(struct gpu_dev *d, char *errbuf)
 {
-	unsigned i, q, most = 0;
+	const char *mc = getenv("CUDA_DEVICE_MAX_CONNECTIONS");
+	const char *cs = getenv("GCAP_GPU_COPY_STREAMS");
+	unsigned conns = mc ? (unsigned)strtoul(mc, NULL, 10) : 8;
+	unsigned most = cs ? (unsigned)strtoul(cs, NULL, 10) : GPU_COPY_STREAMS;
 
-	for (i = 0; i < nord; i++) {
-		unsigned n = 0;
-
-		for (q = 0; q < conf->nqueues; q++)
-			if (ords[q % nord] == ords[i])
-				n++;
-		most = n > most ? n : most;
-	}
-	if (most + 2 > 8)
-		setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", 0);
+	if (conns < 3)
+		return gcap_err(errbuf, ENOSPC, "gpu executor: copy mode on GPU "
+				"%d needs 3 CUDA work queues (a copy stream, the "
+				"kernel's, the state's), CUDA_DEVICE_MAX_CONNECTIONS "
+				"is %u", d->ordinal, conns);
+	if (most == 0 || most > GPU_COPY_STREAMS_MAX)
+		most = GPU_COPY_STREAMS;
+	d->ncs = d->nq < conns - 2 ? d->nq : conns - 2;
+	if (d->ncs > most)
+		d->ncs = most;
+	return 0;
 }
 
 static struct gcap_exec *
@@ -996,8 +1015,6 @@ gpu_create(const struct gcap_exec_conf *conf, char *errbuf)
 		rc = gcap_err(errbuf, ENOMEM, "gpu executor: out of memory");
 		goto fail;
 	}
-	if (conf->mem == GCAP_MEM_COPY)
-		copy_connections(conf, ords, nord);
 	/* queue q on gpus[q % ngpus]; one context per distinct device */
 	for (q = 0; q < conf->nqueues; q++) {
 		int ord = ords[q % nord];
@@ -1060,21 +1077,9 @@ gpu_create(const struct gcap_exec_conf *conf, char *errbuf)
 			goto fail;
 		}
 		if (conf->mem == GCAP_MEM_COPY) {
-			/* a copy stream per queue, the kernel's and the state
-			 * snapshot's, each on its own hardware work queue (see
-			 * gpu/cuda.c): one shared with the kernel's never runs */
-			const char *mc = getenv("CUDA_DEVICE_MAX_CONNECTIONS");
-			unsigned conns = mc ? (unsigned)strtoul(mc, NULL, 10) : 8;
-
-			if (d->nq + 2 > conns) {
-				rc = gcap_err(errbuf, ENOSPC, "gpu executor: copy mode "
-					      "with %u queues on GPU %d needs %u CUDA "
-					      "work queues, CUDA_DEVICE_MAX_CONNECTIONS "
-					      "is %u (at most 32): fewer queues per GPU, "
-					      "or --mem host", d->nq, d->ordinal,
-					      d->nq + 2, conns);
+			rc = copy_streams(d, errbuf);
+			if (rc)
 				goto fail;
-			}
 		}
 		rc = ctx_on(ex, d, errbuf);
 		if (!rc)
@@ -1163,8 +1168,6 @@ gpu_destroy(struct gcap_exec *ex)
 
 			if (qs->dev)
 				cu->CtxSetCurrent(qs->dev->ctx);
-			if (qs->cstream)
-				cu->StreamDestroy(qs->cstream);
 			if (qs->vpkts)
 				cu->MemFree(qs->vpkts);
 			if (qs->vdata)
@@ -1187,6 +1190,9 @@ gpu_destroy(struct gcap_exec *ex)
 				cu->StreamDestroy(d->kstream);
 			if (d->sstream)
 				cu->StreamDestroy(d->sstream);
+			for (q = 0; q < d->ncs; q++)
+				if (d->cstreams[q])
+					cu->StreamDestroy(d->cstreams[q]);
 			if (d->qdesc)
 				cu->MemFree(d->qdesc);
 			if (d->insns)

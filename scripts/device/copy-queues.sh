@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Copy mode with many queues on one GPU (it collapsed to ~1 Mpps with 28
-# queues on one H200 while 14 ran at 16 Mpps): lossless runs at growing
-# queue counts, per-queue packets, and a perf profile of the worst case.
+# Copy mode with many queues on one GPU (a stream per queue collapsed to
+# ~1 Mpps with 28 queues on one H200 while 14 ran at 16 Mpps): lossless
+# runs at growing queue counts, per-queue packets, variants side by side.
 # Args: the bundle directory, the output directory.
 set -uo pipefail
 b=$1 out=$2
@@ -18,19 +18,14 @@ import json; d=json.load(open('/tmp/cq.json'))
 print('%.2f Mpps, exec us/batch %.1f, batch %.1f, p50/p99 %s/%s us, drops %s, per queue Mpps %s' % (d['rx_mpps'], d['exec_us_mean'], d['batch_mean'], d['latency_us']['p50'], d['latency_us']['p99'], d['dropped']['pipeline_full'], [round(x['rx']/d['seconds']/1e6,2) for x in d['queues']]))" 2>&1) $(grep -v '^gpucap.gpu' /tmp/cq.log | tail -2 | tr '\n' ' ')"
 	rm -f /tmp/cq.json /dev/shm/gcap-cq.pcap*
 }
+# CQ_VARIANTS: "label:ENV=V,ENV=V:extra args;label:..." (parts may be empty)
+IFS=';' read -ra variants <<<"${CQ_VARIANTS:-default::}"
 {
-for q in ${CQ_QUEUES:-14 20 24 26 28}; do
-	run "copy --gpu 0 --queues $q" -- --gpu 0 --queues $q --backpressure
+for q in ${CQ_QUEUES:-8 14 28}; do
+	for v in "${variants[@]}"; do
+		IFS=: read -r label envs extra <<<"$v"
+		# shellcheck disable=SC2086
+		run "copy --gpu 0 --queues $q, $label" $(echo "$envs" | tr ',' ' ') -- --gpu 0 --queues $q --backpressure $extra
+	done
 done
-run "copy --gpu 0 --queues 28, CUDA_DEVICE_MAX_CONNECTIONS=8" CUDA_DEVICE_MAX_CONNECTIONS=8 -- --gpu 0 --queues 28 --backpressure
-run "copy --gpu 0 --queues 14, CUDA_DEVICE_MAX_CONNECTIONS=8" CUDA_DEVICE_MAX_CONNECTIONS=8 -- --gpu 0 --queues 14 --backpressure
-if [ -x "$b/bin/perf" ] || command -v perf >/dev/null; then
-	P=$(command -v perf || echo "$b/bin/perf")
-	echo "## perf, copy --gpu 0 --queues ${CQ_PERF_QUEUES:-28}"
-	( cd /tmp && timeout 60 "$P" record -q -e cpu-clock -F 999 -o /tmp/cq-perf.data -- "$G" -q -i net_null0,size=64,copy=1 \
-		--backend gpu --mem copy --gpu 0 --queues ${CQ_PERF_QUEUES:-28} --busy-poll --backpressure --duration 3 \
-		-w /dev/shm/gcap-cq.pcap 'tcp port 80 or udp port 53' ) >/dev/null 2>&1
-	"$P" report -i /tmp/cq-perf.data --no-children --sort dso,sym --stdio 2>/dev/null | grep -v '^#' | grep '%' | head -30
-	rm -f /tmp/cq-perf.data /dev/shm/gcap-cq.pcap*
-fi
 } 2>&1 | tee "$out/copy-queues.log"
