@@ -10,7 +10,7 @@ run() { # label env... -- gpu-capture args
 	local label=$1; shift
 	local envs=()
 	while [ "$1" != -- ]; do envs+=("$1"); shift; done; shift
-	( cd /tmp && env "${envs[@]}" timeout 60 "$G" -i net_null0,size=64,copy=1 --backend gpu --mem copy \
+	( cd /tmp && env "${envs[@]}" timeout 60 "$G" -i net_null0,size=64,copy=1 --backend gpu --mem ${CQ_MEM:-copy} \
 		--busy-poll --duration ${CQ_SECS:-3} --summary-json /tmp/cq.json -w /dev/shm/gcap-cq.pcap "$@" \
 		'tcp port 80 or udp port 53' ) >/tmp/cq.log 2>&1
 	echo "$label rc=$? $(python3 -c "
@@ -25,7 +25,7 @@ for q in ${CQ_QUEUES:-8 14 28}; do
 	for v in "${variants[@]}"; do
 		IFS=: read -r label envs extra <<<"$v"
 		# shellcheck disable=SC2086
-		run "copy --gpu 0 --queues $q, $label" $(echo "$envs" | tr ',' ' ') -- --gpu 0 --queues $q --backpressure $extra
+		run "${CQ_MEM:-copy} --gpu 0 --queues $q, $label" $(echo "$envs" | tr ',' ' ') -- --gpu 0 --queues $q --backpressure $extra
 	done
 done
-} 2>&1 | tee "$out/copy-queues.log"
+} 2>&1 | tee -a "$out/copy-queues.log"
