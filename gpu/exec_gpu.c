@@ -1041,13 +1041,18 @@ gpu_create(const struct gcap_exec_conf *conf, char *errbuf)
 			      "memory); the queues map to %u GPUs", ex->ndev);
 		goto fail;
 	}
-	if (conf->blocks_per_queue == 0 &&
+	if (conf->blocks_per_queue == 0 && conf->mem != GCAP_MEM_COPY &&
 	    (ex->kernel == NULL || !gcap_khost_ordered(ex->kernel))) {
 		/* default: four (else two) blocks per queue where the ring and
 		 * every GPU's SMs allow: the pipeline spreads a queue's batches
 		 * over them, so a batch waits for a free block a quarter of a
 		 * round trip instead of half (H200: p99 at 5 Mpps on one queue
-		 * 18 us instead of 25); one for ordered kernels, which need it */
+		 * 18 us instead of 25); one for ordered kernels, which need it,
+		 * and in copy mode, where the copy engines set the pace and
+		 * more blocks polling the doorbells starved them (one H200, 64 B
+		 * lossless: 24 queues 8.1 Mpps with four blocks, 16.4 with two,
+		 * 17.2 with one; 28 queues 1.3 and 17.0 with one;
+		 * copy-queues-h200x2-75ced82.log, -blocks-h200x2-5452c59) */
 		for (unsigned cand = GPU_AUTO_BLOCKS; cand > 1; cand /= 2) {
 			bool fits = conf->ring_size >= cand;
 

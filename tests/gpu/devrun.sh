@@ -14,7 +14,7 @@ L=$OUT/gpu-tests.log
 ALL=test_truncation,test_corpus_host,test_corpus_copy,test_corpus_compiled
 ALL=$ALL,test_copy_overflow,test_kernel_fault,test_quit_full_load,test_pools
 ALL=$ALL,test_multi_gpu,test_copy_stress,test_copy_work_queues,test_copy_ring_full
-ALL=$ALL,test_copy_many_queues
+ALL=$ALL,test_copy_many_queues,test_default_blocks
 {
 	echo "commit: $(cat .devbundle/COMMIT 2>/dev/null)"
 	nvidia-smi -L

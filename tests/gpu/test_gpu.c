@@ -317,6 +317,34 @@ START_TEST(test_copy_many_queues)
 }
 END_TEST
 
+/* Default blocks per queue: four in host mode (the H200 has the SMs), one
+ * in copy mode (more blocks polling starved the copy engines). */
+START_TEST(test_default_blocks)
+{
+	struct gcap_exec_conf c;
+	struct bpf_program progs[2];
+	char err[GCAP_ERRBUF_SIZE] = "";
+	struct gcap_exec *ex;
+
+	base_conf(&c, progs);
+	c.nqueues = 2;
+	c.ring_size = 32;
+	c.nxbufs = 32;
+	c.blocks_per_queue = 0; /* whatever GCAP_GPU_BLOCKS says */
+	ex = ops->create(&c, err);
+	ck_assert_msg(ex != NULL, "create: %s", err);
+	printf("default blocks: host %u", ops->lanes(ex, 0));
+	ck_assert_uint_eq(ops->lanes(ex, 1), 4);
+	ops->destroy(ex);
+	c.mem = GCAP_MEM_COPY;
+	ex = ops->create(&c, err);
+	ck_assert_msg(ex != NULL, "create: %s", err);
+	printf(", copy %u\n", ops->lanes(ex, 0));
+	ck_assert_uint_eq(ops->lanes(ex, 1), 1);
+	ops->destroy(ex);
+}
+END_TEST
+
 /* Copy mode when a batch does not fit in the VRAM staging: the rest of
  * the packets are read in place, results unchanged. */
 START_TEST(test_copy_overflow)
@@ -897,6 +925,7 @@ main(void)
 	ADD(tc, test_copy_ring_full);
 	ADD(tc, test_copy_stress);
 	ADD(tc, test_copy_many_queues);
+	ADD(tc, test_default_blocks);
 	ADD(tc, test_doorbell_stress);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
