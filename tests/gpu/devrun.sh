@@ -41,11 +41,17 @@ S=/usr/local/cuda/bin/compute-sanitizer
 	GCAP_GPU_TESTS=test_truncation,test_corpus_host,test_copy_overflow,test_quit_full_load \
 	CK_FORK=no timeout 45 $S --tool memcheck --error-exitcode 9 $B/test_gpu
 	echo "memcheck rc=$?"
-	echo "== memcheck: inline kernels on the gpu executor (test_kernels_gpu)"
+	# all four examples x three batch sizes outlast any limit under
+	# memcheck: by default one unordered kernel (four blocks a queue) and
+	# one ordered (one block), batches of 256 (KMEMCHECK_KERNELS=all: all)
+	kk=${KMEMCHECK_KERNELS:-dns,flowfirst}
+	echo "== memcheck: inline kernels on the gpu executor (test_kernels_gpu: $kk)"
 	if [ "${KMEMCHECK:-1}" = 0 ]; then
 		echo "memcheck kernels: not run (KMEMCHECK=0)"
 	else
+		[ "$kk" = all ] && kk=
 		GCAP_INCLUDE_DIR=${GCAP_INCLUDE_DIR:-$PWD/include} \
+		GCAP_GPU_KERNELS=$kk GCAP_GPU_TESTS=${kk:+test_kernel_batch} \
 		CK_FORK=no timeout ${KMEMCHECK_TIMEOUT:-240} $S --tool memcheck --error-exitcode 9 \
 			$B/test_kernels_gpu
 		echo "memcheck kernels rc=$?"
