@@ -75,6 +75,8 @@ _Static_assert(sizeof(struct bpf_insn) == 8, "bpf_insn layout");
  * more than CUDA_DEVICE_MAX_CONNECTIONS allows) */
 #define GPU_COPY_STREAMS 6u
 #define GPU_COPY_STREAMS_MAX 30u
+/* copy mode: default blocks per GPU at most (see gpu_create) */
+#define GPU_COPY_POLLERS 8u
 #define GPU_PAGE (64u * 1024u)
 #define KERNEL_NAME "gcap_pipeline_kernel"
 /* bytes of VRAM staging per packet slot in copy mode: room for the span
@@ -1041,31 +1043,40 @@ gpu_create(const struct gcap_exec_conf *conf, char *errbuf)
 			      "memory); the queues map to %u GPUs", ex->ndev);
 		goto fail;
 	}
-	if (conf->blocks_per_queue == 0 && conf->mem != GCAP_MEM_COPY &&
+	if (conf->blocks_per_queue == 0 &&
 	    (ex->kernel == NULL || !gcap_khost_ordered(ex->kernel))) {
 		/* default: four (else two) blocks per queue where the ring and
 		 * every GPU's SMs allow: the pipeline spreads a queue's batches
 		 * over them, so a batch waits for a free block a quarter of a
 		 * round trip instead of half (H200: p99 at 5 Mpps on one queue
-		 * 18 us instead of 25); one for ordered kernels, which need it,
-		 * and in copy mode, where the copy engines set the pace and
-		 * more blocks polling the doorbells starved them (one H200, 64 B
-		 * lossless: 24 queues 8.1 Mpps with four blocks, 16.4 with two,
-		 * 17.2 with one; 28 queues 1.3 and 17.0 with one;
-		 * copy-queues-h200x2-75ced82.log, -blocks-h200x2-5452c59) */
+		 * 18 us instead of 25); one for ordered kernels, which need it.
+		 * In copy mode no more than GPU_COPY_POLLERS blocks a GPU: the
+		 * copy engines set the pace there, and more blocks polling the
+		 * doorbells starved them (one H200, 64 B, lossless: 24 queues
+		 * 8.1 Mpps with four blocks a queue, 16.4 with two, 17.2 with
+		 * one; 28 queues 1.3 and 17.0; 8 queues 17.2-17.4 with four
+		 * and 17.6 with one, p50/p99 at half rate 263/321 us and
+		 * 69/117; but one queue 15.1 with four, 9.6 with one:
+		 * copy-queues-h200x2-75ced82.log, -blocks-h200x2-5452c59,
+		 * gpu-capture-bench-h200-2836eda.md, -b96472a.md) */
 		for (unsigned cand = GPU_AUTO_BLOCKS; cand > 1; cand /= 2) {
 			bool fits = conf->ring_size >= cand;
 
-			for (i = 0; i < ex->ndev; i++)
-				if (ex->dev[i].sms > 0 &&
-				    ex->dev[i].nq * cand > (unsigned)ex->dev[i].sms)
+			for (i = 0; i < ex->ndev; i++) {
+				unsigned most = (unsigned)ex->dev[i].sms;
+
+				if (conf->mem == GCAP_MEM_COPY)
+					most = GPU_COPY_POLLERS;
+				if (most > 0 && ex->dev[i].nq * cand > most)
 					fits = false;
+			}
 			if (fits) {
 				ex->bpq = cand;
 				break;
 			}
 		}
 	}
+
 	for (i = 0; i < ex->ndev; i++) {
 		struct gpu_dev *d = &ex->dev[i];
 

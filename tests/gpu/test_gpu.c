@@ -317,10 +317,12 @@ START_TEST(test_copy_many_queues)
 }
 END_TEST
 
-/* Default blocks per queue: four in host mode (the H200 has the SMs), one
- * in copy mode (more blocks polling starved the copy engines). */
+/* Default blocks per queue: four in host mode (the H200 has the SMs); in
+ * copy mode no more than eight a GPU (more blocks polling starved the copy
+ * engines): 2 queues x 4, 4 x 2, 8 x 1. */
 START_TEST(test_default_blocks)
 {
+	static const unsigned nq[] = { 2, 4, 8 }, want[] = { 4, 2, 1 };
 	struct gcap_exec_conf c;
 	struct bpf_program progs[2];
 	char err[GCAP_ERRBUF_SIZE] = "";
@@ -333,15 +335,19 @@ START_TEST(test_default_blocks)
 	c.blocks_per_queue = 0; /* whatever GCAP_GPU_BLOCKS says */
 	ex = ops->create(&c, err);
 	ck_assert_msg(ex != NULL, "create: %s", err);
-	printf("default blocks: host %u", ops->lanes(ex, 0));
+	printf("default blocks: host, 2 queues: %u", ops->lanes(ex, 0));
 	ck_assert_uint_eq(ops->lanes(ex, 1), 4);
 	ops->destroy(ex);
 	c.mem = GCAP_MEM_COPY;
-	ex = ops->create(&c, err);
-	ck_assert_msg(ex != NULL, "create: %s", err);
-	printf(", copy %u\n", ops->lanes(ex, 0));
-	ck_assert_uint_eq(ops->lanes(ex, 1), 1);
-	ops->destroy(ex);
+	for (unsigned i = 0; i < 3; i++) {
+		c.nqueues = nq[i];
+		ex = ops->create(&c, err);
+		ck_assert_msg(ex != NULL, "create: %s", err);
+		printf("; copy, %u queues: %u", nq[i], ops->lanes(ex, 0));
+		ck_assert_uint_eq(ops->lanes(ex, nq[i] - 1), want[i]);
+		ops->destroy(ex);
+	}
+	printf("\n");
 }
 END_TEST
 
