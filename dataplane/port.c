@@ -189,7 +189,8 @@ gcap_eal_init(const struct gcap_eal_conf *c, char *errbuf)
 	static char store[EAL_ARGS_MAX][4200];
 	char *argv[EAL_ARGS_MAX + 1];
 	int argc = 0;
-	unsigned cpus[CPU_SETSIZE], ncpus = 0, rx[RTE_MAX_LCORE];
+	unsigned cpus[CPU_SETSIZE], ncpus = 0, nmain, rx[RTE_MAX_LCORE];
+	unsigned rxcpu[RTE_MAX_LCORE];
 	int nrx_cpus = 0;
 	cpu_set_t set;
 	char lc[4096];
@@ -225,25 +226,35 @@ gcap_eal_init(const struct gcap_eal_conf *c, char *errbuf)
 				return gcap_err(errbuf, EINVAL, "CPU %u is not available", rx[i]);
 	}
 	ARG("%s", c->prog ? c->prog : "gpu-capture");
-	/* lcore 0 (main: control, stats) floats over every allowed CPU; RX
-	 * lcores are pinned: to the given CPUs, else one CPU each, skipping
-	 * the first while there are CPUs enough (more lcores than CPUs share) */
+	/* RX lcores are pinned: to the given CPUs, else one CPU each,
+	 * skipping the first while there are CPUs enough (more lcores than
+	 * CPUs share). Lcore 0 (main: control, stats, and the writer threads
+	 * it starts) floats over the allowed CPUs that no RX lcore has, so
+	 * that it never takes a polling core from under its lcore; over all
+	 * of them where the RX lcores have every one. */
+	for (unsigned i = 1; i < c->nlcores; i++) {
+		if (nrx_cpus > 0)
+			rxcpu[i] = rx[(i - 1) % (unsigned)nrx_cpus];
+		else if (ncpus > c->nlcores - 1)
+			rxcpu[i] = cpus[1 + (i - 1) % (ncpus - 1)];
+		else
+			rxcpu[i] = cpus[(i - 1) % ncpus];
+		CPU_CLR(rxcpu[i], &set);
+	}
+	nmain = 0;
+	for (unsigned i = 0; i < ncpus; i++)
+		if (CPU_ISSET(cpus[i], &set))
+			cpus[nmain++] = cpus[i];
+	if (nmain == 0) /* every allowed CPU polls: share them all */
+		nmain = ncpus;
 	off += (size_t)snprintf(lc + off, sizeof(lc) - off, "0@(");
-	for (unsigned i = 0; i < ncpus && off < sizeof(lc) - 16; i++)
+	for (unsigned i = 0; i < nmain && off < sizeof(lc) - 16; i++)
 		off += (size_t)snprintf(lc + off, sizeof(lc) - off, "%s%u",
 					i ? "," : "", cpus[i]);
 	off += (size_t)snprintf(lc + off, sizeof(lc) - off, ")");
-	for (unsigned i = 1; i < c->nlcores && off < sizeof(lc) - 32; i++) {
-		unsigned cpu;
-
-		if (nrx_cpus > 0)
-			cpu = rx[(i - 1) % (unsigned)nrx_cpus];
-		else if (ncpus > c->nlcores - 1)
-			cpu = cpus[1 + (i - 1) % (ncpus - 1)];
-		else
-			cpu = cpus[(i - 1) % ncpus];
-		off += (size_t)snprintf(lc + off, sizeof(lc) - off, ",%u@%u", i, cpu);
-	}
+	for (unsigned i = 1; i < c->nlcores && off < sizeof(lc) - 32; i++)
+		off += (size_t)snprintf(lc + off, sizeof(lc) - off, ",%u@%u", i,
+					rxcpu[i]);
 	ARG("--lcores");
 	ARG("%s", lc);
 	ARG("--main-lcore");
