@@ -903,10 +903,12 @@ static int gpu_stop(struct gcap_exec *ex, unsigned timeout_ms, char *errbuf);
  * at most that many, less the kernel's and the state snapshot's, and by
  * default no more than GPU_COPY_STREAMS: its queues take them in turn (a
  * stream keeps each queue's copies before its doorbell, whichever lcore
- * issued them).
- * More streams did not copy faster and many were ruinous (H200, --mem
- * copy on one GPU, 64-byte packets: 17 Mpps with 8 queues each on its own
- * stream, 8 with 24, 0.85 with 28; copy-queues-h200x2-7e2d341.log).
+ * issued them). More streams did not copy faster (one H200, 64-byte
+ * packets, 28 queues at four blocks each: 0.93 / 1.22 / 1.29 / 1.31 Mpps
+ * on 1 / 2 / 6 / 28 streams, copy-queues-h200x2-75ced82.log; that
+ * collapse was the blocks, see gpu_create), and sharing them keeps copy
+ * mode within the driver's default work queues (32 made each context
+ * start 0.7 s slower).
  */
 static int
 copy_streams(struct gpu_dev *d, char *errbuf)
