@@ -130,9 +130,15 @@ jitter)
 	# core of this VM stalls, one core alone and eight at once
 	log "lcore jitter"
 	{ echo "# busy-polling stalls on the GPU machine (bench/lcore_jitter, ${JITTER_SECS:-5} s each)"
+	  echo; echo "kernel: $(uname -r); HZ: $(grep -h '^CONFIG_HZ=' /boot/config-"$(uname -r)" 2>/dev/null || echo unknown); cmdline: $(cat /proc/cmdline)"
 	  for cpus in ${JITTER_CPUS:-1 1,2,3,4,5,6,7,8}; do
 		echo; echo "## CPUs $cpus"; echo
+		cat /proc/interrupts >/tmp/irq0; cat /proc/softirqs >/tmp/sirq0; grep '^cpu[0-9]' /proc/stat >/tmp/stat0
 		"$b/bin/lcore_jitter" "${JITTER_SECS:-5}" "$cpus"
+		cat /proc/interrupts >/tmp/irq1; cat /proc/softirqs >/tmp/sirq1; grep '^cpu[0-9]' /proc/stat >/tmp/stat1
+		# what the guest kernel did on those CPUs meanwhile (per second),
+		# and the time the hypervisor took from them (steal)
+		python3 "$b/root/scripts/device/irqdiff.py" "${JITTER_SECS:-5}" "$cpus"
 	  done; } 2>&1 | tee "$OUT/lcore-jitter.md" ;;
 pcie)
 	# is host mode bound by PCIe reads? the GPU's PCIe counters (NVML,
