@@ -52,6 +52,7 @@ struct pl_queue {
 	int64_t in_ref, in_min;
 	uint64_t in_epoch;
 	double rate_vt;             /* rate limiter: when the credit was zero (ns) */
+	uint64_t prev_poll;         /* the last busy poll's time (ns), 0: none yet */
 	struct gcap_pipeline_queue src;
 };
 
@@ -331,6 +332,9 @@ mbufs_free(struct rte_mbuf **m, unsigned n)
 	rte_mempool_put_bulk(mp, (void **)m, n);
 }
 
+/* The least poll gap counted (the first bound of GCAP_POLL_GAP_US). */
+#define POLL_GAP_MIN_NS 5000u
+
 /* Epoch of the "in" floor: the GPU's global timer drifts against the
  * host's clock (H200: about 1.8 us a second), far less than this. */
 #define IN_EPOCH_NS 100000000u
@@ -506,6 +510,21 @@ rate_take(const struct gcap_pipeline *pl, struct pl_queue *q, unsigned n)
 		q->rate_vt += (double)n * 1e9 / (double)pl->conf.rx_rate_pps;
 }
 
+/* A busy poll of queue q came gap ns after the one before, and gap is at
+ * least the first bound of GCAP_POLL_GAP_US: count it (rare; out of line). */
+static void __attribute__((cold, noinline))
+poll_gap_record(struct pl_queue *q, uint64_t gap)
+{
+	static const unsigned us[GCAP_POLL_GAP_BUCKETS] = GCAP_POLL_GAP_US;
+
+	for (unsigned i = 0; i < GCAP_POLL_GAP_BUCKETS; i++)
+		if (gap >= us[i] * 1000ull)
+			STAT_ADD(q->st.poll_gaps[i], 1);
+	STAT_ADD(q->st.poll_gap_ns, gap);
+	if (gap > q->st.poll_gap_max_ns)
+		__atomic_store_n(&q->st.poll_gap_max_ns, gap, __ATOMIC_RELAXED);
+}
+
 /* Packets polled while no batch slot or export buffer is free: dropped and
  * counted (unless --backpressure, which leaves them in the port). */
 static unsigned
@@ -678,6 +697,13 @@ rx_poll(struct gcap_pipeline *pl, unsigned qi)
 	/* the packets received now (and the held buffer's age, the rate's
 	 * credit, the lanes' spacing) */
 	mono = now_ns(CLOCK_MONOTONIC);
+	if (c->busy_poll) {
+		/* poll gaps (an idle lcore that sleeps makes its own) */
+		if (unlikely(mono - q->prev_poll >= POLL_GAP_MIN_NS) &&
+		    q->prev_poll != 0)
+			poll_gap_record(q, mono - q->prev_poll);
+		q->prev_poll = mono;
+	}
 	xbuf_release_held(q, mono, false);
 	if (q->cur == NULL) {
 		if (q->cur_xbuf == NULL)
@@ -1044,6 +1070,10 @@ gcap_pipeline_queue_stats(const struct gcap_pipeline *pl, unsigned qi,
 		LD(lat_in[i]);
 		LD(lat_back[i]);
 	}
+	for (unsigned i = 0; i < GCAP_POLL_GAP_BUCKETS; i++)
+		LD(poll_gaps[i]);
+	LD(poll_gap_ns);
+	LD(poll_gap_max_ns);
 #undef LD
 }
 

@@ -299,6 +299,11 @@ sum_queues(const struct app *a, unsigned port_index, bool all, struct totals *t)
 		t->q.exec_ns += s->exec_ns;
 		t->q.cycle_ns += s->cycle_ns;
 		t->q.polls += s->polls;
+		for (unsigned k = 0; k < GCAP_POLL_GAP_BUCKETS; k++)
+			t->q.poll_gaps[k] += s->poll_gaps[k];
+		t->q.poll_gap_ns += s->poll_gap_ns;
+		if (s->poll_gap_max_ns > t->q.poll_gap_max_ns)
+			t->q.poll_gap_max_ns = s->poll_gap_max_ns;
 	}
 	free(s);
 	for (unsigned p = 0; p < a->nports; p++) {
@@ -342,8 +347,27 @@ print_stats_line(const struct app *a, struct totals *prev, double dt)
 	*prev = t;
 }
 
+/* Busy-polling RX lcores that paused >= 10 us: say so (what every packet
+ * in flight waited, and how a NIC's ring fills); docs/tuning.md says what
+ * to change on the host. */
 static void
-print_summary(const struct app *a, uint64_t captured)
+print_poll_gaps(const struct app *a, const struct totals *t, double secs)
+{
+	static const unsigned us[GCAP_POLL_GAP_BUCKETS] = GCAP_POLL_GAP_US;
+
+	if (!a->o->busy_poll || t->q.poll_gaps[1] == 0 || secs <= 0 || a->nqueues == 0)
+		return;
+	fprintf(stderr,
+		"RX polls paused >= %u us %" PRIu64 " times (%.1f/s per queue; >= %u us: %.1f/s), "
+		"longest %.0f us, %.2f%% of the time: the RX lcores lost their CPUs "
+		"(see docs/tuning.md)\n",
+		us[1], t->q.poll_gaps[1], (double)t->q.poll_gaps[1] / secs / a->nqueues, us[3],
+		(double)t->q.poll_gaps[3] / secs / a->nqueues, (double)t->q.poll_gap_max_ns / 1e3,
+		(double)t->q.poll_gap_ns / 1e7 / secs / a->nqueues);
+}
+
+static void
+print_summary(const struct app *a, uint64_t captured, double secs)
 {
 	struct totals t;
 
@@ -363,6 +387,7 @@ print_summary(const struct app *a, uint64_t captured)
 			", dropped %" PRIu64 "\n",
 			a->ports[p].name, pt.q.rx_pkts, pt.q.captured, pt.q.filtered, dropped(&pt));
 	}
+	print_poll_gaps(a, &t, secs);
 }
 
 static int
@@ -430,14 +455,29 @@ write_summary_json(const struct app *a, double secs)
 		   "  \"poll_interval_us\": %.2f,\n", t.q.polls,
 		t.q.polls ? (double)t.q.rx_pkts / (double)t.q.polls : 0.0,
 		t.q.polls ? secs * 1e6 * a->nqueues / (double)t.q.polls : 0.0);
+	/* busy-poll gaps (docs/tuning.md): per queue and second, by bound */
+	{
+		static const unsigned us[GCAP_POLL_GAP_BUCKETS] = GCAP_POLL_GAP_US;
+		double per = secs > 0 && a->nqueues > 0 ? secs * a->nqueues : 0.0;
+
+		fprintf(f, "  \"poll_gaps\": {");
+		for (unsigned k = 0; k < GCAP_POLL_GAP_BUCKETS; k++)
+			fprintf(f, "\"ge%uus_per_s\": %.1f, ", us[k],
+				per > 0 ? (double)t.q.poll_gaps[k] / per : 0.0);
+		fprintf(f, "\"longest_us\": %.1f, \"time_pct\": %.3f},\n",
+			(double)t.q.poll_gap_max_ns / 1e3,
+			per > 0 ? (double)t.q.poll_gap_ns / 1e7 / per : 0.0);
+	}
 	fprintf(f, "  \"queues\": [");
 	for (unsigned i = 0; i < a->nqueues; i++) {
 		gcap_pipeline_queue_stats(a->pl, i, s);
 		fprintf(f, "%s\n    {\"rx\": %" PRIu64 ", \"captured\": %" PRIu64 ", \"filtered\": %" PRIu64
 			   ", \"pipeline_full\": %" PRIu64 ", \"writer_behind\": %" PRIu64
-			   ", \"batches\": %" PRIu64 "}",
+			   ", \"batches\": %" PRIu64 ", \"poll_gaps_ge10us\": %" PRIu64
+			   ", \"poll_gap_longest_us\": %.1f}",
 			i ? "," : "", s->rx_pkts, s->captured, s->filtered, s->drop_pipeline,
-			s->drop_writer, s->batches);
+			s->drop_writer, s->batches, s->poll_gaps[1],
+			(double)s->poll_gap_max_ns / 1e3);
 	}
 	fprintf(f, "\n  ]\n}\n");
 	free(s);
@@ -463,7 +503,7 @@ finish(struct app *a, const struct gcap_writer_if_stats *st, int rc)
 	if (close_writers(a, st) < 0)
 		rc = 1;
 	if (!a->o->quiet)
-		print_summary(a, captured);
+		print_summary(a, captured, secs);
 	if (a->o->summary_json != NULL && write_summary_json(a, secs) < 0)
 		rc = 1;
 	return rc;

@@ -50,6 +50,10 @@ enum gcap_lat_kind {
 };
 
 /** Counters of one pipeline queue. */
+/** Buckets of gcap_queue_stats.poll_gaps and their lower bounds (us). */
+#define GCAP_POLL_GAP_BUCKETS 4
+#define GCAP_POLL_GAP_US {5u, 10u, 20u, 50u}
+
 struct gcap_queue_stats {
 	uint64_t rx_pkts;        /**< packets taken from the source */
 	uint64_t rx_bytes;       /**< their wire bytes */
@@ -77,6 +81,15 @@ struct gcap_queue_stats {
 	/** cycle minus exec split in two: see GCAP_LAT_IN, GCAP_LAT_BACK */
 	uint64_t lat_in[GCAP_LAT_PART_BUCKETS];
 	uint64_t lat_back[GCAP_LAT_PART_BUCKETS];
+	/** Busy-poll RX loop gaps (live, busy polling only): polls of the
+	 *  queue that came at least GCAP_POLL_GAP_US[i] after the one
+	 *  before, whatever the cause (the lcore preempted or interrupted,
+	 *  the host stalling the vCPU, the lcore's own long work). Every
+	 *  packet in flight on the lcore then waits as long, and a NIC's ring
+	 *  fills meanwhile. Bucket i counts gaps of >= 5, 10, 20, 50 us. */
+	uint64_t poll_gaps[GCAP_POLL_GAP_BUCKETS];
+	uint64_t poll_gap_ns;     /**< time in those gaps (>= 5 us) */
+	uint64_t poll_gap_max_ns; /**< the longest gap */
 };
 
 /** One pipeline queue's source. */

@@ -63,6 +63,7 @@ static struct {
 	uint64_t done_at[RING];
 	uint64_t head, tail;
 	uint64_t batches, pkts, max_n, small; /* small: under 8 packets */
+	uint64_t stalls; /* pauses injected (stall_ns) */
 	uint32_t next_seq;
 	bool seq_bad;
 	bool seq_started;
@@ -118,6 +119,12 @@ mock_submit(struct gcap_exec *ex, unsigned q, struct gcap_batch *b)
 	return 0;
 }
 
+/* Nonzero: the mock holds the RX lcore stall_ns (busy) in the poll that
+ * returns every stall_every-th batch, as a preempted or stalled vCPU
+ * would (test_poll_gaps); mk.stalls counts them. Outside mk, as above. */
+static uint64_t stall_ns;
+static unsigned stall_every;
+
 static struct gcap_batch *
 mock_poll(struct gcap_exec *ex, unsigned q)
 {
@@ -128,6 +135,13 @@ mock_poll(struct gcap_exec *ex, unsigned q)
 	b = gcap_exec_cpu_ops.batch_poll(ex, q);
 	if (b != NULL)
 		mk.tail++;
+	if (b != NULL && stall_ns != 0 && mk.tail % stall_every == 0) {
+		uint64_t until = mono_ns() + stall_ns;
+
+		while (mono_ns() < until)
+			;
+		mk.stalls++;
+	}
 	return b;
 }
 
@@ -465,6 +479,37 @@ START_TEST(test_main_off_rx_cpus)
 }
 END_TEST
 
+/* An RX lcore held 100 us in every 20th batch's poll shows in the queue's
+ * poll gaps: every pause counted (but those of the final drain, which
+ * polls outside the RX loop), in each bucket it reaches, as long as it
+ * was. The dev machine's own pauses only add to the counts. */
+START_TEST(test_poll_gaps)
+{
+	static const unsigned us[GCAP_POLL_GAP_BUCKETS] = GCAP_POLL_GAP_US;
+	struct run_result r;
+	uint64_t injected;
+
+	stall_ns = 100000;
+	stall_every = 20;
+	run(20000, 4, 1000000, 400, false, &r);
+	injected = mk.stalls;
+	stall_ns = 0;
+	stall_every = 0;
+	printf("poll gaps: %" PRIu64 " pauses of 100 us injected; counted >= 5/10/20/50 us: "
+	       "%" PRIu64 "/%" PRIu64 "/%" PRIu64 "/%" PRIu64 ", longest %" PRIu64
+	       " us, %" PRIu64 " us in all\n", injected, r.st.poll_gaps[0],
+	       r.st.poll_gaps[1], r.st.poll_gaps[2], r.st.poll_gaps[3],
+	       r.st.poll_gap_max_ns / 1000u, r.st.poll_gap_ns / 1000u);
+	ck_assert_uint_gt(injected, 50);
+	ck_assert_uint_eq(us[GCAP_POLL_GAP_BUCKETS - 1], 50);
+	ck_assert_uint_ge(r.st.poll_gaps[GCAP_POLL_GAP_BUCKETS - 1] + RING / 20 + 1, injected);
+	for (unsigned k = 0; k + 1 < GCAP_POLL_GAP_BUCKETS; k++)
+		ck_assert_uint_ge(r.st.poll_gaps[k], r.st.poll_gaps[k + 1]);
+	ck_assert_uint_ge(r.st.poll_gap_max_ns, 100000u);
+	ck_assert_uint_ge(r.st.poll_gap_ns, (injected - RING / 20 - 1) * 100000u);
+}
+END_TEST
+
 static struct rte_mempool *
 pinned_pool(const char *name, unsigned n)
 {
@@ -554,6 +599,7 @@ main(void)
 	tcase_add_test(tc, test_stop_submits_open_batch);
 	tcase_add_test(tc, test_mbufs_return);
 	tcase_add_test(tc, test_main_off_rx_cpus);
+	tcase_add_test(tc, test_poll_gaps);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	/* the EAL lives in this process: no fork per test */
