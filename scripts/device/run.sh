@@ -17,7 +17,11 @@ for s in $steps; do
 case $s in
 info)
 	log info
-	{ nvidia-smi; nproc; grep -m1 'model name' /proc/cpuinfo; echo "commit $GCAP_COMMIT"; } 2>&1 | tee "$OUT/info.log" ;;
+	{ nvidia-smi; nproc; grep -m1 'model name' /proc/cpuinfo; echo "commit $GCAP_COMMIT"
+	  # which vCPUs share a core (SMT siblings) and a NUMA node
+	  lscpu 2>/dev/null | grep -E '^(Thread|Core|Socket|NUMA|L3)'
+	  for c in 0 1 2 3 8 9; do echo "cpu$c siblings: $(cat /sys/devices/system/cpu/cpu$c/topology/thread_siblings_list 2>/dev/null)"; done
+	} 2>&1 | tee "$OUT/info.log" ;;
 tests)
 	log "gpu suites (tests/gpu/devrun.sh: unit checks, doorbell stress, sanitizers)"
 	( cd "$b/.." && OUT=$OUT STRESS=${STRESS:-2000000} bash tests/gpu/devrun.sh )
