@@ -99,8 +99,8 @@ run_one() { # src q backend extra... -> json path (or empty)
 	command -v nvidia-smi >/dev/null && echo "gpu: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)"
 	echo "commit: $commit, $SECS s per run, filter '$FILTER'$([ "$NFILTERS" -gt 1 ] && echo " and $((NFILTERS - 1)) more (NFILTERS=$NFILTERS outputs)"), ${GPU_BLOCKS:+--gpu-blocks $GPU_BLOCKS, }${BATCH:+--batch $BATCH, }${EXTRA:+$EXTRA, }busy polling; pcap source: mix-en10mb.pcap cut to 2000 bytes"
 	echo
-	echo "| source | RX lcores | backend | lossless Mpps | Gb/s | captured | pipeline drops | CPU cores used | latency p50 us | p99 us (at half rate) | mean batch | executor us/batch (at half rate) | submit-to-done p99 / executor p99 us (at half rate) |"
-	echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+	echo "| source | RX lcores | backend | lossless Mpps | Gb/s | captured | pipeline drops | CPU cores used | latency p50 us | p99 us (at half rate) | mean batch | executor us/batch (at half rate) | submit-to-done p99 / executor p99 us (at half rate) | poll gaps >= 10 us per s per queue; p99 us of the packets no gap reached (their share) (at half rate) |"
+	echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 } >"$md"
 
 for src in $SOURCES; do
@@ -115,15 +115,16 @@ for src in $SOURCES; do
 			cores=$(field "$j" "d['cores_used']")
 			half=$(python3 -c "print(max(1, int($mpps * 1e6 / 2 / $q)))")
 			j2=$(run_one "$src" "$q" "$be" --rx-rate "$half") || j2=
-			p50=NA p99=NA bm=NA ex=NA parts=NA
+			p50=NA p99=NA bm=NA ex=NA parts=NA gaps=NA
 			if [ -n "$j2" ]; then
 				p50=$(field "$j2" "d['latency_us']['p50']")
 				p99=$(field "$j2" "d['latency_us']['p99']")
 				bm=$(field "$j2" "d['batch_mean']")
 				ex=$(field "$j2" "d['exec_us_mean']")
 				parts=$(field "$j2" "'%s / %s' % (d['latency_parts_us']['cycle_p99'], d['latency_parts_us']['exec_p99'])")
+				gaps=$(field "$j2" "'%s; %s (%.1f%%)' % (d['poll_gaps']['ge10us_per_s'], d['latency_no_gap_us']['p99'], 100 * d['latency_no_gap_us']['share'])")
 			fi
-			echo "| $src | $q | $be | $mpps | $gbps | $cap | $pdrop | $cores | $p50 | $p99 | $bm | $ex | $parts |" >>"$md"
+			echo "| $src | $q | $be | $mpps | $gbps | $cap | $pdrop | $cores | $p50 | $p99 | $bm | $ex | $parts | $gaps |" >>"$md"
 			# the lossless run's summary, the half-rate run's under half_rate
 			python3 - "$j" "$src" "$q" "$be" "$p50" "$p99" "$commit" "$bm" "$ex" "${j2:-}" >>"$jsonl" <<'PY'
 import json, sys

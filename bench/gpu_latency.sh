@@ -10,7 +10,10 @@
 # READY, above its quickest of the last 0.1-0.2 s) and "back" (the rest);
 # latency minus submit-to-done is the wait in the open batch for a free
 # lane. Poll gaps: how often a busy RX lcore's next poll came >= 10 or
-# 50 us late (its CPU taken away, docs/tuning.md), and the share of time.
+# 50 us late (its CPU taken away, docs/tuning.md), and the share of time;
+# "no-gap": the latency of the packets whose batch no gap (>= 5 us)
+# reached, and their share of all: the tail where the lcores kept their
+# CPUs (a diagnostic beside p50/p99, which count every packet).
 #
 # env: GPU_CAPTURE, OUT_DIR, SECS (2), QUEUES ("1 8"), RATES (Mpps per
 #      queue, "0.1 1 5 10 15"), BACKENDS ("cpu gpu-host"), GPU_BLOCKS,
@@ -37,8 +40,8 @@ tmp=$(mktemp -d)
 	command -v nvidia-smi >/dev/null && echo "gpu: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)"
 	echo "commit: $commit, $SECS s per run, net_null 64 B, filter '$FILTER', busy polling${GPU_BLOCKS:+, --gpu-blocks $GPU_BLOCKS}${BATCH:+, --batch $BATCH}${EXTRA:+, $EXTRA}"
 	echo
-	echo "| RX lcores | backend | offered Mpps/queue | received Mpps | p50 us | p99 us | p99.9 us | mean batch | executor us/batch | submit-to-done us/batch | submit-to-done p50 / p99 us | executor p50 / p99 us | in p50 / p99 us | back p50 / p99 us | packets per poll | poll gaps >= 10 / 50 us per s per queue, time lost % | drops | CPU cores |"
-	echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+	echo "| RX lcores | backend | offered Mpps/queue | received Mpps | p50 us | p99 us | p99.9 us | mean batch | executor us/batch | submit-to-done us/batch | submit-to-done p50 / p99 us | executor p50 / p99 us | in p50 / p99 us | back p50 / p99 us | packets per poll | poll gaps >= 10 / 50 us per s per queue, time lost % | no-gap p50 / p99 us (share) | drops | CPU cores |"
+	echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 } >"$md"
 for q in $QUEUES; do
 	for be in $BACKENDS; do
@@ -64,6 +67,7 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 q, be, r = int(sys.argv[2]), sys.argv[3], sys.argv[4]
 lat, dr, pt, gp = d['latency_us'], d['dropped'], d['latency_parts_us'], d['poll_gaps']
+ng = d['latency_no_gap_us']
 drops = dr['pipeline_full'] + dr['writer_behind']
 with open(sys.argv[6], 'a') as md:
     md.write(f"| {q} | {be} | {r} | {d['rx_mpps']:.2f} | {lat['p50']} | {lat['p99']} | "
@@ -71,6 +75,7 @@ with open(sys.argv[6], 'a') as md:
              f"{pt['cycle_p50']} / {pt['cycle_p99']} | {pt['exec_p50']} / {pt['exec_p99']} | "
              f"{pt['in_p50']} / {pt['in_p99']} | {pt['back_p50']} / {pt['back_p99']} | "
              f"{d['pkts_per_poll']} | {gp['ge10us_per_s']} / {gp['ge50us_per_s']}, {gp['time_pct']} | "
+             f"{ng['p50']} / {ng['p99']} ({100 * ng['share']:.1f}%) | "
              f"{drops} | {d['cores_used']} |\n")
 d.update(lcores=q, config=be, offered_mpps_per_queue=float(r), commit=sys.argv[5])
 print(json.dumps(d))

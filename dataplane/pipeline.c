@@ -53,6 +53,7 @@ struct pl_queue {
 	uint64_t in_epoch;
 	double rate_vt;             /* rate limiter: when the credit was zero (ns) */
 	uint64_t prev_poll;         /* the last busy poll's time (ns), 0: none yet */
+	uint32_t gaps;              /* poll gaps so far (batches' gap_mark) */
 	struct gcap_pipeline_queue src;
 };
 
@@ -335,6 +336,34 @@ mbufs_free(struct rte_mbuf **m, unsigned n)
 /* The least poll gap counted (the first bound of GCAP_POLL_GAP_US). */
 #define POLL_GAP_MIN_NS 5000u
 
+/* A busy poll of queue q came gap ns after the one before, and gap is at
+ * least the first bound of GCAP_POLL_GAP_US: count it (rare; out of line). */
+static void __attribute__((cold, noinline))
+poll_gap_record(struct pl_queue *q, uint64_t gap)
+{
+	static const unsigned us[GCAP_POLL_GAP_BUCKETS] = GCAP_POLL_GAP_US;
+
+	for (unsigned i = 0; i < GCAP_POLL_GAP_BUCKETS; i++)
+		if (gap >= us[i] * 1000ull)
+			STAT_ADD(q->st.poll_gaps[i], 1);
+	STAT_ADD(q->st.poll_gap_ns, gap);
+	if (gap > q->st.poll_gap_max_ns)
+		__atomic_store_n(&q->st.poll_gap_max_ns, gap, __ATOMIC_RELAXED);
+	q->gaps++;
+}
+
+/* The queue's loop read the clock at now (busy polling): count a gap since
+ * the read before. The reads are the poll's (rx_poll) and the first batch
+ * found done (poll_done), so that a stall is counted before the batches
+ * it delayed are consumed. */
+static inline void
+poll_gap_check(struct pl_queue *q, uint64_t now)
+{
+	if (unlikely(now - q->prev_poll >= POLL_GAP_MIN_NS) && q->prev_poll != 0)
+		poll_gap_record(q, now - q->prev_poll);
+	q->prev_poll = now;
+}
+
 /* Epoch of the "in" floor: the GPU's global timer drifts against the
  * host's clock (H200: about 1.8 us a second), far less than this. */
 #define IN_EPOCH_NS 100000000u
@@ -400,11 +429,16 @@ consume(struct gcap_pipeline *pl, unsigned qi, struct gcap_batch *b, bool live,
 			if (res->start_ns != 0)
 				lat_in_back(pl, q, b, cyc);
 		}
+		bool no_gap = live && b->gap_mark == q->gaps;
+
 		/* each poll's packets with their own arrival time (the last
 		 * entry ends at b->n) */
 		for (unsigned i = 0; i < b->nbursts; i++) {
 			lat_record(q->st.lat, GCAP_LAT_BUCKETS,
 				   now - b->burst_t[i], b->burst_end[i] - from);
+			if (no_gap)
+				lat_record(q->st.lat_no_gap, GCAP_LAT_BUCKETS,
+					   now - b->burst_t[i], b->burst_end[i] - from);
 			from = b->burst_end[i];
 		}
 	}
@@ -472,7 +506,11 @@ poll_done(struct gcap_pipeline *pl, unsigned qi, bool live)
 	unsigned n = 0;
 
 	while ((b = ops->batch_poll(pl->conf.ex, qi)) != NULL) {
-		consume(pl, qi, b, live, now_ns(CLOCK_MONOTONIC));
+		uint64_t now = now_ns(CLOCK_MONOTONIC);
+
+		if (n == 0 && live && pl->conf.busy_poll)
+			poll_gap_check(&pl->q[qi], now);
+		consume(pl, qi, b, live, now);
 		n++;
 	}
 	return n;
@@ -508,21 +546,6 @@ rate_take(const struct gcap_pipeline *pl, struct pl_queue *q, unsigned n)
 {
 	if (pl->conf.rx_rate_pps != 0)
 		q->rate_vt += (double)n * 1e9 / (double)pl->conf.rx_rate_pps;
-}
-
-/* A busy poll of queue q came gap ns after the one before, and gap is at
- * least the first bound of GCAP_POLL_GAP_US: count it (rare; out of line). */
-static void __attribute__((cold, noinline))
-poll_gap_record(struct pl_queue *q, uint64_t gap)
-{
-	static const unsigned us[GCAP_POLL_GAP_BUCKETS] = GCAP_POLL_GAP_US;
-
-	for (unsigned i = 0; i < GCAP_POLL_GAP_BUCKETS; i++)
-		if (gap >= us[i] * 1000ull)
-			STAT_ADD(q->st.poll_gaps[i], 1);
-	STAT_ADD(q->st.poll_gap_ns, gap);
-	if (gap > q->st.poll_gap_max_ns)
-		__atomic_store_n(&q->st.poll_gap_max_ns, gap, __ATOMIC_RELAXED);
 }
 
 /* Packets polled while no batch slot or export buffer is free: dropped and
@@ -697,13 +720,8 @@ rx_poll(struct gcap_pipeline *pl, unsigned qi)
 	/* the packets received now (and the held buffer's age, the rate's
 	 * credit, the lanes' spacing) */
 	mono = now_ns(CLOCK_MONOTONIC);
-	if (c->busy_poll) {
-		/* poll gaps (an idle lcore that sleeps makes its own) */
-		if (unlikely(mono - q->prev_poll >= POLL_GAP_MIN_NS) &&
-		    q->prev_poll != 0)
-			poll_gap_record(q, mono - q->prev_poll);
-		q->prev_poll = mono;
-	}
+	if (c->busy_poll) /* (an idle lcore that sleeps makes its own gaps) */
+		poll_gap_check(q, mono);
 	xbuf_release_held(q, mono, false);
 	if (q->cur == NULL) {
 		if (q->cur_xbuf == NULL)
@@ -714,6 +732,7 @@ rx_poll(struct gcap_pipeline *pl, unsigned qi)
 		b->n = 0;
 		b->stage_used = 0;
 		b->nbursts = 0;
+		b->gap_mark = q->gaps;
 		q->cur = b;
 		q->rec_bytes = 0;
 	}
@@ -1074,6 +1093,8 @@ gcap_pipeline_queue_stats(const struct gcap_pipeline *pl, unsigned qi,
 		LD(poll_gaps[i]);
 	LD(poll_gap_ns);
 	LD(poll_gap_max_ns);
+	for (unsigned i = 0; i < GCAP_LAT_BUCKETS; i++)
+		LD(lat_no_gap[i]);
 #undef LD
 }
 
@@ -1103,6 +1124,9 @@ lat_hist(const struct gcap_pipeline *pl, unsigned q, enum gcap_lat_kind kind,
 	case GCAP_LAT_BACK:
 		*nb = GCAP_LAT_PART_BUCKETS;
 		return st->lat_back;
+	case GCAP_LAT_NO_GAP:
+		*nb = GCAP_LAT_BUCKETS;
+		return st->lat_no_gap;
 	default:
 		*nb = GCAP_LAT_BUCKETS;
 		return st->lat;

@@ -468,6 +468,25 @@ write_summary_json(const struct app *a, double secs)
 			(double)t.q.poll_gap_max_ns / 1e3,
 			per > 0 ? (double)t.q.poll_gap_ns / 1e7 / per : 0.0);
 	}
+	/* the latency of the packets no poll gap reached, and their share:
+	 * how much of the tail is the RX lcores losing their CPUs */
+	if (a->o->busy_poll) {
+		uint64_t all = 0, calm = 0;
+
+		for (unsigned i = 0; i < a->nqueues; i++) {
+			gcap_pipeline_queue_stats(a->pl, i, s);
+			for (unsigned k = 0; k < GCAP_LAT_BUCKETS; k++) {
+				all += s->lat[k];
+				calm += s->lat_no_gap[k];
+			}
+		}
+		fprintf(f, "  \"latency_no_gap_us\": {\"p50\": %.1f, \"p99\": %.1f, "
+			   "\"p999\": %.1f, \"share\": %.4f},\n",
+			gcap_pipeline_latency_of_ns(a->pl, GCAP_LAT_NO_GAP, 50) / 1e3,
+			gcap_pipeline_latency_of_ns(a->pl, GCAP_LAT_NO_GAP, 99) / 1e3,
+			gcap_pipeline_latency_of_ns(a->pl, GCAP_LAT_NO_GAP, 99.9) / 1e3,
+			all ? (double)calm / (double)all : 0.0);
+	}
 	fprintf(f, "  \"queues\": [");
 	for (unsigned i = 0; i < a->nqueues; i++) {
 		gcap_pipeline_queue_stats(a->pl, i, s);

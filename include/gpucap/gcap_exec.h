@@ -99,6 +99,7 @@ struct gcap_batch {
 	 *  into it when the entries ran out) */
 	uint16_t nbursts;
 	uint64_t submit_t; /**< source bookkeeping: CLOCK_MONOTONIC ns of batch_submit */
+	uint32_t gap_mark; /**< source bookkeeping: the queue's poll gaps when opened */
 	uint16_t burst_end[GCAP_BATCH_BURSTS];
 	uint64_t burst_t[GCAP_BATCH_BURSTS];
 };
