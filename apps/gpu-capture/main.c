@@ -343,6 +343,11 @@ print_stats_line(const struct app *a, struct totals *prev, double dt)
 		fprintf(stderr, " | %s rx %" PRIu64 " drop %" PRIu64, a->ports[p].name,
 			pt.q.rx_pkts, dropped(&pt));
 	}
+	/* busy RX lcores that lost their CPUs in this interval */
+	if (a->o->busy_poll && t.q.poll_gaps[1] > prev->q.poll_gaps[1] && a->nqueues > 0)
+		fprintf(stderr, " | poll gaps >= 10 us %.0f/s per queue (longest so far %.0f us)",
+			(double)(t.q.poll_gaps[1] - prev->q.poll_gaps[1]) / dt / a->nqueues,
+			(double)t.q.poll_gap_max_ns / 1e3);
 	fputc('\n', stderr);
 	*prev = t;
 }
