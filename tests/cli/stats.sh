@@ -25,5 +25,22 @@ cap, rx = find(s, "captured"), find(s, "received")
 print("summary:", {k: s[k] for k in list(s)[:8]} if isinstance(s, dict) else s)
 assert cap == n, (cap, n)
 assert rx is not None and rx >= cap > 0, (rx, cap)
+assert "latency_no_gap_us" not in s, "no-gap latency without --busy-poll"
+PY
+# with --busy-poll: the poll gaps (by bound, never more at a higher one)
+# and the latency of the packets no gap reached, with their share
+"$GC" -i "net_pcap0,rx_pcap=$LOOP,infinite_rx=1" -w "$T/b.pcap" --duration 2 --rx-rate 50000 \
+	--busy-poll --summary-json "$T/b.json" udp >"$T/bout.txt" 2>"$T/berr.txt" ||
+	die "busy-poll: exit $?: $(cat "$T/berr.txt")"
+python3 - "$T/b.json" <<'PY' || fail "busy-poll summary JSON: poll_gaps / latency_no_gap_us"
+import json, sys
+s = json.load(open(sys.argv[1]))
+g, ng = s["poll_gaps"], s["latency_no_gap_us"]
+print("poll_gaps:", g, "latency_no_gap_us:", ng)
+b = [g["ge5us_per_s"], g["ge10us_per_s"], g["ge20us_per_s"], g["ge50us_per_s"]]
+assert all(x >= 0 for x in b) and b == sorted(b, reverse=True), b
+assert 0 <= g["time_pct"] <= 100 and g["longest_us"] >= 0, g
+assert 0 < ng["share"] <= 1 and 0 < ng["p50"] <= ng["p99"] <= ng["p999"], ng
+assert all("poll_gaps_ge10us" in q for q in s["queues"]), s["queues"]
 PY
 finish
