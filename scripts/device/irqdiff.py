@@ -8,6 +8,9 @@ import sys
 
 secs = float(sys.argv[1])
 cpus = [int(c) for c in sys.argv[2].split(',')]
+with open('/proc/stat') as f:
+    present = {int(l.split()[0][3:]) for l in f if l[:3] == 'cpu' and l[3].isdigit()}
+cpus = [c for c in cpus if c in present]
 
 
 def table(path):
