@@ -4,6 +4,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -777,6 +778,8 @@ rx_lcore_main(void *arg)
 	unsigned mine[RTE_MAX_LCORE];
 	unsigned nmine = 0, idle = 0;
 	uint64_t deadline;
+	struct rusage ru0, ru1;
+	bool ru_ok = getrusage(RUSAGE_THREAD, &ru0) == 0;
 
 	for (unsigned i = 0; i < c->nqueues && nmine < RTE_MAX_LCORE; i++)
 		if (pl->q[i].src.lcore == lcore)
@@ -818,6 +821,14 @@ rx_lcore_main(void *arg)
 	}
 	for (unsigned k = 0; k < nmine; k++)
 		xbuf_release_held(&pl->q[mine[k]], 0, true);
+	if (ru_ok && nmine > 0 && getrusage(RUSAGE_THREAD, &ru1) == 0) {
+		struct gcap_queue_stats *st = &pl->q[mine[0]].st;
+
+		STAT_ADD(st->lcore_minflt, (uint64_t)(ru1.ru_minflt - ru0.ru_minflt));
+		STAT_ADD(st->lcore_majflt, (uint64_t)(ru1.ru_majflt - ru0.ru_majflt));
+		STAT_ADD(st->lcore_nvcsw, (uint64_t)(ru1.ru_nvcsw - ru0.ru_nvcsw));
+		STAT_ADD(st->lcore_nivcsw, (uint64_t)(ru1.ru_nivcsw - ru0.ru_nivcsw));
+	}
 	return 0;
 }
 
@@ -1093,6 +1104,10 @@ gcap_pipeline_queue_stats(const struct gcap_pipeline *pl, unsigned qi,
 		LD(poll_gaps[i]);
 	LD(poll_gap_ns);
 	LD(poll_gap_max_ns);
+	LD(lcore_minflt);
+	LD(lcore_majflt);
+	LD(lcore_nvcsw);
+	LD(lcore_nivcsw);
 	for (unsigned i = 0; i < GCAP_LAT_BUCKETS; i++)
 		LD(lat_no_gap[i]);
 #undef LD

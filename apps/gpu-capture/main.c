@@ -304,6 +304,10 @@ sum_queues(const struct app *a, unsigned port_index, bool all, struct totals *t)
 		t->q.poll_gap_ns += s->poll_gap_ns;
 		if (s->poll_gap_max_ns > t->q.poll_gap_max_ns)
 			t->q.poll_gap_max_ns = s->poll_gap_max_ns;
+		t->q.lcore_minflt += s->lcore_minflt;
+		t->q.lcore_majflt += s->lcore_majflt;
+		t->q.lcore_nvcsw += s->lcore_nvcsw;
+		t->q.lcore_nivcsw += s->lcore_nivcsw;
 	}
 	free(s);
 	for (unsigned p = 0; p < a->nports; p++) {
@@ -365,10 +369,12 @@ print_poll_gaps(const struct app *a, const struct totals *t, double secs)
 	fprintf(stderr,
 		"RX polls paused >= %u us %" PRIu64 " times (%.1f/s per queue; >= %u us: %.1f/s), "
 		"longest %.0f us, %.2f%% of the time: the RX lcores lost their CPUs "
-		"(see docs/tuning.md)\n",
+		"(their threads: %" PRIu64 " involuntary context switches, %" PRIu64
+		" page faults; see docs/tuning.md)\n",
 		us[1], t->q.poll_gaps[1], (double)t->q.poll_gaps[1] / secs / a->nqueues, us[3],
 		(double)t->q.poll_gaps[3] / secs / a->nqueues, (double)t->q.poll_gap_max_ns / 1e3,
-		(double)t->q.poll_gap_ns / 1e7 / secs / a->nqueues);
+		(double)t->q.poll_gap_ns / 1e7 / secs / a->nqueues, t->q.lcore_nivcsw,
+		t->q.lcore_minflt + t->q.lcore_majflt);
 }
 
 static void
@@ -473,6 +479,10 @@ write_summary_json(const struct app *a, double secs)
 			(double)t.q.poll_gap_max_ns / 1e3,
 			per > 0 ? (double)t.q.poll_gap_ns / 1e7 / per : 0.0);
 	}
+	/* the RX lcore threads' page faults and context switches */
+	fprintf(f, "  \"rx_lcores\": {\"minor_faults\": %" PRIu64 ", \"major_faults\": %" PRIu64
+		   ", \"voluntary_switches\": %" PRIu64 ", \"involuntary_switches\": %" PRIu64 "},\n",
+		t.q.lcore_minflt, t.q.lcore_majflt, t.q.lcore_nvcsw, t.q.lcore_nivcsw);
 	/* the latency of the packets no poll gap reached, and their share:
 	 * how much of the tail is the RX lcores losing their CPUs */
 	if (a->o->busy_poll) {

@@ -96,6 +96,13 @@ struct gcap_queue_stats {
 	uint64_t poll_gaps[GCAP_POLL_GAP_BUCKETS];
 	uint64_t poll_gap_ns;     /**< time in those gaps (>= 5 us) */
 	uint64_t poll_gap_max_ns; /**< the longest gap */
+	/** The RX lcore's own counts over the capture (getrusage
+	 *  RUSAGE_THREAD), kept in the stats of the first queue it polls (0
+	 *  in its others), set when it stops: page faults, minor and major,
+	 *  and context switches, voluntary and involuntary (the kernel ran
+	 *  another thread on its CPU). Poll gaps with none of these are
+	 *  interrupts, the hypervisor or the lcore's own long work. */
+	uint64_t lcore_minflt, lcore_majflt, lcore_nvcsw, lcore_nivcsw;
 	/** GCAP_LAT_NO_GAP's histogram (as lat) */
 	uint64_t lat_no_gap[GCAP_LAT_BUCKETS];
 };

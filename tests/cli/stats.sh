@@ -42,5 +42,7 @@ assert all(x >= 0 for x in b) and b == sorted(b, reverse=True), b
 assert 0 <= g["time_pct"] <= 100 and g["longest_us"] >= 0, g
 assert 0 < ng["share"] <= 1 and 0 < ng["p50"] <= ng["p99"] <= ng["p999"], ng
 assert all("poll_gaps_ge10us" in q for q in s["queues"]), s["queues"]
+r = s["rx_lcores"]
+assert all(r[k] >= 0 for k in ("minor_faults", "major_faults", "voluntary_switches", "involuntary_switches")), r
 PY
 finish

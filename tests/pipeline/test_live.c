@@ -520,6 +520,51 @@ START_TEST(test_poll_gaps)
 }
 END_TEST
 
+/* Busy on one CPU for hog_ns: another thread on the RX lcore's CPU. */
+static uint64_t hog_ns;
+
+static void *
+hog_main(void *arg)
+{
+	const rte_cpuset_t *set = arg;
+	uint64_t until;
+
+	pthread_setaffinity_np(pthread_self(), sizeof(*set), set);
+	until = mono_ns() + hog_ns;
+	while (mono_ns() < until)
+		;
+	return NULL;
+}
+
+/* A thread sharing the RX lcore's CPU (the scheduler then takes turns)
+ * shows as involuntary context switches of the lcore, kept in its first
+ * queue's stats, and as long poll gaps; with the CPU to itself the lcore
+ * is not switched out much (a loaded dev machine still does, rarely). */
+START_TEST(test_lcore_switches)
+{
+	rte_cpuset_t rx_set = rte_lcore_cpuset(rx_lcore);
+	struct run_result quiet, shared;
+	pthread_t hog;
+
+	run(20000, 4, 1000000, 300, false, &quiet);
+	hog_ns = 200000000;
+	ck_assert_int_eq(pthread_create(&hog, NULL, hog_main, &rx_set), 0);
+	run(20000, 4, 1000000, 300, false, &shared);
+	pthread_join(hog, NULL);
+	printf("RX lcore alone: %" PRIu64 " involuntary switches, %" PRIu64 " voluntary, "
+	       "%" PRIu64 " page faults, %" PRIu64 " gaps >= 50 us; sharing its CPU: "
+	       "%" PRIu64 " involuntary, %" PRIu64 " gaps >= 50 us, longest %" PRIu64 " us\n",
+	       quiet.st.lcore_nivcsw, quiet.st.lcore_nvcsw,
+	       quiet.st.lcore_minflt + quiet.st.lcore_majflt, quiet.st.poll_gaps[3],
+	       shared.st.lcore_nivcsw, shared.st.poll_gaps[3],
+	       shared.st.poll_gap_max_ns / 1000u);
+	ck_assert_uint_ge(shared.st.lcore_nivcsw, 3);
+	if (CPU_COUNT(&allowed) > 1) /* else the main thread shares it too */
+		ck_assert_uint_gt(shared.st.lcore_nivcsw, quiet.st.lcore_nivcsw);
+	ck_assert_uint_ge(shared.st.poll_gap_max_ns, 1000000u);
+}
+END_TEST
+
 static struct rte_mempool *
 pinned_pool(const char *name, unsigned n)
 {
@@ -610,6 +655,7 @@ main(void)
 	tcase_add_test(tc, test_mbufs_return);
 	tcase_add_test(tc, test_main_off_rx_cpus);
 	tcase_add_test(tc, test_poll_gaps);
+	tcase_add_test(tc, test_lcore_switches);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	/* the EAL lives in this process: no fork per test */
