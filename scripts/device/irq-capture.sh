@@ -30,7 +30,7 @@ for be in ${IRQ_BACKENDS:-cpu gpu-host idle}; do
 			--rx-rate "$pps" --duration "$secs" --summary-json /tmp/irq.json \
 			-w /dev/shm/gcap-irq.pcap 'tcp port 80 or udp port 53' ) >/tmp/irq.log 2>&1
 		echo "rc=$? $(grep -iE 'lcore|cpu' /tmp/irq.log | head -3 | tr '\n' ' ')"
-		python3 -c "import json; d=json.load(open('/tmp/irq.json')); print('rx %.2f Mpps, p50/p99 %s/%s us, poll gaps %s' % (d['rx_mpps'], d['latency_us']['p50'], d['latency_us']['p99'], d['poll_gaps']))"
+		python3 -c "import json; d=json.load(open('/tmp/irq.json')); print('rx %.2f Mpps, p50/p99 %s/%s us, poll gaps %s, RX lcore threads %s' % (d['rx_mpps'], d['latency_us']['p50'], d['latency_us']['p99'], d['poll_gaps'], d['rx_lcores']))"
 		rm -f /tmp/irq.json /dev/shm/gcap-irq.pcap
 	fi
 	cat /proc/interrupts >/tmp/irq1; cat /proc/softirqs >/tmp/sirq1; grep '^cpu[0-9]' /proc/stat >/tmp/stat1
