@@ -1092,8 +1092,10 @@ gcap_pipeline_queue_stats(const struct gcap_pipeline *pl, unsigned qi,
 	LD(exec_ns);
 	LD(cycle_ns);
 	LD(polls);
-	for (unsigned i = 0; i < GCAP_LAT_BUCKETS; i++)
+	for (unsigned i = 0; i < GCAP_LAT_BUCKETS; i++) {
 		LD(lat[i]);
+		LD(lat_no_gap[i]);
+	}
 	for (unsigned i = 0; i < GCAP_LAT_PART_BUCKETS; i++) {
 		LD(lat_cycle[i]);
 		LD(lat_exec[i]);
@@ -1108,8 +1110,6 @@ gcap_pipeline_queue_stats(const struct gcap_pipeline *pl, unsigned qi,
 	LD(lcore_majflt);
 	LD(lcore_nvcsw);
 	LD(lcore_nivcsw);
-	for (unsigned i = 0; i < GCAP_LAT_BUCKETS; i++)
-		LD(lat_no_gap[i]);
 #undef LD
 }
 
