@@ -334,18 +334,17 @@ mbufs_free(struct rte_mbuf **m, unsigned n)
 	rte_mempool_put_bulk(mp, (void **)m, n);
 }
 
-/* The least poll gap counted (the first bound of GCAP_POLL_GAP_US). */
-#define POLL_GAP_MIN_NS 5000u
+/* Poll gaps' bounds (us): gcap_queue_stats.poll_gaps[i] counts those of
+ * at least poll_gap_us[i]; shorter than poll_gap_us[0] is no gap. */
+static const unsigned poll_gap_us[GCAP_POLL_GAP_BUCKETS] = GCAP_POLL_GAP_US;
 
 /* A busy poll of queue q came gap ns after the one before, and gap is at
- * least the first bound of GCAP_POLL_GAP_US: count it (rare; out of line). */
+ * least poll_gap_us[0]: count it (rare; out of line). */
 static void __attribute__((cold, noinline))
 poll_gap_record(struct pl_queue *q, uint64_t gap)
 {
-	static const unsigned us[GCAP_POLL_GAP_BUCKETS] = GCAP_POLL_GAP_US;
-
 	for (unsigned i = 0; i < GCAP_POLL_GAP_BUCKETS; i++)
-		if (gap >= us[i] * 1000ull)
+		if (gap >= poll_gap_us[i] * 1000ull)
 			STAT_ADD(q->st.poll_gaps[i], 1);
 	STAT_ADD(q->st.poll_gap_ns, gap);
 	if (gap > q->st.poll_gap_max_ns)
@@ -360,7 +359,8 @@ poll_gap_record(struct pl_queue *q, uint64_t gap)
 static inline void
 poll_gap_check(struct pl_queue *q, uint64_t now)
 {
-	if (unlikely(now - q->prev_poll >= POLL_GAP_MIN_NS) && q->prev_poll != 0)
+	if (unlikely(now - q->prev_poll >= poll_gap_us[0] * 1000ull) &&
+	    q->prev_poll != 0)
 		poll_gap_record(q, now - q->prev_poll);
 	q->prev_poll = now;
 }
@@ -1119,48 +1119,59 @@ gcap_pipeline_written(const struct gcap_pipeline *pl)
 	return atomic_load(&((struct gcap_pipeline *)pl)->written);
 }
 
-/* queue q's histogram of a kind, and its bucket count */
+/* the bucket count of a kind's histograms */
+static unsigned
+lat_buckets(enum gcap_lat_kind kind)
+{
+	return kind == GCAP_LAT_TOTAL || kind == GCAP_LAT_NO_GAP ?
+	       GCAP_LAT_BUCKETS : GCAP_LAT_PART_BUCKETS;
+}
+
+/* queue q's histogram of a kind (lat_buckets(kind) entries) */
 static const uint64_t *
-lat_hist(const struct gcap_pipeline *pl, unsigned q, enum gcap_lat_kind kind,
-	 unsigned *nb)
+lat_hist(const struct gcap_pipeline *pl, unsigned q, enum gcap_lat_kind kind)
 {
 	const struct gcap_queue_stats *st = &pl->q[q].st;
 
 	switch (kind) {
 	case GCAP_LAT_CYCLE:
-		*nb = GCAP_LAT_PART_BUCKETS;
 		return st->lat_cycle;
 	case GCAP_LAT_EXEC:
-		*nb = GCAP_LAT_PART_BUCKETS;
 		return st->lat_exec;
 	case GCAP_LAT_IN:
-		*nb = GCAP_LAT_PART_BUCKETS;
 		return st->lat_in;
 	case GCAP_LAT_BACK:
-		*nb = GCAP_LAT_PART_BUCKETS;
 		return st->lat_back;
 	case GCAP_LAT_NO_GAP:
-		*nb = GCAP_LAT_BUCKETS;
 		return st->lat_no_gap;
 	default:
-		*nb = GCAP_LAT_BUCKETS;
 		return st->lat;
 	}
+}
+
+uint64_t
+gcap_pipeline_latency_count(const struct gcap_pipeline *pl,
+			    enum gcap_lat_kind kind)
+{
+	uint64_t total = 0;
+	unsigned nb = lat_buckets(kind);
+
+	for (unsigned q = 0; q < pl->conf.nqueues; q++) {
+		const uint64_t *h = lat_hist(pl, q, kind);
+
+		for (unsigned i = 0; i < nb; i++)
+			total += __atomic_load_n(&h[i], __ATOMIC_RELAXED);
+	}
+	return total;
 }
 
 uint64_t
 gcap_pipeline_latency_of_ns(const struct gcap_pipeline *pl,
 			    enum gcap_lat_kind kind, double pct)
 {
-	uint64_t total = 0, want, acc = 0;
-	unsigned nb = GCAP_LAT_BUCKETS;
+	uint64_t total = gcap_pipeline_latency_count(pl, kind), want, acc = 0;
+	unsigned nb = lat_buckets(kind);
 
-	for (unsigned q = 0; q < pl->conf.nqueues; q++) {
-		const uint64_t *h = lat_hist(pl, q, kind, &nb);
-
-		for (unsigned i = 0; i < nb; i++)
-			total += __atomic_load_n(&h[i], __ATOMIC_RELAXED);
-	}
 	if (total == 0)
 		return 0;
 	want = (uint64_t)((double)total * pct / 100.0);
@@ -1168,7 +1179,7 @@ gcap_pipeline_latency_of_ns(const struct gcap_pipeline *pl,
 		want = 1;
 	for (unsigned i = 0; i < nb; i++) {
 		for (unsigned q = 0; q < pl->conf.nqueues; q++)
-			acc += __atomic_load_n(&lat_hist(pl, q, kind, &nb)[i],
+			acc += __atomic_load_n(&lat_hist(pl, q, kind)[i],
 					       __ATOMIC_RELAXED);
 		if (acc >= want)
 			return (uint64_t)(i + 1) * 1000u;

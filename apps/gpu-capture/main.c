@@ -356,13 +356,16 @@ print_stats_line(const struct app *a, struct totals *prev, double dt)
 	*prev = t;
 }
 
+/* the poll gaps' bounds (us), as gcap_queue_stats.poll_gaps counts them */
+static const unsigned gap_us[GCAP_POLL_GAP_BUCKETS] = GCAP_POLL_GAP_US;
+
 /* Busy-polling RX lcores that paused >= 10 us: say so (what every packet
  * in flight waited, and how a NIC's ring fills); docs/tuning.md says what
  * to change on the host. */
 static void
 print_poll_gaps(const struct app *a, const struct totals *t, double secs)
 {
-	static const unsigned us[GCAP_POLL_GAP_BUCKETS] = GCAP_POLL_GAP_US;
+	const unsigned *us = gap_us;
 
 	if (!a->o->busy_poll || t->q.poll_gaps[1] == 0 || secs <= 0 || a->nqueues == 0)
 		return;
@@ -468,7 +471,7 @@ write_summary_json(const struct app *a, double secs)
 		t.q.polls ? secs * 1e6 * a->nqueues / (double)t.q.polls : 0.0);
 	/* busy-poll gaps (docs/tuning.md): per queue and second, by bound */
 	{
-		static const unsigned us[GCAP_POLL_GAP_BUCKETS] = GCAP_POLL_GAP_US;
+		const unsigned *us = gap_us;
 		double per = secs > 0 && a->nqueues > 0 ? secs * a->nqueues : 0.0;
 
 		fprintf(f, "  \"poll_gaps\": {");
@@ -486,15 +489,9 @@ write_summary_json(const struct app *a, double secs)
 	/* the latency of the packets no poll gap reached, and their share:
 	 * how much of the tail is the RX lcores losing their CPUs */
 	if (a->o->busy_poll) {
-		uint64_t all = 0, calm = 0;
+		uint64_t all = gcap_pipeline_latency_count(a->pl, GCAP_LAT_TOTAL);
+		uint64_t calm = gcap_pipeline_latency_count(a->pl, GCAP_LAT_NO_GAP);
 
-		for (unsigned i = 0; i < a->nqueues; i++) {
-			gcap_pipeline_queue_stats(a->pl, i, s);
-			for (unsigned k = 0; k < GCAP_LAT_BUCKETS; k++) {
-				all += s->lat[k];
-				calm += s->lat_no_gap[k];
-			}
-		}
 		fprintf(f, "  \"latency_no_gap_us\": {\"p50\": %.1f, \"p99\": %.1f, "
 			   "\"p999\": %.1f, \"share\": %.4f},\n",
 			gcap_pipeline_latency_of_ns(a->pl, GCAP_LAT_NO_GAP, 50) / 1e3,

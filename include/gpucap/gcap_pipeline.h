@@ -195,6 +195,10 @@ uint64_t gcap_pipeline_written(const struct gcap_pipeline *pl);
  */
 uint64_t gcap_pipeline_latency_ns(const struct gcap_pipeline *pl, double pct);
 
+/** Packets counted in a latency's histograms (all queues). */
+uint64_t gcap_pipeline_latency_count(const struct gcap_pipeline *pl,
+				     enum gcap_lat_kind kind);
+
 /** As gcap_pipeline_latency_ns(), of the latency or one of its parts. */
 uint64_t gcap_pipeline_latency_of_ns(const struct gcap_pipeline *pl,
 				     enum gcap_lat_kind kind, double pct);
