@@ -459,7 +459,6 @@ gcap_pipeline_kernel(struct gcap_gpu_kparams kp)
 
 		if (threadIdx.x == 0) {
 			unsigned int spins = 0, st;
-
 			unsigned long long w = 0;
 
 			for (;;) {
