@@ -9,7 +9,15 @@
  * at a rate of R a second, about R * (W + S) / 1e6 of packets whose work
  * spans W us on the lcore see one.
  *
- * usage: lcore_jitter SECONDS CPU[,CPU...]
+ * With TOUCH_MIB, each loop also writes one cache line of a buffer of
+ * that size of the thread's own (prefaulted), a page further each time:
+ * a busy loop that walks memory as an RX lcore does (mbufs, descriptors,
+ * export buffers). Stalls that come only with memory touched are the
+ * platform's memory virtualization (a second-level page fault is a VM
+ * exit), not the loop's work. A trailing 'h' (e.g. 64h) takes the buffer
+ * from 2 MiB huge pages (MAP_HUGETLB), as DPDK's mempools are.
+ *
+ * usage: lcore_jitter SECONDS CPU[,CPU...] [TOUCH_MIB[h]]
  * Prints, per CPU and in total: loops, stalls of >= 2, 5, 10, 20, 50 us
  * per second, the longest stall, and the share of time lost to stalls of
  * >= 2 us.
@@ -17,10 +25,12 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #define MAX_CPUS 256
@@ -31,6 +41,8 @@ struct probe {
 	pthread_t th;
 	int cpu;
 	double secs;
+	unsigned char *buf; /* touched memory (NULL: none) */
+	size_t bufsz;
 	uint64_t loops, max_ns, lost_ns;
 	uint64_t over[NLIM];
 	int err;
@@ -59,9 +71,18 @@ probe_main(void *arg)
 		return NULL;
 	t0 = now_ns();
 	end = t0 + (uint64_t)(p->secs * 1e9);
+	size_t off = 0;
+
 	for (prev = t0; prev < end; prev = t) {
 		uint64_t gap;
 
+		if (p->buf != NULL) {
+			/* a write a page and a line further each time */
+			((volatile unsigned char *)p->buf)[off]++;
+			off += 4096u + 64u;
+			if (off >= p->bufsz)
+				off -= p->bufsz;
+		}
 		t = now_ns();
 		gap = t - prev;
 		p->loops++;
@@ -104,9 +125,25 @@ main(int argc, char **argv)
 	double secs;
 	char *list, *tok, *save = NULL, *end;
 
-	if (argc != 3) {
-		fprintf(stderr, "usage: %s SECONDS CPU[,CPU...]\n", argv[0]);
+	size_t touch = 0;
+	bool huge = false;
+
+	if (argc != 3 && argc != 4) {
+		fprintf(stderr, "usage: %s SECONDS CPU[,CPU...] [TOUCH_MIB[h]]\n",
+			argv[0]);
 		return 2;
+	}
+	if (argc == 4) {
+		unsigned long mib = strtoul(argv[3], &end, 10);
+
+		huge = *end == 'h';
+		if (end == argv[3] || (*end != '\0' && strcmp(end, "h") != 0) ||
+		    mib == 0 || mib > 65536) {
+			fprintf(stderr, "%s: bad TOUCH_MIB '%s' (1-65536, 'h' for huge pages)\n",
+				argv[0], argv[3]);
+			return 2;
+		}
+		touch = (size_t)mib << 20;
 	}
 	secs = strtod(argv[1], &end);
 	if (*end != '\0' || secs <= 0 || secs > 3600) {
@@ -131,6 +168,21 @@ main(int argc, char **argv)
 	if (n == 0) {
 		fprintf(stderr, "%s: no CPU given\n", argv[0]);
 		return 2;
+	}
+	for (unsigned k = 0; touch != 0 && k < n; k++) {
+		void *m = mmap(NULL, touch, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE |
+			       (huge ? MAP_HUGETLB : 0), -1, 0);
+
+		if (m == MAP_FAILED) {
+			fprintf(stderr, "%s: cannot map %zu MiB%s: %s\n", argv[0],
+				touch >> 20, huge ? " of huge pages" : "",
+				strerror(errno));
+			return 1;
+		}
+		memset(m, 1, touch); /* every page present before the clock runs */
+		pr[k].buf = m;
+		pr[k].bufsz = touch;
 	}
 	for (unsigned k = 0; k < n; k++)
 		if (pthread_create(&pr[k].th, NULL, probe_main, &pr[k]) != 0) {

@@ -8,7 +8,8 @@
 # Args: the bundle directory, the output directory. env: IRQ_QUEUES (8),
 # IRQ_RATE (Mpps per queue, 15), IRQ_SECS (3), IRQ_BACKENDS.
 set -uo pipefail
-b=$1 out=$2
+b=$(cd "$1" && pwd) out=$2
+source "$b/env.sh"
 G=$b/bin/gpu-capture
 q=${IRQ_QUEUES:-8} secs=${IRQ_SECS:-3}
 pps=$(python3 -c "print(int(${IRQ_RATE:-15} * 1e6))")

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # There (the GPU machine): run the GPU tests and benchmarks from .devbundle,
 # logs to $OUT. Usage: bash .devbundle/root/scripts/device/run.sh [STEP...]
-# Steps: info tests unit copyloop corpus live multigpu bench sweep latency latvar jitter pcie kbench
+# Steps: info tests unit copyloop corpus live multigpu bench sweep latency latvar jitter jittouch pcie kbench
 # bpf profile (default: info tests corpus live bench).
 set -uo pipefail
 b=$(cd "$(dirname "$0")/../../.." && pwd)
@@ -144,6 +144,22 @@ jitter)
 		# and the time the hypervisor took from them (steal)
 		python3 "$b/root/scripts/device/irqdiff.py" "${JITTER_SECS:-5}" "$cpus"
 	  done; } 2>&1 | tee "$OUT/lcore-jitter.md" ;;
+jittouch)
+	# do the stalls come with memory touched? bench/lcore_jitter on the
+	# spare CPUs, its loop writing a line a page further each time in a
+	# buffer of TOUCH MiB (0: none; 'h': 2 MiB huge pages, reserved for
+	# the run) -- an RX lcore walks mbufs, descriptors and export buffers
+	log "lcore jitter with memory touched"
+	{ echo "# busy-polling stalls with memory touched (bench/lcore_jitter SECS CPUS TOUCH_MIB, ${JITTER_SECS:-4} s each, commit $GCAP_COMMIT)"
+	  echo; grep -E '^Huge|^AnonHuge' /proc/meminfo | tr '\n' ' '; echo
+	  hp0=$(cat /proc/sys/vm/nr_hugepages)
+	  for t in ${TOUCH_SIZES:-0 16 256 1024 64h 256h}; do
+		case $t in *h) echo $((hp0 + 1024)) >/proc/sys/vm/nr_hugepages ;; esac
+		echo; echo "## touch $t MiB per CPU, CPUs ${JITTER_CPUS:-10,11,12,13,14,15}"; echo
+		if [ "$t" = 0 ]; then "$b/bin/lcore_jitter" "${JITTER_SECS:-4}" "${JITTER_CPUS:-10,11,12,13,14,15}"
+		else "$b/bin/lcore_jitter" "${JITTER_SECS:-4}" "${JITTER_CPUS:-10,11,12,13,14,15}" "$t"; fi
+		echo $hp0 >/proc/sys/vm/nr_hugepages
+	  done; } 2>&1 | tee "$OUT/jitter-touch.md" ;;
 pcie)
 	# is host mode bound by PCIe reads? the GPU's PCIe counters (NVML,
 	# nvidia-smi dmon -s t, MB/s) during lossless runs

@@ -7,12 +7,16 @@
 # (taskset PROBE_CAPTURE_CPUS: main lcore, RX lcores, writer), for each
 # backend. If the spare CPUs stall as often with the capture as without,
 # the extra gaps on the RX lcores come from the lcores' own work; if they
-# stall more, from the machine under load.
+# stall more, from the machine under load. A backend with -huge (cpu-huge,
+# gpu-host-huge) runs with 2 GiB of 2 MiB huge pages reserved, so that
+# the mempools lie in huge pages (without, gpu-capture falls back to
+# ordinary pages, EAL --no-huge).
 # Args: the bundle directory, the output directory. env: PROBE_QUEUES (8),
 # PROBE_RATE (Mpps per queue, 15), PROBE_SECS (4), PROBE_BACKENDS,
 # SPARE_CPUS (10-15), PROBE_CAPTURE_CPUS (0-9).
 set -uo pipefail
-b=$1 out=$2
+b=$(cd "$1" && pwd) out=$2
+source "$b/env.sh"
 G=$b/bin/gpu-capture J=$b/bin/lcore_jitter
 q=${PROBE_QUEUES:-8} secs=${PROBE_SECS:-4}
 spare=${SPARE_CPUS:-10,11,12,13,14,15} ccpus=${PROBE_CAPTURE_CPUS:-0-9}
@@ -21,12 +25,14 @@ hdr='| CPU | loops (M/s) | stalls >= 2 us /s | >= 5 us /s | >= 10 us /s | >= 20 
 {
 echo "# spare CPUs' stalls with and without a capture ($q queues, ${PROBE_RATE:-15} Mpps each, capture on CPUs $ccpus, probe on $spare, $secs s, commit $(cat "$b/COMMIT"))"
 for be in ${PROBE_BACKENDS:-idle gpu-host cpu idle}; do
-	case $be in
+	case ${be%-huge} in
 	cpu) args="--backend cpu" ;;
 	gpu-host) args="--backend gpu --mem host" ;;
 	idle) args= ;;
 	esac
-	echo; echo "## $be"; echo
+	hp0=$(cat /proc/sys/vm/nr_hugepages)
+	case $be in *-huge) echo $((hp0 + 1024)) >/proc/sys/vm/nr_hugepages ;; esac
+	echo; echo "## $be (huge pages: $(cat /proc/sys/vm/nr_hugepages) reserved)"; echo
 	if [ "$be" != idle ]; then
 		# shellcheck disable=SC2086
 		( cd /tmp && timeout 60 taskset -c "$ccpus" "$G" -v -i net_null0,size=64,copy=1 --queues "$q" $args \
@@ -44,5 +50,6 @@ for be in ${PROBE_BACKENDS:-idle gpu-host cpu idle}; do
 			tail -5 /tmp/probe.log
 		rm -f /tmp/probe.json /dev/shm/gcap-probe.pcap
 	fi
+	echo "$hp0" >/proc/sys/vm/nr_hugepages
 done
 } 2>&1 | tee "$out/spare-probe.md"
