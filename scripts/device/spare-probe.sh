@@ -40,12 +40,13 @@ for be in ${PROBE_BACKENDS:-idle gpu-host cpu idle}; do
 			-w /dev/shm/gcap-probe.pcap 'tcp port 80 or udp port 53' ) >/tmp/probe.log 2>&1 &
 		cap=$!
 		sleep 1.5 # EAL, the GPU context and the kernel's start
+		grep HugePages_Free /proc/meminfo >/tmp/probe-hp.txt
 	fi
 	echo "$hdr"; echo '|---|---:|---:|---:|---:|---:|---:|---:|---:|'
 	"$J" "$secs" "$spare" | grep -E '^\| [0-9m]'
 	if [ "$be" != idle ]; then
 		wait $cap; rc=$?
-		echo; echo "capture rc=$rc"
+		echo; echo "capture rc=$rc; huge pages free during the run: $(grep -m1 HugePages_Free /tmp/probe-hp.txt 2>/dev/null)"
 		python3 -c "import json; d=json.load(open('/tmp/probe.json')); print('capture: rx %.2f Mpps, p50/p99 %s/%s us, RX lcores poll gaps %s' % (d['rx_mpps'], d['latency_us']['p50'], d['latency_us']['p99'], d['poll_gaps']))" ||
 			tail -5 /tmp/probe.log
 		rm -f /tmp/probe.json /dev/shm/gcap-probe.pcap
