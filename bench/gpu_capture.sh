@@ -1,7 +1,14 @@
 #!/usr/bin/env bash
 # Capture throughput and latency, cpu vs gpu (host, copy), in one run on one
-# machine (issue 3). For each source (net_null 64-byte frames; net_pcap
-# replay of mix-en10mb.pcap with infinite_rx) and 1..8 RX queues/lcores:
+# machine (issue 3). For each source and 1..8 RX queues/lcores. Sources:
+#   null     net_null 64-byte frames, copy=1: the RX lcore's CPU writes each
+#            frame's bytes into its data room (as net_pcap's replay does);
+#   null-nc  net_null 64-byte frames, copy=0 (net_null's default): nothing
+#            writes the bytes, as with a NIC, whose DMA writes them and
+#            leaves the CPU out. With --mem host the GPU reads the data
+#            rooms, so a CPU write into one costs the lcore a cache miss
+#            (docs/benchmarks.md); "null" pays it and "null-nc" does not;
+#   pcap     net_pcap replay of mix-en10mb.pcap with infinite_rx.
 #   1. the lossless rate: --backpressure (a full pipeline stops the RX lcore,
 #      so nothing is dropped inside the pipeline; the software source waits),
 #      i.e. the most the pipeline sustains with zero pipeline drops;
@@ -52,6 +59,8 @@ ports_for() { # source queues -> -i arguments
 	local src=$1 q=$2 i
 	if [ "$src" = null ]; then
 		echo "-i net_null0,size=64,copy=1 --queues $q"
+	elif [ "$src" = null-nc ]; then
+		echo "-i net_null0,size=64,copy=0 --queues $q"
 	else
 		for ((i = 0; i < q; i++)); do
 			printf -- "-i net_pcap%d,rx_pcap=%s,infinite_rx=1 " "$i" "$MIX"

@@ -17,7 +17,9 @@
 #
 # env: GPU_CAPTURE, OUT_DIR, SECS (2), QUEUES ("1 8"), RATES (Mpps per
 #      queue, "0.1 1 5 10 15"), BACKENDS ("cpu gpu-host"), GPU_BLOCKS,
-#      BATCH, FILTER, EXTRA (more gpu-capture arguments, e.g. "--ring 32")
+#      BATCH, FILTER, EXTRA (more gpu-capture arguments, e.g. "--ring 32"),
+#      NULL_COPY (net_null's copy=: 1, the RX lcore writes each frame's
+#      bytes; 0, nothing does, as with a NIC's DMA; see gpu_capture.sh)
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 G=${GPU_CAPTURE:-$here/../build/apps/gpu-capture}
@@ -27,6 +29,7 @@ QUEUES=${QUEUES:-1 8}
 RATES=${RATES:-0.1 1 5 10 15}
 BACKENDS=${BACKENDS:-cpu gpu-host}
 FILTER=${FILTER:-tcp port 80 or udp port 53}
+NULL_COPY=${NULL_COPY:-1}
 commit=${GCAP_COMMIT:-$(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo unknown)}
 mkdir -p "$OUT"
 md=$OUT/gpu-latency.md
@@ -38,7 +41,7 @@ tmp=$(mktemp -d)
 	echo
 	echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
 	command -v nvidia-smi >/dev/null && echo "gpu: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)"
-	echo "commit: $commit, $SECS s per run, net_null 64 B, filter '$FILTER', busy polling${GPU_BLOCKS:+, --gpu-blocks $GPU_BLOCKS}${BATCH:+, --batch $BATCH}${EXTRA:+, $EXTRA}"
+	echo "commit: $commit, $SECS s per run, net_null 64 B copy=$NULL_COPY, filter '$FILTER', busy polling${GPU_BLOCKS:+, --gpu-blocks $GPU_BLOCKS}${BATCH:+, --batch $BATCH}${EXTRA:+, $EXTRA}"
 	echo
 	echo "| RX lcores | backend | offered Mpps/queue | received Mpps | p50 us | p99 us | p99.9 us | mean batch | executor us/batch | submit-to-done us/batch | submit-to-done p50 / p99 us | executor p50 / p99 us | in p50 / p99 us | back p50 / p99 us | packets per poll | poll gaps >= 10 / 50 us per s per queue, time lost % | no-gap p50 / p99 us (share) | drops | CPU cores |"
 	echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
@@ -55,7 +58,7 @@ for q in $QUEUES; do
 			pps=$(python3 -c "print(int($r * 1e6))")
 			j=$tmp/$q-$be-$r.json
 			# shellcheck disable=SC2086
-			if ! timeout $((SECS + 60)) "$G" -q -i net_null0,size=64,copy=1 --queues "$q" $args \
+			if ! timeout $((SECS + 60)) "$G" -q -i net_null0,size=64,copy=$NULL_COPY --queues "$q" $args \
 				--busy-poll --duration "$SECS" --rx-rate "$pps" ${BATCH:+--batch $BATCH} ${EXTRA:-} \
 				--summary-json "$j" -w /dev/shm/gcap-lat.pcap "$FILTER" >"$tmp/log" 2>&1; then
 				{ echo "run failed: q=$q $be $r Mpps"; cat "$tmp/log"; } >&2

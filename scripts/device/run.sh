@@ -106,7 +106,7 @@ sweep)
 	log "filter-count sweep"
 	for nf in ${SWEEP_FILTERS:-4 16}; do
 		GPU_CAPTURE=$b/bin/gpu-capture MIX_PCAP=$b/shared/data/bench/mix-en10mb.pcap \
-			OUT_DIR=/tmp/sweep-$nf SECS=${SECS:-2} SOURCES=null QUEUES=8 BACKENDS="cpu gpu-host" \
+			OUT_DIR=/tmp/sweep-$nf SECS=${SECS:-2} SOURCES="${SWEEP_SOURCES:-null}" QUEUES=8 BACKENDS="cpu gpu-host" \
 			NFILTERS=$nf timeout 200 bash "$b/root/bench/gpu_capture.sh" 2>>"$OUT/bench-stderr.log"
 		{ echo "## $nf filters"; cat /tmp/sweep-$nf/gpu-capture-bench.md; } >>"$OUT/sweep.md"
 	done
