@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <rte_cycles.h>
 #include <rte_eal.h>
 #include <rte_ethdev.h>
 #include <rte_launch.h>
@@ -55,6 +56,7 @@ struct pl_queue {
 	double rate_vt;             /* rate limiter: when the credit was zero (ns) */
 	uint64_t prev_poll;         /* the last busy poll's time (ns), 0: none yet */
 	uint32_t gaps;              /* poll gaps so far (batches' gap_mark) */
+	uint64_t ph_end;            /* --poll-phases: the last poll's end (TSC) */
 	struct gcap_pipeline_queue src;
 };
 
@@ -68,6 +70,8 @@ struct gcap_pipeline {
 	atomic_int producers_done; /* no more xbufs will be pushed */
 	atomic_int finished;      /* the pipeline wants to stop by itself */
 	atomic_uint_fast64_t written;
+	/* --poll-phases: ns = cycles * ph_mult >> 20; long span in cycles */
+	uint64_t ph_mult, ph_long;
 	int64_t real_off;         /* CLOCK_REALTIME - CLOCK_MONOTONIC (ns) */
 	int error;                /* first error (negative errno) */
 	char errmsg[GCAP_ERRBUF_SIZE];
@@ -693,6 +697,30 @@ submit_due(const struct pl_queue *q, uint64_t now)
 		now - q->last_submit >= q->cycle_ewma / q->lanes);
 }
 
+/* --poll-phases: account one poll's phases, t[0] its start and t[k + 1]
+ * the end of phase k + 1 (GCAP_PHASE_DONE..SUBMIT); GCAP_PHASE_LOOP runs
+ * from the queue's last poll's end. */
+static void
+phases_record(const struct gcap_pipeline *pl, struct pl_queue *q,
+	      const uint64_t *t)
+{
+	for (unsigned i = 0; i < GCAP_POLL_PHASES; i++) {
+		uint64_t d;
+
+		if (i == GCAP_PHASE_LOOP) {
+			if (q->ph_end == 0)
+				continue;
+			d = t[0] - q->ph_end;
+		} else {
+			d = t[i] - t[i - 1];
+		}
+		STAT_ADD(q->st.phase_ns[i], d * pl->ph_mult >> 20);
+		if (unlikely(d >= pl->ph_long))
+			STAT_ADD(q->st.phase_long[i], 1);
+	}
+	q->ph_end = t[GCAP_POLL_PHASES - 1];
+}
+
 /*
  * One RX poll of queue qi. @return packets received.
  *
@@ -713,11 +741,16 @@ rx_poll(struct gcap_pipeline *pl, unsigned qi)
 	const struct gcap_pipeline_conf *c = &pl->conf;
 	struct pl_queue *q = &pl->q[qi];
 	struct gcap_batch *b;
-	uint64_t mono;
+	uint64_t mono, t[GCAP_POLL_PHASES];
 	unsigned want;
 	uint16_t n = 0;
+	const bool ph = c->poll_phases;
 
+	if (ph)
+		t[0] = rte_rdtsc();
 	poll_done(pl, qi, true);
+	if (ph)
+		t[GCAP_PHASE_DONE] = rte_rdtsc();
 	/* the packets received now (and the held buffer's age, the rate's
 	 * credit, the lanes' spacing) */
 	mono = now_ns(CLOCK_MONOTONIC);
@@ -728,8 +761,10 @@ rx_poll(struct gcap_pipeline *pl, unsigned qi)
 		if (q->cur_xbuf == NULL)
 			q->cur_xbuf = xbuf_take(q);
 		b = c->ops->batch_get(c->ex, qi);
-		if (b == NULL || q->cur_xbuf == NULL)
+		if (b == NULL || q->cur_xbuf == NULL) {
+			q->ph_end = 0; /* a dropping poll is not timed */
 			return rx_drop(pl, qi, b == NULL, mono);
+		}
 		b->n = 0;
 		b->stage_used = 0;
 		b->nbursts = 0;
@@ -739,10 +774,14 @@ rx_poll(struct gcap_pipeline *pl, unsigned qi)
 	}
 	b = q->cur;
 	want = rate_budget(pl, q, mono, c->batch_max - b->n);
+	if (ph)
+		t[GCAP_PHASE_PREP] = rte_rdtsc();
 	if (want > 0)
 		n = rte_eth_rx_burst(q->src.port_id, q->src.rx_queue,
 				     (struct rte_mbuf **)b->mbufs + b->n,
 				     (uint16_t)want);
+	if (ph)
+		t[GCAP_PHASE_RX] = rte_rdtsc();
 	if (n > 0) {
 		uint64_t bytes;
 
@@ -764,8 +803,14 @@ rx_poll(struct gcap_pipeline *pl, unsigned qi)
 		STAT_ADD(q->st.rx_pkts, n);
 		STAT_ADD(q->st.rx_bytes, bytes);
 	}
+	if (ph)
+		t[GCAP_PHASE_DESCRIBE] = rte_rdtsc();
 	if (b->n > 0 && (b->n >= c->batch_max || submit_due(q, mono)))
 		rx_submit(pl, qi);
+	if (ph) {
+		t[GCAP_PHASE_SUBMIT] = rte_rdtsc();
+		phases_record(pl, q, t);
+	}
 	return n;
 }
 
@@ -841,6 +886,15 @@ gcap_pipeline_start(struct gcap_pipeline *pl, char *errbuf)
 
 	if (c->queues == NULL)
 		return gcap_err(errbuf, EINVAL, "pipeline: no live sources");
+	if (c->poll_phases) {
+		uint64_t hz = rte_get_tsc_hz();
+
+		if (hz == 0)
+			return gcap_err(errbuf, ENOTSUP, "--poll-phases: the TSC "
+					"rate is unknown");
+		pl->ph_mult = (1000000000ull << 20) / hz;
+		pl->ph_long = hz / 1000000u * GCAP_POLL_PHASE_LONG_US;
+	}
 	r = writer_start(pl, errbuf);
 	if (r < 0)
 		return r;
@@ -1110,6 +1164,10 @@ gcap_pipeline_queue_stats(const struct gcap_pipeline *pl, unsigned qi,
 	LD(lcore_majflt);
 	LD(lcore_nvcsw);
 	LD(lcore_nivcsw);
+	for (unsigned i = 0; i < GCAP_POLL_PHASES; i++) {
+		LD(phase_ns[i]);
+		LD(phase_long[i]);
+	}
 #undef LD
 }
 

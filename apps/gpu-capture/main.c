@@ -308,6 +308,10 @@ sum_queues(const struct app *a, unsigned port_index, bool all, struct totals *t)
 		t->q.lcore_majflt += s->lcore_majflt;
 		t->q.lcore_nvcsw += s->lcore_nvcsw;
 		t->q.lcore_nivcsw += s->lcore_nivcsw;
+		for (unsigned k = 0; k < GCAP_POLL_PHASES; k++) {
+			t->q.phase_ns[k] += s->phase_ns[k];
+			t->q.phase_long[k] += s->phase_long[k];
+		}
 	}
 	free(s);
 	for (unsigned p = 0; p < a->nports; p++) {
@@ -380,6 +384,30 @@ print_poll_gaps(const struct app *a, const struct totals *t, double secs)
 		t->q.lcore_minflt + t->q.lcore_majflt);
 }
 
+static const char *const phase_names[GCAP_POLL_PHASES] = GCAP_POLL_PHASE_NAMES;
+
+/* --poll-phases: each phase's share of the RX lcores' polling time, and
+ * its spans of GCAP_POLL_PHASE_LONG_US or more per second and queue */
+static void
+print_poll_phases(const struct app *a, const struct totals *t, double secs)
+{
+	uint64_t all = 0;
+
+	if (!a->o->poll_phases || secs <= 0 || a->nqueues == 0)
+		return;
+	for (unsigned k = 0; k < GCAP_POLL_PHASES; k++)
+		all += t->q.phase_ns[k];
+	if (all == 0)
+		return;
+	fprintf(stderr, "RX poll phases (share of the time; spans >= %u us per s per queue):",
+		GCAP_POLL_PHASE_LONG_US);
+	for (unsigned k = 0; k < GCAP_POLL_PHASES; k++)
+		fprintf(stderr, "%s %s %.1f%% (%.0f)", k ? "," : "", phase_names[k],
+			100.0 * (double)t->q.phase_ns[k] / (double)all,
+			(double)t->q.phase_long[k] / secs / a->nqueues);
+	fprintf(stderr, "\n");
+}
+
 static void
 print_summary(const struct app *a, uint64_t captured, double secs)
 {
@@ -402,6 +430,7 @@ print_summary(const struct app *a, uint64_t captured, double secs)
 			a->ports[p].name, pt.q.rx_pkts, pt.q.captured, pt.q.filtered, dropped(&pt));
 	}
 	print_poll_gaps(a, &t, secs);
+	print_poll_phases(a, &t, secs);
 }
 
 static int
@@ -499,16 +528,41 @@ write_summary_json(const struct app *a, double secs)
 			gcap_pipeline_latency_of_ns(a->pl, GCAP_LAT_NO_GAP, 99.9) / 1e3,
 			all ? (double)calm / (double)all : 0.0);
 	}
+	/* --poll-phases: where the RX lcores' time and long spans went */
+	if (a->o->poll_phases) {
+		uint64_t all = 0;
+		double per = secs > 0 && a->nqueues > 0 ? secs * a->nqueues : 0.0;
+
+		for (unsigned k = 0; k < GCAP_POLL_PHASES; k++)
+			all += t.q.phase_ns[k];
+		fprintf(f, "  \"poll_phases\": {");
+		for (unsigned k = 0; k < GCAP_POLL_PHASES; k++)
+			fprintf(f, "%s\"%s\": {\"time_pct\": %.2f, \"ge%uus_per_s\": %.1f}",
+				k ? ", " : "", phase_names[k],
+				all ? 100.0 * (double)t.q.phase_ns[k] / (double)all : 0.0,
+				GCAP_POLL_PHASE_LONG_US,
+				per > 0 ? (double)t.q.phase_long[k] / per : 0.0);
+		fprintf(f, "},\n");
+	}
 	fprintf(f, "  \"queues\": [");
 	for (unsigned i = 0; i < a->nqueues; i++) {
 		gcap_pipeline_queue_stats(a->pl, i, s);
 		fprintf(f, "%s\n    {\"rx\": %" PRIu64 ", \"captured\": %" PRIu64 ", \"filtered\": %" PRIu64
 			   ", \"pipeline_full\": %" PRIu64 ", \"writer_behind\": %" PRIu64
 			   ", \"batches\": %" PRIu64 ", \"poll_gaps_ge10us\": %" PRIu64
-			   ", \"poll_gap_longest_us\": %.1f}",
+			   ", \"poll_gap_longest_us\": %.1f",
 			i ? "," : "", s->rx_pkts, s->captured, s->filtered, s->drop_pipeline,
 			s->drop_writer, s->batches, s->poll_gaps[1],
 			(double)s->poll_gap_max_ns / 1e3);
+		if (a->o->poll_phases) {
+			/* per queue: their long spans by phase */
+			fprintf(f, ", \"phase_long\": {");
+			for (unsigned k = 0; k < GCAP_POLL_PHASES; k++)
+				fprintf(f, "%s\"%s\": %" PRIu64, k ? ", " : "",
+					phase_names[k], s->phase_long[k]);
+			fprintf(f, "}");
+		}
+		fprintf(f, "}");
 	}
 	fprintf(f, "\n  ]\n}\n");
 	free(s);
@@ -581,6 +635,7 @@ create_pipeline(struct app *a, bool linearize)
 		.writers = a->writers,
 		.max_packets = a->o->count,
 		.busy_poll = a->o->busy_poll,
+		.poll_phases = a->o->poll_phases,
 		.backpressure = a->o->backpressure,
 		.rx_rate_pps = a->o->rx_rate,
 		.snaplen = a->o->snaplen,

@@ -30,6 +30,7 @@ enum {
 	OPT_RX_RATE,
 	OPT_BACKPRESSURE,
 	OPT_BUSY_POLL,
+	OPT_POLL_PHASES,
 	OPT_KERNEL,
 	OPT_KERNEL_ARG,
 	OPT_KERNEL_STATE,
@@ -70,6 +71,7 @@ static const struct option long_opts[] = {
 	{"rx-rate", required_argument, NULL, OPT_RX_RATE},
 	{"backpressure", no_argument, NULL, OPT_BACKPRESSURE},
 	{"busy-poll", no_argument, NULL, OPT_BUSY_POLL},
+	{"poll-phases", no_argument, NULL, OPT_POLL_PHASES},
 	{"kernel", required_argument, NULL, OPT_KERNEL},
 	{"kernel-arg", required_argument, NULL, OPT_KERNEL_ARG},
 	{"kernel-state", required_argument, NULL, OPT_KERNEL_STATE},
@@ -135,6 +137,9 @@ app_usage(void)
 "  --busy-poll        never sleep on an idle queue; also counts the polls that\n"
 "                     come 5 us or more late (poll gaps: the summary, --stats,\n"
 "                     --summary-json; docs/tuning.md)\n"
+"  --poll-phases      time each part of every RX poll (the driver's RX, the\n"
+"                     completions, the submission...): where the RX lcores'\n"
+"                     time and their long stalls go (summary, --summary-json)\n"
 "  --rx-rate PPS      deliver at most PPS packets/s per queue, spread evenly\n"
 "                     (benchmarks)\n"
 "Reporting:\n"
@@ -381,6 +386,9 @@ app_parse_options(int argc, char **argv, struct app_opts *o)
 			break;
 		case OPT_BUSY_POLL:
 			o->busy_poll = true;
+			break;
+		case OPT_POLL_PHASES:
+			o->poll_phases = true;
 			break;
 		case OPT_KERNEL:
 			o->kernel = optarg;

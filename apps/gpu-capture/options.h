@@ -54,6 +54,7 @@ struct app_opts {
 	uint64_t rx_rate;                 /* --rx-rate (pps per queue) */
 	bool backpressure;                /* --backpressure */
 	bool busy_poll;                   /* --busy-poll */
+	bool poll_phases;                 /* --poll-phases */
 	const char *kernel;               /* --kernel */
 	const char *kernel_arg;           /* --kernel-arg */
 	const char *kernel_state;         /* --kernel-state */

@@ -59,6 +59,33 @@ enum gcap_lat_kind {
 #define GCAP_POLL_GAP_BUCKETS 4
 #define GCAP_POLL_GAP_US {5u, 10u, 20u, 50u}
 
+/**
+ * Phases of one RX poll of a queue, timed with --poll-phases
+ * (gcap_pipeline_conf.poll_phases; gcap_queue_stats.phase_ns and
+ * phase_long): where an RX lcore's time goes, and in which part of its
+ * work its long stalls land. A stall from outside (an interrupt, the
+ * hypervisor) lands in a phase at random, as often as the phase's share of
+ * the time; a phase with many more long spans than its share is where the
+ * lcore's own work stalls (docs/tuning.md).
+ */
+enum gcap_poll_phase {
+	GCAP_PHASE_LOOP,     /**< from the queue's last poll to this one (the
+			      *   lcore's loop and its other queues) */
+	GCAP_PHASE_DONE,     /**< completed batches consumed: records to the
+			      *   writer, mbufs back to their pool */
+	GCAP_PHASE_PREP,     /**< gap check, export buffer, batch slot, rate */
+	GCAP_PHASE_RX,       /**< rte_eth_rx_burst(): the port's driver */
+	GCAP_PHASE_DESCRIBE, /**< descriptors of the packets received */
+	GCAP_PHASE_SUBMIT,   /**< the batch handed to the executor (cpu
+			      *   executor: its filtering too) */
+	GCAP_POLL_PHASES
+};
+
+/** Names of enum gcap_poll_phase, in order. */
+#define GCAP_POLL_PHASE_NAMES {"loop", "done", "prep", "rx", "describe", "submit"}
+/** A phase span this long or longer (us) counts in phase_long. */
+#define GCAP_POLL_PHASE_LONG_US 10u
+
 /** Counters of one pipeline queue. */
 struct gcap_queue_stats {
 	uint64_t rx_pkts;        /**< packets taken from the source */
@@ -105,6 +132,10 @@ struct gcap_queue_stats {
 	uint64_t lcore_minflt, lcore_majflt, lcore_nvcsw, lcore_nivcsw;
 	/** GCAP_LAT_NO_GAP's histogram (as lat) */
 	uint64_t lat_no_gap[GCAP_LAT_BUCKETS];
+	/** --poll-phases only (else 0): time in each enum gcap_poll_phase,
+	 *  and its spans of GCAP_POLL_PHASE_LONG_US or more */
+	uint64_t phase_ns[GCAP_POLL_PHASES];
+	uint64_t phase_long[GCAP_POLL_PHASES];
 };
 
 /** One pipeline queue's source. */
@@ -134,6 +165,9 @@ struct gcap_pipeline_conf {
 	 *  area; false (gpu memory mode: the CPU never reads packet bytes):
 	 *  they are captured up to the end of their first segment */
 	bool linearize;
+	/** time the phases of every RX poll (enum gcap_poll_phase): a few
+	 *  TSC reads a poll, for diagnosis; off in normal runs */
+	bool poll_phases;
 };
 
 struct gcap_pipeline;

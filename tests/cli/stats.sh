@@ -26,11 +26,12 @@ print("summary:", {k: s[k] for k in list(s)[:8]} if isinstance(s, dict) else s)
 assert cap == n, (cap, n)
 assert rx is not None and rx >= cap > 0, (rx, cap)
 assert "latency_no_gap_us" not in s, "no-gap latency without --busy-poll"
+assert "poll_phases" not in s, "poll phases without --poll-phases"
 PY
 # with --busy-poll: the poll gaps (by bound, never more at a higher one)
 # and the latency of the packets no gap reached, with their share
 "$GC" -i "net_pcap0,rx_pcap=$LOOP,infinite_rx=1" -w "$T/b.pcap" --duration 2 --rx-rate 50000 \
-	--busy-poll --summary-json "$T/b.json" udp >"$T/bout.txt" 2>"$T/berr.txt" ||
+	--busy-poll --poll-phases --summary-json "$T/b.json" udp >"$T/bout.txt" 2>"$T/berr.txt" ||
 	die "busy-poll: exit $?: $(cat "$T/berr.txt")"
 python3 - "$T/b.json" <<'PY' || fail "busy-poll summary JSON: poll_gaps / latency_no_gap_us"
 import json, sys
@@ -44,5 +45,14 @@ assert 0 < ng["share"] <= 1 and 0 < ng["p50"] <= ng["p99"] <= ng["p999"], ng
 assert all("poll_gaps_ge10us" in q for q in s["queues"]), s["queues"]
 r = s["rx_lcores"]
 assert all(r[k] >= 0 for k in ("minor_faults", "major_faults", "voluntary_switches", "involuntary_switches")), r
+# --poll-phases: every phase, shares that add up, long spans per queue
+p = s["poll_phases"]
+print("poll_phases:", p)
+names = ["loop", "done", "prep", "rx", "describe", "submit"]
+assert list(p) == names, list(p)
+assert abs(sum(v["time_pct"] for v in p.values()) - 100) < 0.1, p
+assert p["rx"]["time_pct"] > 0 and all(v["ge10us_per_s"] >= 0 for v in p.values()), p
+assert all(list(q["phase_long"]) == names for q in s["queues"]), s["queues"]
 PY
+grep -q "RX poll phases (share of the time" "$T/berr.txt" || fail "no poll phases line in the summary: $(cat "$T/berr.txt")"
 finish

@@ -92,6 +92,27 @@ real_minus_mono(void)
 	       (r.tv_nsec - m.tv_nsec);
 }
 
+/* Nonzero: the mock holds the RX lcore stall_ns (busy) in the poll that
+ * returns every stall_every-th batch, as a preempted or stalled vCPU
+ * would (test_poll_gaps); mk.stalls counts them. Outside mk, as above. */
+static uint64_t stall_ns;
+static unsigned stall_every;
+/* The pause in mock_submit instead of mock_poll (test_poll_phases). */
+static bool stall_in_submit;
+/* run() with --poll-phases (test_poll_phases). */
+static bool run_phases;
+
+/* Hold the RX lcore stall_ns, busy. */
+static void
+mock_stall(void)
+{
+	uint64_t until = mono_ns() + stall_ns;
+
+	while (mono_ns() < until)
+		;
+	mk.stalls++;
+}
+
 static int
 mock_submit(struct gcap_exec *ex, unsigned q, struct gcap_batch *b)
 {
@@ -111,6 +132,8 @@ mock_submit(struct gcap_exec *ex, unsigned q, struct gcap_batch *b)
 				   1000000000u + (mk.batches % 4) * in_step_ns;
 	mk.done_at[mk.head++ % RING] = mono_ns() + mk.delay_ns;
 	mk.batches++;
+	if (stall_ns != 0 && stall_in_submit && mk.batches % stall_every == 0)
+		mock_stall();
 	mk.pkts += b->n;
 	if (b->n > mk.max_n)
 		mk.max_n = b->n;
@@ -118,12 +141,6 @@ mock_submit(struct gcap_exec *ex, unsigned q, struct gcap_batch *b)
 		mk.small++;
 	return 0;
 }
-
-/* Nonzero: the mock holds the RX lcore stall_ns (busy) in the poll that
- * returns every stall_every-th batch, as a preempted or stalled vCPU
- * would (test_poll_gaps); mk.stalls counts them. Outside mk, as above. */
-static uint64_t stall_ns;
-static unsigned stall_every;
 
 static struct gcap_batch *
 mock_poll(struct gcap_exec *ex, unsigned q)
@@ -135,13 +152,9 @@ mock_poll(struct gcap_exec *ex, unsigned q)
 	b = gcap_exec_cpu_ops.batch_poll(ex, q);
 	if (b != NULL)
 		mk.tail++;
-	if (b != NULL && stall_ns != 0 && mk.tail % stall_every == 0) {
-		uint64_t until = mono_ns() + stall_ns;
-
-		while (mono_ns() < until)
-			;
-		mk.stalls++;
-	}
+	if (b != NULL && stall_ns != 0 && !stall_in_submit &&
+	    mk.tail % stall_every == 0)
+		mock_stall();
 	return b;
 }
 
@@ -231,6 +244,7 @@ run(uint64_t delay_ns, unsigned lanes, uint64_t rate, unsigned ms,
 			.snaplen = SNAP,
 			.flush_ms = 100,
 			.linearize = true,
+			.poll_phases = run_phases,
 		};
 
 		pl = gcap_pipeline_create(&pc, err);
@@ -520,6 +534,61 @@ START_TEST(test_poll_gaps)
 }
 END_TEST
 
+/* --poll-phases: a poll's time is split between its phases, and a long
+ * span is counted in the phase it happened in: pauses injected where
+ * completions are consumed land in "done", pauses injected in the
+ * executor's submission in "submit", whatever else the machine does (the
+ * other phases get as many random stalls in both runs). Off: nothing. */
+START_TEST(test_poll_phases)
+{
+	static const char *const names[GCAP_POLL_PHASES] = GCAP_POLL_PHASE_NAMES;
+	struct run_result r[2];
+	uint64_t injected[2];
+
+	run(20000, 4, 1000000, 200, false, &r[0]);
+	for (unsigned k = 0; k < GCAP_POLL_PHASES; k++) {
+		ck_assert_uint_eq(r[0].st.phase_ns[k], 0);
+		ck_assert_uint_eq(r[0].st.phase_long[k], 0);
+	}
+	run_phases = true;
+	stall_ns = 100000;
+	stall_every = 10;
+	for (unsigned w = 0; w < 2; w++) {
+		uint64_t all = 0;
+
+		stall_in_submit = w == 1;
+		run(20000, 4, 1000000, 400, false, &r[w]);
+		injected[w] = mk.stalls;
+		printf("%u pauses of 100 us injected in %s; phases (ms, spans >= %u us):",
+		       (unsigned)injected[w], w ? "submit" : "done", GCAP_POLL_PHASE_LONG_US);
+		for (unsigned k = 0; k < GCAP_POLL_PHASES; k++) {
+			all += r[w].st.phase_ns[k];
+			printf(" %s %.1f (%" PRIu64 ")", names[k], r[w].st.phase_ns[k] / 1e6,
+			       r[w].st.phase_long[k]);
+		}
+		printf("; run %.3f s\n", r[w].secs);
+		ck_assert_uint_gt(injected[w], 50);
+		/* the RX lcore polled for (nearly) the whole run */
+		ck_assert_uint_le(all, (uint64_t)(r[w].secs * 1e9));
+		ck_assert_uint_ge(all, (uint64_t)(r[w].secs * 1e9 * 0.5));
+		/* each pause is a long span of its phase, and its time */
+		ck_assert_uint_ge(r[w].st.phase_long[w ? GCAP_PHASE_SUBMIT : GCAP_PHASE_DONE],
+				  injected[w] * 9 / 10);
+		ck_assert_uint_ge(r[w].st.phase_ns[w ? GCAP_PHASE_SUBMIT : GCAP_PHASE_DONE],
+				  injected[w] * 9 / 10 * stall_ns);
+	}
+	stall_ns = 0;
+	stall_every = 0;
+	stall_in_submit = false;
+	run_phases = false;
+	/* the pauses moved with the phase they were put in */
+	ck_assert_uint_ge(r[0].st.phase_long[GCAP_PHASE_DONE],
+			  r[1].st.phase_long[GCAP_PHASE_DONE] + injected[0] * 8 / 10);
+	ck_assert_uint_ge(r[1].st.phase_long[GCAP_PHASE_SUBMIT],
+			  r[0].st.phase_long[GCAP_PHASE_SUBMIT] + injected[1] * 8 / 10);
+}
+END_TEST
+
 /* Busy on one CPU for hog_ns: another thread on the RX lcore's CPU. */
 static uint64_t hog_ns;
 
@@ -655,6 +724,7 @@ main(void)
 	tcase_add_test(tc, test_mbufs_return);
 	tcase_add_test(tc, test_main_off_rx_cpus);
 	tcase_add_test(tc, test_poll_gaps);
+	tcase_add_test(tc, test_poll_phases);
 	tcase_add_test(tc, test_lcore_switches);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
