@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # There (the GPU machine): run the GPU tests and benchmarks from .devbundle,
 # logs to $OUT. Usage: bash .devbundle/root/scripts/device/run.sh [STEP...]
-# Steps: info tests unit copyloop corpus live multigpu bench sweep latency latvar jitter jittouch pcie kbench
+# Steps: info tests unit copyloop corpus live multigpu bench sweep latency latvar jitter jittouch phases pcie kbench
 # bpf profile (default: info tests corpus live bench).
 set -uo pipefail
 b=$(cd "$(dirname "$0")/../../.." && pwd)
@@ -160,6 +160,23 @@ jittouch)
 		else "$b/bin/lcore_jitter" "${JITTER_SECS:-4}" "${JITTER_CPUS:-10,11,12,13,14,15}" "$t"; fi
 		echo $hp0 >/proc/sys/vm/nr_hugepages
 	  done; } 2>&1 | tee "$OUT/jitter-touch.md" ;;
+phases)
+	# where the RX lcores' time and long stalls go (--poll-phases), per
+	# backend, with net_null writing the frames' bytes (copy=1) or not
+	# (copy=0, as with a NIC's DMA): PHASE_QUEUES (8) at PHASE_RATE Mpps
+	# each (15), PHASE_ROUNDS rounds
+	log "RX poll phases"
+	for r in $(seq "${PHASE_ROUNDS:-2}"); do for cp in 1 0; do for be in gpu-host cpu; do
+		args="--backend cpu"; [ $be = gpu-host ] && args="--backend gpu --mem host"
+		echo "## round $r, $be, net_null copy=$cp, ${PHASE_QUEUES:-8} queues at ${PHASE_RATE:-15} Mpps"
+		( cd /tmp && timeout 60 taskset -c 0-$((${PHASE_QUEUES:-8} + 1)) "$b/bin/gpu-capture" \
+			-i net_null0,size=64,copy=$cp --queues ${PHASE_QUEUES:-8} $args --busy-poll --poll-phases \
+			--rx-rate $(python3 -c "print(int(${PHASE_RATE:-15} * 1e6))") --duration 3 \
+			--summary-json /tmp/ph.json -w /dev/shm/gcap-ph.pcap 'tcp port 80 or udp port 53' 2>&1 |
+			grep -E 'paused|phases' )
+		python3 -c "import json; d=json.load(open('/tmp/ph.json')); print('rx %.2f Mpps, p50/p99 %s/%s us; rx spans >= 10 us per queue:' % (d['rx_mpps'], d['latency_us']['p50'], d['latency_us']['p99']), [q['phase_long']['rx'] for q in d['queues']])"
+		rm -f /tmp/ph.json /dev/shm/gcap-ph.pcap
+	done; done; done 2>&1 | tee "$OUT/poll-phases.log" ;;
 pcie)
 	# is host mode bound by PCIe reads? the GPU's PCIe counters (NVML,
 	# nvidia-smi dmon -s t, MB/s) during lossless runs
