@@ -386,17 +386,26 @@ print_poll_gaps(const struct app *a, const struct totals *t, double secs)
 
 static const char *const phase_names[GCAP_POLL_PHASES] = GCAP_POLL_PHASE_NAMES;
 
+/* --poll-phases: the RX lcores' timed polling, every phase together (ns) */
+static uint64_t
+phases_total(const struct gcap_queue_stats *st)
+{
+	uint64_t all = 0;
+
+	for (unsigned k = 0; k < GCAP_POLL_PHASES; k++)
+		all += st->phase_ns[k];
+	return all;
+}
+
 /* --poll-phases: each phase's share of the RX lcores' polling time, and
  * its spans of GCAP_POLL_PHASE_LONG_US or more per second and queue */
 static void
 print_poll_phases(const struct app *a, const struct totals *t, double secs)
 {
-	uint64_t all = 0;
+	uint64_t all = phases_total(&t->q);
 
 	if (!a->o->poll_phases || secs <= 0 || a->nqueues == 0)
 		return;
-	for (unsigned k = 0; k < GCAP_POLL_PHASES; k++)
-		all += t->q.phase_ns[k];
 	if (all == 0)
 		return;
 	fprintf(stderr, "RX poll phases (share of the time; spans >= %u us per s per queue):",
@@ -530,11 +539,9 @@ write_summary_json(const struct app *a, double secs)
 	}
 	/* --poll-phases: where the RX lcores' time and long spans went */
 	if (a->o->poll_phases) {
-		uint64_t all = 0;
+		uint64_t all = phases_total(&t.q);
 		double per = secs > 0 && a->nqueues > 0 ? secs * a->nqueues : 0.0;
 
-		for (unsigned k = 0; k < GCAP_POLL_PHASES; k++)
-			all += t.q.phase_ns[k];
 		fprintf(f, "  \"poll_phases\": {");
 		for (unsigned k = 0; k < GCAP_POLL_PHASES; k++)
 			fprintf(f, "%s\"%s\": {\"time_pct\": %.2f, \"ge%uus_per_s\": %.1f}",
