@@ -19,19 +19,31 @@
 # ('tcp port P or udp port P+1000', P = 1001..1063), every packet tested
 # against all: the filtering work the gpu backend takes off the lcores.
 #
-# env: GPU_CAPTURE (binary), MIX_PCAP, OUT_DIR (results), SECS (per run),
-#      QUEUES ("1 2 4 8"), BACKENDS ("cpu gpu-host gpu-copy"), SOURCES,
+# Backend "floor" (first by default) is not gpu-capture: bench/rx_floor on
+# the same ports, lcores and pools, receiving and giving the mbufs back with
+# nothing else. No executor can take that work off the RX lcores, so
+# floor / cpu is the most any backend could beat the cpu backend by on that
+# source, and gpu-host / floor is how near the gpu path comes to it.
+#
+# env: GPU_CAPTURE (binary), RX_FLOOR (binary), MIX_PCAP, OUT_DIR (results),
+#      SECS (per run), QUEUES ("1 2 4 8"),
+#      BACKENDS ("floor cpu gpu-host gpu-copy"), SOURCES,
 #      GPU_BLOCKS (--gpu-blocks for the gpu backends), NFILTERS (1),
-#      BATCH (--batch, default the program's), EXTRA (more gpu-capture
-#      arguments, e.g. "--ring 32")
+#      BATCH (--batch, default the program's), RX_BURST (--rx-burst of
+#      gpu-capture and --burst of rx_floor; default each one's), HALF (0:
+#      the lossless runs only), EXTRA (more gpu-capture arguments, e.g.
+#      "--ring 32")
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 G=${GPU_CAPTURE:-$here/../build/apps/gpu-capture}
+F=${RX_FLOOR:-$(dirname "$G")/rx_floor}
+[ -x "$F" ] || F=$here/../build/bench/rx_floor
 MIX=${MIX_PCAP:-$here/../../shared/data/bench/mix-en10mb.pcap}
 OUT=${OUT_DIR:-$here/results}
 SECS=${SECS:-3}
 QUEUES=${QUEUES:-1 2 4 8}
-BACKENDS=${BACKENDS:-cpu gpu-host gpu-copy}
+BACKENDS=${BACKENDS:-floor cpu gpu-host gpu-copy}
+HALF=${HALF:-1}
 SOURCES=${SOURCES:-null-nc null pcap}
 FILTER='tcp port 80 or udp port 53'
 NFILTERS=${NFILTERS:-1}
@@ -85,9 +97,22 @@ run_one() { # src q backend extra... -> json path (or empty)
 	local src=$1 q=$2 be=$3
 	shift 3
 	local j=$tmp/$src-$q-$be-$RANDOM.json
+	if [ "$be" = floor ]; then
+		# shellcheck disable=SC2046
+		timeout $((SECS + 60)) "$F" -t "$SECS" $(ports_for "$src" "$q" | sed 's/--queues/-q/') \
+			${RX_BURST:+--burst $RX_BURST} --json "$j" >"$tmp/log" 2>&1
+		local rc=$?
+		if [ $rc -ne 0 ] || [ ! -s "$j" ]; then
+			{ echo "  run failed (rc $rc): $src q=$q floor"; sed 's/^/    /' "$tmp/log"; } |
+				tee -a "$OUT/failed-runs.log" >&2
+			return 1
+		fi
+		echo "$j"
+		return 0
+	fi
 	# shellcheck disable=SC2046
 	timeout $((SECS + 60)) "$G" -q $(ports_for "$src" "$q") $(backend_args "$be") \
-		--busy-poll --duration "$SECS" --summary-json "$j" ${BATCH:+--batch $BATCH} ${EXTRA:-} "$@" \
+		--busy-poll --duration "$SECS" --summary-json "$j" ${BATCH:+--batch $BATCH} ${RX_BURST:+--rx-burst $RX_BURST} ${EXTRA:-} "$@" \
 		"${outputs[@]}" >"$tmp/log" 2>&1
 	local rc=$?
 	rm -f /dev/shm/gcap-bench*.pcap*
@@ -106,7 +131,7 @@ run_one() { # src q backend extra... -> json path (or empty)
 	echo
 	echo "machine: $tag, $ncpu CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
 	command -v nvidia-smi >/dev/null && echo "gpu: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)"
-	echo "commit: $commit, $SECS s per run, filter '$FILTER'$([ "$NFILTERS" -gt 1 ] && echo " and $((NFILTERS - 1)) more (NFILTERS=$NFILTERS outputs)"), ${GPU_BLOCKS:+--gpu-blocks $GPU_BLOCKS, }${BATCH:+--batch $BATCH, }${EXTRA:+$EXTRA, }busy polling; pcap source: mix-en10mb.pcap cut to 2000 bytes"
+	echo "commit: $commit, $SECS s per run, filter '$FILTER'$([ "$NFILTERS" -gt 1 ] && echo " and $((NFILTERS - 1)) more (NFILTERS=$NFILTERS outputs)"), ${GPU_BLOCKS:+--gpu-blocks $GPU_BLOCKS, }${BATCH:+--batch $BATCH, }${RX_BURST:+--rx-burst $RX_BURST, }${EXTRA:+$EXTRA, }busy polling; pcap source: mix-en10mb.pcap cut to 2000 bytes"
 	echo
 	echo "| source | RX lcores | backend | lossless Mpps | Gb/s | captured | pipeline drops | CPU cores used | latency p50 us | p99 us (at half rate) | mean batch | executor us/batch (at half rate) | submit-to-done p99 / executor p99 us (at half rate) | poll gaps >= 10 us per s per queue; p99 us of the packets no gap reached (their share) (at half rate) |"
 	echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
@@ -119,11 +144,20 @@ for src in $SOURCES; do
 			j=$(run_one "$src" "$q" "$be" --backpressure) || continue
 			mpps=$(field "$j" "d['rx_mpps']")
 			gbps=$(field "$j" "d['rx_gbps']")
+			if [ "$be" = floor ]; then
+				# receive and give back: no filter, no pipeline, no latency
+				echo "| $src | $q | floor (rx_floor) | $mpps | $gbps | - | - | $q | - | - | - | - | - | - |" >>"$md"
+				python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d.update(source=sys.argv[2], lcores=int(sys.argv[3]), config='floor', commit=sys.argv[4]); print(json.dumps(d))" \
+					"$j" "$src" "$q" "$commit" >>"$jsonl"
+				echo "$src q=$q floor: $mpps Mpps" >&2
+				continue
+			fi
 			cap=$(field "$j" "d['captured']")
 			pdrop=$(field "$j" "d['dropped']['pipeline_full']")
 			cores=$(field "$j" "d['cores_used']")
 			half=$(python3 -c "print(max(1, int($mpps * 1e6 / 2 / $q)))")
-			j2=$(run_one "$src" "$q" "$be" --rx-rate "$half") || j2=
+			j2=
+			[ "$HALF" = 0 ] || j2=$(run_one "$src" "$q" "$be" --rx-rate "$half") || j2=
 			p50=NA p99=NA bm=NA ex=NA parts=NA gaps=NA
 			if [ -n "$j2" ]; then
 				p50=$(field "$j2" "d['latency_us']['p50']")

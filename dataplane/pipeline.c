@@ -742,8 +742,8 @@ rx_poll(struct gcap_pipeline *pl, unsigned qi)
 	struct pl_queue *q = &pl->q[qi];
 	struct gcap_batch *b;
 	uint64_t mono, t[GCAP_POLL_PHASES];
-	unsigned want;
-	uint16_t n = 0;
+	unsigned want, n = 0;
+	const unsigned chunk = c->rx_burst ? c->rx_burst : c->batch_max;
 	const bool ph = c->poll_phases;
 
 	if (ph)
@@ -776,10 +776,16 @@ rx_poll(struct gcap_pipeline *pl, unsigned qi)
 	want = rate_budget(pl, q, mono, c->batch_max - b->n);
 	if (ph)
 		t[GCAP_PHASE_PREP] = rte_rdtsc();
-	if (want > 0)
-		n = rte_eth_rx_burst(q->src.port_id, q->src.rx_queue,
-				     (struct rte_mbuf **)b->mbufs + b->n,
-				     (uint16_t)want);
+	while (n < want) {
+		unsigned ask = want - n < chunk ? want - n : chunk;
+		uint16_t got = rte_eth_rx_burst(q->src.port_id, q->src.rx_queue,
+						(struct rte_mbuf **)b->mbufs + b->n + n,
+						(uint16_t)ask);
+
+		n += got;
+		if (got < ask) /* the port has no more now */
+			break;
+	}
 	if (ph)
 		t[GCAP_PHASE_RX] = rte_rdtsc();
 	if (n > 0) {

@@ -645,6 +645,7 @@ create_pipeline(struct app *a, bool linearize)
 		.poll_phases = a->o->poll_phases,
 		.backpressure = a->o->backpressure,
 		.rx_rate_pps = a->o->rx_rate,
+		.rx_burst = a->o->rx_burst,
 		.snaplen = a->o->snaplen,
 		.flush_ms = 1000,
 		.linearize = linearize,

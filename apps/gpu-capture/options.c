@@ -28,6 +28,7 @@ enum {
 	OPT_MBUFS,
 	OPT_DURATION,
 	OPT_RX_RATE,
+	OPT_RX_BURST,
 	OPT_BACKPRESSURE,
 	OPT_BUSY_POLL,
 	OPT_POLL_PHASES,
@@ -69,6 +70,7 @@ static const struct option long_opts[] = {
 	{"mbufs", required_argument, NULL, OPT_MBUFS},
 	{"duration", required_argument, NULL, OPT_DURATION},
 	{"rx-rate", required_argument, NULL, OPT_RX_RATE},
+	{"rx-burst", required_argument, NULL, OPT_RX_BURST},
 	{"backpressure", no_argument, NULL, OPT_BACKPRESSURE},
 	{"busy-poll", no_argument, NULL, OPT_BUSY_POLL},
 	{"poll-phases", no_argument, NULL, OPT_POLL_PHASES},
@@ -131,6 +133,9 @@ app_usage(void)
 "  --batch N          packets per batch (default 256, at most %u)\n"
 "  --ring N           batches in flight per queue (power of two, default 16)\n"
 "  --rxd N            RX descriptors per queue (default 1024)\n"
+"  --rx-burst N       packets asked of the port per receive call, called until\n"
+"                     the batch is full or the port is empty (default: one\n"
+"                     call for all the batch has room for)\n"
 "  --mbufs N          mbufs per queue (default: enough for --rxd, --batch, --ring)\n"
 "  --backpressure     when the pipeline is full, stop polling (the NIC drops)\n"
 "                     instead of dropping and counting \"pipeline full\"\n"
@@ -377,6 +382,9 @@ app_parse_options(int argc, char **argv, struct app_opts *o)
 			break;
 		case OPT_DURATION:
 			PARSE_U("--duration", optarg, 1, UINT32_MAX, o->duration);
+			break;
+		case OPT_RX_BURST:
+			PARSE_U("--rx-burst", optarg, 1, GCAP_BATCH_MAX, o->rx_burst);
 			break;
 		case OPT_RX_RATE:
 			PARSE_U("--rx-rate", optarg, 1, UINT64_MAX / 1000000000u, o->rx_rate);

@@ -52,6 +52,7 @@ struct app_opts {
 	unsigned mbufs;                   /* --mbufs (0: from rxd, batch, ring) */
 	unsigned duration;                /* --duration */
 	uint64_t rx_rate;                 /* --rx-rate (pps per queue) */
+	unsigned rx_burst;                /* --rx-burst (0: the batch's room) */
 	bool backpressure;                /* --backpressure */
 	bool busy_poll;                   /* --busy-poll */
 	bool poll_phases;                 /* --poll-phases */

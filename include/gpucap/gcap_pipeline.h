@@ -153,6 +153,10 @@ struct gcap_pipeline_conf {
 	unsigned nqueues;                /**< as the executor's nqueues */
 	const struct gcap_pipeline_queue *queues; /**< live sources, or NULL for a file */
 	unsigned batch_max;              /**< packets per batch */
+	/** packets asked of the port per receive call (rte_eth_rx_burst);
+	 *  a poll calls it until the open batch is full or the port has no
+	 *  more. 0: one call for all the batch has room for */
+	unsigned rx_burst;
 	unsigned nwriters;               /**< outputs; writer i takes outmask bit i */
 	struct gcap_writer *const *writers;
 	uint64_t max_packets;            /**< -c: stop after this many records (0: no limit) */

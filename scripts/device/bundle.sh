@@ -10,7 +10,7 @@ exes=(build/apps/gpu-capture build/tests/tools/pcap-cmp)
 for t in build/tests/gpu/test_gpu build/tests/gpu/test_gpu_nodev build/tests/gpu/test_gpu_bpf \
 	build/tests/gpu/test_gpu_kernels build/tests/pipeline/test_offline_corpus \
 	build/tests/bpfc/test_bpfc build/tests/kernels/test_* build/bench/bpf_bench \
-	build/bench/kernel_bench build/bench/lcore_jitter build/tests/gpu/test_kernels_gpu; do
+	build/bench/kernel_bench build/bench/lcore_jitter build/bench/rx_floor build/tests/gpu/test_kernels_gpu; do
 	[ -x "$t" ] && [ -f "$t" ] && exes+=("$t")
 done
 # perf (when installed here): the profile step's RX lcore profiles

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # There (the GPU machine): run the GPU tests and benchmarks from .devbundle,
 # logs to $OUT. Usage: bash .devbundle/root/scripts/device/run.sh [STEP...]
-# Steps: info tests unit copyloop corpus live multigpu bench sweep latency latvar jitter jittouch phases pcie kbench
+# Steps: info tests unit copyloop corpus live multigpu bench sweep latency latvar jitter jittouch phases floor rxburst pcie kbench
 # bpf profile (default: info tests corpus live bench).
 set -uo pipefail
 b=$(cd "$(dirname "$0")/../../.." && pwd)
@@ -177,6 +177,30 @@ phases)
 		python3 -c "import json; d=json.load(open('/tmp/ph.json')); print('rx %.2f Mpps, p50/p99 %s/%s us; rx spans >= 10 us per queue:' % (d['rx_mpps'], d['latency_us']['p50'], d['latency_us']['p99']), [q['phase_long']['rx'] for q in d['queues']])"
 		rm -f /tmp/ph.json /dev/shm/gcap-ph.pcap
 	done; done; done 2>&1 | tee "$OUT/poll-phases.log" ;;
+floor)
+	# the RX lcores' floor (bench/rx_floor: receive, give back, nothing
+	# else) against the size of each receive call: FLOOR_BURSTS on
+	# FLOOR_SOURCES ("net_null copy=0, copy=1"), 1 and 8 queues
+	log "rx floor against burst size"
+	{ echo "# rx_floor: receive and give back, nothing else (commit $GCAP_COMMIT, ${SECS:-2} s each)"; echo
+	  echo "| net_null | queues | burst | Mpps |"; echo "|---|---:|---:|---:|"
+	  for cp in ${FLOOR_COPY:-0 1}; do for q in ${FLOOR_QUEUES:-1 8}; do for bu in ${FLOOR_BURSTS:-4 8 16 32 64 256}; do
+		m=$( (cd /tmp && timeout 60 "$b/bin/rx_floor" -t ${SECS:-2} -q $q --burst $bu -i net_null0,size=64,copy=$cp) |
+			sed -n 's/.* s: \([0-9.]*\) Mpps.*/\1/p')
+		echo "| copy=$cp | $q | $bu | ${m:-failed} |"
+	  done; done; done; } 2>&1 | tee "$OUT/rx-floor.md" ;;
+rxburst)
+	# gpu-capture's receive calls cut to RXB_BURSTS packets (--rx-burst;
+	# 0: one call for the batch's room, the default), lossless runs only
+	log "capture against --rx-burst"
+	for bu in ${RXB_BURSTS:-8 32 0}; do
+		rb=; [ "$bu" != 0 ] && rb=$bu
+		GPU_CAPTURE=$b/bin/gpu-capture MIX_PCAP=$b/shared/data/bench/mix-en10mb.pcap RX_BURST=$rb HALF=0 \
+			OUT_DIR=/tmp/rxb-$bu SECS=${SECS:-2} SOURCES="${RXB_SOURCES:-null-nc null}" QUEUES="${RXB_QUEUES:-1 8}" \
+			BACKENDS="${RXB_BACKENDS:-cpu gpu-host}" timeout 300 bash "$b/root/bench/gpu_capture.sh" >/dev/null 2>>"$OUT/bench-stderr.log"
+		{ echo "## --rx-burst $bu"; grep '^| [a-z]' /tmp/rxb-$bu/gpu-capture-bench.md | grep -v '^| source'; } >>"$OUT/rx-burst.md"
+	done
+	cat "$OUT/rx-burst.md" ;;
 pcie)
 	# is host mode bound by PCIe reads? the GPU's PCIe counters (NVML,
 	# nvidia-smi dmon -s t, MB/s) during lossless runs

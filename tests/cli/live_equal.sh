@@ -21,5 +21,15 @@ for f in "${inputs[@]}"; do
 			"$CMP" -q --no-ts "$T/$out" "$T/ref.pcap" || fail "$(basename "$f") '$e' $out differs"
 		done
 	done
+	# receive calls of 3 packets (--rx-burst): the same records
+	e='tcp port 80 or udp port 53'
+	tdump "$f" "$T/ref.pcap" "$e" && n=$(count "$T/ref.pcap") && [ "$n" -gt 0 ] &&
+		{ gc -i "net_pcap0,rx_pcap=$f" -w "$T/b.pcap" -c "$n" --duration 20 --rx-burst 3 "$e" ||
+			fail "$(basename "$f") --rx-burst 3: exit $?: $(cat "$T/gc.err")"
+		  "$CMP" -q --no-ts "$T/b.pcap" "$T/ref.pcap" || fail "$(basename "$f") --rx-burst 3 differs"; }
 done
+# a bad --rx-burst is refused before anything starts
+gc -i "net_pcap0,rx_pcap=$LIVE1" -w "$T/x.pcap" --rx-burst 0 tcp; rc=$?
+[ $rc -eq 1 ] && grep -q -- "--rx-burst" "$T/gc.err" || fail "--rx-burst 0: exit $rc: $(cat "$T/gc.err")"
+[ ! -e "$T/x.pcap" ] || fail "--rx-burst 0 created its output"
 finish
