@@ -163,15 +163,18 @@ jittouch)
 phases)
 	# where the RX lcores' time and long stalls go (--poll-phases), per
 	# backend, with net_null writing the frames' bytes (copy=1) or not
-	# (copy=0, as with a NIC's DMA): PHASE_QUEUES (8) at PHASE_RATE Mpps
-	# each (15), PHASE_ROUNDS rounds
+	# (copy=0, as with a NIC's DMA; PHASE_COPY "1 0"): PHASE_QUEUES (8) at
+	# PHASE_RATE Mpps each (15; 0: lossless, --backpressure), PHASE_ROUNDS
+	# rounds
 	log "RX poll phases"
-	for r in $(seq "${PHASE_ROUNDS:-2}"); do for cp in 1 0; do for be in gpu-host cpu; do
+	rate="--rx-rate $(python3 -c "print(int(${PHASE_RATE:-15} * 1e6))")"
+	[ "${PHASE_RATE:-15}" = 0 ] && rate=--backpressure
+	for r in $(seq "${PHASE_ROUNDS:-2}"); do for cp in ${PHASE_COPY:-1 0}; do for be in gpu-host cpu; do
 		args="--backend cpu"; [ $be = gpu-host ] && args="--backend gpu --mem host"
-		echo "## round $r, $be, net_null copy=$cp, ${PHASE_QUEUES:-8} queues at ${PHASE_RATE:-15} Mpps"
+		echo "## round $r, $be, net_null copy=$cp, ${PHASE_QUEUES:-8} queues, $rate"
 		( cd /tmp && timeout 60 taskset -c 0-$((${PHASE_QUEUES:-8} + 1)) "$b/bin/gpu-capture" \
 			-i net_null0,size=64,copy=$cp --queues ${PHASE_QUEUES:-8} $args --busy-poll --poll-phases \
-			--rx-rate $(python3 -c "print(int(${PHASE_RATE:-15} * 1e6))") --duration 3 \
+			$rate --duration 3 \
 			--summary-json /tmp/ph.json -w /dev/shm/gcap-ph.pcap 'tcp port 80 or udp port 53' 2>&1 |
 			grep -E 'paused|phases' )
 		python3 -c "import json; d=json.load(open('/tmp/ph.json')); print('rx %.2f Mpps, p50/p99 %s/%s us; rx spans >= 10 us per queue:' % (d['rx_mpps'], d['latency_us']['p50'], d['latency_us']['p99']), [q['phase_long']['rx'] for q in d['queues']])"
@@ -208,13 +211,13 @@ pcie)
 	for spec in ${PCIE_RUNS:-"14 128" "14 0" "8 128" "1 128"}; do
 		set -- $spec
 		j=/tmp/pcie-$1-$2.json
-		( cd /tmp && GCAP_GPU_PREFETCH=$2 timeout 60 "$b/bin/gpu-capture" -q -i net_null0,size=64,copy=1 \
+		( cd /tmp && GCAP_GPU_PREFETCH=$2 timeout 60 "$b/bin/gpu-capture" -q -i net_null0,size=64,copy=${PCIE_COPY:-1} \
 			--queues $1 --backend gpu --mem host --busy-poll --backpressure --duration 5 \
 			--summary-json $j -w /dev/shm/gcap-pcie.pcap 'tcp port 80 or udp port 53' ) &
 		sleep 2.5
 		d=$(nvidia-smi dmon -s t -c 2 2>&1 | grep -v '^#' | tail -1)
 		wait
-		echo "queues $1 prefetch $2: $(python3 -c "import json; print(json.load(open('$j'))['rx_mpps'])" 2>/dev/null) Mpps; dmon (gpu rxpci txpci MB/s): $d" | tee -a "$OUT/pcie.log"
+		echo "net_null copy=${PCIE_COPY:-1} queues $1 prefetch $2: $(python3 -c "import json; print(json.load(open('$j'))['rx_mpps'])" 2>/dev/null) Mpps; dmon (gpu rxpci txpci MB/s): $d" | tee -a "$OUT/pcie.log"
 	done ;;
 kbench)
 	log "inline kernel bench"
@@ -229,9 +232,9 @@ profile)
 	if ! command -v perf >/dev/null; then echo "no perf in the bundle"; else
 	for pb in ${PROFILE_BACKENDS:-cpu gpu-host}; do
 		be=cpu; [ "$pb" = gpu-host ] && be="gpu --mem host"
-		echo "## --backend $be, net_null 64 B, 3 s ${PROFILE_ARGS:-(1 RX lcore)}" >>"$OUT/profile.log"
+		echo "## --backend $be, net_null 64 B copy=${PROFILE_COPY:-1}, 3 s ${PROFILE_ARGS:-(1 RX lcore)}" >>"$OUT/profile.log"
 		( cd /tmp && timeout 60 perf record -q -e cpu-clock -F 4999 -o /tmp/perf-$$.data -- \
-			"$b/bin/gpu-capture" -i net_null0,size=64,copy=1 --backend $be --busy-poll ${PROFILE_ARGS:-} \
+			"$b/bin/gpu-capture" -i net_null0,size=64,copy=${PROFILE_COPY:-1} --backend $be --busy-poll ${PROFILE_ARGS:-} \
 			--duration 3 -w /dev/shm/gcap-prof.pcap 'tcp port 80 or udp port 53' ) >>"$OUT/profile.log" 2>&1
 		perf report -i /tmp/perf-$$.data --no-children --sort ${PROFILE_SORT:-comm,dso,sym} --stdio 2>/dev/null |
 			grep -v '^#' | grep '%' | head -40 >>"$OUT/profile.log"
