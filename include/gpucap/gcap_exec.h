@@ -100,6 +100,9 @@ struct gcap_batch {
 	uint16_t nbursts;
 	uint64_t submit_t; /**< source bookkeeping: CLOCK_MONOTONIC ns of batch_submit */
 	uint32_t gap_mark; /**< source bookkeeping: the queue's poll gaps when opened */
+	/** source bookkeeping: the pool every mbuf of the batch goes back to
+	 *  in one put, or NULL (some need DPDK's general path) */
+	void *free_pool;
 	uint16_t burst_end[GCAP_BATCH_BURSTS];
 	uint64_t burst_t[GCAP_BATCH_BURSTS];
 };

@@ -208,8 +208,9 @@ pcie)
 	# is host mode bound by PCIe reads? the GPU's PCIe counters (NVML,
 	# nvidia-smi dmon -s t, MB/s) during lossless runs
 	log "PCIe traffic of gpu-host"
-	for spec in ${PCIE_RUNS:-"14 128" "14 0" "8 128" "1 128"}; do
-		set -- $spec
+	# PCIE_RUNS: QUEUES:PREFETCH entries
+	for spec in ${PCIE_RUNS:-14:128 14:0 8:128 1:128}; do
+		set -- ${spec/:/ }
 		j=/tmp/pcie-$1-$2.json
 		( cd /tmp && GCAP_GPU_PREFETCH=$2 timeout 60 "$b/bin/gpu-capture" -q -i net_null0,size=64,copy=${PCIE_COPY:-1} \
 			--queues $1 --backend gpu --mem host --busy-poll --backpressure --duration 5 \

@@ -37,9 +37,11 @@
 #define SNAP 128u
 
 /* port 0: an ordinary mbuf pool; port 1: a pool of pinned external
- * buffers (what the gpu executor's host and gpu modes give the ports) */
-static struct gcap_port ports[2];
-static struct rte_mempool *pools[2];
+ * buffers (what the gpu executor's host and gpu modes give the ports);
+ * port 2: net_pcap reading tests/data/eth-mix.pcap once, whose 8 KB frame
+ * comes as a chain of mbufs (infinite_rx refuses such frames) */
+static struct gcap_port ports[3];
+static struct rte_mempool *pools[3];
 static unsigned cur_port;
 static unsigned rx_lcore;
 static char tmpdir[512];
@@ -64,6 +66,8 @@ static struct {
 	uint64_t head, tail;
 	uint64_t batches, pkts, max_n, small; /* small: under 8 packets */
 	uint64_t stalls; /* pauses injected (stall_ns) */
+	uint64_t one_put, chained; /* batches with free_pool set; with a chain */
+	bool put_bad;   /* free_pool set on a batch with an mbuf not plain */
 	uint32_t next_seq;
 	bool seq_bad;
 	bool seq_started;
@@ -103,6 +107,8 @@ static bool stall_in_submit;
 static bool run_phases;
 /* run() with --rx-burst (test_rx_burst; 0: the default). */
 static unsigned run_rx_burst;
+/* run()'s batches (test_free_paths; 0: BATCH). */
+static unsigned run_batch;
 
 /* Hold the RX lcore stall_ns, busy. */
 static void
@@ -119,13 +125,25 @@ static int
 mock_submit(struct gcap_exec *ex, unsigned q, struct gcap_batch *b)
 {
 	int r;
+	bool chain = false;
 
 	for (uint32_t i = 0; i < b->n; i++) {
+		const struct rte_mbuf *m = b->mbufs[i];
+
 		if (mk.seq_started && b->pkts[i].seq != mk.next_seq)
 			mk.seq_bad = true;
 		mk.seq_started = true;
 		mk.next_seq = b->pkts[i].seq + 1;
+		/* one put at done only for mbufs that DPDK would free so */
+		if (b->free_pool != NULL &&
+		    (m->pool != b->free_pool || m->nb_segs != 1 ||
+		     rte_mbuf_refcnt_read(m) != 1 ||
+		     (m->ol_flags & RTE_MBUF_F_INDIRECT) != 0))
+			mk.put_bad = true;
+		chain |= m->nb_segs > 1;
 	}
+	mk.one_put += b->free_pool != NULL;
+	mk.chained += chain;
 	r = gcap_exec_cpu_ops.batch_submit(ex, q, b);
 	if (r < 0)
 		return r;
@@ -192,7 +210,7 @@ run(uint64_t delay_ns, unsigned lanes, uint64_t rate, unsigned ms,
 	struct gcap_exec *ex;
 	struct gcap_writer *w;
 	struct gcap_pipeline *pl;
-	struct gcap_writer_if wif = {.name = "net_null0", .linktype = DLT_EN10MB};
+	struct gcap_writer_if wif = {.name = ports[cur_port].name, .linktype = DLT_EN10MB};
 	struct gcap_pipeline_queue src = {
 		.port_id = ports[cur_port].port_id, .rx_queue = 0, .port_index = 0,
 		.lcore = rx_lcore,
@@ -210,7 +228,7 @@ run(uint64_t delay_ns, unsigned lanes, uint64_t rate, unsigned ms,
 		struct gcap_exec_conf ec = {
 			.nqueues = 1,
 			.ring_size = RING,
-			.batch_max = BATCH,
+			.batch_max = run_batch ? run_batch : BATCH,
 			.nxbufs = RING * 2,
 			.xbuf_size = BATCH * GCAP_REC_SIZE(SNAP),
 			.snaplen = SNAP,
@@ -237,7 +255,7 @@ run(uint64_t delay_ns, unsigned lanes, uint64_t rate, unsigned ms,
 			.ex = ex,
 			.nqueues = 1,
 			.queues = &src,
-			.batch_max = BATCH,
+			.batch_max = run_batch ? run_batch : BATCH,
 			.nwriters = 1,
 			.writers = &w,
 			.busy_poll = true,
@@ -304,6 +322,7 @@ run(uint64_t delay_ns, unsigned lanes, uint64_t rate, unsigned ms,
 	       out->written, out->st.drop_pipeline, out->st.drop_writer,
 	       out->lat_p50_ns / 1000u, out->cycle_p50_ns / 1000u);
 	ck_assert_msg(!mk.seq_bad, "a packet reached the executor twice, late or never");
+	ck_assert_msg(!mk.put_bad, "a batch with an mbuf DPDK must free was to go back in one put");
 	/* every packet not dropped before reaching the executor reached it
 	 * (a "writer behind" drop is either: no export buffer at the poll,
 	 * or a record that did not fit after the executor saw the packet) */
@@ -505,6 +524,33 @@ START_TEST(test_rx_burst)
 }
 END_TEST
 
+/* Batches go back to their pool in one put (decided while the mbufs were
+ * in cache) unless one of their mbufs needs DPDK's general path: here the
+ * chained 8 KB frame of a net_pcap port. Plain batches take the put,
+ * chained ones never (mock_submit checks each), and every mbuf, segments
+ * included, is back in the pool after the capture. */
+START_TEST(test_free_paths)
+{
+	struct run_result r;
+	unsigned avail;
+
+	cur_port = 2; /* batches of 8: the file is read once, in one poll */
+	run_batch = 8;
+	run(0, 1, 20000, 300, false, &r);
+	run_batch = 0;
+	cur_port = 0;
+	avail = rte_mempool_avail_count(pools[2]);
+	printf("net_pcap: %" PRIu64 " batches, %" PRIu64 " in one put, %" PRIu64
+	       " with a chain; %u of %u mbufs back\n", mk.batches, mk.one_put,
+	       mk.chained, avail, pools[2]->size);
+	ck_assert_uint_gt(mk.chained, 0);
+	ck_assert_uint_gt(mk.one_put, 0);
+	ck_assert_uint_le(mk.one_put + mk.chained, mk.batches);
+	ck_assert_uint_eq(r.st.drop_pipeline, 0);
+	ck_assert_uint_eq(avail, pools[2]->size);
+}
+END_TEST
+
 /* A pool whose data rooms are external memory, pinned to their mbufs. */
 /* The main lcore (control, stats, the writer thread it starts) runs on
  * the allowed CPUs that no RX lcore polls, so it never takes a polling
@@ -696,6 +742,7 @@ main(void)
 	char err[GCAP_ERRBUF_SIZE] = "";
 	const char *tmp = getenv("TMPDIR");
 	struct rte_mempool *mp;
+	static char pcap_spec[1024];
 	unsigned ids[4];
 	Suite *s;
 	TCase *tc;
@@ -708,14 +755,22 @@ main(void)
 	mock_ops.batch_poll = mock_poll;
 	mock_ops.lanes = mock_lanes;
 
+	{
+		const char *root = getenv("GCAP_SOURCE_ROOT");
+
+		snprintf(pcap_spec, sizeof(pcap_spec),
+			 "net_pcap0,rx_pcap=%s/tests/data/eth-mix.pcap",
+			 root ? root : ".");
+	}
 	if (gcap_port_parse("net_null0,size=64,copy=1", 0, &ports[0], err) < 0 ||
-	    gcap_port_parse("net_null1,size=64,copy=1", 1, &ports[1], err) < 0) {
+	    gcap_port_parse("net_null1,size=64,copy=1", 1, &ports[1], err) < 0 ||
+	    gcap_port_parse(pcap_spec, 2, &ports[2], err) < 0) {
 		fprintf(stderr, "%s\n", err);
 		return 1;
 	}
 	{
 		struct gcap_eal_conf ec = {
-			.prog = "test_live", .ports = ports, .nports = 2,
+			.prog = "test_live", .ports = ports, .nports = 3,
 			.nlcores = 2, .mem_mb = 256,
 		};
 
@@ -734,12 +789,14 @@ main(void)
 	pools[0] = rte_pktmbuf_pool_create("live_pool", 8191, 256, 0,
 					   RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
 	pools[1] = pinned_pool("live_ext_pool", 8191);
-	for (unsigned i = 0; i < 2; i++) {
+	pools[2] = rte_pktmbuf_pool_create("live_pcap_pool", 8191, 256, 0,
+					   RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+	for (unsigned i = 0; i < 3; i++) {
 		mp = pools[i];
 		if (mp == NULL || gcap_port_find(&ports[i], err) < 0 ||
 		    gcap_port_configure(&ports[i], 1, 1024, &mp, err) < 0 ||
 		    gcap_port_start(&ports[i], err) < 0) {
-			fprintf(stderr, "net_null%u: %s\n", i,
+			fprintf(stderr, "%s: %s\n", ports[i].spec,
 				mp ? err : rte_strerror(rte_errno));
 			return 1;
 		}
@@ -761,6 +818,7 @@ main(void)
 	tcase_add_test(tc, test_stop_submits_open_batch);
 	tcase_add_test(tc, test_mbufs_return);
 	tcase_add_test(tc, test_rx_burst);
+	tcase_add_test(tc, test_free_paths);
 	tcase_add_test(tc, test_main_off_rx_cpus);
 	tcase_add_test(tc, test_poll_gaps);
 	tcase_add_test(tc, test_poll_phases);
