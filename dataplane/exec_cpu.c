@@ -328,6 +328,7 @@ cpu_kernel_state(struct gcap_exec *ex, const char *path, char *errbuf)
 
 const struct gcap_exec_ops gcap_exec_cpu_ops = {
 	.name = "cpu",
+	.submit_works = true,
 	.create = cpu_create,
 	.destroy = cpu_destroy,
 	.xbufs = cpu_xbufs,

@@ -715,6 +715,11 @@ rx_submit(struct gcap_pipeline *pl, unsigned qi)
 		b->n = 0;
 		return;
 	}
+	if (c->ops->submit_works && c->busy_poll && q->prev_poll != 0)
+		/* the cpu executor filtered the batch just now: the lcore's
+		 * own work, not a pause of its polling (a batch of 256 takes
+		 * it 5 us or more, which would count as a gap every poll) */
+		q->prev_poll += now_ns(CLOCK_MONOTONIC) - q->last_submit;
 	q->inflight++;
 }
 

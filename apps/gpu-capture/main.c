@@ -375,12 +375,13 @@ print_poll_gaps(const struct app *a, const struct totals *t, double secs)
 		return;
 	fprintf(stderr,
 		"RX polls paused >= %u us %" PRIu64 " times (%.1f/s per queue; >= %u us: %.1f/s), "
-		"longest %.0f us, %.2f%% of the time: the RX lcores lost their CPUs "
+		"longest %.0f us, %.2f%% of the time in gaps of %u us or more: the RX lcores "
+		"lost their CPUs, or at full load a poll's own work took that long "
 		"(their threads: %" PRIu64 " involuntary context switches, %" PRIu64
 		" page faults; see docs/tuning.md)\n",
 		us[1], t->q.poll_gaps[1], (double)t->q.poll_gaps[1] / secs / a->nqueues, us[3],
 		(double)t->q.poll_gaps[3] / secs / a->nqueues, (double)t->q.poll_gap_max_ns / 1e3,
-		(double)t->q.poll_gap_ns / 1e7 / secs / a->nqueues, t->q.lcore_nivcsw,
+		(double)t->q.poll_gap_ns / 1e7 / secs / a->nqueues, us[0], t->q.lcore_nivcsw,
 		t->q.lcore_minflt + t->q.lcore_majflt);
 }
 

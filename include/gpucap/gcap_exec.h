@@ -136,6 +136,10 @@ struct gcap_exec_conf {
 /** An executor's operations. */
 struct gcap_exec_ops {
 	const char *name;
+	/** batch_submit does the batch's work (the filters) on the calling
+	 *  lcore before it returns, as the cpu executor does: the pipeline
+	 *  does not count that time as time the lcore lost (poll gaps) */
+	bool submit_works;
 
 	/**
 	 * Create an executor. @return NULL with errno set and a message in
