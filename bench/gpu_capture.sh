@@ -99,7 +99,7 @@ run_one() { # src q backend extra... -> json path (or empty)
 	local j=$tmp/$src-$q-$be-$RANDOM.json
 	if [ "$be" = floor ]; then
 		# shellcheck disable=SC2046
-		timeout $((SECS + 60)) "$F" -t "$SECS" $(ports_for "$src" "$q" | sed 's/--queues/-q/') \
+		timeout $((SECS + 60)) "$F" -t "$SECS" $(ports_for "$src" "$q") \
 			${RX_BURST:+--burst $RX_BURST} --json "$j" >"$tmp/log" 2>&1
 		local rc=$?
 		if [ $rc -ne 0 ] || [ ! -s "$j" ]; then
