@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # There (the GPU machine): run the GPU tests and benchmarks from .devbundle,
 # logs to $OUT. Usage: bash .devbundle/root/scripts/device/run.sh [STEP...]
-# Steps: info tests unit copyloop corpus live multigpu bench sweep latency latvar jitter jittouch phases floor rxburst pcie kbench
+# Steps: info tests unit copyloop corpus live multigpu bench sweep latency latvar jitter jittouch phases floor rxburst pcie pcieceil kbench
 # bpf profile (default: info tests corpus live bench).
 set -uo pipefail
 b=$(cd "$(dirname "$0")/../../.." && pwd)
@@ -219,6 +219,21 @@ pcie)
 		d=$(nvidia-smi dmon -s t -c 2 2>&1 | grep -v '^#' | tail -1)
 		wait
 		echo "net_null copy=${PCIE_COPY:-1} queues $1 prefetch $2: $(python3 -c "import json; print(json.load(open('$j'))['rx_mpps'])" 2>/dev/null) Mpps; dmon (gpu rxpci txpci MB/s): $d" | tee -a "$OUT/pcie.log"
+	done ;;
+pcieceil)
+	# the link's ceiling for the pipeline's read pattern, no pipeline
+	# (bench/pcie_reads.cu): items a second and the GPU's PCIe counters
+	log "PCIe read ceiling"
+	nv=${NVCC:-/usr/local/cuda/bin/nvcc}
+	"$nv" -O2 -arch=${GCAP_GPU_ARCH:-sm_90} "$b/root/bench/pcie_reads.cu" -o /tmp/pcie_reads 2>>"$OUT/pcie-ceiling.log" ||
+		{ echo "pcie_reads: build failed"; exit 1; }
+	/tmp/pcie_reads --ms 200 --only head | head -1 | tee -a "$OUT/pcie-ceiling.log"
+	for pat in ${PCIECEIL_PATS:-head head64 desc8 desc16 desc32 desc8+head desc16+head desc32+head}; do
+		/tmp/pcie_reads --ms 4000 --only "$pat" ${PCIECEIL_ARGS:-} >/tmp/pr.out 2>&1 &
+		sleep 2
+		d=$(nvidia-smi dmon -s t -c 2 2>&1 | grep -v '^#' | tail -1)
+		wait
+		echo "$(grep "^| $pat |" /tmp/pr.out || cat /tmp/pr.out) dmon (gpu rxpci txpci MB/s): $d" | tee -a "$OUT/pcie-ceiling.log"
 	done ;;
 kbench)
 	log "inline kernel bench"
