@@ -48,7 +48,8 @@
 
 enum pat { P_HEAD, P_HEAD64, P_DESC, P_DESC_HEAD };
 
-/* Items i = tid, tid + nthreads, ... < n; rep shifts the slot each item
+/* Items i = tid, tid + nthreads, ... < n (n and the grid multiples of 32:
+ * whole warps run the loop); rep shifts the slot each item
  * reads so that every pass walks the slots in a different order. */
 template <int PAT, int DESC>
 __global__ void
@@ -81,11 +82,22 @@ reads(const unsigned char *base, const unsigned char *desc, unsigned slots,
 				addr = v.x;
 				acc += (unsigned)v.y;
 			} else {
-				ulonglong2 v = __ldcg((const ulonglong2 *)d);
-				ulonglong2 w = __ldcg((const ulonglong2 *)(d + 16));
+				/* the warp's 32 descriptors (1 KiB) in two
+				 * coalesced 16-byte loads a lane, as one
+				 * contiguous read; item lane's address is the
+				 * first half of lane 2 * lane's (mod 32) */
+				unsigned lane = threadIdx.x & 31u;
+				const unsigned char *w = desc +
+					(size_t)(i - lane) * DESC + lane * 16u;
+				ulonglong2 v0 = __ldcg((const ulonglong2 *)w);
+				ulonglong2 v1 = __ldcg((const ulonglong2 *)(w + 512));
+				unsigned long long a0 = __shfl_sync(
+					0xffffffffu, v0.x, (2u * lane) & 31u);
+				unsigned long long a1 = __shfl_sync(
+					0xffffffffu, v1.x, (2u * lane) & 31u);
 
-				addr = v.x;
-				acc += (unsigned)(v.y + w.x + w.y);
+				addr = lane < 16u ? a0 : a1;
+				acc += (unsigned)(v0.y + v1.y);
 			}
 			if (PAT == P_DESC_HEAD)
 				acc += __ldcv((const unsigned *)addr);
