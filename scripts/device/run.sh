@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # There (the GPU machine): run the GPU tests and benchmarks from .devbundle,
 # logs to $OUT. Usage: bash .devbundle/root/scripts/device/run.sh [STEP...]
-# Steps: info tests unit copyloop corpus live multigpu bench sweep latency latvar jitter jittouch phases floor rxburst pcie pcieceil kbench
+# Steps: info tests unit copyloop corpus live multigpu bench sweep latency latvar jitter jittouch phases floor rxburst ringsweep pcie pcieceil kbench
 # bpf profile (default: info tests corpus live bench).
 set -uo pipefail
 b=$(cd "$(dirname "$0")/../../.." && pwd)
@@ -219,6 +219,21 @@ pcie)
 		d=$(nvidia-smi dmon -s t -c 2 2>&1 | grep -v '^#' | tail -1)
 		wait
 		echo "net_null copy=${PCIE_COPY:-1} queues $1 prefetch $2: $(python3 -c "import json; print(json.load(open('$j'))['rx_mpps'])" 2>/dev/null) Mpps; dmon (gpu rxpci txpci MB/s): $d" | tee -a "$OUT/pcie.log"
+	done ;;
+ringsweep)
+	# --ring and --mbufs against the lossless rate (gpu host, null-nc):
+	# does a smaller set of mbufs in flight keep their headers in cache?
+	log "ring and pool sizes"
+	for round in 1 2; do
+		for spec in ${RS_SPECS:-1:16:0 1:8:0 1:4:0 1:16:4608 1:8:2560 1:32:0 8:16:0 8:8:0 8:4:0}; do
+			IFS=: read -r q r m <<<"$spec"
+			mb=; [ "$m" != 0 ] && mb="--mbufs $m"
+			( cd /tmp && timeout 60 "$b/bin/gpu-capture" -q -i net_null0,size=64,copy=0 --queues "$q" \
+				--backend gpu --mem host --busy-poll --backpressure --duration ${RS_SECS:-3} --ring "$r" $mb \
+				--summary-json /tmp/rs.json -w /dev/shm/gcap-rs.pcap 'tcp port 80 or udp port 53' ) 2>>"$OUT/ring-sweep.log"
+			echo "round $round queues $q ring $r mbufs ${m/#0/default}: $(python3 -c "import json; print(json.load(open('/tmp/rs.json'))['rx_mpps'])" 2>/dev/null) Mpps" | tee -a "$OUT/ring-sweep.log"
+			rm -f /tmp/rs.json
+		done
 	done ;;
 pcieceil)
 	# the link's ceiling for the pipeline's read pattern, no pipeline
