@@ -132,7 +132,7 @@ int
 main(int argc, char **argv)
 {
 	unsigned slots = 65536, stride = 2048, ms = 500, blocks = 0, i;
-	unsigned threads = 256, sms, ran = 0;
+	unsigned threads = 256, sms;
 	const char *only = NULL;
 	unsigned char *host, *dhost, *desc, *ddesc;
 	unsigned *sink;
@@ -176,6 +176,15 @@ main(int argc, char **argv)
 			"of 64, --ms > 0\n");
 		return 2;
 	}
+	for (i = 0; only != NULL && i < sizeof(runs) / sizeof(runs[0]); i++)
+		if (strcmp(only, runs[i].name) == 0)
+			break;
+	if (only != NULL && i == sizeof(runs) / sizeof(runs[0])) {
+		fprintf(stderr, "pcie_reads: no pattern '%s' (head, head64, "
+			"desc8, desc16, desc32, desc8+head, desc16+head, "
+			"desc32+head)\n", only);
+		return 2;
+	}
 	if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
 		fprintf(stderr, "pcie_reads: no GPU\n");
 		return 77;
@@ -205,7 +214,6 @@ main(int argc, char **argv)
 
 		if (only != NULL && strcmp(only, runs[i].name) != 0)
 			continue;
-		ran++;
 
 		/* descriptor k (of this pattern's width) holds slot
 		 * (k * 7) % slots's address */
@@ -236,10 +244,6 @@ main(int argc, char **argv)
 		       items / (el * 1e3), items * runs[i].useful / (el * 1e6));
 		CK(cudaEventDestroy(t0));
 		CK(cudaEventDestroy(t1));
-	}
-	if (ran == 0) {
-		fprintf(stderr, "pcie_reads: no pattern '%s'\n", only);
-		return 2;
 	}
 	return 0;
 }

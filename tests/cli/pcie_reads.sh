@@ -24,6 +24,7 @@ check_bad "--stride 100" --stride 100
 check_bad "--ms 0" --ms 0
 check_bad "an unknown option" --bogus 1
 check_bad "a value missing" --ms
+check_bad "a pattern that does not exist" --only nope
 "$PR" --slots 1024 --ms 20 --only head >"$T/out" 2>"$T/err"; rc=$?
 case $rc in
 77)
@@ -38,7 +39,6 @@ assert len(rows) == 1, rows
 m = re.match(r"\| head \| ([0-9.]+) \| ([0-9.]+) \|$", rows[0].strip())
 assert m and float(m.group(1)) > 1 and float(m.group(2)) > 0, rows
 PY
-	check_bad "a pattern that does not exist" --slots 1024 --ms 20 --only nope
 	;;
 *) fail "--only head: exit $rc: $(cat "$T/err")" ;;
 esac
