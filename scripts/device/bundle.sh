@@ -2,20 +2,29 @@
 # Here (no GPU): build, then pack what the GPU machine runs into .devbundle/
 # (executables with their libraries, DPDK drivers, test data, the corpus,
 # the kernels' sources and headers, the scripts). See ../shared/DEVICE.md.
+# GCAP_BUILD: the build directory whose programs go (default build; e.g. a
+# sanitizer build: meson setup /tmp/build-asan -Db_sanitize=address,undefined
+# -Db_lundef=false). GCAP_BUNDLE_MIN=1: gpu-capture, pcap-cmp, tcpdump and
+# the GPU test programs only (a sanitizer build's programs are large; what
+# the device tool carries is at most 64 MiB).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$(pwd)
-ninja -C build -j"$(nproc)" >/dev/null
-exes=(build/apps/gpu-capture build/tests/tools/pcap-cmp)
-for t in build/tests/gpu/test_gpu build/tests/gpu/test_gpu_nodev build/tests/gpu/test_gpu_bpf \
-	build/tests/gpu/test_gpu_kernels build/tests/pipeline/test_offline_corpus \
-	build/tests/bpfc/test_bpfc build/tests/kernels/test_* build/bench/bpf_bench \
-	build/bench/kernel_bench build/bench/lcore_jitter build/bench/rx_floor build/tests/gpu/test_kernels_gpu; do
+B=${GCAP_BUILD:-build}
+ninja -C "$B" -j"$(nproc)" >/dev/null
+exes=("$B"/apps/gpu-capture "$B"/tests/tools/pcap-cmp)
+for t in "$B"/tests/gpu/test_gpu "$B"/tests/gpu/test_gpu_nodev "$B"/tests/gpu/test_gpu_bpf \
+	"$B"/tests/gpu/test_gpu_kernels "$B"/tests/pipeline/test_offline_corpus \
+	"$B"/tests/bpfc/test_bpfc "$B"/tests/kernels/test_* "$B"/bench/bpf_bench \
+	"$B"/bench/kernel_bench "$B"/bench/lcore_jitter "$B"/bench/rx_floor "$B"/tests/gpu/test_kernels_gpu; do
+	if [ "${GCAP_BUNDLE_MIN:-0}" = 1 ]; then
+		case $t in */tests/gpu/*) ;; *) continue ;; esac
+	fi
 	[ -x "$t" ] && [ -f "$t" ] && exes+=("$t")
 done
 # perf (when installed here): the profile step's RX lcore profiles
 tools=(/usr/bin/tcpdump)
-[ -x /usr/bin/perf ] && tools+=(/usr/bin/perf)
+[ -x /usr/bin/perf ] && [ "${GCAP_BUNDLE_MIN:-0}" != 1 ] && tools+=(/usr/bin/perf)
 ../shared/bin/devbundle -o .devbundle -p "${exes[@]}" "${tools[@]}"
 b=.devbundle
 mkdir -p $b/root $b/shared/data

@@ -76,6 +76,8 @@ struct pkt {
 
 static struct pkt *pkts;
 static unsigned npkts, maxpkts, nfiles, nskipped;
+static char **names; /* the files' names the packets point to, one each */
+static unsigned nnames;
 
 static void
 add_pkt(int dlt, uint32_t wirelen, uint32_t caplen, unsigned char *data,
@@ -102,7 +104,7 @@ load_file(const char *path)
 	struct pcap_pkthdr *h;
 	const u_char *b;
 	pcap_t *p = pcap_open_offline(path, eb);
-	const char *name;
+	char *name, **more;
 
 	if (p == NULL) {
 		nskipped++; /* malformed on purpose: libpcap cannot open it */
@@ -110,7 +112,11 @@ load_file(const char *path)
 	}
 	nfiles++;
 	name = strdup(path);
+	more = realloc(names, (nnames + 1) * sizeof(*names));
 	ck_assert_ptr_nonnull(name);
+	ck_assert_ptr_nonnull(more);
+	names = more;
+	names[nnames++] = name;
 	while (npkts < maxpkts && pcap_next_ex(p, &h, &b) == 1) {
 		unsigned char *d = malloc(h->caplen ? h->caplen : 1);
 
@@ -135,7 +141,11 @@ free_packets(void)
 		free(pkts[i].data);
 	free(pkts);
 	pkts = NULL;
-	npkts = nfiles = nskipped = 0;
+	for (unsigned i = 0; i < nnames; i++)
+		free(names[i]);
+	free(names);
+	names = NULL;
+	npkts = nfiles = nskipped = nnames = 0;
 }
 
 /* random packets first (the same stream test_bpfc draws after its

@@ -122,6 +122,8 @@ corpus_free(struct corpus *c)
 static void
 run_append(struct run *r, const uint8_t *p, size_t n)
 {
+	if (n == 0)
+		return; /* r->rec may still be NULL: no memcpy from or to it */
 	if (r->len + n > r->cap) {
 		r->cap = (r->len + n) * 2;
 		r->rec = realloc(r->rec, r->cap);

@@ -47,7 +47,9 @@ START_TEST(crafted_bi)
 				  i < 2 ? GCAP_CAPTURE : GCAP_DROP);
 	/* not IP: always captured */
 	uint8_t b[2048];
-	struct kt_spec arp = { .ethertype = 0x0806, .payload = "arp.....", .plen = 28 };
+	static const uint8_t arp_body[28] = "arp.....";
+	struct kt_spec arp = { .ethertype = 0x0806, .payload = arp_body,
+			       .plen = sizeof(arp_body) };
 	uint32_t n = kt_build(&arp, b);
 	for (int i = 0; i < 3; i++) {
 		struct gcap_kpkt p = kt_view(b, n);
