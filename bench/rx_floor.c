@@ -26,6 +26,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,7 +54,11 @@ struct rxq {
 	uint64_t pkts, bytes, sum; /* written by its lcore when it stops */
 } __rte_cache_aligned;
 
-static volatile bool stop;
+/* set by main or a signal (lock-free, so async-signal-safe), read by the
+ * lcores; exited: lcores done, release on their results (acquired by main
+ * after the EAL's wait, which orders them inside DPDK, out of sight) */
+static atomic_bool stop;
+static atomic_uint exited;
 static struct rxq rxqs[MAX_QUEUES];
 static unsigned nrxq;
 static bool read_bytes;
@@ -81,7 +86,7 @@ rx_lcore(void *arg)
 	struct rte_mbuf *m[BURST_MAX];
 	uint64_t pkts = 0, bytes = 0, sum = 0;
 
-	while (!stop) {
+	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
 		uint16_t n = rte_eth_rx_burst(q->port_id, q->queue, m, burst);
 
 		for (unsigned i = 0; i < n; i++) {
@@ -101,6 +106,7 @@ rx_lcore(void *arg)
 	q->pkts = pkts;
 	q->bytes = bytes;
 	q->sum = sum;
+	atomic_fetch_add_explicit(&exited, 1, memory_order_release);
 	return 0;
 }
 
@@ -108,7 +114,7 @@ static void
 on_signal(int sig)
 {
 	(void)sig;
-	stop = true;
+	atomic_store(&stop, true);
 }
 
 static void
@@ -253,10 +259,11 @@ main(int argc, char **argv)
 	t0 = rte_get_timer_cycles();
 	for (unsigned qi = 0; qi < nrxq; qi++)
 		rte_eal_remote_launch(rx_lcore, &rxqs[qi], rxqs[qi].lcore);
-	for (unsigned i = 0; i < secs * 10 && !stop; i++)
+	for (unsigned i = 0; i < secs * 10 && !atomic_load(&stop); i++)
 		usleep(100000);
-	stop = true;
+	atomic_store(&stop, true);
 	rte_eal_mp_wait_lcore();
+	(void)atomic_load_explicit(&exited, memory_order_acquire);
 	t1 = rte_get_timer_cycles();
 	s = (double)(t1 - t0) / (double)rte_get_timer_hz();
 	for (unsigned qi = 0; qi < nrxq; qi++) {
