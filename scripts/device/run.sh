@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # There (the GPU machine): run the GPU tests and benchmarks from .devbundle,
 # logs to $OUT. Usage: bash .devbundle/root/scripts/device/run.sh [STEP...]
-# Steps: info tests unit copyloop corpus live multigpu bench sweep latency latvar jitter jittouch phases floor rxburst ringsweep pcie pcieceil kbench
+# Steps: info tests unit copyloop corpus live multigpu bench sweep latency latvar jitter jittouch phases floor rxburst soak ringsweep pcie pcieceil kbench
 # bpf profile (default: info tests corpus live bench).
 set -uo pipefail
 b=$(cd "$(dirname "$0")/../../.." && pwd)
@@ -220,6 +220,14 @@ pcie)
 		wait
 		echo "net_null copy=${PCIE_COPY:-1} queues $1 prefetch $2: $(python3 -c "import json; print(json.load(open('$j'))['rx_mpps'])" 2>/dev/null) Mpps; dmon (gpu rxpci txpci MB/s): $d" | tee -a "$OUT/pcie.log"
 	done ;;
+soak)
+	# gpu-capture left running with its output rotating, memory, descriptors
+	# and GPU memory watched (bench/soak.sh)
+	log "soak"
+	GPU_CAPTURE=$b/bin/gpu-capture PCAP_CMP=$b/bin/pcap-cmp SRC=$b/root/data/sample.pcap OUT_DIR=$OUT \
+		DURATION=${SOAK_SECS:-240} WARMUP=${SOAK_WARMUP:-30} QUEUES=${SOAK_QUEUES:-2} RATE=${SOAK_RATE:-2000000} \
+		RING_MB=${SOAK_RING_MB:-50} bash "$b/root/bench/soak.sh" --backend gpu --mem ${SOAK_MEM:-host}
+	echo "soak rc=$?" ;;
 ringsweep)
 	# --ring and --mbufs against the lossless rate (gpu host, null-nc):
 	# does a smaller set of mbufs in flight keep their headers in cache?
