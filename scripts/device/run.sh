@@ -225,7 +225,7 @@ soak)
 	# and GPU memory watched (bench/soak.sh)
 	log "soak"
 	GPU_CAPTURE=$b/bin/gpu-capture PCAP_CMP=$b/bin/pcap-cmp SRC=$b/root/data/sample.pcap OUT_DIR=$OUT \
-		DURATION=${SOAK_SECS:-240} WARMUP=${SOAK_WARMUP:-30} QUEUES=${SOAK_QUEUES:-2} RATE=${SOAK_RATE:-2000000} \
+		DURATION=${SOAK_SECS:-240} WARMUP=${SOAK_WARMUP:-30} QUEUES=${SOAK_QUEUES:-1} RATE=${SOAK_RATE:-4000000} \
 		RING_MB=${SOAK_RING_MB:-50} bash "$b/root/bench/soak.sh" --backend gpu --mem ${SOAK_MEM:-host}
 	echo "soak rc=$?" ;;
 ringsweep)
