@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # There (the GPU machine): run the GPU tests and benchmarks from .devbundle,
 # logs to $OUT. Usage: bash .devbundle/root/scripts/device/run.sh [STEP...]
-# Steps: info tests unit copyloop corpus live multigpu bench sweep latency latvar jitter jittouch phases floor rxburst soak ringsweep pcie pcieceil kbench
+# Steps: info tests unit copyloop corpus live multigpu bench sweep latency latvar jitter jittouch phases floor rxburst soak writerslack ringsweep pcie pcieceil kbench
 # bpf profile (default: info tests corpus live bench).
 set -uo pipefail
 b=$(cd "$(dirname "$0")/../../.." && pwd)
@@ -228,6 +228,23 @@ soak)
 		DURATION=${SOAK_SECS:-240} WARMUP=${SOAK_WARMUP:-30} QUEUES=${SOAK_QUEUES:-1} RATE=${SOAK_RATE:-4000000} \
 		RING_MB=${SOAK_RING_MB:-50} bash "$b/root/bench/soak.sh" --backend gpu --mem ${SOAK_MEM:-host}
 	echo "soak rc=$?" ;;
+writerslack)
+	# the soak's "writer behind" drops (soak-h200-*.md): with several
+	# batches in flight each owns an export buffer, so the writer's slack
+	# is the buffers left over (--ring x 2 in all). More buffers (--ring
+	# 64) or one batch in flight at a time (--gpu-blocks 1) against the
+	# default, 25 s each at 4 Mpps with the soak's ring of files
+	log "writer slack"
+	for v in ${WS_VARIANTS:-"default:" "ring64:--ring 64" "blocks1:--gpu-blocks 1"}; do
+		n=${v%%:*}; a=${v#*:}; rm -rf /dev/shm/gcap-ws; mkdir -p /dev/shm/gcap-ws
+		# shellcheck disable=SC2086
+		timeout 60 "$b/bin/gpu-capture" -q -i "net_pcap0,rx_pcap=$b/root/data/sample.pcap,infinite_rx=1" \
+			--rx-rate ${WS_RATE:-4000000} --duration ${WS_SECS:-25} --backend gpu --mem host $a \
+			--summary-json /tmp/ws.json -C 50 -W 5 -w /dev/shm/gcap-ws/w.pcapng 'tcp or udp' 2>>"$OUT/writer-slack.log"
+		python3 -c "import json; d=json.load(open('/tmp/ws.json')); print('$n: received', d['received'], 'captured', d['captured'], 'dropped', d['dropped'], 'batch_mean', d['batch_mean'])" |
+			tee -a "$OUT/writer-slack.log"
+		rm -f /tmp/ws.json
+	done ;;
 ringsweep)
 	# --ring and --mbufs against the lossless rate (gpu host, null-nc):
 	# does a smaller set of mbufs in flight keep their headers in cache?
