@@ -9,8 +9,11 @@
 #   - resident memory grew less than RSS_SLACK_KB from the first sample
 #     taken after WARMUP seconds to the last (the packet path allocates
 #     nothing);
-#   - the count of open descriptors and the GPU memory held never changed
-#     after WARMUP (rotation closes what it opens);
+#   - the count of open descriptors and the GPU memory held did not grow
+#     after WARMUP: their least value in the second half of the samples
+#     is at most their largest in the first, plus 2 descriptors (rotation
+#     closes what it opens; a sample taken during a rotation may see its
+#     passing descriptors, a leak raises all later ones);
 #   - every file of the -C/-W ring is readable by libpcap and holds records.
 #
 #   bash bench/soak.sh [BACKEND_ARGS...]     e.g. --backend gpu --mem host
@@ -91,10 +94,17 @@ else:
     grow = steady[-1][1] - steady[0][1]
     if grow >= int(slack):
         fails.append(f"resident memory grew {grow} KiB after the warm-up")
-    if len({r[2] for r in steady}) != 1:
-        fails.append(f"open descriptors changed: {sorted({r[2] for r in steady})}")
-    if len({r[3] for r in steady}) != 1:
-        fails.append(f"GPU memory changed: {sorted({r[3] for r in steady})} MiB")
+    # a leak of one descriptor a rotation raises every later sample by
+    # the rotations since (tens at least); a sample taken inside a
+    # rotation sees its passing descriptors (+-2) and is not a leak
+    half = len(steady) // 2
+    first, last = steady[:half], steady[half:]
+    for col, what, slack in ((2, "open descriptors", 2), (3, "GPU memory (MiB)", 0)):
+        a, z = max(r[col] for r in first), min(r[col] for r in last)
+        if z - a > slack:
+            fails.append(f"{what} grew: at most {a} in the first half of "
+                         f"the steady state, at least {z} in the second "
+                         f"({[r[col] for r in steady]})")
 c = counts.split()
 if len(c) != int(nring) or any(not x.isdigit() or int(x) == 0 for x in c):
     fails.append(f"ring files: {c} (want {nring} readable files with records)")
