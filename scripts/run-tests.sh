@@ -9,13 +9,12 @@ cd "$(dirname "$0")/.."
 bash scripts/deps.sh
 bash scripts/build.sh
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+slog=$(mktemp)
+trap 'rm -f "$log" "$slog"' EXIT
 rc=0
 meson test -C build --num-processes "$(nproc)" --print-errorlogs "$@" 2>&1 | tee "$log" || rc=$?
 # bounded fuzzing of the BPF translator and interpreter (libFuzzer, clang)
 bash scripts/run-fuzz.sh "${FUZZ_SECONDS:-60}" || rc=$?
-slog=$(mktemp)
-trap 'rm -f "$log" "$slog"' EXIT
 if [ "${GCAP_SANITIZERS:-1}" != 0 ]; then
 	bash scripts/run-sanitizers.sh "$@" 2>&1 | tee "$slog" || rc=$?
 fi

@@ -23,10 +23,8 @@ export GCAP_SOURCE_ROOT=$PWD GCAP_INCLUDE_DIR=$PWD/include
 export GCAP_GPU_CORPUS=$b/data/mix-en10mb.pcap GCAP_CACHE_DIR=/tmp/gcap-cache-asan
 export CK_DEFAULT_TIMEOUT=600
 B=$b/bin
-ALL=test_truncation,test_corpus_host,test_corpus_copy,test_corpus_compiled
-ALL=$ALL,test_copy_overflow,test_kernel_fault,test_quit_full_load,test_pools
-ALL=$ALL,test_multi_gpu,test_copy_stress,test_copy_work_queues,test_copy_ring_full
-ALL=$ALL,test_copy_many_queues,test_default_blocks
+source "$PWD/tests/gpu/suite.sh"
+ALL=$GCAP_GPU_SUITE
 rc=0
 run() { # NAME TIMEOUT CMD...
 	local name=$1 t=$2 r

@@ -11,10 +11,8 @@ export GCAP_GPU_CORPUS=$PWD/.devbundle/data/mix-en10mb.pcap
 export GCAP_CACHE_DIR=/tmp/gcap-cache
 export CK_DEFAULT_TIMEOUT=300
 L=$OUT/gpu-tests.log
-ALL=test_truncation,test_corpus_host,test_corpus_copy,test_corpus_compiled
-ALL=$ALL,test_copy_overflow,test_kernel_fault,test_quit_full_load,test_pools
-ALL=$ALL,test_multi_gpu,test_copy_stress,test_copy_work_queues,test_copy_ring_full
-ALL=$ALL,test_copy_many_queues,test_default_blocks
+source "$(dirname "$0")/suite.sh"
+ALL=$GCAP_GPU_SUITE
 {
 	echo "commit: $(cat .devbundle/COMMIT 2>/dev/null)"
 	nvidia-smi -L
