@@ -81,6 +81,10 @@ cpu_queue_init(struct gcap_exec *ex, unsigned qi, char *errbuf)
 		return gcap_err(errbuf, ENOMEM,
 				"cpu executor: cannot allocate %u export buffers of %u bytes",
 				c->nxbufs, c->xbuf_size);
+	/* resident now: the pipeline cycles through all of it, and a page's
+	 * first touch is a fault on the packet path (the gpu executor's
+	 * pinned memory is resident from the start) */
+	memset(q->xmem, 0, (size_t)c->nxbufs * c->xbuf_size);
 	if (c->stage_size > 0 &&
 	    posix_memalign((void **)&q->stage_mem, 64,
 			   (size_t)c->ring_size * c->stage_size) != 0)

@@ -18,14 +18,16 @@
 
 #include "gpucap/gcap_pipeline.h"
 #include "spsc.h"
+#include "xarena.h"
 
 /* Store a counter that other threads read with relaxed loads. */
 #define STAT_ADD(field, n) \
 	__atomic_store_n(&(field), (field) + (n), __ATOMIC_RELAXED)
 
-/* Longest a live queue keeps an export buffer with records for the next
- * batches (small batches at low load share one buffer, so that the writer
- * is not woken per batch). */
+/* Longest a live queue keeps a finished batch's export buffer for the
+ * next batches' records (at low load one batch is in flight at a time:
+ * the next grows the same region, and the writer is not woken per
+ * batch). */
 #define XBUF_HOLD_NS 1000000u
 
 /* Polls without a packet before an idle queue sleeps (unless busy_poll). */
@@ -34,15 +36,18 @@
 
 struct pl_queue {
 	struct gcap_queue_stats st;
-	struct gcap_spsc full; /* xbufs with records, to the writer */
-	struct gcap_spsc free; /* empty xbufs, back from the writer */
-	struct gcap_xbuf *xbufs;
+	struct gcap_spsc full; /* xbufs of consumed batches, to the writer */
+	struct gcap_spsc free; /* xbufs written, back from the writer */
+	struct gcap_xbuf *xbufs;    /* descriptors; their memory is xa's */
 	unsigned nxbufs;
+	struct gcap_xarena xa;      /* the queue's export memory */
+	uint64_t *xend;             /* per xbuf: its region's end in xa, 0: none */
+	uint32_t xneed;             /* record bytes a batch found no room for */
+	struct gcap_xbuf *held;     /* done, kept for the next batch's records */
+	uint64_t held_since;        /* when held got its first records */
 	struct gcap_batch *cur;     /* slot being filled, not yet submitted */
-	struct gcap_xbuf *cur_xbuf; /* export buffer held for the next batch */
-	uint64_t xbuf_since;        /* when cur_xbuf got its first records */
 	uint32_t rec_bytes;         /* most record bytes the open batch makes */
-	struct gcap_xbuf **stash;   /* empty xbufs kept by the source thread */
+	struct gcap_xbuf **stash;   /* xbufs without a region, on this side */
 	unsigned nstash;
 	uint64_t inflight;          /* submitted, not yet consumed */
 	uint32_t seq;
@@ -100,6 +105,24 @@ pl_set_error(struct gcap_pipeline *pl, int err, const char *msg)
 	atomic_store(&pl->finished, 1);
 }
 
+/* The executor's export buffers of q, back to back, become one memory
+ * that each batch takes a region of (xarena.h): their count bounds the
+ * batches between submission and the writer, their memory the bytes. */
+static int
+xmem_init(struct pl_queue *q)
+{
+	uint32_t sz = q->nxbufs > 0 ? q->xbufs[0].size : 0;
+
+	if (q->nxbufs == 0 || sz == 0)
+		return -EINVAL;
+	for (unsigned k = 0; k < q->nxbufs; k++)
+		if (q->xbufs[k].size != sz ||
+		    q->xbufs[k].data != q->xbufs[0].data + (size_t)k * sz)
+			return -EINVAL;
+	gcap_xarena_init(&q->xa, q->xbufs[0].data, (uint64_t)q->nxbufs * sz);
+	return q->xa.cap > 0 ? 0 : -EINVAL;
+}
+
 struct gcap_pipeline *
 gcap_pipeline_create(const struct gcap_pipeline_conf *conf, char *errbuf)
 {
@@ -129,14 +152,23 @@ gcap_pipeline_create(const struct gcap_pipeline_conf *conf, char *errbuf)
 		uint32_t ring = 1;
 
 		q->nxbufs = conf->ops->xbufs(conf->ex, i, &q->xbufs);
+		if (xmem_init(q) < 0) {
+			gcap_err(errbuf, EINVAL, "pipeline: the export buffers "
+				 "of queue %u do not lie back to back", i);
+			gcap_pipeline_destroy(pl);
+			errno = EINVAL;
+			return NULL;
+		}
 		while (ring < q->nxbufs)
 			ring <<= 1;
 		q->stash = calloc(q->nxbufs, sizeof(*q->stash));
-		if (q->stash == NULL || gcap_spsc_init(&q->full, ring) < 0 ||
+		q->xend = calloc(q->nxbufs, sizeof(*q->xend));
+		if (q->stash == NULL || q->xend == NULL ||
+		    gcap_spsc_init(&q->full, ring) < 0 ||
 		    gcap_spsc_init(&q->free, ring) < 0)
 			goto nomem;
 		for (unsigned k = 0; k < q->nxbufs; k++)
-			gcap_spsc_push(&q->free, &q->xbufs[k]);
+			q->stash[q->nstash++] = &q->xbufs[k];
 		if (conf->queues != NULL)
 			q->src = conf->queues[i];
 		q->lanes = conf->ops->lanes ? conf->ops->lanes(conf->ex, i) : 1;
@@ -160,6 +192,7 @@ gcap_pipeline_destroy(struct gcap_pipeline *pl)
 		gcap_spsc_fini(&pl->q[i].full);
 		gcap_spsc_fini(&pl->q[i].free);
 		free(pl->q[i].stash);
+		free(pl->q[i].xend);
 	}
 	free(pl->q);
 	pthread_mutex_destroy(&pl->err_lock);
@@ -464,24 +497,18 @@ consume(struct gcap_pipeline *pl, unsigned qi, struct gcap_batch *b, bool live,
 		}
 	}
 	if (xb != NULL) {
-		if (xb->nrec > 0 && live && q->inflight == 1 &&
-		    !atomic_load_explicit(&pl->stop_rx, memory_order_relaxed) &&
-		    (q->cur_xbuf == NULL || q->cur_xbuf->nrec == 0)) {
-			/* the last batch submitted: the next ones may append
-			 * to this buffer (records stay in order) */
-			if (q->cur_xbuf != NULL)
-				q->stash[q->nstash++] = q->cur_xbuf;
+		if (live && q->inflight == 1 && q->held == NULL &&
+		    !atomic_load_explicit(&pl->stop_rx, memory_order_relaxed)) {
+			/* the only batch out: its region is the newest, and the
+			 * next batch may grow it (records stay in order) */
 			if (xb->nrec == res->n_captured) /* its first records */
-				q->xbuf_since = now;
-			q->cur_xbuf = xb;
-		} else if (xb->nrec > 0) {
-			/* the full ring holds every xbuf of the queue: cannot fail */
-			gcap_spsc_push(&q->full, xb);
+				q->held_since = now;
+			q->held = xb;
 		} else {
-			/* unused: keep it on this side (the free ring has
-			 * one producer, the writer) */
-			xb->len = 0;
-			q->stash[q->nstash++] = xb;
+			/* to the writer, records or not: its region comes back
+			 * through the writer, in the order taken (the full ring
+			 * holds every xbuf of the queue: cannot fail) */
+			gcap_spsc_push(&q->full, xb);
 		}
 	}
 	if (live && b->n > 0) {
@@ -497,29 +524,90 @@ consume(struct gcap_pipeline *pl, unsigned qi, struct gcap_batch *b, bool live,
 	q->inflight--;
 }
 
-static struct gcap_xbuf *
-xbuf_take(struct pl_queue *q)
+/* The xbufs the writer is done with: their regions come back (the writer
+ * returns them in the order they were taken), they wait in the stash. */
+static void
+xbufs_reclaim(struct pl_queue *q)
 {
-	if (q->nstash > 0)
-		return q->stash[--q->nstash];
-	return gcap_spsc_pop(&q->free);
+	struct gcap_xbuf *xb;
+
+	while ((xb = gcap_spsc_pop(&q->free)) != NULL) {
+		uint64_t *end = &q->xend[xb - q->xbufs];
+
+		if (*end != 0)
+			gcap_xarena_release(&q->xa, *end);
+		*end = 0;
+		q->stash[q->nstash++] = xb;
+	}
 }
 
-/* Hand the held export buffer of queue q to the writer when it has records
- * and is older than XBUF_HOLD_NS (always, with force), taking a fresh one
- * for the open batch if there is one. */
+/* Hand queue q's held xbuf to the writer: with force, or when it has
+ * records older than XBUF_HOLD_NS. */
 static void
 xbuf_release_held(struct pl_queue *q, uint64_t now, bool force)
 {
-	struct gcap_xbuf *fresh = NULL;
-
-	if (q->cur_xbuf == NULL || q->cur_xbuf->nrec == 0 ||
-	    (!force && now - q->xbuf_since < XBUF_HOLD_NS))
+	if (q->held == NULL ||
+	    (!force && (q->held->nrec == 0 || now - q->held_since < XBUF_HOLD_NS)))
 		return;
-	if (q->cur != NULL && !force && (fresh = xbuf_take(q)) == NULL)
-		return; /* the open batch needs a buffer: keep this one */
-	gcap_spsc_push(&q->full, q->cur_xbuf);
-	q->cur_xbuf = fresh;
+	gcap_spsc_push(&q->full, q->held);
+	q->held = NULL;
+}
+
+/* Whether queue q can open a batch: a held xbuf, or a free one and room
+ * for the records of the last batch that found none (the writer is
+ * behind until then). */
+static bool
+xbuf_ready(struct pl_queue *q)
+{
+	if (q->held != NULL)
+		return true;
+	if (q->nstash > 0 && (q->xneed == 0 ||
+	    gcap_xarena_place(&q->xa, q->xneed) != UINT64_MAX))
+		return true;
+	xbufs_reclaim(q);
+	return q->nstash > 0 && (q->xneed == 0 ||
+	       gcap_xarena_place(&q->xa, q->xneed) != UINT64_MAX);
+}
+
+/* An xbuf with a region of need bytes for one batch's records, or NULL
+ * (no xbuf, or no room: the writer is behind). */
+static struct gcap_xbuf *
+xbuf_bind(struct pl_queue *q, uint32_t need)
+{
+	struct gcap_xbuf *xb;
+	uint64_t end;
+	uint8_t *p = NULL;
+
+	if ((xb = q->held) != NULL) {
+		/* grow the held region in place if it can, else it goes to
+		 * the writer before any region is taken after it */
+		uint64_t *e = &q->xend[xb - q->xbufs];
+		uint64_t grown = (uint64_t)xb->size + need <= UINT32_MAX - 64 ?
+				 gcap_xarena_extend(&q->xa, *e, need) : 0;
+
+		q->held = NULL;
+		if (grown != 0) {
+			xb->size += (uint32_t)(grown - *e);
+			*e = grown;
+			return xb;
+		}
+		gcap_spsc_push(&q->full, xb);
+	}
+	if (q->nstash > 0)
+		p = gcap_xarena_take(&q->xa, need, &end);
+	if (p == NULL) {
+		xbufs_reclaim(q);
+		if (q->nstash == 0 ||
+		    (p = gcap_xarena_take(&q->xa, need, &end)) == NULL)
+			return NULL;
+	}
+	xb = q->stash[--q->nstash];
+	xb->data = p;
+	xb->size = need;
+	xb->len = 0;
+	xb->nrec = 0;
+	q->xend[xb - q->xbufs] = end;
+	return xb;
 }
 
 /* Consume queue qi's finished batches. The clock is read as each is found:
@@ -693,27 +781,39 @@ rx_submit(struct gcap_pipeline *pl, unsigned qi)
 	const struct gcap_pipeline_conf *c = &pl->conf;
 	struct pl_queue *q = &pl->q[qi];
 	struct gcap_batch *b = q->cur;
+	const struct gcap_xbuf *held = q->held;
 
-	q->cur = NULL;
-	if (q->cur_xbuf->nrec > 0 &&
-	    q->cur_xbuf->size - q->cur_xbuf->len < q->rec_bytes) {
-		/* the held buffer may lack room for this batch's records */
-		struct gcap_xbuf *fresh = xbuf_take(q);
-
-		if (fresh != NULL) {
-			gcap_spsc_push(&q->full, q->cur_xbuf);
-			q->cur_xbuf = fresh;
-		}
+	b->xbuf = xbuf_bind(q, q->rec_bytes);
+	if (b->xbuf == NULL) {
+		/* no room for its records: the writer is behind */
+		q->xneed = q->rec_bytes;
+		if (c->backpressure)
+			return; /* the batch waits (and the port with it) */
+		mbufs_free((struct rte_mbuf **)b->mbufs, b->n);
+		STAT_ADD(q->st.drop_writer, b->n);
+		b->n = 0;
+		q->cur = NULL; /* the slot stays free: batch_get gives it again */
+		return;
 	}
-	b->xbuf = q->cur_xbuf;
-	q->cur_xbuf = NULL;
+	q->xneed = 0;
+	q->cur = NULL;
 	b->submit_t = now_ns(CLOCK_MONOTONIC);
 	q->last_submit = b->submit_t;
 	if (c->ops->batch_submit(c->ex, qi, b) < 0) {
-		/* cannot happen with a slot from batch_get; count, never leak */
+		/* cannot happen with a slot from batch_get; count, never leak
+		 * (the region is the newest: a fresh one goes back at once, a
+		 * grown one is held again, larger) */
+		uint64_t *end = &q->xend[b->xbuf - q->xbufs];
+
 		mbufs_free((struct rte_mbuf **)b->mbufs, b->n);
 		STAT_ADD(q->st.drop_pipeline, b->n);
-		q->cur_xbuf = b->xbuf;
+		if (b->xbuf == held) {
+			q->held = b->xbuf;
+		} else {
+			gcap_xarena_untake(&q->xa, *end, b->xbuf->size);
+			*end = 0;
+			q->stash[q->nstash++] = b->xbuf;
+		}
 		b->n = 0;
 		return;
 	}
@@ -796,10 +896,8 @@ rx_poll(struct gcap_pipeline *pl, unsigned qi)
 		poll_gap_check(q, mono);
 	xbuf_release_held(q, mono, false);
 	if (q->cur == NULL) {
-		if (q->cur_xbuf == NULL)
-			q->cur_xbuf = xbuf_take(q);
 		b = c->ops->batch_get(c->ex, qi);
-		if (b == NULL || q->cur_xbuf == NULL) {
+		if (b == NULL || !xbuf_ready(q)) {
 			q->ph_end = 0; /* a dropping poll is not timed */
 			return rx_drop(pl, qi, b == NULL, mono);
 		}
@@ -891,26 +989,37 @@ rx_lcore_main(void *arg)
 			nanosleep(&ts, NULL);
 		}
 	}
-	/* what was received is submitted, whatever the batch's size */
-	for (unsigned k = 0; k < nmine; k++)
-		if (pl->q[mine[k]].cur != NULL && pl->q[mine[k]].cur->n > 0)
-			rx_submit(pl, mine[k]);
-	/* drain: what was submitted completes (bounded: a faulted executor
-	 * never completes; the main thread then stops it) */
+	/* drain: what was received is submitted, whatever the batch's size
+	 * (with --backpressure a batch may wait for the writer's room), and
+	 * what was submitted completes (bounded: a faulted executor never
+	 * completes; the main thread then stops it) */
 	deadline = now_ns(CLOCK_MONOTONIC) + 2000000000u;
 	for (;;) {
 		uint64_t left = 0;
 
 		for (unsigned k = 0; k < nmine; k++) {
+			struct pl_queue *q = &pl->q[mine[k]];
+
+			if (q->cur != NULL && q->cur->n > 0)
+				rx_submit(pl, mine[k]);
 			poll_done(pl, mine[k], true);
-			left += pl->q[mine[k]].inflight;
+			left += q->inflight + (q->cur != NULL && q->cur->n > 0);
 		}
 		if (left == 0 || now_ns(CLOCK_MONOTONIC) > deadline)
 			break;
 		rte_pause();
 	}
-	for (unsigned k = 0; k < nmine; k++)
-		xbuf_release_held(&pl->q[mine[k]], 0, true);
+	for (unsigned k = 0; k < nmine; k++) {
+		struct pl_queue *q = &pl->q[mine[k]];
+
+		xbuf_release_held(q, 0, true);
+		if (q->cur != NULL && q->cur->n > 0) {
+			/* the writer never made room: count, never leak */
+			mbufs_free((struct rte_mbuf **)q->cur->mbufs, q->cur->n);
+			STAT_ADD(q->st.drop_writer, q->cur->n);
+			q->cur->n = 0;
+		}
+	}
 	if (ru_ok && nmine > 0 && getrusage(RUSAGE_THREAD, &ru1) == 0) {
 		struct gcap_queue_stats *st = &pl->q[mine[0]].st;
 
@@ -978,17 +1087,42 @@ gcap_pipeline_start(struct gcap_pipeline *pl, char *errbuf)
 
 /* ------------------------------------------------------------- offline */
 
+/* File mode waits for the executor or the writer: -ECANCELED once the
+ * outputs are done (-c), -EIO if the executor failed, else 0 after a
+ * moment. */
+static int
+file_wait(struct gcap_pipeline *pl)
+{
+	struct timespec ts = {0, 20000};
+
+	if (atomic_load(&pl->finished))
+		return -ECANCELED;
+	if (pl->conf.ops->health(pl->conf.ex, NULL) < 0)
+		return -EIO;
+	nanosleep(&ts, NULL);
+	return 0;
+}
+
 static int
 file_submit(struct gcap_pipeline *pl, struct pl_queue *q)
 {
 	struct gcap_batch *b = q->cur;
 	int r;
 
-	q->cur = NULL;
-	if (b == NULL || b->n == 0)
+	if (b == NULL || b->n == 0) {
+		q->cur = NULL;
 		return 0;
-	b->xbuf = q->cur_xbuf;
-	q->cur_xbuf = NULL;
+	}
+	if (q->rec_bytes > q->xa.cap)
+		return -E2BIG; /* export memory smaller than one batch's records */
+	/* wait (never drop) for the writer's room; a stop waits too: what
+	 * was read is written */
+	while ((b->xbuf = xbuf_bind(q, q->rec_bytes)) == NULL) {
+		poll_done(pl, 0, false);
+		if ((r = file_wait(pl)) < 0)
+			return r;
+	}
+	q->cur = NULL;
 	/* the file's packets count from their submission */
 	b->burst_t[0] = now_ns(CLOCK_MONOTONIC);
 	b->burst_end[0] = (uint16_t)b->n;
@@ -1007,24 +1141,22 @@ file_acquire(struct gcap_pipeline *pl, struct pl_queue *q)
 	const struct gcap_exec_ops *ops = pl->conf.ops;
 
 	for (;;) {
+		int r;
+
 		poll_done(pl, 0, false);
-		if (q->cur_xbuf == NULL)
-			q->cur_xbuf = xbuf_take(q);
 		if (q->cur == NULL)
 			q->cur = ops->batch_get(pl->conf.ex, 0);
-		if (q->cur != NULL && q->cur_xbuf != NULL) {
+		if (q->cur != NULL && xbuf_ready(q)) {
 			q->cur->n = 0;
 			q->cur->stage_used = 0;
 			q->cur->nbursts = 0;
+			q->rec_bytes = 0;
 			return 0;
 		}
-		if (atomic_load(&pl->finished) || atomic_load(&pl->stop_rx))
+		if (atomic_load(&pl->stop_rx))
 			return -ECANCELED;
-		if (ops->health(pl->conf.ex, NULL) < 0)
-			return -EIO;
-		struct timespec ts = {0, 20000};
-
-		nanosleep(&ts, NULL);
+		if ((r = file_wait(pl)) < 0)
+			return r;
 	}
 }
 
@@ -1036,6 +1168,7 @@ gcap_pipeline_run_file(struct gcap_pipeline *pl, pcap_t *p, char *errbuf)
 	struct pcap_pkthdr *h;
 	const u_char *data;
 	bool nano = pcap_get_tstamp_precision(p) == PCAP_TSTAMP_PRECISION_NANO;
+	const uint32_t snap = c->snaplen ? c->snaplen : UINT32_MAX;
 	int r = 0, rd;
 	char msg[GCAP_ERRBUF_SIZE] = "";
 
@@ -1090,6 +1223,7 @@ gcap_pipeline_run_file(struct gcap_pipeline *pl, pcap_t *p, char *errbuf)
 		d->port = 0;
 		d->queue = 0;
 		d->seq = q->seq++;
+		q->rec_bytes += GCAP_REC_SIZE(h->caplen < snap ? h->caplen : snap);
 		b->stage_used += (h->caplen + 63u) & ~63u;
 		if (b->stage_used > b->stage_size)
 			b->stage_used = b->stage_size;
