@@ -6,7 +6,9 @@
 # sanitizer build: meson setup /tmp/build-asan -Db_sanitize=address,undefined
 # -Db_lundef=false). GCAP_BUNDLE_MIN=1: gpu-capture, pcap-cmp, tcpdump and
 # the GPU test programs only (a sanitizer build's programs are large; what
-# the device tool carries is at most 64 MiB).
+# the device tool carries is at most 64 MiB). GCAP_BUNDLE_PERF=0: no perf
+# (8.7 MiB; only the profile step uses it), so that the whole bundle and
+# the tree fit in those 64 MiB.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$(pwd)
@@ -24,7 +26,8 @@ for t in "$B"/tests/gpu/test_gpu "$B"/tests/gpu/test_gpu_nodev "$B"/tests/gpu/te
 done
 # perf (when installed here): the profile step's RX lcore profiles
 tools=(/usr/bin/tcpdump)
-[ -x /usr/bin/perf ] && [ "${GCAP_BUNDLE_MIN:-0}" != 1 ] && tools+=(/usr/bin/perf)
+[ -x /usr/bin/perf ] && [ "${GCAP_BUNDLE_MIN:-0}" != 1 ] && [ "${GCAP_BUNDLE_PERF:-1}" = 1 ] &&
+	tools+=(/usr/bin/perf)
 ../shared/bin/devbundle -o .devbundle -p "${exes[@]}" "${tools[@]}"
 b=.devbundle
 mkdir -p $b/root $b/shared/data

@@ -235,7 +235,9 @@ writerslack)
 	# 64) or one batch in flight at a time (--gpu-blocks 1) against the
 	# default, 25 s each at 4 Mpps with the soak's ring of files
 	log "writer slack"
-	for v in ${WS_VARIANTS:-"default:" "ring64:--ring 64" "blocks1:--gpu-blocks 1"}; do
+	# WS_VARIANTS: name:args entries separated by ';'
+	IFS=';' read -ra wsv <<<"${WS_VARIANTS:-default:;ring64:--ring 64;blocks1:--gpu-blocks 1}"
+	for v in "${wsv[@]}"; do
 		n=${v%%:*}; a=${v#*:}; rm -rf /dev/shm/gcap-ws; mkdir -p /dev/shm/gcap-ws
 		# shellcheck disable=SC2086
 		timeout 60 "$b/bin/gpu-capture" -q -i "net_pcap0,rx_pcap=$b/root/data/sample.pcap,infinite_rx=1" \
