@@ -42,6 +42,7 @@ struct pl_queue {
 	unsigned nxbufs;
 	struct gcap_xarena xa;      /* the queue's export memory */
 	uint64_t *xend;             /* per xbuf: its region's end in xa, 0: none */
+	uint64_t *xstart;           /* per xbuf: xa's head when it was taken */
 	uint32_t xneed;             /* record bytes a batch found no room for */
 	struct gcap_xbuf *held;     /* done, kept for the next batch's records */
 	uint64_t held_since;        /* when held got its first records */
@@ -163,7 +164,8 @@ gcap_pipeline_create(const struct gcap_pipeline_conf *conf, char *errbuf)
 			ring <<= 1;
 		q->stash = calloc(q->nxbufs, sizeof(*q->stash));
 		q->xend = calloc(q->nxbufs, sizeof(*q->xend));
-		if (q->stash == NULL || q->xend == NULL ||
+		q->xstart = calloc(q->nxbufs, sizeof(*q->xstart));
+		if (q->stash == NULL || q->xend == NULL || q->xstart == NULL ||
 		    gcap_spsc_init(&q->full, ring) < 0 ||
 		    gcap_spsc_init(&q->free, ring) < 0)
 			goto nomem;
@@ -193,6 +195,7 @@ gcap_pipeline_destroy(struct gcap_pipeline *pl)
 		gcap_spsc_fini(&pl->q[i].free);
 		free(pl->q[i].stash);
 		free(pl->q[i].xend);
+		free(pl->q[i].xstart);
 	}
 	free(pl->q);
 	pthread_mutex_destroy(&pl->err_lock);
@@ -452,6 +455,118 @@ lat_in_back(const struct gcap_pipeline *pl, struct pl_queue *q,
 		   back > 0 ? (uint64_t)back : 0, b->n);
 }
 
+/* The xbufs the writer is done with: their regions come back (the writer
+ * returns them in the order they were taken), they wait in the stash. */
+static void
+xbufs_reclaim(struct pl_queue *q)
+{
+	struct gcap_xbuf *xb;
+
+	while ((xb = gcap_spsc_pop(&q->free)) != NULL) {
+		uint64_t *end = &q->xend[xb - q->xbufs];
+
+		if (*end != 0)
+			gcap_xarena_release(&q->xa, *end);
+		*end = 0;
+		q->stash[q->nstash++] = xb;
+	}
+}
+
+/* An xbuf whose batch is done: to the writer; but one without records
+ * whose region is the oldest out comes back at once (most batches under
+ * a selective filter: the writer would only hand it back, and the two
+ * rings' cache lines would cross between the cores per batch). */
+static void
+xbuf_retire(struct pl_queue *q, struct gcap_xbuf *xb)
+{
+	size_t i = (size_t)(xb - q->xbufs);
+
+	if (xb->nrec == 0) {
+		if (q->xstart[i] != q->xa.tail)
+			xbufs_reclaim(q); /* older ones may be back */
+		if (q->xstart[i] == q->xa.tail) {
+			gcap_xarena_release(&q->xa, q->xend[i]);
+			q->xend[i] = 0;
+			q->stash[q->nstash++] = xb;
+			return;
+		}
+	}
+	/* the full ring holds every xbuf of the queue: cannot fail */
+	gcap_spsc_push(&q->full, xb);
+}
+
+/* Retire queue q's held xbuf: with force, or when it has records older
+ * than XBUF_HOLD_NS. */
+static void
+xbuf_release_held(struct pl_queue *q, uint64_t now, bool force)
+{
+	if (q->held == NULL ||
+	    (!force && (q->held->nrec == 0 || now - q->held_since < XBUF_HOLD_NS)))
+		return;
+	xbuf_retire(q, q->held);
+	q->held = NULL;
+}
+
+/* Whether queue q can open a batch: a held xbuf, or a free one and room
+ * for the records of the last batch that found none (the writer is
+ * behind until then). */
+static bool
+xbuf_ready(struct pl_queue *q)
+{
+	if (q->held != NULL)
+		return true;
+	if (q->nstash > 0 && (q->xneed == 0 ||
+	    gcap_xarena_place(&q->xa, q->xneed) != UINT64_MAX))
+		return true;
+	xbufs_reclaim(q);
+	return q->nstash > 0 && (q->xneed == 0 ||
+	       gcap_xarena_place(&q->xa, q->xneed) != UINT64_MAX);
+}
+
+/* An xbuf with a region of need bytes for one batch's records, or NULL
+ * (no xbuf, or no room: the writer is behind). */
+static struct gcap_xbuf *
+xbuf_bind(struct pl_queue *q, uint32_t need)
+{
+	struct gcap_xbuf *xb;
+	uint64_t start, end;
+	uint8_t *p = NULL;
+
+	if ((xb = q->held) != NULL) {
+		/* grow the held region in place if it can, else it goes to
+		 * the writer before any region is taken after it */
+		uint64_t *e = &q->xend[xb - q->xbufs];
+		uint64_t grown = (uint64_t)xb->size + need <= UINT32_MAX - 64 ?
+				 gcap_xarena_extend(&q->xa, *e, need) : 0;
+
+		q->held = NULL;
+		if (grown != 0) {
+			xb->size += (uint32_t)(grown - *e);
+			*e = grown;
+			return xb;
+		}
+		xbuf_retire(q, xb);
+	}
+	start = q->xa.head;
+	if (q->nstash > 0)
+		p = gcap_xarena_take(&q->xa, need, &end);
+	if (p == NULL) {
+		xbufs_reclaim(q);
+		start = q->xa.head;
+		if (q->nstash == 0 ||
+		    (p = gcap_xarena_take(&q->xa, need, &end)) == NULL)
+			return NULL;
+	}
+	xb = q->stash[--q->nstash];
+	xb->data = p;
+	xb->size = need;
+	xb->len = 0;
+	xb->nrec = 0;
+	q->xend[xb - q->xbufs] = end;
+	q->xstart[xb - q->xbufs] = start;
+	return xb;
+}
+
 /* Consume one DONE batch: records to the writer, mbufs back, counters. */
 static void
 consume(struct gcap_pipeline *pl, unsigned qi, struct gcap_batch *b, bool live,
@@ -505,10 +620,9 @@ consume(struct gcap_pipeline *pl, unsigned qi, struct gcap_batch *b, bool live,
 				q->held_since = now;
 			q->held = xb;
 		} else {
-			/* to the writer, records or not: its region comes back
-			 * through the writer, in the order taken (the full ring
-			 * holds every xbuf of the queue: cannot fail) */
-			gcap_spsc_push(&q->full, xb);
+			/* its region comes back in the order taken: through
+			 * the writer, or here (xbuf_retire) */
+			xbuf_retire(q, xb);
 		}
 	}
 	if (live && b->n > 0) {
@@ -522,92 +636,6 @@ consume(struct gcap_pipeline *pl, unsigned qi, struct gcap_batch *b, bool live,
 	}
 	pl->conf.ops->batch_release(pl->conf.ex, qi, b);
 	q->inflight--;
-}
-
-/* The xbufs the writer is done with: their regions come back (the writer
- * returns them in the order they were taken), they wait in the stash. */
-static void
-xbufs_reclaim(struct pl_queue *q)
-{
-	struct gcap_xbuf *xb;
-
-	while ((xb = gcap_spsc_pop(&q->free)) != NULL) {
-		uint64_t *end = &q->xend[xb - q->xbufs];
-
-		if (*end != 0)
-			gcap_xarena_release(&q->xa, *end);
-		*end = 0;
-		q->stash[q->nstash++] = xb;
-	}
-}
-
-/* Hand queue q's held xbuf to the writer: with force, or when it has
- * records older than XBUF_HOLD_NS. */
-static void
-xbuf_release_held(struct pl_queue *q, uint64_t now, bool force)
-{
-	if (q->held == NULL ||
-	    (!force && (q->held->nrec == 0 || now - q->held_since < XBUF_HOLD_NS)))
-		return;
-	gcap_spsc_push(&q->full, q->held);
-	q->held = NULL;
-}
-
-/* Whether queue q can open a batch: a held xbuf, or a free one and room
- * for the records of the last batch that found none (the writer is
- * behind until then). */
-static bool
-xbuf_ready(struct pl_queue *q)
-{
-	if (q->held != NULL)
-		return true;
-	if (q->nstash > 0 && (q->xneed == 0 ||
-	    gcap_xarena_place(&q->xa, q->xneed) != UINT64_MAX))
-		return true;
-	xbufs_reclaim(q);
-	return q->nstash > 0 && (q->xneed == 0 ||
-	       gcap_xarena_place(&q->xa, q->xneed) != UINT64_MAX);
-}
-
-/* An xbuf with a region of need bytes for one batch's records, or NULL
- * (no xbuf, or no room: the writer is behind). */
-static struct gcap_xbuf *
-xbuf_bind(struct pl_queue *q, uint32_t need)
-{
-	struct gcap_xbuf *xb;
-	uint64_t end;
-	uint8_t *p = NULL;
-
-	if ((xb = q->held) != NULL) {
-		/* grow the held region in place if it can, else it goes to
-		 * the writer before any region is taken after it */
-		uint64_t *e = &q->xend[xb - q->xbufs];
-		uint64_t grown = (uint64_t)xb->size + need <= UINT32_MAX - 64 ?
-				 gcap_xarena_extend(&q->xa, *e, need) : 0;
-
-		q->held = NULL;
-		if (grown != 0) {
-			xb->size += (uint32_t)(grown - *e);
-			*e = grown;
-			return xb;
-		}
-		gcap_spsc_push(&q->full, xb);
-	}
-	if (q->nstash > 0)
-		p = gcap_xarena_take(&q->xa, need, &end);
-	if (p == NULL) {
-		xbufs_reclaim(q);
-		if (q->nstash == 0 ||
-		    (p = gcap_xarena_take(&q->xa, need, &end)) == NULL)
-			return NULL;
-	}
-	xb = q->stash[--q->nstash];
-	xb->data = p;
-	xb->size = need;
-	xb->len = 0;
-	xb->nrec = 0;
-	q->xend[xb - q->xbufs] = end;
-	return xb;
 }
 
 /* Consume queue qi's finished batches. The clock is read as each is found:
