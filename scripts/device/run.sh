@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # There (the GPU machine): run the GPU tests and benchmarks from .devbundle,
 # logs to $OUT. Usage: bash .devbundle/root/scripts/device/run.sh [STEP...]
-# Steps: info tests unit copyloop corpus live multigpu bench sweep latency latvar jitter jittouch phases floor rxburst soak writerslack ringsweep pcie pcieceil kbench
+# Steps: info tests unit copyloop corpus live multigpu bench sweep latency latvar jitter jittouch phases floor rxburst soak writerslack ab ringsweep pcie pcieceil kbench
 # bpf profile (default: info tests corpus live bench).
 set -uo pipefail
 b=$(cd "$(dirname "$0")/../../.." && pwd)
@@ -246,6 +246,22 @@ writerslack)
 		python3 -c "import json; d=json.load(open('/tmp/ws.json')); print('$n: received', d['received'], 'captured', d['captured'], 'dropped', d['dropped'], 'batch_mean', d['batch_mean'])" |
 			tee -a "$OUT/writer-slack.log"
 		rm -f /tmp/ws.json
+	done ;;
+ab)
+	# the bundle's gpu-capture against an older build (bin/gpu-capture-old,
+	# copied into the bundle by hand), alternating old new new old in one
+	# call: the instances differ too much for runs of different calls
+	log "A/B: gpu-capture-old against gpu-capture"
+	i=0
+	for v in old new new old; do
+		i=$((i + 1)); bin=$b/bin/gpu-capture; [ $v = old ] && bin=$b/bin/gpu-capture-old
+		[ -x "$bin" ] || { echo "ab: no $bin"; break; }
+		rm -rf /tmp/ab; mkdir -p /tmp/ab
+		GPU_CAPTURE=$bin MIX_PCAP=$b/shared/data/bench/mix-en10mb.pcap OUT_DIR=/tmp/ab SECS=${SECS:-2} \
+			SOURCES=${AB_SOURCES:-null-nc} QUEUES=${AB_QUEUES:-1 8} BACKENDS=${AB_BACKENDS:-gpu-host} \
+			timeout 280 bash "$b/root/bench/gpu_capture.sh" 2>/tmp/ab/stderr.log
+		{ echo "## run $i: $v"; cat /tmp/ab/stderr.log; } | tee -a "$OUT/ab.log"
+		cp /tmp/ab/gpu-capture-bench.md "$OUT/ab-$i-$v.md"
 	done ;;
 ringsweep)
 	# --ring and --mbufs against the lossless rate (gpu host, null-nc):
