@@ -815,10 +815,14 @@ rx_submit(struct gcap_pipeline *pl, unsigned qi)
 	if (b->xbuf == NULL) {
 		/* no room for its records: the writer is behind */
 		q->xneed = q->rec_bytes;
-		if (c->backpressure)
-			return; /* the batch waits (and the port with it) */
+		if (c->backpressure ||
+		    atomic_load_explicit(&pl->stop_rx, memory_order_relaxed))
+			return; /* the batch waits (and the port with it; at
+				 * stop, the drain retries until its deadline) */
 		mbufs_free((struct rte_mbuf **)b->mbufs, b->n);
 		STAT_ADD(q->st.drop_writer, b->n);
+		/* the last numbered: the executor sees every number once */
+		q->seq -= b->n;
 		b->n = 0;
 		q->cur = NULL; /* the slot stays free: batch_get gives it again */
 		return;
@@ -1018,7 +1022,7 @@ rx_lcore_main(void *arg)
 		}
 	}
 	/* drain: what was received is submitted, whatever the batch's size
-	 * (with --backpressure a batch may wait for the writer's room), and
+	 * (a batch may wait for the writer's room here), and
 	 * what was submitted completes (bounded: a faulted executor never
 	 * completes; the main thread then stops it) */
 	deadline = now_ns(CLOCK_MONOTONIC) + 2000000000u;
@@ -1045,6 +1049,7 @@ rx_lcore_main(void *arg)
 			/* the writer never made room: count, never leak */
 			mbufs_free((struct rte_mbuf **)q->cur->mbufs, q->cur->n);
 			STAT_ADD(q->st.drop_writer, q->cur->n);
+			q->seq -= q->cur->n;
 			q->cur->n = 0;
 		}
 	}
