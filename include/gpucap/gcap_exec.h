@@ -38,6 +38,12 @@ struct rte_mempool;
  * An export buffer: records (struct gcap_rec + bytes) back to back, written
  * by the executor, read by the writer thread. Lives in memory the executor
  * can write (pinned host memory for the gpu executor).
+ *
+ * The executor lays a queue's nxbufs buffers out back to back, xbuf_size
+ * bytes each; the pipeline uses that as one memory and points each buffer
+ * at a region of it sized to one batch (data and size change from batch to
+ * batch, set before batch_submit): an executor reads data, size, len and
+ * nrec from the buffer for every batch, never from its own layout.
  */
 struct gcap_xbuf {
 	uint8_t *data;  /**< size bytes, 8-byte aligned */
@@ -112,8 +118,8 @@ struct gcap_exec_conf {
 	unsigned nqueues;     /**< pipeline queues (RX queues, or 1 for a file) */
 	unsigned ring_size;   /**< batch slots per queue, a power of two */
 	unsigned batch_max;   /**< packets per batch, <= GCAP_BATCH_MAX */
-	unsigned nxbufs;      /**< export buffers per queue */
-	uint32_t xbuf_size;   /**< bytes per export buffer */
+	unsigned nxbufs;      /**< export buffers per queue (descriptors; see gcap_xbuf) */
+	uint32_t xbuf_size;   /**< bytes of export memory per buffer, laid out back to back */
 	uint32_t stage_size;  /**< staging bytes per batch slot (0: none) */
 	uint32_t snaplen;     /**< longest caplen written to records */
 	unsigned nfilters;    /**< outputs; 1..GCAP_MAX_OUTPUTS */
