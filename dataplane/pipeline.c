@@ -507,20 +507,24 @@ xbuf_release_held(struct pl_queue *q, uint64_t now, bool force)
 	q->held = NULL;
 }
 
-/* Whether queue q can open a batch: a held xbuf, or a free one and room
- * for the records of the last batch that found none (the writer is
- * behind until then). */
+/* A free xbuf, and room for the records of the last batch that found
+ * none (the writer is behind until then). */
+static bool
+xbuf_room(const struct pl_queue *q)
+{
+	return q->nstash > 0 && (q->xneed == 0 ||
+	       gcap_xarena_place(&q->xa, q->xneed) != UINT64_MAX);
+}
+
+/* Whether queue q can open a batch: a held xbuf, or xbuf_room() (after
+ * taking back what the writer is done with, if it takes that). */
 static bool
 xbuf_ready(struct pl_queue *q)
 {
-	if (q->held != NULL)
-		return true;
-	if (q->nstash > 0 && (q->xneed == 0 ||
-	    gcap_xarena_place(&q->xa, q->xneed) != UINT64_MAX))
+	if (q->held != NULL || xbuf_room(q))
 		return true;
 	xbufs_reclaim(q);
-	return q->nstash > 0 && (q->xneed == 0 ||
-	       gcap_xarena_place(&q->xa, q->xneed) != UINT64_MAX);
+	return xbuf_room(q);
 }
 
 /* An xbuf with a region of need bytes for one batch's records, or NULL

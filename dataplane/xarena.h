@@ -44,17 +44,24 @@ gcap_xarena_init(struct gcap_xarena *a, uint8_t *base, uint64_t cap)
 	a->head = a->tail = 0;
 }
 
+/* The bytes a region of need bytes holds: whole lines, at least one. */
+static inline uint64_t
+gcap_xarena_len(uint32_t need)
+{
+	uint64_t n = ((uint64_t)need + GCAP_XARENA_ALIGN - 1) &
+		     ~(uint64_t)(GCAP_XARENA_ALIGN - 1);
+
+	return n == 0 ? GCAP_XARENA_ALIGN : n;
+}
+
 /* Where a region of need bytes would start now, or UINT64_MAX if the
  * bytes out leave no room for it. */
 static inline uint64_t
 gcap_xarena_place(const struct gcap_xarena *a, uint32_t need)
 {
-	uint64_t n = ((uint64_t)need + GCAP_XARENA_ALIGN - 1) &
-		     ~(uint64_t)(GCAP_XARENA_ALIGN - 1);
+	uint64_t n = gcap_xarena_len(need);
 	uint64_t pos = a->head, off = pos % a->cap;
 
-	if (n == 0)
-		n = GCAP_XARENA_ALIGN;
 	if (n > a->cap)
 		return UINT64_MAX;
 	if (off + n > a->cap)
@@ -71,14 +78,10 @@ static inline uint8_t *
 gcap_xarena_take(struct gcap_xarena *a, uint32_t need, uint64_t *end)
 {
 	uint64_t pos = gcap_xarena_place(a, need);
-	uint64_t n = ((uint64_t)need + GCAP_XARENA_ALIGN - 1) &
-		     ~(uint64_t)(GCAP_XARENA_ALIGN - 1);
 
 	if (pos == UINT64_MAX)
 		return NULL;
-	if (n == 0)
-		n = GCAP_XARENA_ALIGN;
-	a->head = pos + n;
+	a->head = pos + gcap_xarena_len(need);
 	*end = a->head;
 	return a->base + pos % a->cap;
 }
@@ -100,12 +103,9 @@ gcap_xarena_release(struct gcap_xarena *a, uint64_t end)
 static inline uint64_t
 gcap_xarena_extend(struct gcap_xarena *a, uint64_t end, uint32_t need)
 {
-	uint64_t n = ((uint64_t)need + GCAP_XARENA_ALIGN - 1) &
-		     ~(uint64_t)(GCAP_XARENA_ALIGN - 1);
+	uint64_t n = gcap_xarena_len(need);
 	uint64_t off = end % a->cap;
 
-	if (n == 0)
-		n = GCAP_XARENA_ALIGN;
 	if (end != a->head || off == 0 || off + n > a->cap ||
 	    end + n - a->tail > a->cap)
 		return 0;
@@ -118,10 +118,7 @@ gcap_xarena_extend(struct gcap_xarena *a, uint64_t end, uint32_t need)
 static inline void
 gcap_xarena_untake(struct gcap_xarena *a, uint64_t end, uint32_t need)
 {
-	uint64_t n = ((uint64_t)need + GCAP_XARENA_ALIGN - 1) &
-		     ~(uint64_t)(GCAP_XARENA_ALIGN - 1);
-
-	a->head = end - (n == 0 ? GCAP_XARENA_ALIGN : n);
+	a->head = end - gcap_xarena_len(need);
 	if (a->tail == a->head)
 		a->head = a->tail = 0;
 }
