@@ -46,8 +46,8 @@ mkdir -p "$B" "$OUT"
 # the host side: gcap_khost (the cpu executor's loader), gcap_err, the cache
 printf '#define GCAP_SOURCE_ROOT "%s"\n#define GCAP_HOST_CC "cc"\n' "$ROOT" > "$B/gcap_config.h"
 cc -O2 -std=gnu11 -D_GNU_SOURCE -I"$INC" -I"$B" -c "$ROOT/kernels/lib/khost.c" -o "$B/khost.o"
-cc -O2 -std=gnu11 -D_GNU_SOURCE -I"$INC" -c "$ROOT/dataplane/common.c" -o "$B/common.o"
-cc -O2 -std=gnu11 -D_GNU_SOURCE -I"$INC" -c "$ROOT/dataplane/cache.c" -o "$B/cache.o"
+cc -O2 -std=gnu11 -D_GNU_SOURCE -I"$INC" -c "$ROOT/base/common.c" -o "$B/common.o"
+cc -O2 -std=gnu11 -D_GNU_SOURCE -I"$INC" -c "$ROOT/base/cache.c" -o "$B/cache.o"
 export GCAP_INCLUDE_DIR="$INC" GCAP_KERNEL_CACHE="$B/cache"
 
 rc=0

@@ -13,7 +13,7 @@ mkdir -p "$out/crashes"
 # compiled directly (the targets need only the translator and libpcap)
 "$cc" -g -O1 -std=gnu11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=undefined -I"$root/include" \
-	"$root/fuzz/fuzz_bpfc.c" "$root/gpu/bpfc/bpfc.c" "$root/dataplane/common.c" \
+	"$root/fuzz/fuzz_bpfc.c" "$root/gpu/bpfc/bpfc.c" "$root/base/common.c" \
 	-lpcap -o "$out/fuzz_bpfc"
 for t in bpfc; do
 	work="$out/corpus-$t"
