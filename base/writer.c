@@ -823,8 +823,10 @@ int
 gcap_writer_write_buf(struct gcap_writer *w, const uint8_t *buf, uint32_t len,
 		      unsigned bit)
 {
+	const uint8_t *data;
+	struct gcap_rec rec;
 	uint64_t mask;
-	uint64_t off;
+	uint32_t off;
 	int n = 0, rc;
 
 	if (w == NULL || (buf == NULL && len > 0) || bit >= 64)
@@ -832,35 +834,22 @@ gcap_writer_write_buf(struct gcap_writer *w, const uint8_t *buf, uint32_t len,
 	mask = 1ull << bit;
 
 	/* validate the whole buffer first: a corrupt one writes nothing */
-	for (off = 0; off < len;) {
-		struct gcap_rec rec;
-
-		if (len - off < sizeof(rec))
-			return -EINVAL;
-		memcpy(&rec, buf + off, sizeof(rec));
-		uint64_t sz = sizeof(rec) + (((uint64_t)rec.caplen + 7u) & ~7ull);
-
-		if (sz > len - off)
-			return -EINVAL;
+	for (off = 0; (rc = gcap_rec_step(buf, len, &off, &rec, &data)) > 0;)
 		if ((rec.outmask & mask) && w->fmt == GCAP_FMT_PCAPNG &&
 		    rec.port >= w->nifs)
 			return -EINVAL;
-		off += sz;
-	}
+	if (rc < 0)
+		return rc;
 
-	for (off = 0; off < len;) {
-		struct gcap_rec rec;
-
-		memcpy(&rec, buf + off, sizeof(rec));
+	for (off = 0; gcap_rec_step(buf, len, &off, &rec, &data) > 0;) {
 		if (rec.outmask & mask) {
 			rc = pre_rec(w, &rec);
 			if (rc == 0)
-				rc = put_rec(w, &rec, buf + off + sizeof(rec));
+				rc = put_rec(w, &rec, data);
 			if (rc != 0)
 				return rc;
 			n++;
 		}
-		off += GCAP_REC_SIZE(rec.caplen);
 	}
 	if (w->flush_each && n > 0) {
 		rc = buf_flush(w);

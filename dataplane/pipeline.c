@@ -63,6 +63,7 @@ struct pl_queue {
 	uint64_t prev_poll;         /* the last busy poll's time (ns), 0: none yet */
 	uint32_t gaps;              /* poll gaps so far (batches' gap_mark) */
 	uint64_t ph_end;            /* --poll-phases: the last poll's end (TSC) */
+	bool linearize;             /* the CPU may read the mbufs: copy chains whole */
 	struct gcap_pipeline_queue src;
 };
 
@@ -174,6 +175,8 @@ gcap_pipeline_create(const struct gcap_pipeline_conf *conf, char *errbuf)
 		if (conf->queues != NULL)
 			q->src = conf->queues[i];
 		q->lanes = conf->ops->lanes ? conf->ops->lanes(conf->ex, i) : 1;
+		q->linearize = conf->ops->cpu_reads == NULL ||
+			       conf->ops->cpu_reads(conf->ex, i);
 		if (q->lanes == 0)
 			q->lanes = 1;
 	}
@@ -211,27 +214,24 @@ write_xbuf(struct gcap_pipeline *pl, const struct gcap_xbuf *xb)
 	const struct gcap_pipeline_conf *c = &pl->conf;
 	const uint64_t outs = c->nwriters >= 64 ? UINT64_MAX :
 			      (UINT64_C(1) << c->nwriters) - 1;
+	const uint8_t *data;
+	struct gcap_rec rec;
 	uint32_t off = 0;
 
 	for (uint32_t i = 0; i < xb->nrec; i++) {
-		const struct gcap_rec *rec;
 		uint64_t m;
 
-		if (xb->len - off < sizeof(*rec))
+		if (gcap_rec_step(xb->data, xb->len, &off, &rec, &data) <= 0)
 			return -EINVAL;
-		rec = (const struct gcap_rec *)(xb->data + off);
-		if (GCAP_REC_SIZE(rec->caplen) > xb->len - off)
-			return -EINVAL;
-		off += GCAP_REC_SIZE(rec->caplen);
 		if (c->max_packets != 0 &&
 		    atomic_load_explicit(&pl->written, memory_order_relaxed) >= c->max_packets)
 			return 1;
-		m = rec->outmask & outs;
+		m = rec.outmask & outs;
 		if (m == 0)
 			continue; /* a kernel's GCAP_OUTPUT(i) past the outputs */
 		for (; m != 0; m &= m - 1) {
 			struct gcap_writer *w = c->writers[__builtin_ctzll(m)];
-			int r = gcap_writer_write(w, rec, rec + 1);
+			int r = gcap_writer_write(w, &rec, data);
 
 			if (r < 0 && r != -ECANCELED)
 				pl_set_error(pl, r, gcap_writer_errmsg(w));
@@ -754,7 +754,7 @@ rx_describe(const struct gcap_pipeline *pl, struct pl_queue *q,
 		/* an address only: in gpu memory mode the bytes are in VRAM */
 		p->addr = (uint64_t)(uintptr_t)rte_pktmbuf_mtod(m, void *);
 		p->caplen = m->data_len;
-		if (unlikely(m->nb_segs > 1) && pl->conf.linearize &&
+		if (unlikely(m->nb_segs > 1) && q->linearize &&
 		    m->pkt_len <= b->stage_size - b->stage_used) {
 			/* a chained (jumbo) packet: one copy into the slot's
 			 * staging area so that the executor sees it whole */

@@ -1963,6 +1963,13 @@ gpu_pool_create(struct gcap_exec *ex, unsigned q, uint16_t port_id,
 	return mp;
 }
 
+static bool
+gpu_cpu_reads(struct gcap_exec *ex, unsigned q)
+{
+	return q < ex->conf.nqueues && ex->qs[q].mem != GCAP_MEM_GPU &&
+	       ex->qs[q].mem != GCAP_MEM_AUTO;
+}
+
 static const struct gcap_exec_ops gpu_ops = {
 	.name = "gpu",
 	.create = gpu_create,
@@ -1974,6 +1981,7 @@ static const struct gcap_exec_ops gpu_ops = {
 	.batch_release = gpu_batch_release,
 	.lanes = gpu_lanes,
 	.pool_create = gpu_pool_create,
+	.cpu_reads = gpu_cpu_reads,
 	.health = gpu_health,
 	.stop = gpu_stop,
 	.kernel_state = gpu_kernel_state,

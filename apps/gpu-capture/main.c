@@ -652,7 +652,7 @@ create_exec(struct app *a, const struct gcap_exec_conf *ec)
 }
 
 static int
-create_pipeline(struct app *a, bool linearize)
+create_pipeline(struct app *a)
 {
 	struct gcap_pipeline_conf pc = {
 		.ops = a->ops,
@@ -670,7 +670,6 @@ create_pipeline(struct app *a, bool linearize)
 		.rx_burst = a->o->rx_burst,
 		.snaplen = a->o->snaplen,
 		.flush_ms = 1000,
-		.linearize = linearize,
 	};
 
 	a->pl = gcap_pipeline_create(&pc, a->err);
@@ -718,7 +717,7 @@ run_file(struct app *a)
 	}
 	wif.name = o->read_file;
 	wif.linktype = a->linktype;
-	if (create_exec(a, &ec) < 0 || open_writers(a, &wif, 1) < 0 || create_pipeline(a, false) < 0)
+	if (create_exec(a, &ec) < 0 || open_writers(a, &wif, 1) < 0 || create_pipeline(a) < 0)
 		goto fail;
 	a->t_start = mono_ns();
 	a->cpu_start = cpu_seconds();
@@ -950,11 +949,7 @@ run_live(struct app *a)
 		wifs[p].name = a->ports[p].name;
 		wifs[p].linktype = DLT_EN10MB;
 	}
-	/* the CPU may copy chained packets whole only where it can read the
-	 * data rooms: not in VRAM, which --mem auto may choose per port */
-	if (open_writers(a, wifs, a->nports) < 0 ||
-	    create_pipeline(a, a->ops == &gcap_exec_cpu_ops || o->mem == GCAP_MEM_HOST ||
-				   o->mem == GCAP_MEM_COPY) < 0) {
+	if (open_writers(a, wifs, a->nports) < 0 || create_pipeline(a) < 0) {
 		rc = 1;
 		goto out;
 	}

@@ -199,6 +199,15 @@ struct gcap_exec_ops {
 					   int socket, char *errbuf);
 
 	/**
+	 * Whether the CPU may read the packet bytes of queue q's mbufs (once
+	 * its pool exists): false where the data rooms are device memory the
+	 * process has no mapping of (--mem gpu, or what --mem auto chose for
+	 * the port). The pipeline then never copies a chained packet whole.
+	 * NULL op: true.
+	 */
+	bool (*cpu_reads)(struct gcap_exec *ex, unsigned q);
+
+	/**
 	 * Check for an asynchronous fault (e.g. a sticky CUDA error).
 	 * @return 0, or -EIO with a message in errbuf.
 	 */

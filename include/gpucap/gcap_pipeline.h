@@ -165,10 +165,6 @@ struct gcap_pipeline_conf {
 	uint64_t rx_rate_pps;            /**< per queue RX rate limit (benchmarks; 0: none) */
 	uint32_t snaplen;                /**< longest record caplen (0: no cut), as the executor's */
 	unsigned flush_ms;               /**< flush outputs at least this often */
-	/** copy chained (multi-segment) packets whole into the batch's staging
-	 *  area; false (gpu memory mode: the CPU never reads packet bytes):
-	 *  they are captured up to the end of their first segment */
-	bool linearize;
 	/** time the phases of every RX poll (enum gcap_poll_phase): a few
 	 *  TSC reads a poll, for diagnosis; off in normal runs */
 	bool poll_phases;

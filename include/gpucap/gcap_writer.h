@@ -13,8 +13,10 @@
 #ifndef GCAP_WRITER_H
 #define GCAP_WRITER_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "gcap_common.h"
 #include "gcap_pkt.h"
@@ -96,6 +98,35 @@ struct gcap_writer *gcap_writer_open(const struct gcap_writer_conf *conf,
  */
 int gcap_writer_write(struct gcap_writer *w, const struct gcap_rec *rec,
 		      const void *data);
+
+/**
+ * Step through the records of an export buffer (struct gcap_rec headers,
+ * each followed by its bytes padded to 8): the one walk both the writer
+ * and the pipeline use. The header at *off is copied to *rec (the buffer
+ * needs no alignment), *data points at its bytes and *off moves past it.
+ * @return 1 for a record; 0 at the end (*off == len); -EINVAL where the
+ *         record at *off does not lie inside len (*off is left there).
+ */
+static inline int
+gcap_rec_step(const uint8_t *buf, uint32_t len, uint32_t *off,
+	      struct gcap_rec *rec, const uint8_t **data)
+{
+	uint32_t o = *off;
+	uint64_t sz;
+
+	if (o >= len)
+		return o == len ? 0 : -EINVAL;
+	if (len - o < sizeof(*rec))
+		return -EINVAL;
+	memcpy(rec, buf + o, sizeof(*rec));
+	/* in 64 bits: a corrupt caplen near 2^32 must not wrap */
+	sz = sizeof(*rec) + (((uint64_t)rec->caplen + 7u) & ~UINT64_C(7));
+	if (sz > len - o)
+		return -EINVAL;
+	*data = buf + o + sizeof(*rec);
+	*off = o + (uint32_t)sz;
+	return 1;
+}
 
 /**
  * Append every record of an export buffer whose outmask has bit `bit`.

@@ -268,7 +268,6 @@ run(uint64_t delay_ns, unsigned lanes, uint64_t rate, unsigned ms,
 			.rx_rate_pps = rate,
 			.snaplen = SNAP,
 			.flush_ms = 100,
-			.linearize = true,
 			.poll_phases = run_phases,
 			.rx_burst = run_rx_burst,
 		};
