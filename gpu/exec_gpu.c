@@ -390,45 +390,15 @@ count_lines(const char *s, size_t n)
 static int
 gpu_code_inline(struct gbuf *b, const struct gcap_khost *k, char *errbuf)
 {
-	char hpath[4096], line[64], sz[32];
+	char line[64], sz[32];
 	const char *src = gcap_khost_source(k, NULL), *l;
-	char *hdr = NULL;
 	size_t hlen = 0;
-	FILE *f;
-
-	if (snprintf(hpath, sizeof(hpath), "%s/gpucap/gcap_kernel.h",
-		     gcap_khost_include_dir(k)) >= (int)sizeof(hpath))
-		return gcap_err(errbuf, ENAMETOOLONG, "gpu code: include "
-				"directory path too long");
 	/* the header the host build of this kernel used */
-	f = fopen(hpath, "r");
-	if (f == NULL)
-		return gcap_err(errbuf, errno ? errno : EIO, "gpu code: %s: %s",
-				hpath, strerror(errno));
-	for (;;) {
-		char chunk[8192];
-		size_t n = fread(chunk, 1, sizeof(chunk), f);
-		char *p;
+	const char *hdr = gcap_khost_header(k, &hlen);
 
-		if (n == 0)
-			break;
-		p = realloc(hdr, hlen + n + 1);
-		if (p == NULL) {
-			free(hdr);
-			fclose(f);
-			return gcap_err(errbuf, ENOMEM, "gpu code: out of memory");
-		}
-		hdr = p;
-		memcpy(hdr + hlen, chunk, n);
-		hlen += n;
-		hdr[hlen] = '\0';
-	}
-	if (ferror(f) || hdr == NULL) {
-		free(hdr);
-		fclose(f);
-		return gcap_err(errbuf, EIO, "gpu code: cannot read %s", hpath);
-	}
-	fclose(f);
+	if (hdr == NULL)
+		return gcap_err(errbuf, EINVAL, "gpu code: the kernel was "
+				"loaded without its header");
 	/* the order key, when the kernel has one (gcap_kernel.h) */
 	if (gcap_khost_ordered(k))
 		gb_str(b, "#define GCAP_KERNEL_ORDERED 1\n");
@@ -439,7 +409,6 @@ gpu_code_inline(struct gbuf *b, const struct gcap_khost *k, char *errbuf)
 	if (hlen && hdr[hlen - 1] != '\n')
 		gb_str(b, "\n");
 	gb_str(b, "/* ---- end gpucap/gcap_kernel.h ---- */\n");
-	free(hdr);
 
 	gb_str(b, "#line 1 ");
 	gb_quoted(b, gcap_khost_path(k));

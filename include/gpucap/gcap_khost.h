@@ -149,6 +149,15 @@ const char *gcap_khost_path(const struct gcap_khost *k);
  *  (for NVRTC's -I). */
 const char *gcap_khost_include_dir(const struct gcap_khost *k);
 
+/**
+ * The kernel header (gpucap/gcap_kernel.h) as it was read when loading,
+ * read from disk once: the host build and the GPU's translation unit see
+ * the same text, and the cache key covers it.
+ * @param len  receives its length (may be NULL)
+ * @return the NUL-terminated text, owned by k.
+ */
+const char *gcap_khost_header(const struct gcap_khost *k, size_t *len);
+
 /** @return a 64-bit hash of the source, the header and the compile flags
  *  (the cache key; usable as a cache key on the GPU side too). */
 uint64_t gcap_khost_hash(const struct gcap_khost *k);

@@ -34,6 +34,8 @@ struct gcap_khost {
 	char *src;          /* source text */
 	size_t src_len;
 	char *incdir;       /* holds gpucap/gcap_kernel.h */
+	char *header;       /* gcap_kernel.h as read once, for the GPU's TU */
+	size_t header_len;
 	char *object;       /* the .so loaded */
 	char *args;         /* --kernel-arg, or NULL */
 	uint64_t hash;
@@ -89,6 +91,119 @@ static char *read_file(const char *path, size_t *len)
 	buf[n] = '\0';
 	if (len)
 		*len = n;
+	return buf;
+}
+
+/* `#include "NAME"` with NAME a plain file name (a part of the kernel
+ * header, beside it): NAME is copied to out. */
+static bool part_include(const char *l, size_t n, char *out, size_t outsz)
+{
+	size_t i = 0, j;
+	while (i < n && (l[i] == ' ' || l[i] == '\t'))
+		i++;
+	if (i >= n || l[i++] != '#')
+		return false;
+	while (i < n && (l[i] == ' ' || l[i] == '\t'))
+		i++;
+	if (n - i < 8 || memcmp(l + i, "include", 7) != 0)
+		return false;
+	i += 7;
+	while (i < n && (l[i] == ' ' || l[i] == '\t'))
+		i++;
+	if (i >= n || l[i++] != '"')
+		return false;
+	for (j = i; j < n && l[j] != '"'; j++)
+		if (l[j] == '/')
+			return false;
+	if (j >= n || j == i || j - i >= outsz)
+		return false;
+	memcpy(out, l + i, j - i);
+	out[j - i] = '\0';
+	return true;
+}
+
+/* Append a header to *buf, its own parts (quoted includes of files beside
+ * it) inlined in place, each part once, so that the text is one
+ * self-contained unit (NVRTC compiles it without include paths). */
+static int inline_header(const char *dir, const char *name, char **buf,
+			 size_t *len, unsigned depth, char *seen, size_t seensz)
+{
+	char path[PATH_MAX], part[256];
+	size_t flen;
+	char *text, *l;
+
+	if (depth > 8)
+		return -ELOOP;
+	if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	text = read_file(path, &flen);
+	if (!text)
+		return errno ? -errno : -EIO;
+	for (l = text; *l;) {
+		char *e = strchr(l, '\n');
+		size_t n = e ? (size_t)(e - l) : strlen(l);
+		const char *add = l;
+		size_t addn = n + (e != NULL);
+		int rc = 0;
+
+		if (part_include(l, n, part, sizeof(part))) {
+			char tag[260];
+			snprintf(tag, sizeof(tag), "|%s|", part);
+			if (strstr(seen, tag) == NULL) {
+				if (strlen(seen) + strlen(tag) >= seensz) {
+					free(text);
+					return -E2BIG;
+				}
+				strcat(seen, tag);
+				rc = inline_header(dir, part, buf, len, depth + 1,
+						   seen, seensz);
+			}
+			add = NULL;
+		}
+		if (rc != 0) {
+			free(text);
+			return rc;
+		}
+		if (add) {
+			char *nb = realloc(*buf, *len + addn + 2);
+			if (!nb) {
+				free(text);
+				return -ENOMEM;
+			}
+			*buf = nb;
+			memcpy(*buf + *len, add, addn);
+			*len += addn;
+			(*buf)[*len] = '\0';
+		}
+		l += n + (e != NULL);
+	}
+	if (*len && (*buf)[*len - 1] != '\n') {
+		(*buf)[(*len)++] = '\n';
+		(*buf)[*len] = '\0';
+	}
+	free(text);
+	return 0;
+}
+
+/* gpucap/gcap_kernel.h under incdir, its parts inlined; NULL with errno. */
+static char *read_kernel_header(const char *incdir, size_t *len)
+{
+	char dir[PATH_MAX], seen[2048] = "";
+	char *buf = NULL;
+	size_t n = 0;
+	int rc;
+
+	if (snprintf(dir, sizeof(dir), "%s/gpucap", incdir) >= (int)sizeof(dir)) {
+		errno = ENAMETOOLONG;
+		return NULL;
+	}
+	rc = inline_header(dir, "gcap_kernel.h", &buf, &n, 0, seen, sizeof(seen));
+	if (rc != 0 || !buf) {
+		free(buf);
+		errno = rc ? -rc : EIO;
+		return NULL;
+	}
+	*len = n;
 	return buf;
 }
 
@@ -437,7 +552,7 @@ struct gcap_khost *gcap_khost_load_opts(const char *path, const char *args,
 	k->incdir = strdup(inc);
 	char hpath[PATH_MAX];
 	snprintf(hpath, sizeof(hpath), "%s/gpucap/gcap_kernel.h", inc);
-	hdr = read_file(hpath, NULL);
+	hdr = read_kernel_header(inc, &k->header_len);
 	if (!k->incdir || !hdr) {
 		rc = gcap_err(errbuf, ENOMEM, "%s: cannot read %s", path, hpath);
 		goto fail;
@@ -540,7 +655,7 @@ struct gcap_khost *gcap_khost_load_opts(const char *path, const char *args,
 	rc = state_init(k, errbuf);
 	if (rc != 0)
 		goto fail;
-	free(hdr);
+	k->header = hdr;
 	free(cdir);
 	free(tmpdir);
 	return k;
@@ -570,6 +685,7 @@ void gcap_khost_free(struct gcap_khost *k)
 	free(k->path);
 	free(k->src);
 	free(k->incdir);
+	free(k->header);
 	free(k->object);
 	free(k->args);
 	free(k);
@@ -672,6 +788,13 @@ const char *gcap_khost_path(const struct gcap_khost *k)
 const char *gcap_khost_include_dir(const struct gcap_khost *k)
 {
 	return k->incdir;
+}
+
+const char *gcap_khost_header(const struct gcap_khost *k, size_t *len)
+{
+	if (len)
+		*len = k->header_len;
+	return k->header;
 }
 
 uint64_t gcap_khost_hash(const struct gcap_khost *k)
