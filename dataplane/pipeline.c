@@ -188,6 +188,32 @@ nomem:
 	return NULL;
 }
 
+int
+gcap_pipeline_xmem_size(unsigned ring_size, unsigned batch_max,
+			uint32_t max_caplen, uint32_t stage,
+			unsigned *nxbufs, uint32_t *xbuf_size)
+{
+	uint64_t batch_bytes, mem, n, each;
+
+	if (ring_size == 0 || batch_max == 0)
+		return -EINVAL;
+	batch_bytes = (uint64_t)batch_max * GCAP_REC_SIZE(max_caplen) + stage;
+	mem = (uint64_t)ring_size * 2 * batch_bytes;
+	n = (uint64_t)ring_size * GCAP_PIPELINE_XBUFS_PER_SLOT;
+	if (n > 65535)
+		n = 65535;
+	if (n > mem / 64)
+		n = mem / 64;
+	if (n == 0)
+		n = 1;
+	each = (mem / n) & ~(uint64_t)63;
+	if (each > UINT32_MAX)
+		return -E2BIG;
+	*nxbufs = (unsigned)n;
+	*xbuf_size = (uint32_t)each;
+	return 0;
+}
+
 void
 gcap_pipeline_destroy(struct gcap_pipeline *pl)
 {

@@ -31,8 +31,6 @@
 #include "options.h"
 
 #define STOP_TIMEOUT_MS 5000u
-#define STAGE_FILE (1u << 20)   /* staging per batch slot when reading a file */
-#define STAGE_LIVE (256u << 10) /* staging per batch slot for chained packets */
 
 /* The signal handler's only way in: set once before a capture runs. */
 static struct gcap_pipeline *volatile g_pl;
@@ -178,7 +176,6 @@ choose_backend(struct app *a)
 /* Export buffer descriptors per batch slot (see exec_conf). At 4 Mpps on
  * one queue with two GPU blocks the batches held about 11 packets, and
  * 32 descriptors a queue gave the writer under 0.1 ms. */
-#define XBUFS_PER_SLOT 256u
 
 static void
 exec_conf(const struct app *a, struct gcap_exec_conf *c, unsigned nqueues,
@@ -191,26 +188,10 @@ exec_conf(const struct app *a, struct gcap_exec_conf *c, unsigned nqueues,
 	c->nqueues = nqueues;
 	c->ring_size = o->ring;
 	c->batch_max = o->batch;
-	/* Export memory per queue: room for the records of 2 x --ring of the
-	 * largest batches (its packets in mbufs, up to max_caplen each, plus
-	 * what was copied into its staging area). The pipeline carves it
-	 * into one region per batch, sized to that batch, and the xbufs are
-	 * only descriptors of regions: many, so that small batches (several
-	 * in flight at a time make them small) do not run out of them before
-	 * the bytes run out. The executor lays them out back to back,
-	 * xbuf_size bytes each. */
-	{
-		uint64_t batch_bytes = (uint64_t)o->batch * GCAP_REC_SIZE(cap) + stage;
-		uint64_t mem = (uint64_t)o->ring * 2 * batch_bytes;
-		uint64_t n = (uint64_t)o->ring * XBUFS_PER_SLOT;
-
-		if (n > 65535)
-			n = 65535;
-		if (n > mem / 64)
-			n = mem / 64;
-		c->nxbufs = (unsigned)n;
-		c->xbuf_size = (uint32_t)((mem / n) & ~(uint64_t)63);
-	}
+	/* the pipeline's sizing; it cannot fail for the --ring, --batch
+	 * and -s ranges options.c accepts */
+	(void)gcap_pipeline_xmem_size(o->ring, o->batch, cap, stage,
+				      &c->nxbufs, &c->xbuf_size);
 	c->stage_size = stage;
 	c->snaplen = o->snaplen;
 	c->nfilters = a->nprogs;
@@ -710,7 +691,7 @@ run_file(struct app *a)
 		goto fail;
 	a->nqueues = 1;
 	/* a file's packets are all in the staging area */
-	exec_conf(a, &ec, 1, STAGE_FILE, 0);
+	exec_conf(a, &ec, 1, GCAP_PIPELINE_STAGE_FILE, 0);
 	if (o->dump_gpu_code) {
 		pcap_close(p);
 		return dump_gpu_code(a, &ec);
@@ -861,7 +842,7 @@ run_live(struct app *a)
 	if (choose_backend(a) != 0)
 		return 1;
 	a->nqueues = a->nports * o->queues;
-	exec_conf(a, &ec, a->nqueues, o->mem == GCAP_MEM_GPU ? 0 : STAGE_LIVE,
+	exec_conf(a, &ec, a->nqueues, o->mem == GCAP_MEM_GPU ? 0 : GCAP_PIPELINE_STAGE_LIVE,
 		  RTE_MBUF_DEFAULT_DATAROOM);
 	if (o->dump_gpu_code)
 		return dump_gpu_code(a, &ec);

@@ -146,6 +146,30 @@ struct gcap_pipeline_queue {
 	unsigned lcore;      /**< RX lcore that polls it */
 };
 
+/** Staging bytes per batch slot when reading a file (-r): packet bytes
+ *  are copied there. */
+#define GCAP_PIPELINE_STAGE_FILE (1u << 20)
+/** Staging bytes per batch slot of a live queue whose mbufs the CPU may
+ *  read: chained (multi-segment) packets are copied there whole. */
+#define GCAP_PIPELINE_STAGE_LIVE (256u << 10)
+/** Export-buffer descriptors per batch slot (see gcap_pipeline_xmem_size). */
+#define GCAP_PIPELINE_XBUFS_PER_SLOT 256u
+
+/**
+ * Size a queue's export memory as the pipeline carves it: room for the
+ * records of 2 x ring_size of the largest batches (batch_max packets of
+ * up to max_caplen bytes each, plus what a batch copied into its staging
+ * area), cut into many descriptors (GCAP_PIPELINE_XBUFS_PER_SLOT per
+ * slot, at most 65,535, each at least 64 bytes), so that small batches,
+ * several in flight at a time, do not run out of descriptors before the
+ * bytes run out. The results go to the executor's nxbufs and xbuf_size.
+ * @return 0; -EINVAL for a zero ring_size or batch_max; -E2BIG when a
+ *         descriptor's share would not fit in 32 bits.
+ */
+int gcap_pipeline_xmem_size(unsigned ring_size, unsigned batch_max,
+			    uint32_t max_caplen, uint32_t stage,
+			    unsigned *nxbufs, uint32_t *xbuf_size);
+
 /** What a pipeline is created with. */
 struct gcap_pipeline_conf {
 	const struct gcap_exec_ops *ops; /**< executor */

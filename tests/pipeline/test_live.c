@@ -453,18 +453,24 @@ START_TEST(test_low_load_small_batches)
 END_TEST
 
 /* Four lanes busy at 1 Mpps: several small batches in flight at a time,
- * each done on its own. With export buffers owned whole by a batch, 32 of
- * them were 32 small batches of slack and the writer fell behind (the
- * soak on the H200, bench/results/writer-slack-h200-11f1775.log); with
- * the memory carved per batch and descriptors as gpu-capture sizes them
- * (many, each a small share), nothing is dropped. The same memory as 32
- * buffers of a batch, times 4 (CI's writer shares a CPU with the rest). */
+ * each done on its own. Were export buffers owned whole by a batch, 32 of
+ * them would be 32 small batches of slack and the writer would fall
+ * behind; with the memory carved per batch and the descriptors as the
+ * pipeline sizes them (many, each a small share), nothing is dropped.
+ * The memory is the sizing's times 4: CI's writer shares a CPU with the
+ * rest. */
 START_TEST(test_small_batches_writer_slack)
 {
 	struct run_result r;
 
-	run_nxbufs = RING * 256;
-	run_xmem = (size_t)RING * 8 * BATCH * GCAP_REC_SIZE(SNAP);
+	{
+		uint32_t each;
+
+		ck_assert_int_eq(gcap_pipeline_xmem_size(RING, BATCH, SNAP, 0,
+							 &run_nxbufs, &each), 0);
+		ck_assert_uint_eq(run_nxbufs, RING * GCAP_PIPELINE_XBUFS_PER_SLOT);
+		run_xmem = (size_t)run_nxbufs * each * 4;
+	}
 	run(20000, 4, 1000000, 300, false, &r);
 	run_nxbufs = 0;
 	ck_assert_msg(mk.pkts < 32 * mk.batches, "mean batch %.1f packets: "
