@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gpucap/gcap_common.h"
@@ -69,4 +70,44 @@ gcap_err(char *errbuf, int err, const char *fmt, ...)
 		va_end(ap);
 	}
 	return -err;
+}
+
+int
+gcap_cpulist_parse(const char *s, unsigned *cpus, unsigned max)
+{
+	unsigned n = 0;
+
+	if (s == NULL || *s == '\0')
+		return -EINVAL;
+	while (*s != '\0') {
+		char *end;
+		unsigned long a, b;
+
+		if (*s < '0' || *s > '9')
+			return -EINVAL;
+		a = b = strtoul(s, &end, 10);
+		if (*end == '-') {
+			s = end + 1;
+			if (*s < '0' || *s > '9')
+				return -EINVAL;
+			b = strtoul(s, &end, 10);
+			if (b < a)
+				return -EINVAL;
+		}
+		if (b >= GCAP_CPU_MAX)
+			return -EINVAL;
+		for (unsigned long c = a; c <= b; c++) {
+			if (n == max)
+				return -E2BIG;
+			if (cpus != NULL)
+				cpus[n] = (unsigned)c;
+			n++;
+		}
+		if (*end == ',' && end[1] != '\0')
+			end++;
+		else if (*end != '\0')
+			return -EINVAL;
+		s = end;
+	}
+	return (int)n;
 }

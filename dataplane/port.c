@@ -151,38 +151,6 @@ free_huge_mb(void)
 	return total;
 }
 
-/* Parse a CPU list ("2-5,8") into cpus[]. @return count, or -1. */
-static int
-parse_cpulist(const char *s, unsigned *cpus, unsigned max)
-{
-	unsigned n = 0;
-
-	while (*s != '\0') {
-		char *end;
-		unsigned long a = strtoul(s, &end, 10), b = a;
-
-		if (end == s)
-			return -1;
-		if (*end == '-') {
-			s = end + 1;
-			b = strtoul(s, &end, 10);
-			if (end == s || b < a)
-				return -1;
-		}
-		for (unsigned long c = a; c <= b; c++) {
-			if (n == max || c >= CPU_SETSIZE)
-				return -1;
-			cpus[n++] = (unsigned)c;
-		}
-		if (*end == ',')
-			end++;
-		else if (*end != '\0')
-			return -1;
-		s = end;
-	}
-	return (int)n;
-}
-
 int
 gcap_eal_init(const struct gcap_eal_conf *c, char *errbuf)
 {
@@ -218,7 +186,7 @@ gcap_eal_init(const struct gcap_eal_conf *c, char *errbuf)
 		if (CPU_ISSET(i, &set))
 			cpus[ncpus++] = i;
 	if (c->cpus != NULL) {
-		nrx_cpus = parse_cpulist(c->cpus, rx, RTE_MAX_LCORE);
+		nrx_cpus = gcap_cpulist_parse(c->cpus, rx, RTE_MAX_LCORE);
 		if (nrx_cpus <= 0)
 			return gcap_err(errbuf, EINVAL, "bad CPU list '%s'", c->cpus);
 		for (int i = 0; i < nrx_cpus; i++)

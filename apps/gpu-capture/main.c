@@ -846,24 +846,7 @@ run_live(struct app *a)
 		  RTE_MBUF_DEFAULT_DATAROOM);
 	if (o->dump_gpu_code)
 		return dump_gpu_code(a, &ec);
-	if (o->lcores != NULL) {
-		/* count the CPUs: one RX lcore each */
-		const char *s = o->lcores;
-
-		while (*s) {
-			unsigned long x = strtoul(s, (char **)&s, 10), y = x;
-
-			if (*s == '-')
-				y = strtoul(s + 1, (char **)&s, 10);
-			ncpu_list += y >= x ? (unsigned)(y - x + 1) : 0;
-			if (*s == ',')
-				s++;
-			else if (*s != '\0')
-				return die("bad --lcores list '%s'%s", o->lcores, "");
-		}
-		if (ncpu_list == 0)
-			return die("bad --lcores list '%s'%s", o->lcores, "");
-	}
+	ncpu_list = o->nlcores;
 	nrx = ncpu_list ? (ncpu_list < a->nqueues ? ncpu_list : a->nqueues) : a->nqueues;
 	{
 		struct gcap_eal_conf c = {

@@ -340,9 +340,16 @@ app_parse_options(int argc, char **argv, struct app_opts *o)
 		case OPT_QUEUES:
 			PARSE_U("--queues", optarg, 1, 64, o->queues);
 			break;
-		case OPT_LCORES:
+		case OPT_LCORES: {
+			int n = gcap_cpulist_parse(optarg, NULL, GCAP_CPU_MAX);
+
+			if (n < 0)
+				return fail("bad --lcores list '%s': expected CPUs "
+					    "such as 2-5,8%s", optarg, "");
 			o->lcores = optarg;
+			o->nlcores = (unsigned)n;
 			break;
+		}
 		case OPT_BACKEND:
 			if (gcap_backend_parse(optarg, &o->backend) < 0)
 				return fail("--backend '%s': expected cpu, gpu or auto%s", optarg, "");

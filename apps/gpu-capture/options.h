@@ -39,6 +39,7 @@ struct app_opts {
 	const char *summary_json;         /* --summary-json */
 	unsigned queues;                  /* --queues */
 	const char *lcores;               /* --lcores */
+	unsigned nlcores;                 /* CPUs --lcores names (0: none given) */
 	enum gcap_backend backend;        /* --backend */
 	enum gcap_mem mem;                /* --mem */
 	int gpus[APP_MAX_GPUS];           /* --gpu */

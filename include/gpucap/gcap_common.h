@@ -51,6 +51,19 @@ int gcap_backend_parse(const char *s, enum gcap_backend *out);
  */
 int gcap_mem_parse(const char *s, enum gcap_mem *out);
 
+/** Largest CPU number a CPU list may name (exclusive). */
+#define GCAP_CPU_MAX 1024
+
+/**
+ * Parse a CPU list as taskset and the kernel write it ("2-5,8"): numbers
+ * and ascending ranges, comma separated, each CPU below GCAP_CPU_MAX.
+ * @param cpus  receives the CPUs in list order (NULL: only count)
+ * @param max   capacity of cpus
+ * @return the number of CPUs (>= 1); -EINVAL for an empty or malformed
+ *         list; -E2BIG when it names more than max CPUs.
+ */
+int gcap_cpulist_parse(const char *s, unsigned *cpus, unsigned max);
+
 /**
  * Format a message into an error buffer (NULL is allowed and ignored).
  * @return always -err, so that callers can write
