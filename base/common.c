@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,6 +71,20 @@ gcap_err(char *errbuf, int err, const char *fmt, ...)
 		va_end(ap);
 	}
 	return -err;
+}
+
+void *
+gcap_err_null(char *errbuf, int err, const char *fmt, ...)
+{
+	if (errbuf != NULL) {
+		va_list ap;
+
+		va_start(ap, fmt);
+		vsnprintf(errbuf, GCAP_ERRBUF_SIZE, fmt, ap);
+		va_end(ap);
+	}
+	errno = err;
+	return NULL;
 }
 
 int

@@ -72,6 +72,15 @@ int gcap_cpulist_parse(const char *s, unsigned *cpus, unsigned max);
 int gcap_err(char *errbuf, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/**
+ * The constructors' failure: format a message into errbuf (NULL is
+ * allowed), set errno to err.
+ * @return always NULL, so that constructors can write
+ *         `return gcap_err_null(errbuf, ENOMEM, "...")`.
+ */
+void *gcap_err_null(char *errbuf, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
 #ifdef __cplusplus
 }
 #endif
