@@ -332,9 +332,10 @@ emit_insn(struct gen *g, unsigned i, const struct bpf_insn *in)
 	case BPF_ST: fprintf(f, "\tM%u = A;\n", k); break;
 	case BPF_STX: fprintf(f, "\tM%u = X;\n", k); break;
 	case BPF_JMP | BPF_JA:
-		/* backward ("protochain"): bounded as newer libpcap */
+		/* backward ("protochain"): followed to its end, bounded by
+		 * GCAP_BPF_BACKWARD_LIMIT (gcap_bpf_interp.h) */
 		if ((int32_t)k < 0)
-			emit_guard(g, "bj++ >= 64u");
+			emit_guard(g, "++bj > bjmax");
 		if (k != 0) {
 			fputs("\t", f);
 			emit_goto(g, (long)i + 1 + (long)(int32_t)k);
@@ -407,7 +408,7 @@ emit_insn(struct gen *g, unsigned i, const struct bpf_insn *in)
 /* which scratch words and features a program uses */
 struct usage {
 	unsigned mem;  /* bit k: M[k] used */
-	int backward;  /* has a backward jump */
+	unsigned backward; /* backward jumps */
 };
 
 static void
@@ -430,7 +431,7 @@ scan(const struct bpf_insn *ins, unsigned n, unsigned char *lab, struct usage *u
 			continue;
 		if (BPF_OP(in->code) == BPF_JA) {
 			if ((int32_t)in->k < 0)
-				u->backward = 1;
+				u->backward++;
 			if (in->k != 0)
 				lab[jump_target(i, n, in, 1)] = 1;
 		} else {
@@ -468,10 +469,21 @@ emit_decls(FILE *f, const struct usage *u, int init)
 		if (u->mem & (1u << k))
 			fprintf(f, "\tunsigned int M%u%s;\n", k, init ? " = 0u" : "");
 	if (u->backward)
-		fprintf(f, "\tunsigned int bj%s;\n", init ? " = 0u" : "");
+		fprintf(f, "\tunsigned long long bj%s, bjmax%s;\n",
+			init ? " = 0ull" : "", init ? " = 0ull" : "");
 	for (unsigned k = 0; k < BPF_MEMWORDS; k++)
 		if (u->mem & (1u << k))
 			fprintf(f, "\t(void)M%u;\n", k);
+}
+
+/* the program's bound on backward jumps for this packet: the value of
+ * GCAP_BPF_BACKWARD_LIMIT(nback, caplen), written out (the generated code
+ * includes nothing) */
+static void
+emit_bjmax(FILE *f, unsigned nback)
+{
+	fprintf(f, "\tbjmax = %uull * ((unsigned long long)caplen * 8u + 16u);\n",
+		nback);
 }
 
 static int
@@ -492,6 +504,8 @@ emit_single(struct gen *g, const struct bpf_program *prog, unsigned idx)
 	scan(prog->bf_insns, n, g->lab, &u);
 	emit_decls(f, &u, 1);
 	fputs("\t(void)p; (void)wirelen; (void)caplen; (void)A; (void)X;\n", f);
+	if (u.backward)
+		emit_bjmax(f, u.backward);
 	g->mask = 0;
 	g->prog = idx;
 	emit_body(g, prog->bf_insns, n);
@@ -535,8 +549,10 @@ emit_mask(struct gen *g, const struct bpf_program *progs, unsigned nprogs,
 			if (u.mem & (1u << k))
 				fprintf(f, " M%u = 0u;", k);
 		if (u.backward)
-			fputs(" bj = 0u;", f);
+			fputs(" bj = 0ull;", f);
 		fputs("\n", f);
+		if (u.backward)
+			emit_bjmax(f, u.backward);
 		g->prog = i;
 		g->lab = labs[i];
 		emit_body(g, progs[i].bf_insns, n);

@@ -10,9 +10,11 @@
  *  - a constant shift by 32 or more shifts by (k & 31), which is what
  *    libpcap 1.10's unchecked `A <<= k` does on x86-64 and arm64; a shift by
  *    X >= 32 gives 0 as in bpf_filter();
- *  - backward unconditional jumps (libpcap emits them for "protochain"):
- *    a jump to itself, or a 65th backward jump for one packet, returns 0, as
- *    newer libpcap does (libpcap 1.10 loops forever on those).
+ *  - backward unconditional jumps (libpcap emits them for "protochain")
+ *    are followed as bpf_filter() follows them, up to a bound no program
+ *    libpcap emits can reach (GCAP_BPF_BACKWARD_LIMIT); past it, and at a
+ *    jump to itself, the program returns 0 instead of looping forever,
+ *    which a GPU thread must not.
  * Scratch memory starts zeroed. Opcodes bpf_filter() does not know return
  * 0 (bpf_filter() aborts on them), and so does running off the program.
  *
@@ -45,8 +47,20 @@ struct gcap_bpf_insn {
 	unsigned int k;      /**< generic field */
 };
 
-/** Backward jumps allowed per packet (as newer libpcap). */
-#define GCAP_BPF_MAX_BACKWARD_JUMPS 64u
+/**
+ * Backward jumps a program may take on one packet: nback (the program's
+ * backward `ja` instructions) times (8 x caplen + 16). libpcap emits a
+ * backward jump only to close a protochain loop, and the rest of a program
+ * only jumps forward, so each loop is entered at most once. A turn of the
+ * loop is a function of its state at the loop's head: A, the header type,
+ * one of the five it follows (hop-by-hop, routing, fragment, destination
+ * options, AH), and X, an offset below caplen. A run that meets a state
+ * twice loops forever; one that ends takes at most 5 x caplen turns,
+ * below the bound. A program past the bound (one that would loop forever,
+ * in bpf_filter() too) returns 0. Counted in 64 bits.
+ */
+#define GCAP_BPF_BACKWARD_LIMIT(nback, caplen) \
+	((unsigned long long)(nback) * ((unsigned long long)(caplen) * 8u + 16u))
 
 /**
  * Run a classic BPF program on one packet.
@@ -65,8 +79,9 @@ gcap_bpf_interp(const struct gcap_bpf_insn *pc, unsigned int len,
 		const unsigned char *p, unsigned int wirelen,
 		unsigned int caplen)
 {
-	unsigned int A = 0, X = 0, k, i = 0, bj = 0;
+	unsigned int A = 0, X = 0, k, i = 0;
 	unsigned int mem[16] = {0};
+	unsigned long long bj = 0, bjmax = 0; /* bjmax: counted at the first */
 
 	if (len == 0)
 		return 0xffffffffu;
@@ -155,7 +170,17 @@ gcap_bpf_interp(const struct gcap_bpf_insn *pc, unsigned int len,
 			break;
 		case 0x05: /* ja */
 			if ((int)k < 0) {
-				if (k == 0xffffffffu || bj++ >= GCAP_BPF_MAX_BACKWARD_JUMPS)
+				if (k == 0xffffffffu)
+					return 0;
+				if (bjmax == 0) {
+					unsigned int nback = 0;
+
+					for (unsigned int j = 0; j < len; j++)
+						nback += pc[j].code == 0x05 &&
+							 (int)pc[j].k < 0;
+					bjmax = GCAP_BPF_BACKWARD_LIMIT(nback, caplen);
+				}
+				if (++bj > bjmax)
 					return 0;
 			}
 			i += k; /* modulo 2^32: backward jumps wrap */

@@ -52,8 +52,10 @@
  *  - shift by X >= 32 gives 0 as bpf_filter() does; a constant shift by
  *    k >= 32 (accepted by libpcap 1.10's bpf_validate()) shifts by k & 31,
  *    which is what libpcap 1.10's bpf_filter() does on x86-64 and arm64;
- *  - a backward jump to itself, or a 65th backward jump for one packet,
- *    returns 0 (as newer libpcap; 1.10 would loop forever);
+ *  - backward jumps (protochain) are followed to the loop's end, as
+ *    bpf_filter() follows them; a jump to itself, or one past
+ *    GCAP_BPF_BACKWARD_LIMIT (gcap_bpf_interp.h: a bound no program
+ *    libpcap emits reaches), returns 0 instead of looping forever;
  *  - scratch memory starts at 0.
  * gcap_bpf_interp() (gcap_bpf_interp.h) has the same semantics.
  */

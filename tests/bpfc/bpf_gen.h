@@ -343,4 +343,77 @@ bpf_gen_each_file(const char *dir, void (*fn)(const char *path))
 	return 0;
 }
 
+/* ---- protochain: packets whose header chains libpcap's loop follows ---- */
+
+/* The expressions whose programs loop (backward jumps). */
+static const char *const protochain_exprs[] = {
+	"ip6 protochain 17", "ip6 protochain 6", "ip6 protochain 58",
+	"ip protochain 17", "ip protochain 6", "protochain 17",
+};
+#define NPROTOCHAIN_EXPRS (sizeof(protochain_exprs) / sizeof(protochain_exprs[0]))
+
+/* Frames these chains fit in (a jumbo frame). */
+#define PROTOCHAIN_FRAME 9000u
+/* The longest IPv4 chain: libpcap takes X from the AH length byte
+ * ((len + 2) * 4, not added to X), so its chain can reach 1,028 bytes. */
+#define PROTOCHAIN_V4_MAX 252u
+/* The longest IPv6 chain of 8-byte extension headers in a frame. */
+#define PROTOCHAIN_V6_MAX ((PROTOCHAIN_FRAME - 14u - 40u - 8u) / 8u)
+
+/*
+ * An Ethernet frame for protochain: IPv4 (v6 == 0) or IPv6, nhdr headers
+ * its loop follows, then a header of protocol `last` (8 bytes). IPv6:
+ * hop-by-hop, routing, fragment and destination options in turn, 8 bytes
+ * each (nhdr <= PROTOCHAIN_V6_MAX). IPv4: AH headers where libpcap's loop
+ * looks for them, 4 bytes apart from the IP header's end (nhdr <=
+ * PROTOCHAIN_V4_MAX). self_loop: one IPv4 AH, its next header AH, whose
+ * length sends the loop back to itself (bpf_filter() never returns on
+ * it). Writes into b (at
+ * least PROTOCHAIN_FRAME bytes), returns the frame's length.
+ */
+static inline uint32_t
+protochain_pkt(uint8_t *b, int v6, unsigned nhdr, uint8_t last, int self_loop)
+{
+	static const uint8_t v6types[] = { 0, 43, 44, 60 };
+	uint32_t x, len;
+
+	memset(b, 0, PROTOCHAIN_FRAME);
+	memset(b, 0xff, 6);                 /* destination */
+	b[6] = 0x02;                        /* source, locally administered */
+	b[12] = v6 ? 0x86 : 0x08;
+	b[13] = v6 ? 0xdd : 0x00;
+	if (v6) {
+		b[14] = 0x60;
+		b[21] = 64;                 /* hop limit */
+		x = 40;
+		b[20] = nhdr ? v6types[0] : last;
+		for (unsigned k = 0; k < nhdr; k++, x += 8) {
+			b[14 + x] = k + 1 < nhdr ? v6types[(k + 1) % 4] : last;
+			b[14 + x + 1] = 0;  /* (0 + 1) * 8 bytes */
+		}
+		len = 14 + x + 8;
+		b[18] = (uint8_t)((len - 54) >> 8); /* payload length */
+		b[19] = (uint8_t)(len - 54);
+		return len;
+	}
+	b[14] = 0x45;
+	b[22] = 64;                         /* TTL */
+	b[23] = (nhdr || self_loop) ? 51 : last;
+	if (self_loop) {
+		b[14 + 20] = 51;            /* next: AH, */
+		b[14 + 21] = 3;             /* at (3 + 2) * 4 = 20: this one */
+		len = 14 + 20 + 24;
+	} else {
+		x = 20;
+		for (unsigned k = 0; k < nhdr; k++, x += 4) {
+			b[14 + x] = k + 1 < nhdr ? 51 : last;
+			b[14 + x + 1] = (uint8_t)((x + 4) / 4 - 2);
+		}
+		len = 14 + x + 8;
+	}
+	b[16] = (uint8_t)((len - 14) >> 8); /* total length */
+	b[17] = (uint8_t)(len - 14);
+	return len;
+}
+
 #endif

@@ -423,14 +423,17 @@ loop_prog(struct bpf_insn *in, uint32_t n)
 
 START_TEST(test_backward_jumps)
 {
-	static const uint32_t counts[] = { 1, 2, 10, 64, 65, 66, 100 };
-	struct bpf_insn ins[7][8];
-	struct bpf_program progs[7];
-	struct unit u = { .prefix = "bj", .dlt = -1, .n = 7, .progs = progs };
-	unsigned char pkt[4] = { 1, 2, 3, 4 };
+	/* the bound for one backward ja: 8 x caplen + 16 jumps (48, 816) */
+	static const uint32_t caplens[] = { 4, 100 };
+	static const uint32_t counts[] = { 1, 2, 10, 48, 49, 50, 65, 100, 816, 817, 818, 2000 };
+	enum { NC = sizeof(counts) / sizeof(counts[0]) };
+	struct bpf_insn ins[NC][8];
+	struct bpf_program progs[NC];
+	struct unit u = { .prefix = "bj", .dlt = -1, .n = NC, .progs = progs };
+	unsigned char pkt[100] = { 1, 2, 3, 4 };
 	struct so so;
 
-	for (unsigned i = 0; i < 7; i++) {
+	for (unsigned i = 0; i < NC; i++) {
 		loop_prog(ins[i], counts[i]);
 		progs[i].bf_insns = ins[i];
 		progs[i].bf_len = 8;
@@ -438,19 +441,96 @@ START_TEST(test_backward_jumps)
 		ck_assert_int_eq(gcap_bpfc_check(&progs[i], NULL), 0);
 	}
 	build_units(&u, 1, &so);
-	for (unsigned i = 0; i < 7; i++) {
-		/* n - 1 backward jumps; the 65th is refused */
-		uint32_t want = counts[i] - 1 <= GCAP_BPF_MAX_BACKWARD_JUMPS ? counts[i] : 0;
-		unsigned long long m = u.mask(pkt, 4, 4);
+	for (unsigned c = 0; c < 2; c++) {
+		unsigned long long m = u.mask(pkt, caplens[c], caplens[c]);
 
-		ck_assert_uint_eq(u.fn[i](pkt, 4, 4), want);
-		ck_assert_uint_eq(gcap_bpf_interp((const struct gcap_bpf_insn *)ins[i], 8,
-						  pkt, 4, 4), want);
-		ck_assert_uint_eq((m >> i) & 1, want != 0);
-		if (want != 0) /* libpcap 1.10 has no bound: same result below it */
-			ck_assert_uint_eq(bpf_filter(ins[i], pkt, 4, 4), want);
+		for (unsigned i = 0; i < NC; i++) {
+			/* n - 1 backward jumps; one past the bound returns 0 */
+			uint32_t want = counts[i] - 1 <= GCAP_BPF_BACKWARD_LIMIT(1, caplens[c]) ?
+					counts[i] : 0;
+
+			ck_assert_uint_eq(u.fn[i](pkt, caplens[c], caplens[c]), want);
+			ck_assert_uint_eq(gcap_bpf_interp((const struct gcap_bpf_insn *)ins[i], 8,
+							  pkt, caplens[c], caplens[c]), want);
+			ck_assert_uint_eq((m >> i) & 1, want != 0);
+			if (want != 0) /* bpf_filter() has no bound: the same below it */
+				ck_assert_uint_eq(bpf_filter(ins[i], pkt, caplens[c], caplens[c]),
+						  want);
+		}
 	}
 	free_so(&so);
+}
+END_TEST
+
+/* protochain over chains of every length up to the longest that fits in
+ * a 9,000-byte frame: the translated programs and the interpreter give
+ * bpf_filter()'s verdict on each, and the longest chains do match (the
+ * loop was followed to its end). A packet on which bpf_filter() loops
+ * forever (an AH that points back at itself) ends with 0. */
+START_TEST(test_protochain)
+{
+	static const uint8_t v6last[] = { 17, 6, 58 }, v4last[] = { 17, 6 };
+	struct bpf_program progs[NPROTOCHAIN_EXPRS];
+	struct unit u = { .prefix = "pc", .dlt = -1, .n = NPROTOCHAIN_EXPRS,
+			  .progs = progs };
+	struct pkt *pk = calloc(4 * (PROTOCHAIN_V6_MAX + 1), sizeof(*pk));
+	unsigned np = 0, longest_hits = 0;
+	unsigned long evals;
+	char eb[GCAP_ERRBUF_SIZE];
+	struct so so;
+
+	ck_assert_ptr_nonnull(pk);
+	for (unsigned i = 0; i < NPROTOCHAIN_EXPRS; i++) {
+		ck_assert_int_eq(gcap_filter_compile(protochain_exprs[i], DLT_EN10MB, SNAPLEN,
+						     &progs[i], eb), 0);
+		ck_assert_int_eq(gcap_bpfc_check(&progs[i], eb), 0);
+	}
+	build_units(&u, 1, &so);
+	for (int v6 = 0; v6 < 2; v6++) {
+		unsigned max = v6 ? PROTOCHAIN_V6_MAX : PROTOCHAIN_V4_MAX;
+		unsigned nl = v6 ? sizeof(v6last) : sizeof(v4last);
+
+		for (unsigned n = 0; n <= max; n++)
+			for (unsigned l = 0; l < nl; l++) {
+				struct pkt *k = &pk[np++];
+
+				k->data = malloc(PROTOCHAIN_FRAME);
+				ck_assert_ptr_nonnull(k->data);
+				k->dlt = DLT_EN10MB;
+				k->caplen = k->wirelen = protochain_pkt(k->data, v6, n,
+					v6 ? v6last[l] : v4last[l], 0);
+				ck_assert_uint_le(k->caplen, PROTOCHAIN_FRAME);
+				if (n == max && bpf_filter(progs[v6 ? l : 3 + l].bf_insns,
+							   k->data, k->wirelen, k->caplen))
+					longest_hits++;
+			}
+	}
+	/* the longest chains match their protocol: 3 IPv6, 2 IPv4 */
+	ck_assert_uint_eq(longest_hits, 5);
+	mismatches = 0;
+	evals = run_units(&u, 1, pk, np);
+	printf("protochain: %u packets (chains of 0..%u IPv6, 0..%u IPv4 headers), "
+	       "%lu evaluations, %lu mismatches\n", np, PROTOCHAIN_V6_MAX,
+	       PROTOCHAIN_V4_MAX, evals, mismatches);
+	ck_assert_uint_eq(mismatches, 0);
+	{
+		uint8_t b[PROTOCHAIN_FRAME];
+		uint32_t len = protochain_pkt(b, 0, 0, 17, 1);
+
+		for (unsigned i = 0; i < NPROTOCHAIN_EXPRS; i++) {
+			ck_assert_uint_eq(u.fn[i](b, len, len), 0);
+			ck_assert_uint_eq(gcap_bpf_interp((const struct gcap_bpf_insn *)
+							  progs[i].bf_insns, progs[i].bf_len,
+							  b, len, len), 0);
+		}
+		ck_assert_uint_eq(u.mask(b, len, len), 0);
+	}
+	free_so(&so);
+	for (unsigned i = 0; i < np; i++)
+		free(pk[i].data);
+	free(pk);
+	for (unsigned i = 0; i < NPROTOCHAIN_EXPRS; i++)
+		gcap_filter_free(&progs[i]);
 }
 END_TEST
 
@@ -608,6 +688,7 @@ bpfc_suite(void)
 	tcase_add_test(t, test_expressions);
 	tcase_add_test(t, test_random_programs);
 	tcase_add_test(t, test_backward_jumps);
+	tcase_add_test(t, test_protochain);
 	tcase_add_test(t, test_empty_and_full_mask);
 	suite_add_tcase(s, t);
 	t = tcase_create("errors");

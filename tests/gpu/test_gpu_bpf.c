@@ -19,6 +19,7 @@
  * (corpus packets, 200000), GCAP_GPU_BPF_QUEUES (4; cpu: 1),
  * GCAP_GPU_BPF_BATCH (512), GCAP_GPU_BPF_MEM (host, copy),
  * GCAP_GPU_BPF_MODES (compiled,interp), GCAP_GPU_BPF_EXPRS (1; 0: none),
+ * GCAP_GPU_BPF_PROTOCHAIN (1; 0: not the protochain chains),
  * GCAP_GPU_BPF_VERBOSE (per-unit create/run times), GCAP_GPU_BPF_NVRTC
  * (cpu backend: also compile each unit's gpu translation unit with NVRTC
  * for sm_90 when libnvrtc loads; 1).
@@ -680,6 +681,66 @@ START_TEST(test_expressions)
 }
 END_TEST
 
+/* protochain (bpf_gen.h): chains of every length up to the longest that
+ * fits in a 9,000-byte frame, IPv6 and IPv4, through the executor. On the
+ * GPU also a packet on which bpf_filter() would loop forever (an AH that
+ * points back at itself): the filters end on it, matching nothing. */
+START_TEST(test_protochain)
+{
+	static const uint8_t v6last[] = { 17, 6, 58 }, v4last[] = { 17, 6 };
+	static struct bpf_program progs[NPROTOCHAIN_EXPRS];
+	struct unit u = { .name = "protochain", .dlt = DLT_EN10MB,
+			  .n = NPROTOCHAIN_EXPRS, .progs = progs };
+	struct tally t = { 0 };
+	char eb[GCAP_ERRBUF_SIZE];
+
+	for (unsigned i = 0; i < NPROTOCHAIN_EXPRS; i++) {
+		ck_assert_msg(gcap_filter_compile(protochain_exprs[i], DLT_EN10MB, SNAPLEN,
+						  &progs[i], eb) == 0, "%s: %s",
+			      protochain_exprs[i], eb);
+		ck_assert(accept_prog(&progs[i], &t, protochain_exprs[i]));
+	}
+	free_packets();
+	maxpkts = 4 * (PROTOCHAIN_V6_MAX + 1);
+	pkts = calloc(maxpkts, sizeof(*pkts));
+	ck_assert_ptr_nonnull(pkts);
+	for (int v6 = 0; v6 < 2; v6++) {
+		unsigned max = v6 ? PROTOCHAIN_V6_MAX : PROTOCHAIN_V4_MAX;
+		unsigned nl = v6 ? sizeof(v6last) : sizeof(v4last);
+
+		for (unsigned n = 0; n <= max; n++)
+			for (unsigned l = 0; l < nl; l++) {
+				unsigned char *d = malloc(PROTOCHAIN_FRAME);
+				uint32_t len;
+
+				ck_assert_ptr_nonnull(d);
+				len = protochain_pkt(d, v6, n, v6 ? v6last[l] : v4last[l], 0);
+				add_pkt(DLT_EN10MB, len, len, d, "protochain");
+			}
+	}
+	run_units(&u, 1, "protochain", &t);
+	if (on_gpu) {
+		struct run_conf rc;
+		struct pkt *feed[1];
+		uint64_t ref[1] = { 0 };
+		unsigned char *d = malloc(PROTOCHAIN_FRAME);
+		uint32_t len;
+
+		ck_assert_ptr_nonnull(d);
+		len = protochain_pkt(d, 0, 0, 17, 1);
+		add_pkt(DLT_EN10MB, len, len, d, "protochain AH loop");
+		feed[0] = &pkts[npkts - 1];
+		run_conf_get(&rc);
+		run_unit(&u, &rc, true, feed, 1, ref, &t);
+		run_unit(&u, &rc, false, feed, 1, ref, &t);
+	}
+	finish(&t);
+	free_packets();
+	for (unsigned i = 0; i < NPROTOCHAIN_EXPRS; i++)
+		gcap_filter_free(&progs[i]);
+}
+END_TEST
+
 /* The harness sees what it must: a reference with a few bits flipped
  * (a packet written that must not be, one not written that must be, one
  * with a wrong output) gives exactly those mismatches. */
@@ -783,6 +844,8 @@ main(void)
 		tcase_add_test(tc, test_random_programs);
 	if (env_ul("GCAP_GPU_BPF_EXPRS", 1) > 0)
 		tcase_add_test(tc, test_expressions);
+	if (env_ul("GCAP_GPU_BPF_PROTOCHAIN", 1) > 0)
+		tcase_add_test(tc, test_protochain);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
