@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Shared by the writer's core (writer.c) and its file formats
+ * Shared by the writer's core (writer.c, writer_io.c) and its file formats
  * (writer_pcap.c, writer_pcapng.c): the writer's state, the table row a
- * format fills in (struct gcap_wr_fmt), and the core helpers a format may
- * call. The core reaches a format only through its row; a format never
- * sees the fd, the rotation or the rollback. A new format is one
- * writer_<name>.c defining its row, a GCAP_FMT_* value and the row's
- * entry in writer.c's table.
+ * format fills in (struct gcap_wr_fmt), and the core's helpers. The core
+ * reaches a format only through its row; a format calls gcap_wr_emit and
+ * nothing else of the core, and never sees the fd, the rotation or the
+ * rollback. A new format is one writer_<name>.c defining its row, a
+ * GCAP_FMT_* value and the row's entry in writer.c's table.
  */
 #ifndef GCAP_WRITER_INTERNAL_H
 #define GCAP_WRITER_INTERNAL_H
@@ -131,14 +131,52 @@ struct gcap_writer {
 	char msg[GCAP_ERRBUF_SIZE];
 };
 
+/* ---- writer_io.c: the output to one file ---- */
+
 /**
  * Append one item (a record when rec, else a block) of total bytes given
  * as n pieces. Small items are copied into the buffer; one larger than the
- * buffer goes straight to the file after the buffer is flushed.
+ * buffer goes straight to the file after the buffer is flushed. The one
+ * core function a format calls.
  * @return 0 or the writer's sticky write error.
  */
 int gcap_wr_emit(struct gcap_writer *w, struct iovec *iov, int n, size_t total,
 		 bool rec);
+
+/**
+ * Append one record, framed by the format and cut to the snap length;
+ * rotation and the port have been checked.
+ * @return 0, the format's -EINVAL, or the sticky write error.
+ */
+int gcap_wr_put_rec(struct gcap_writer *w, const struct gcap_rec *rec,
+		    const void *data);
+
+/**
+ * Write the buffer to the file. On a failure the file is cut back to its
+ * last whole item and the counts follow.
+ * @return 0 or the sticky write error (also when one was seen before).
+ */
+int gcap_wr_flush(struct gcap_writer *w);
+
+/**
+ * Record the first error and its message; every later call returns it.
+ * @return the sticky error, -err for the first.
+ */
+int gcap_wr_fail(struct gcap_writer *w, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/**
+ * Open w->cur (stdout for "-") and write its header. On failure the fd is
+ * closed, a file we created is removed and the error returned with its
+ * message in errbuf; the writer is not marked failed (the caller decides).
+ */
+int gcap_wr_file_open(struct gcap_writer *w, char *errbuf);
+
+/**
+ * Flush and close the current file (stdout is only flushed).
+ * @return 0 or the sticky error (a failed close(2) becomes one).
+ */
+int gcap_wr_file_close(struct gcap_writer *w);
 
 /* Fields in the writing host's byte order, as pcap and pcapng allow. */
 static inline void
