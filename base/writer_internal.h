@@ -1,0 +1,209 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Shared by the writer's core (writer.c, writer_io.c) and its file formats
+ * (writer_pcap.c, writer_pcapng.c): the writer's state, the table row a
+ * format fills in (struct gcap_wr_fmt), and the core's helpers. The core
+ * reaches a format only through its row; a format calls gcap_wr_emit and
+ * nothing else of the core, and never sees the fd, the rotation or the
+ * rollback. A new format is one writer_<name>.c defining its row, a
+ * GCAP_FMT_* value and the row's entry in writer.c's table.
+ */
+#ifndef GCAP_WRITER_INTERNAL_H
+#define GCAP_WRITER_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#include "gpucap/gcap_writer.h"
+
+#define GCAP_WR_NS_PER_SEC 1000000000ull
+#define GCAP_WR_RHDR_MAX 28u /* longest record header a format writes */
+#define GCAP_WR_RTRL_MAX 8u  /* longest record trailer (padding included) */
+
+struct gcap_writer;
+
+/** What one record adds around its packet bytes, as a format frames it. */
+struct gcap_wr_frame {
+	uint8_t hdr[GCAP_WR_RHDR_MAX];
+	uint8_t trl[GCAP_WR_RTRL_MAX];
+	size_t hdr_len;
+	size_t trl_len; /* 0: none */
+};
+
+/**
+ * One file format: what the core asks of it. Items (records, close-time
+ * blocks) are framed by the format and placed by the core, which keeps
+ * them whole in its buffer so that a failed write can be cut back.
+ */
+struct gcap_wr_fmt {
+	/** GCAP_FMT_AUTO picks this format for a path ending in it (NULL: none) */
+	const char *suffix;
+	/** records name their interface: rec->port must be below nifs */
+	bool per_if;
+	/**
+	 * NULL, or refuse a configuration the format cannot hold.
+	 * @return 0, or a negative errno with its message in errbuf.
+	 */
+	int (*check)(const struct gcap_writer_conf *conf, char *errbuf);
+	/** @return the file header's length for this writer's interfaces */
+	size_t (*hdr_len)(const struct gcap_writer *w);
+	/** Write the file header, hdr_len(w) bytes, at p. */
+	void (*put_hdr)(const struct gcap_writer *w, uint8_t *p);
+	/**
+	 * Frame one record whose first incl bytes (already cut to the snap
+	 * length) are written; the original length is rec->wirelen, as
+	 * tcpdump writes it, even when below caplen.
+	 * @return 0, or -EINVAL when the format cannot hold the record.
+	 */
+	int (*rec_frame)(const struct gcap_rec *rec, uint32_t incl,
+			 struct gcap_wr_frame *f);
+	/**
+	 * @return the length of the whole item at p in the output buffer;
+	 *         *is_rec tells whether it is a record.
+	 */
+	size_t (*item_len)(const uint8_t *p, bool *is_rec);
+	/**
+	 * NULL, or append the blocks written at close (one gcap_wr_emit per
+	 * block); stats has nifs entries, end_ns is the capture's end.
+	 * @return 0 or the error of gcap_wr_emit.
+	 */
+	int (*put_stats)(struct gcap_writer *w,
+			 const struct gcap_writer_if_stats *stats, uint64_t end_ns);
+};
+
+/** The rows of writer.c's table. */
+extern const struct gcap_wr_fmt gcap_wr_pcap;
+extern const struct gcap_wr_fmt gcap_wr_pcapng;
+
+/** One interface as the files record it. */
+struct gcap_wr_if {
+	const char *name; /* points into the writer's string area, or NULL */
+	uint16_t linktype; /* LINKTYPE_* */
+};
+
+struct gcap_writer {
+	/* configuration, copied at open */
+	char *tmpl;              /* conf->path */
+	const char *filter_expr; /* or NULL */
+	const char *app_name;    /* or NULL */
+	struct gcap_wr_if *ifs;
+	unsigned nifs;
+	const struct gcap_wr_fmt *fmt;
+	size_t hdr_len;          /* fmt->hdr_len(), the same for every file */
+	uint32_t snaplen;
+	uint64_t rotate_bytes;
+	uint64_t rotate_ns;
+	uint32_t max_files;
+	int wchars;              /* digits of the file number under -W */
+	bool flush_each;
+	bool is_stdout;
+
+	/* the current file */
+	int fd;                  /* -1: none */
+	bool fd_reg;             /* a regular file: can be truncated */
+	bool created;            /* we created it (O_EXCL) */
+	off_t base;              /* file offset where our output starts */
+	uint64_t file_off;       /* bytes of this file that reached the fd */
+	char *cur;               /* its name */
+
+	/* the buffer: whole items only */
+	uint8_t *buf;
+	size_t cap;
+	size_t len;
+	uint32_t buf_recs;       /* records in buf */
+
+	/* rotation */
+	unsigned cflag_count;    /* -C file number */
+	unsigned gflag_count;    /* -G rotations done */
+	uint64_t start_ns;       /* capture start (isb_starttime) */
+	uint64_t period_ns;      /* start of the current -G period */
+	uint64_t clock_ns;       /* latest of ticks and record timestamps */
+
+	/* state */
+	int err;                 /* sticky negative errno, 0 if none */
+	bool done;               /* -W with -G: last file written */
+	uint64_t nrec;
+	uint64_t nbytes;
+	char msg[GCAP_ERRBUF_SIZE];
+};
+
+/* ---- writer_io.c: the output to one file ---- */
+
+/**
+ * Append one item (a record when rec, else a block) of total bytes given
+ * as n pieces. Small items are copied into the buffer; one larger than the
+ * buffer goes straight to the file after the buffer is flushed. The one
+ * core function a format calls.
+ * @return 0 or the writer's sticky write error.
+ */
+int gcap_wr_emit(struct gcap_writer *w, struct iovec *iov, int n, size_t total,
+		 bool rec);
+
+/**
+ * Append one record, framed by the format and cut to the snap length;
+ * rotation and the port have been checked.
+ * @return 0, the format's -EINVAL, or the sticky write error.
+ */
+int gcap_wr_put_rec(struct gcap_writer *w, const struct gcap_rec *rec,
+		    const void *data);
+
+/**
+ * Write the buffer to the file. On a failure the file is cut back to its
+ * last whole item and the counts follow.
+ * @return 0 or the sticky write error (also when one was seen before).
+ */
+int gcap_wr_flush(struct gcap_writer *w);
+
+/**
+ * Record the first error and its message; every later call returns it.
+ * @return the sticky error, -err for the first.
+ */
+int gcap_wr_fail(struct gcap_writer *w, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/**
+ * Open w->cur (stdout for "-") and write its header. On failure the fd is
+ * closed, a file we created is removed and the error returned with its
+ * message in errbuf; the writer is not marked failed (the caller decides).
+ */
+int gcap_wr_file_open(struct gcap_writer *w, char *errbuf);
+
+/**
+ * Flush and close the current file (stdout is only flushed).
+ * @return 0 or the sticky error (a failed close(2) becomes one).
+ */
+int gcap_wr_file_close(struct gcap_writer *w);
+
+/* Fields in the writing host's byte order, as pcap and pcapng allow. */
+static inline void
+wr_put16(uint8_t *p, uint16_t v)
+{
+	memcpy(p, &v, sizeof(v));
+}
+
+static inline void
+wr_put32(uint8_t *p, uint32_t v)
+{
+	memcpy(p, &v, sizeof(v));
+}
+
+static inline void
+wr_put64(uint8_t *p, uint64_t v)
+{
+	memcpy(p, &v, sizeof(v));
+}
+
+static inline uint32_t
+wr_get32(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+#endif /* GCAP_WRITER_INTERNAL_H */

@@ -1,0 +1,295 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The writer's output to one file: its buffer, write(2), the cut back to
+ * the last whole item when a write fails, the open (header first) and the
+ * close. Rotation, names and the API are writer.c's; the bytes of headers,
+ * records and blocks come from the format (w->fmt).
+ *
+ * The buffer only ever holds whole items (records, close-time blocks), so
+ * when a write fails part way the writer can walk the buffer to the last
+ * item that reached the file whole and ftruncate() the file back to it: a
+ * file is always a valid capture up to its last whole record. Items larger
+ * than the buffer are written directly from the caller's memory (writev)
+ * after the buffer is flushed, with the same rollback.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "writer_internal.h"
+
+int
+gcap_wr_fail(struct gcap_writer *w, int err, const char *fmt, ...)
+{
+	if (w->err == 0) {
+		va_list ap;
+
+		w->err = -err;
+		va_start(ap, fmt);
+		vsnprintf(w->msg, sizeof(w->msg), fmt, ap);
+		va_end(ap);
+	}
+	return w->err;
+}
+
+/* Write all of iov; *done gets the bytes that reached the fd. */
+static int
+writev_all(int fd, struct iovec *iov, int n, size_t *done)
+{
+	*done = 0;
+	while (n > 0) {
+		ssize_t r = writev(fd, iov, n > IOV_MAX ? IOV_MAX : n);
+
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (r == 0)
+			return -EIO;
+		*done += (size_t)r;
+		while (n > 0 && (size_t)r >= iov->iov_len) {
+			r -= (ssize_t)iov->iov_len;
+			iov++;
+			n--;
+		}
+		if (n > 0) {
+			iov->iov_base = (uint8_t *)iov->iov_base + r;
+			iov->iov_len -= (size_t)r;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Walk the buffer from its start: the length of the prefix of whole items
+ * that lie within the first `upto` bytes, and the records among them.
+ */
+static size_t
+buf_whole_prefix(const struct gcap_writer *w, size_t upto, uint32_t *recs)
+{
+	size_t pos = 0;
+	uint32_t n = 0;
+
+	/* the file header never sits in the buffer: gcap_wr_file_open
+	 * writes it */
+	while (pos < w->len) {
+		bool is_rec;
+		size_t sz = w->fmt->item_len(w->buf + pos, &is_rec);
+
+		if (pos + sz > upto)
+			break;
+		pos += sz;
+		n += is_rec;
+	}
+	*recs = n;
+	return pos;
+}
+
+/*
+ * A write failed after `done` more bytes than file_off reached the file,
+ * `whole` of which form whole items. Cut the file back to them.
+ */
+static void
+roll_back(struct gcap_writer *w, uint64_t whole)
+{
+	if (w->fd_reg)
+		(void)!ftruncate(w->fd, w->base + (off_t)(w->file_off + whole));
+	w->file_off += whole;
+}
+
+static int
+fail_write(struct gcap_writer *w, int rc)
+{
+	if (!w->fd_reg)
+		return gcap_wr_fail(w, -rc, "write to '%s' failed: %s (not a "
+				    "regular file: it may end in a partial "
+				    "record)", w->cur, strerror(-rc));
+	return gcap_wr_fail(w, -rc, "write to '%s' failed: %s (file cut back to "
+			    "its last whole record, %llu bytes)", w->cur,
+			    strerror(-rc), (unsigned long long)w->file_off);
+}
+
+int
+gcap_wr_flush(struct gcap_writer *w)
+{
+	struct iovec iov;
+	size_t done;
+	int rc;
+
+	if (w->err != 0)
+		return w->err;
+	if (w->len == 0 || w->fd < 0)
+		return 0;
+	iov.iov_base = w->buf;
+	iov.iov_len = w->len;
+	rc = writev_all(w->fd, &iov, 1, &done);
+	if (rc == 0) {
+		w->file_off += w->len;
+		w->len = 0;
+		w->buf_recs = 0;
+		return 0;
+	}
+	/* keep the whole items that made it, forget the rest */
+	uint32_t kept;
+	size_t whole = buf_whole_prefix(w, done, &kept);
+
+	w->nrec -= w->buf_recs - kept;
+	w->nbytes -= w->len - whole;
+	roll_back(w, whole);
+	w->len = 0;
+	w->buf_recs = 0;
+	return fail_write(w, rc);
+}
+
+int
+gcap_wr_emit(struct gcap_writer *w, struct iovec *iov, int n, size_t total,
+	     bool rec)
+{
+	int rc;
+
+	if (w->len + total > w->cap) {
+		rc = gcap_wr_flush(w);
+		if (rc != 0)
+			return rc;
+	}
+	if (total > w->cap) {
+		size_t done;
+
+		rc = writev_all(w->fd, iov, n, &done);
+		if (rc != 0) {
+			roll_back(w, 0);
+			return fail_write(w, rc);
+		}
+		w->file_off += total;
+	} else {
+		for (int i = 0; i < n; i++) {
+			memcpy(w->buf + w->len, iov[i].iov_base, iov[i].iov_len);
+			w->len += iov[i].iov_len;
+		}
+		w->buf_recs += rec;
+	}
+	w->nrec += rec;
+	w->nbytes += total;
+	return 0;
+}
+
+int
+gcap_wr_put_rec(struct gcap_writer *w, const struct gcap_rec *rec,
+		const void *data)
+{
+	uint32_t incl = rec->caplen < w->snaplen ? rec->caplen : w->snaplen;
+	struct gcap_wr_frame f;
+	struct iovec iov[3];
+	size_t total;
+	int n, rc;
+
+	rc = w->fmt->rec_frame(rec, incl, &f);
+	if (rc != 0)
+		return rc;
+	total = f.hdr_len + (size_t)incl + f.trl_len;
+	if (w->len + total <= w->cap) {
+		/* the common case: straight into the buffer */
+		uint8_t *p = w->buf + w->len;
+
+		memcpy(p, f.hdr, f.hdr_len);
+		memcpy(p + f.hdr_len, data, incl);
+		memcpy(p + f.hdr_len + incl, f.trl, f.trl_len);
+		w->len += total;
+		w->buf_recs++;
+		w->nrec++;
+		w->nbytes += total;
+		return 0;
+	}
+	n = 0;
+	iov[n++] = (struct iovec){ f.hdr, f.hdr_len };
+	iov[n++] = (struct iovec){ (void *)(uintptr_t)data, incl };
+	if (f.trl_len > 0)
+		iov[n++] = (struct iovec){ f.trl, f.trl_len };
+	return gcap_wr_emit(w, iov, n, total, true);
+}
+
+int
+gcap_wr_file_open(struct gcap_writer *w, char *errbuf)
+{
+	struct stat st;
+	int rc;
+
+	w->file_off = 0;
+	w->len = 0;
+	w->buf_recs = 0;
+	w->created = false;
+	w->base = 0;
+	if (w->is_stdout) {
+		w->fd = STDOUT_FILENO;
+		w->fd_reg = fstat(w->fd, &st) == 0 && S_ISREG(st.st_mode);
+		if (w->fd_reg) {
+			w->base = lseek(w->fd, 0, SEEK_CUR);
+			if (w->base < 0)
+				w->fd_reg = false;
+		}
+	} else {
+		w->fd = open(w->cur, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+		if (w->fd >= 0)
+			w->created = true;
+		else if (errno == EEXIST)
+			w->fd = open(w->cur, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+				     0666);
+		if (w->fd < 0) {
+			rc = -errno;
+			return gcap_err(errbuf, -rc, "cannot write '%s': %s", w->cur,
+					strerror(-rc));
+		}
+		w->fd_reg = fstat(w->fd, &st) == 0 && S_ISREG(st.st_mode);
+	}
+
+	/* the header reaches the file before any record: a crash keeps it */
+	uint64_t nbytes = w->nbytes;
+	struct iovec iov;
+	size_t done;
+
+	w->fmt->put_hdr(w, w->buf);
+	w->len = w->hdr_len;
+	w->nbytes += w->hdr_len;
+	iov.iov_base = w->buf;
+	iov.iov_len = w->len;
+	rc = writev_all(w->fd, &iov, 1, &done);
+	if (rc == 0) {
+		w->file_off = w->len;
+		w->len = 0;
+		return 0;
+	}
+	w->len = 0;
+	w->nbytes = nbytes;
+	if (!w->is_stdout) {
+		if (w->created)
+			(void)unlink(w->cur);
+		else if (w->fd_reg)
+			(void)!ftruncate(w->fd, 0);
+		close(w->fd);
+	}
+	w->fd = -1;
+	return gcap_err(errbuf, -rc, "cannot write '%s': %s", w->cur,
+			strerror(-rc));
+}
+
+int
+gcap_wr_file_close(struct gcap_writer *w)
+{
+	int rc = gcap_wr_flush(w);
+
+	if (w->fd >= 0 && !w->is_stdout) {
+		if (close(w->fd) != 0 && rc == 0)
+			rc = gcap_wr_fail(w, errno, "closing '%s' failed: %s",
+					  w->cur, strerror(errno));
+	}
+	w->fd = -1;
+	return rc;
+}

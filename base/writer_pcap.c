@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The pcap format for the writer: the nanosecond-magic file header and the
+ * 16-byte record header. pcap has one link type per file and no interface
+ * ids, so it refuses interfaces of different link types and ignores
+ * rec->port.
+ */
+#include <errno.h>
+
+#include "writer_internal.h"
+
+#define PCAP_MAGIC_NS 0xa1b23c4du
+#define PCAP_FHDR_LEN 24u
+#define PCAP_RHDR_LEN 16u
+
+static int
+pcap_check(const struct gcap_writer_conf *c, char *errbuf)
+{
+	for (unsigned i = 1; i < c->nifs; i++)
+		if (c->ifs[i].linktype != c->ifs[0].linktype)
+			return gcap_err(errbuf, EINVAL,
+					"writer: '%s': pcap has one link type, but "
+					"interface %u has %d and interface 0 has %d "
+					"(use pcapng)", c->path, i,
+					c->ifs[i].linktype, c->ifs[0].linktype);
+	return 0;
+}
+
+static size_t
+pcap_hdr_len(const struct gcap_writer *w)
+{
+	(void)w;
+	return PCAP_FHDR_LEN;
+}
+
+static void
+pcap_put_hdr(const struct gcap_writer *w, uint8_t *p)
+{
+	wr_put32(p, PCAP_MAGIC_NS);
+	wr_put16(p + 4, 2);
+	wr_put16(p + 6, 4);
+	wr_put32(p + 8, 0);  /* thiszone */
+	wr_put32(p + 12, 0); /* sigfigs */
+	wr_put32(p + 16, w->snaplen);
+	wr_put32(p + 20, w->ifs[0].linktype);
+}
+
+static int
+pcap_rec_frame(const struct gcap_rec *rec, uint32_t incl,
+	       struct gcap_wr_frame *f)
+{
+	wr_put32(f->hdr, (uint32_t)(rec->ts_ns / GCAP_WR_NS_PER_SEC));
+	wr_put32(f->hdr + 4, (uint32_t)(rec->ts_ns % GCAP_WR_NS_PER_SEC));
+	wr_put32(f->hdr + 8, incl);
+	wr_put32(f->hdr + 12, rec->wirelen);
+	f->hdr_len = PCAP_RHDR_LEN;
+	f->trl_len = 0;
+	return 0;
+}
+
+static size_t
+pcap_item_len(const uint8_t *p, bool *is_rec)
+{
+	*is_rec = true; /* records are pcap's only items */
+	return PCAP_RHDR_LEN + wr_get32(p + 8);
+}
+
+const struct gcap_wr_fmt gcap_wr_pcap = {
+	.suffix = NULL, /* GCAP_FMT_AUTO's default */
+	.per_if = false,
+	.check = pcap_check,
+	.hdr_len = pcap_hdr_len,
+	.put_hdr = pcap_put_hdr,
+	.rec_frame = pcap_rec_frame,
+	.item_len = pcap_item_len,
+	.put_stats = NULL,
+};

@@ -1,0 +1,232 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The pcapng format for the writer: a section header (SHB, shb_userappl),
+ * one interface description (IDB: if_name, if_tsresol 10^-9, if_filter)
+ * per interface, an enhanced packet block (EPB) per record and, at close,
+ * one interface statistics block (ISB) per interface.
+ */
+#include <errno.h>
+
+#include "writer_internal.h"
+
+#define NG_SHB 0x0a0d0d0au
+#define NG_IDB 0x00000001u
+#define NG_ISB 0x00000005u
+#define NG_EPB 0x00000006u
+#define NG_BOM 0x1a2b3c4du
+#define NG_OPT_END 0
+#define NG_SHB_USERAPPL 4
+#define NG_IF_NAME 2
+#define NG_IF_TSRESOL 9
+#define NG_IF_FILTER 11
+#define NG_ISB_STARTTIME 2
+#define NG_ISB_ENDTIME 3
+#define NG_ISB_IFRECV 4
+#define NG_ISB_IFDROP 5
+#define NG_ISB_FILTERACCEPT 6
+#define NG_EPB_HDR_LEN 28u /* type, len, if id, ts hi, ts lo, caplen, len */
+#define NG_ISB_LEN 88u     /* 20 + 5 options of 12 + end 4 + trailer 4 */
+
+static inline size_t
+pad4(size_t n)
+{
+	return (n + 3u) & ~(size_t)3u;
+}
+
+static size_t
+ng_opt_len(size_t vlen)
+{
+	return 4 + pad4(vlen);
+}
+
+static uint8_t *
+ng_opt(uint8_t *p, uint16_t code, const void *v, size_t vlen)
+{
+	wr_put16(p, code);
+	wr_put16(p + 2, (uint16_t)vlen);
+	if (vlen > 0)
+		memcpy(p + 4, v, vlen);
+	memset(p + 4 + vlen, 0, pad4(vlen) - vlen);
+	return p + ng_opt_len(vlen);
+}
+
+static uint8_t *
+ng_opt_ts(uint8_t *p, uint16_t code, uint64_t ns)
+{
+	wr_put16(p, code);
+	wr_put16(p + 2, 8);
+	wr_put32(p + 4, (uint32_t)(ns >> 32));
+	wr_put32(p + 8, (uint32_t)ns);
+	return p + 12;
+}
+
+static uint8_t *
+ng_opt_u64(uint8_t *p, uint16_t code, uint64_t v)
+{
+	wr_put16(p, code);
+	wr_put16(p + 2, 8);
+	wr_put64(p + 4, v);
+	return p + 12;
+}
+
+static size_t
+ng_shb_len(const struct gcap_writer *w)
+{
+	size_t n = 28; /* type, len, bom, version, section length, trailer */
+
+	if (w->app_name != NULL)
+		n += ng_opt_len(strlen(w->app_name)) + 4;
+	return n;
+}
+
+static size_t
+ng_idb_len(const struct gcap_writer *w, unsigned i)
+{
+	size_t n = 20; /* type, len, linktype, reserved, snaplen, trailer */
+
+	if (w->ifs[i].name != NULL)
+		n += ng_opt_len(strlen(w->ifs[i].name));
+	n += ng_opt_len(1); /* if_tsresol */
+	if (w->filter_expr != NULL)
+		n += ng_opt_len(1 + strlen(w->filter_expr));
+	return n + 4; /* opt_endofopt */
+}
+
+static size_t
+ng_hdr_len(const struct gcap_writer *w)
+{
+	size_t n = ng_shb_len(w);
+
+	for (unsigned i = 0; i < w->nifs; i++)
+		n += ng_idb_len(w, i);
+	return n;
+}
+
+static uint8_t *
+ng_put_shb(const struct gcap_writer *w, uint8_t *p)
+{
+	size_t len = ng_shb_len(w);
+
+	wr_put32(p, NG_SHB);
+	wr_put32(p + 4, (uint32_t)len);
+	wr_put32(p + 8, NG_BOM);
+	wr_put16(p + 12, 1);
+	wr_put16(p + 14, 0);
+	wr_put64(p + 16, UINT64_MAX); /* section length not given */
+	p += 24;
+	if (w->app_name != NULL) {
+		p = ng_opt(p, NG_SHB_USERAPPL, w->app_name, strlen(w->app_name));
+		p = ng_opt(p, NG_OPT_END, NULL, 0);
+	}
+	wr_put32(p, (uint32_t)len);
+	return p + 4;
+}
+
+static uint8_t *
+ng_put_idb(const struct gcap_writer *w, unsigned i, uint8_t *p)
+{
+	size_t len = ng_idb_len(w, i);
+	uint8_t tsresol = 9; /* 10^-9 s */
+
+	wr_put32(p, NG_IDB);
+	wr_put32(p + 4, (uint32_t)len);
+	wr_put16(p + 8, w->ifs[i].linktype);
+	wr_put16(p + 10, 0);
+	wr_put32(p + 12, w->snaplen);
+	p += 16;
+	if (w->ifs[i].name != NULL)
+		p = ng_opt(p, NG_IF_NAME, w->ifs[i].name, strlen(w->ifs[i].name));
+	p = ng_opt(p, NG_IF_TSRESOL, &tsresol, 1);
+	if (w->filter_expr != NULL) {
+		size_t fl = strlen(w->filter_expr);
+
+		/* first byte 0: a libpcap filter string */
+		wr_put16(p, NG_IF_FILTER);
+		wr_put16(p + 2, (uint16_t)(fl + 1));
+		p[4] = 0;
+		memcpy(p + 5, w->filter_expr, fl);
+		memset(p + 5 + fl, 0, pad4(fl + 1) - (fl + 1));
+		p += ng_opt_len(fl + 1);
+	}
+	p = ng_opt(p, NG_OPT_END, NULL, 0);
+	wr_put32(p, (uint32_t)len);
+	return p + 4;
+}
+
+static void
+ng_put_hdr(const struct gcap_writer *w, uint8_t *p)
+{
+	p = ng_put_shb(w, p);
+	for (unsigned i = 0; i < w->nifs; i++)
+		p = ng_put_idb(w, i, p);
+}
+
+static int
+ng_rec_frame(const struct gcap_rec *rec, uint32_t incl, struct gcap_wr_frame *f)
+{
+	size_t dpad = pad4(incl) - incl;
+	size_t total = NG_EPB_HDR_LEN + (size_t)incl + dpad + 4;
+
+	if (total > UINT32_MAX)
+		return -EINVAL;
+	wr_put32(f->hdr, NG_EPB);
+	wr_put32(f->hdr + 4, (uint32_t)total);
+	wr_put32(f->hdr + 8, rec->port);
+	wr_put32(f->hdr + 12, (uint32_t)(rec->ts_ns >> 32));
+	wr_put32(f->hdr + 16, (uint32_t)rec->ts_ns);
+	wr_put32(f->hdr + 20, incl);
+	wr_put32(f->hdr + 24, rec->wirelen);
+	f->hdr_len = NG_EPB_HDR_LEN;
+	/* the data padded to 4 with zeros, then the block length again */
+	memset(f->trl, 0, dpad);
+	wr_put32(f->trl + dpad, (uint32_t)total);
+	f->trl_len = dpad + 4;
+	return 0;
+}
+
+static size_t
+ng_item_len(const uint8_t *p, bool *is_rec)
+{
+	*is_rec = wr_get32(p) == NG_EPB;
+	return wr_get32(p + 4);
+}
+
+static int
+ng_put_isbs(struct gcap_writer *w, const struct gcap_writer_if_stats *stats,
+	    uint64_t end)
+{
+	for (unsigned i = 0; i < w->nifs; i++) {
+		uint8_t b[NG_ISB_LEN], *p = b;
+		struct iovec iov = { .iov_base = b, .iov_len = sizeof(b) };
+		int rc;
+
+		wr_put32(p, NG_ISB);
+		wr_put32(p + 4, NG_ISB_LEN);
+		wr_put32(p + 8, i);
+		wr_put32(p + 12, (uint32_t)(end >> 32));
+		wr_put32(p + 16, (uint32_t)end);
+		p += 20;
+		p = ng_opt_ts(p, NG_ISB_STARTTIME, w->start_ns);
+		p = ng_opt_ts(p, NG_ISB_ENDTIME, end);
+		p = ng_opt_u64(p, NG_ISB_IFRECV, stats[i].received);
+		p = ng_opt_u64(p, NG_ISB_IFDROP, stats[i].dropped);
+		p = ng_opt_u64(p, NG_ISB_FILTERACCEPT, stats[i].filter_accepted);
+		p = ng_opt(p, NG_OPT_END, NULL, 0);
+		wr_put32(p, NG_ISB_LEN);
+		rc = gcap_wr_emit(w, &iov, 1, sizeof(b), false);
+		if (rc != 0)
+			return rc;
+	}
+	return 0;
+}
+
+const struct gcap_wr_fmt gcap_wr_pcapng = {
+	.suffix = ".pcapng",
+	.per_if = true,
+	.check = NULL,
+	.hdr_len = ng_hdr_len,
+	.put_hdr = ng_put_hdr,
+	.rec_frame = ng_rec_frame,
+	.item_len = ng_item_len,
+	.put_stats = ng_put_isbs,
+};

@@ -1,0 +1,325 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Writer suite, the way out: the header on disk at open, flushing and
+ * -U, records larger than the buffer, export buffers (bits of the
+ * outmask, corrupt buffers) and stdout.
+ */
+#include <check.h>
+#include <errno.h>
+#include <pcap/pcap.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "wt_util.h"
+
+/* ==== durability and flushing ==== */
+
+START_TEST(test_header_on_open_and_flush)
+{
+	const char *p = wt_path("d.pcap");
+	struct gcap_writer_conf c = wt_conf1(p);
+	struct gcap_writer *w = wt_open(&c);
+
+	/* the header is in the file before any flush or close */
+	ck_assert_int_eq(wt_fsize(p), 24);
+	wt_check_file(p, 0, 0, 0, 65535, DLT_EN10MB);
+	wt_write_n(w, 0, 3, 100, 1);
+	ck_assert_int_eq(wt_fsize(p), 24); /* buffered */
+	ck_assert_int_eq(gcap_writer_flush(w), 0);
+	ck_assert_int_eq(wt_fsize(p), 24 + 3 * 116);
+	wt_check_file(p, 0, 3, 100, 65535, DLT_EN10MB);
+	wt_close(w, NULL);
+
+	/* -U: every write call reaches the file */
+	c.flush_each = true;
+	w = wt_open(&c);
+	wt_write_n(w, 0, 1, 100, 1);
+	ck_assert_int_eq(wt_fsize(p), 24 + 116);
+	wt_write_n(w, 1, 1, 100, 1);
+	ck_assert_int_eq(wt_fsize(p), 24 + 2 * 116);
+	wt_check_file(p, 0, 2, 100, 65535, DLT_EN10MB);
+	wt_close(w, NULL);
+
+	/* pcapng: SHB and IDB on disk at open */
+	c = wt_conf1(wt_path("d.pcapng"));
+	w = wt_open(&c);
+	struct wt_ng ni;
+
+	wt_ng_parse(wt_path("d.pcapng"), &ni);
+	ck_assert_uint_eq(ni.nshb, 1);
+	ck_assert_uint_eq(ni.nidb, 1);
+	wt_close(w, NULL);
+}
+END_TEST
+
+START_TEST(test_large_records)
+{
+	/* records larger than the 1 MiB buffer go straight to the file */
+	static uint8_t big[3 << 20];
+	const char *p = wt_path("big.pcapng");
+	struct gcap_writer_conf c = wt_conf1(p);
+	struct gcap_writer *w;
+	struct gcap_rec h = { .ts_ns = T0 + 5, .caplen = sizeof(big),
+			      .wirelen = sizeof(big), .outmask = 1 };
+	struct wt_ng ni;
+	struct wt_rec r;
+
+	for (size_t i = 0; i < sizeof(big); i++)
+		big[i] = (uint8_t)(i * 31);
+	c.snaplen = sizeof(big);
+	w = wt_open(&c);
+	wt_mkrec(&r, 0, 100, 1);
+	ck_assert_int_eq(gcap_writer_write(w, &r.h, r.data), 0);
+	ck_assert_int_eq(gcap_writer_write(w, &h, big), 0);
+	wt_mkrec(&r, 1, 101, 1); /* odd length: EPB padding */
+	ck_assert_int_eq(gcap_writer_write(w, &r.h, r.data), 0);
+	wt_close(w, NULL);
+	wt_ng_parse(p, &ni);
+	ck_assert_uint_eq(ni.nepb, 3);
+
+	/* check the big record's bytes in place */
+	FILE *f = fopen(p, "rb");
+	static uint8_t rd[4 << 20];
+	size_t n = fread(rd, 1, sizeof(rd), f), pos = 0;
+	int k = 0;
+
+	fclose(f);
+	while (pos < n) {
+		uint32_t len = wt_rd32(rd + pos + 4);
+
+		if (wt_rd32(rd + pos) == 6 && k++ == 1) {
+			ck_assert_uint_eq(wt_rd32(rd + pos + 20), sizeof(big));
+			ck_assert_mem_eq(rd + pos + 28, big, sizeof(big));
+		}
+		pos += len;
+	}
+	ck_assert_int_eq(k, 3);
+
+	/* and pcap */
+	p = wt_path("big.pcap");
+	c = wt_conf1(p);
+	c.snaplen = sizeof(big);
+	w = wt_open(&c);
+	ck_assert_int_eq(gcap_writer_write(w, &h, big), 0);
+	wt_close(w, NULL);
+	ck_assert_int_eq(wt_fsize(p), 24 + 16 + (long long)sizeof(big));
+}
+END_TEST
+
+/* ==== export buffers ==== */
+
+static size_t
+add_rec(uint8_t *buf, size_t off, const struct wt_rec *r)
+{
+	memcpy(buf + off, &r->h, sizeof(r->h));
+	memcpy(buf + off + sizeof(r->h), r->data, r->h.caplen);
+	memset(buf + off + sizeof(r->h) + r->h.caplen, 0xee,
+	       GCAP_REC_SIZE(r->h.caplen) - sizeof(r->h) - r->h.caplen);
+	return off + GCAP_REC_SIZE(r->h.caplen);
+}
+
+START_TEST(test_write_buf_bits)
+{
+	static uint8_t buf[64 << 10] __attribute__((aligned(8)));
+	const char *p0 = wt_path("b0.pcap"), *p3 = wt_path("b3.pcap");
+	struct gcap_writer_conf c0 = wt_conf1(p0), c3 = wt_conf1(p3);
+	struct gcap_writer *w0, *w3;
+	unsigned ids0[40], ids3[40];
+	uint32_t lens0[40], lens3[40];
+	int n0 = 0, n3 = 0;
+	size_t off = 0;
+
+	for (unsigned i = 0; i < 40; i++) {
+		struct wt_rec r;
+
+		wt_mkrec(&r, i, wt_vlen(i) % 700 + 1, 1);
+		r.h.outmask = (i % 2 ? 1ull : 0) | (i % 3 == 0 ? 1ull << 3 : 0) |
+			      (1ull << 63);
+		if (r.h.outmask & 1) {
+			lens0[n0] = r.h.caplen;
+			ids0[n0++] = i;
+		}
+		if (r.h.outmask & 8) {
+			lens3[n3] = r.h.caplen;
+			ids3[n3++] = i;
+		}
+		off = add_rec(buf, off, &r);
+	}
+	w0 = wt_open(&c0);
+	w3 = wt_open(&c3);
+	ck_assert_int_eq(gcap_writer_write_buf(w0, buf, (uint32_t)off, 0), n0);
+	ck_assert_int_eq(gcap_writer_write_buf(w3, buf, (uint32_t)off, 3), n3);
+	ck_assert_int_eq(gcap_writer_write_buf(w3, buf, (uint32_t)off, 5), 0);
+	ck_assert_int_eq(gcap_writer_write_buf(w3, buf, 0, 3), 0);
+	ck_assert_int_eq(gcap_writer_write_buf(w3, buf, (uint32_t)off, 64), -EINVAL);
+	wt_close(w0, NULL);
+	wt_close(w3, NULL);
+	ck_assert_int_eq(n0, 20);
+	ck_assert_int_eq(n3, 14);
+	wt_check_file_ids(p0, ids0, n0, 0, lens0, 65535, DLT_EN10MB);
+	wt_check_file_ids(p3, ids3, n3, 0, lens3, 65535, DLT_EN10MB);
+}
+END_TEST
+
+START_TEST(test_write_buf_corrupt)
+{
+	static uint8_t buf[16 << 10] __attribute__((aligned(8)));
+	const char *p = wt_path("corrupt.pcap");
+	struct gcap_writer_conf c = wt_conf1(p);
+	struct gcap_writer *w = wt_open(&c);
+	size_t off = 0, last;
+	struct wt_rec r;
+
+	for (unsigned i = 0; i < 5; i++) {
+		wt_mkrec(&r, i, 100, 1);
+		last = off;
+		off = add_rec(buf, off, &r);
+	}
+	/* the last record claims more bytes than the buffer holds */
+	((struct gcap_rec *)(buf + last))->caplen = 200;
+	ck_assert_int_eq(gcap_writer_write_buf(w, buf, (uint32_t)off, 0), -EINVAL);
+	/* a huge caplen must not wrap around */
+	((struct gcap_rec *)(buf + last))->caplen = 0xfffffffcu;
+	ck_assert_int_eq(gcap_writer_write_buf(w, buf, (uint32_t)off, 0), -EINVAL);
+	((struct gcap_rec *)(buf + last))->caplen = 100;
+	/* a buffer that ends inside a record header */
+	ck_assert_int_eq(gcap_writer_write_buf(w, buf, (uint32_t)last + 8, 0),
+			 -EINVAL);
+	/* a buffer that ends inside the record's padding */
+	((struct gcap_rec *)(buf + last))->caplen = 97;
+	ck_assert_int_eq(gcap_writer_write_buf(w, buf, (uint32_t)off - 8, 0),
+			 -EINVAL);
+	((struct gcap_rec *)(buf + last))->caplen = 100;
+	ck_assert_int_eq(gcap_writer_flush(w), 0);
+	/* nothing of the corrupt buffers was written */
+	wt_check_file(p, 0, 0, 100, 65535, DLT_EN10MB);
+	/* the writer still works: the whole buffer goes through */
+	ck_assert_int_eq(gcap_writer_write_buf(w, buf, (uint32_t)off, 0), 5);
+	wt_close(w, NULL);
+	wt_check_file(p, 0, 5, 100, 65535, DLT_EN10MB);
+}
+END_TEST
+
+/* ==== stdout ==== */
+
+START_TEST(test_stdout_pipe)
+{
+	struct gcap_writer_conf c = wt_conf1("-");
+	struct gcap_writer *w;
+	int pfd[2], saved;
+	char eb[PCAP_ERRBUF_SIZE];
+
+	ck_assert_int_eq(pipe(pfd), 0);
+	fflush(stdout);
+	saved = dup(STDOUT_FILENO);
+	ck_assert_int_ge(saved, 0);
+	ck_assert_int_eq(dup2(pfd[1], STDOUT_FILENO), STDOUT_FILENO);
+	close(pfd[1]);
+	w = gcap_writer_open(&c, eb);
+	if (w != NULL) {
+		ck_assert_str_eq(gcap_writer_filename(w), "-");
+		wt_write_n(w, 0, 20, 0, 1); /* < 64 KiB: fits in the pipe */
+		ck_assert_int_eq(gcap_writer_close(w, NULL, eb), 0);
+	}
+	/* stdout is not closed by the writer: put it back */
+	ck_assert_int_eq(dup2(saved, STDOUT_FILENO), STDOUT_FILENO);
+	close(saved);
+	ck_assert_ptr_nonnull(w);
+
+	FILE *f = fdopen(pfd[0], "rb");
+	pcap_t *pc = pcap_fopen_offline_with_tstamp_precision(f,
+		PCAP_TSTAMP_PRECISION_NANO, eb);
+	struct pcap_pkthdr *h;
+	const u_char *d;
+	int k = 0;
+
+	ck_assert_msg(pc != NULL, "%s", eb);
+	while (pcap_next_ex(pc, &h, &d) == 1) {
+		struct wt_rec r;
+
+		wt_mkrec(&r, (unsigned)k, wt_vlen((unsigned)k), 1);
+		ck_assert_uint_eq(h->ts.tv_usec, r.h.ts_ns % NS);
+		ck_assert_uint_eq(h->caplen, r.h.caplen);
+		ck_assert_mem_eq(d, r.data, r.h.caplen);
+		k++;
+	}
+	pcap_close(pc);
+	ck_assert_int_eq(k, 20);
+}
+END_TEST
+
+START_TEST(test_stdout_epipe)
+{
+	/* nobody reads stdout: the open fails with EPIPE, SIGPIPE ignored */
+	struct gcap_writer_conf c = wt_conf1("-");
+	char eb[GCAP_ERRBUF_SIZE] = "";
+	int pfd[2], saved, err;
+	struct gcap_writer *w;
+
+	signal(SIGPIPE, SIG_IGN);
+	ck_assert_int_eq(pipe(pfd), 0);
+	close(pfd[0]);
+	fflush(stdout);
+	saved = dup(STDOUT_FILENO);
+	ck_assert_int_eq(dup2(pfd[1], STDOUT_FILENO), STDOUT_FILENO);
+	close(pfd[1]);
+	errno = 0;
+	w = gcap_writer_open(&c, eb);
+	err = errno;
+	dup2(saved, STDOUT_FILENO);
+	close(saved);
+	ck_assert_ptr_null(w);
+	ck_assert_int_eq(err, EPIPE);
+	ck_assert_str_eq(eb, "cannot write '-': Broken pipe");
+}
+END_TEST
+
+START_TEST(test_stdout_no_rotation)
+{
+	struct gcap_writer_conf c = wt_conf1("-");
+	char eb[GCAP_ERRBUF_SIZE];
+
+	c.rotate_bytes = 1000;
+	errno = 0;
+	ck_assert_ptr_null(gcap_writer_open(&c, eb));
+	ck_assert_int_eq(errno, EINVAL);
+	ck_assert_msg(strstr(eb, "stdout") != NULL, "%s", eb);
+	c.rotate_bytes = 0;
+	c.rotate_secs = 5;
+	ck_assert_ptr_null(gcap_writer_open(&c, eb));
+	ck_assert_int_eq(errno, EINVAL);
+}
+END_TEST
+
+TCase *
+wt_tcase_durability(void)
+{
+	TCase *tc = wt_tcase("durability");
+
+	tcase_add_test(tc, test_header_on_open_and_flush);
+	tcase_add_test(tc, test_large_records);
+	return tc;
+}
+
+TCase *
+wt_tcase_export_buffers(void)
+{
+	TCase *tc = wt_tcase("export_buffers");
+
+	tcase_add_test(tc, test_write_buf_bits);
+	tcase_add_test(tc, test_write_buf_corrupt);
+	return tc;
+}
+
+TCase *
+wt_tcase_stdout(void)
+{
+	TCase *tc = wt_tcase("stdout");
+
+	tcase_add_test(tc, test_stdout_pipe);
+	tcase_add_test(tc, test_stdout_epipe);
+	tcase_add_test(tc, test_stdout_no_rotation);
+	return tc;
+}
