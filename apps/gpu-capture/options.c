@@ -1,4 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * gpu-capture's options: every option is parsed, range-checked, given its
+ * default and checked against the others here, so a run starts from a
+ * configuration that is whole (the usage text is here too).
+ */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -9,6 +14,7 @@
 
 #include "gcap_config.h"
 #include "gpucap/gcap_filter.h"
+#include "app_err.h"
 #include "options.h"
 
 enum {
@@ -162,15 +168,6 @@ app_usage(void)
 	       GCAP_BATCH_MAX);
 }
 
-static int
-fail(const char *fmt, const char *a, const char *b)
-{
-	fprintf(stderr, "gpu-capture: ");
-	fprintf(stderr, fmt, a, b);
-	fputc('\n', stderr);
-	return -1;
-}
-
 /* Strict unsigned parse: digits only, in [min, max]. */
 static int
 parse_u64(const char *opt, const char *s, uint64_t min, uint64_t max,
@@ -188,9 +185,8 @@ parse_u64(const char *opt, const char *s, uint64_t min, uint64_t max,
 	*out = v;
 	return 0;
 bad:
-	fprintf(stderr, "gpu-capture: invalid value '%s' for %s (expected an integer from %" PRIu64
-		" to %" PRIu64 ")\n", s, opt, min, max);
-	return -1;
+	return -app_err("invalid value '%s' for %s (expected an integer from %" PRIu64
+			" to %" PRIu64 ")", s, opt, min, max);
 }
 
 #define PARSE_U(opt, s, min, max, dst) do { \
@@ -209,7 +205,7 @@ parse_output(const char *arg, struct app_output *out)
 	const char *s = arg;
 
 	if (path == NULL)
-		return fail("%s%s", "out of memory", "");
+		return -app_err("out of memory");
 	out->expr = NULL;
 	for (; *s != '\0'; s++) {
 		if (s[0] == '\\' && s[1] == ':') {
@@ -226,7 +222,7 @@ parse_output(const char *arg, struct app_output *out)
 	*p = '\0';
 	out->path = path;
 	if (path[0] == '\0')
-		return fail("-w '%s': empty file name%s", arg, "");
+		return -app_err("-w '%s': empty file name", arg);
 	return 0;
 }
 
@@ -236,7 +232,7 @@ parse_gpus(const char *s, struct app_opts *o)
 	char *dup = strdup(s), *save = NULL, *tok;
 
 	if (dup == NULL)
-		return fail("%s%s", "out of memory", "");
+		return -app_err("out of memory");
 	o->ngpus = 0;
 	for (tok = strtok_r(dup, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save)) {
 		uint64_t v;
@@ -249,7 +245,7 @@ parse_gpus(const char *s, struct app_opts *o)
 	}
 	free(dup);
 	if (o->ngpus == 0)
-		return fail("--gpu '%s': no GPU ordinal%s", s, "");
+		return -app_err("--gpu '%s': no GPU ordinal", s);
 	return 0;
 }
 
@@ -272,17 +268,17 @@ app_parse_options(int argc, char **argv, struct app_opts *o)
 		switch (c) {
 		case 'i':
 			if (o->nports == APP_MAX_PORTS)
-				return fail("at most %s ports%s", "32", "");
+				return -app_err("at most %d ports", APP_MAX_PORTS);
 			o->ports[o->nports++] = optarg;
 			break;
 		case 'r':
 			if (o->read_file != NULL)
-				return fail("-r given twice%s%s", "", "");
+				return -app_err("-r given twice");
 			o->read_file = optarg;
 			break;
 		case 'w':
 			if (o->nouts == GCAP_MAX_OUTPUTS)
-				return fail("at most %s outputs (-w)%s", "64", "");
+				return -app_err("at most %u outputs (-w)", GCAP_MAX_OUTPUTS);
 			if (parse_output(optarg, &o->outs[o->nouts]) < 0)
 				return -1;
 			o->nouts++;
@@ -293,7 +289,7 @@ app_parse_options(int argc, char **argv, struct app_opts *o)
 			else if (strcmp(optarg, "pcapng") == 0)
 				o->fmt = GCAP_FMT_PCAPNG;
 			else
-				return fail("-F '%s': expected pcap or pcapng%s", optarg, "");
+				return -app_err("-F '%s': expected pcap or pcapng", optarg);
 			break;
 		case 's':
 			PARSE_U("-s", optarg, 0, 262144, o->snaplen);
@@ -344,19 +340,19 @@ app_parse_options(int argc, char **argv, struct app_opts *o)
 			int n = gcap_cpulist_parse(optarg, NULL, GCAP_CPU_MAX);
 
 			if (n < 0)
-				return fail("bad --lcores list '%s': expected CPUs "
-					    "such as 2-5,8%s", optarg, "");
+				return -app_err("bad --lcores list '%s': expected CPUs "
+						"such as 2-5,8", optarg);
 			o->lcores = optarg;
 			o->nlcores = (unsigned)n;
 			break;
 		}
 		case OPT_BACKEND:
 			if (gcap_backend_parse(optarg, &o->backend) < 0)
-				return fail("--backend '%s': expected cpu, gpu or auto%s", optarg, "");
+				return -app_err("--backend '%s': expected cpu, gpu or auto", optarg);
 			break;
 		case OPT_MEM:
 			if (gcap_mem_parse(optarg, &o->mem) < 0)
-				return fail("--mem '%s': expected gpu, host, copy or auto%s", optarg, "");
+				return -app_err("--mem '%s': expected gpu, host, copy or auto", optarg);
 			break;
 		case OPT_GPU:
 			if (parse_gpus(optarg, o) < 0)
@@ -368,7 +364,7 @@ app_parse_options(int argc, char **argv, struct app_opts *o)
 		case OPT_GPU_BLOCKS:
 			PARSE_U("--gpu-blocks", optarg, 1, 64, o->gpu_blocks);
 			if ((o->gpu_blocks & (o->gpu_blocks - 1)) != 0)
-				return fail("--gpu-blocks '%s': must be a power of two%s", optarg, "");
+				return -app_err("--gpu-blocks '%s': must be a power of two", optarg);
 			break;
 		case OPT_EAL:
 			o->eal = optarg;
@@ -379,7 +375,7 @@ app_parse_options(int argc, char **argv, struct app_opts *o)
 		case OPT_RING:
 			PARSE_U("--ring", optarg, 2, 4096, o->ring);
 			if ((o->ring & (o->ring - 1)) != 0)
-				return fail("--ring '%s': must be a power of two%s", optarg, "");
+				return -app_err("--ring '%s': must be a power of two", optarg);
 			break;
 		case OPT_RXD:
 			PARSE_U("--rxd", optarg, 32, 32768, o->nb_rxd);
@@ -420,36 +416,41 @@ app_parse_options(int argc, char **argv, struct app_opts *o)
 		case '?':
 		default:
 			if (optopt != 0 && strchr("irwFscCGW", optopt) != NULL)
-				fprintf(stderr, "gpu-capture: option -%c needs a value\n", optopt);
-			else if (optopt != 0)
-				fprintf(stderr, "gpu-capture: unknown option -%c (see --help)\n", optopt);
-			else
-				fprintf(stderr, "gpu-capture: unknown or incomplete option '%s' (see --help)\n",
+				return -app_err("option -%c needs a value", optopt);
+			if (optopt != 0)
+				return -app_err("unknown option -%c (see --help)", optopt);
+			return -app_err("unknown or incomplete option '%s' (see --help)",
 					argv[optind - 1]);
-			return -1;
 		}
 	}
 	o->expr = gcap_filter_join(argc - optind, argv + optind);
 	if (o->expr == NULL)
-		return fail("%s%s", "out of memory", "");
+		return -app_err("out of memory");
 	if (o->read_file != NULL && o->nports > 0)
-		return fail("-r and -i cannot be used together%s%s", "", "");
+		return -app_err("-r and -i cannot be used together");
 	if (o->read_file == NULL && o->nports == 0)
-		return fail("no input: give -i PORT or -r FILE (see --help)%s%s", "", "");
+		return -app_err("no input: give -i PORT or -r FILE (see --help)");
 	if (o->dump_level == 0 && !o->dump_gpu_code && o->nouts == 0)
-		return fail("no output: give -w FILE (\"-w -\" writes to stdout)%s%s", "", "");
+		return -app_err("no output: give -w FILE (\"-w -\" writes to stdout)");
 	if (o->max_files != 0 && o->rotate_bytes == 0 && o->rotate_secs == 0)
-		return fail("-W needs -C or -G%s%s", "", "");
+		return -app_err("-W needs -C or -G");
 	if (o->kernel_state != NULL && o->kernel == NULL)
-		return fail("--kernel-state needs --kernel%s%s", "", "");
+		return -app_err("--kernel-state needs --kernel");
 	if (o->gpu_blocks > o->ring)
-		return fail("--gpu-blocks is larger than --ring%s%s", "", "");
+		return -app_err("--gpu-blocks is larger than --ring");
 	if (o->read_file != NULL && o->queues != 1)
-		return fail("--queues applies to live ports, not to -r%s%s", "", "");
+		return -app_err("--queues applies to live ports, not to -r");
 	for (unsigned i = 0; i < o->nouts; i++)
 		for (unsigned j = 0; j < i; j++)
 			if (strcmp(o->outs[i].path, o->outs[j].path) == 0)
-				return fail("output '%s' given twice%s", o->outs[i].path, "");
+				return -app_err("output '%s' given twice", o->outs[i].path);
+	/* -d prints the programs and exits before a backend is chosen */
+	if (o->dump_level == 0 && o->backend == GCAP_BACKEND_CPU && o->mem != GCAP_MEM_AUTO)
+		return -app_err("--mem %s needs the gpu backend", gcap_mem_name(o->mem));
+	for (unsigned i = 0; i < o->nouts; i++)
+		o->outs[i].filter = o->outs[i].expr ? o->outs[i].expr : o->expr;
+	if (o->mbufs == 0)
+		o->mbufs = o->nb_rxd + o->batch * (o->ring + 2) + 512;
 	return 0;
 }
 

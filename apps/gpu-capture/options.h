@@ -16,6 +16,7 @@
 struct app_output {
 	char *path;       /* file name, "-" for stdout */
 	char *expr;       /* its own expression (-w FILE:EXPR), or NULL */
+	const char *filter; /* what it passes: expr, else the trailing one */
 };
 
 struct app_opts {
@@ -50,7 +51,8 @@ struct app_opts {
 	unsigned batch;                   /* --batch */
 	unsigned ring;                    /* --ring */
 	unsigned nb_rxd;                  /* --rxd */
-	unsigned mbufs;                   /* --mbufs (0: from rxd, batch, ring) */
+	unsigned mbufs;                   /* --mbufs (default: enough for
+					   --rxd, --batch and --ring) */
 	unsigned duration;                /* --duration */
 	uint64_t rx_rate;                 /* --rx-rate (pps per queue) */
 	unsigned rx_burst;                /* --rx-burst (0: the batch's room) */

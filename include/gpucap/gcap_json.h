@@ -6,10 +6,14 @@
  * own reports (--summary-json, --kernel-state) write JSON through it, so
  * commas, indentation and string escapes are handled in one place.
  * Header-only and self-contained (a kernel's host build includes it).
+ *
+ * A document of its own (a program's report file): gcap_json_begin(),
+ * members, gcap_json_end().
  */
 #ifndef GCAP_JSON_H
 #define GCAP_JSON_H
 
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -35,6 +39,15 @@ struct gcap_json {
 	int err;                /**< set on misuse (too deep, unbalanced) */
 	unsigned char n[GCAP_JSON_MAX_DEPTH]; /**< members written per level */
 };
+
+/** Start a document on f: the top-level object is open, members follow. */
+static inline void gcap_json_begin(struct gcap_json *j, FILE *f)
+{
+	memset(j, 0, sizeof(*j));
+	j->f = f;
+	fputc('{', f);
+	j->depth = 1;
+}
 
 /** Comma, newline and indentation before a member. */
 static inline void gcap_json__sep(struct gcap_json *j)
@@ -133,6 +146,24 @@ static inline void gcap_json_array_end(struct gcap_json *j)
 	fputc(']', j->f);
 }
 
+/**
+ * Close the document gcap_json_begin() started (levels left open are
+ * closed as objects, so the text stays parseable) and flush it.
+ * @return 0; -EINVAL after misuse (unbalanced or too deep); -EIO when
+ * the stream had a write error.
+ */
+static inline int gcap_json_end(struct gcap_json *j)
+{
+	int balanced = j->depth == 1 && !j->err;
+
+	while (j->depth > 1)
+		gcap_json_object_end(j);
+	fputs(j->n[0] ? "\n}\n" : "}\n", j->f);
+	if (fflush(j->f) != 0 || ferror(j->f))
+		return -EIO;
+	return balanced ? 0 : -EINVAL;
+}
+
 /** `"key": v` (key NULL: an array element). */
 static inline void gcap_json_key_u64(struct gcap_json *j, const char *key,
 				     uint64_t v)
@@ -147,6 +178,20 @@ static inline void gcap_json_key_i64(struct gcap_json *j, const char *key,
 {
 	gcap_json__key(j, key);
 	fprintf(j->f, "%lld", (long long)v);
+}
+
+/**
+ * `"key": v` with digits decimals (printf's %.*f); a value that is not
+ * finite writes null (JSON has no NaN or infinity).
+ */
+static inline void gcap_json_key_f64(struct gcap_json *j, const char *key,
+				     double v, int digits)
+{
+	gcap_json__key(j, key);
+	if (__builtin_isfinite(v))
+		fprintf(j->f, "%.*f", digits, v);
+	else
+		fputs("null", j->f);
 }
 
 /** `"key": true|false`. */

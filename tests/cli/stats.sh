@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-3-Clause
 # --stats prints live lines; the summary and --summary-json agree with the
-# file written.
+# file written; --summary-json keeps its keys and number formats.
 . "$(dirname "$0")/lib.sh"
 "$GC" -i "net_pcap0,rx_pcap=$LOOP,infinite_rx=1" -w "$T/o.pcap" --duration 3 --rx-rate 50000 \
 	--stats 1 --summary-json "$T/s.json" udp >"$T/out.txt" 2>"$T/err.txt" || die "exit $?: $(cat "$T/err.txt")"
@@ -55,4 +55,49 @@ assert p["rx"]["time_pct"] > 0 and all(v["ge10us_per_s"] >= 0 for v in p.values(
 assert all(list(q["phase_long"]) == names for q in s["queues"]), s["queues"]
 PY
 grep -q "RX poll phases (share of the time" "$T/berr.txt" || fail "no poll phases line in the summary: $(cat "$T/berr.txt")"
+# the document the bench and device scripts read: its keys in their order
+# and each number as printf writes it (decimals per key)
+gc -r "$LIVE1" -w "$T/f.pcap" --summary-json "$T/f.json" udp || die "offline: exit $?: $(cat "$T/gc.err")"
+python3 - "$T/f.json" "$(count "$T/f.pcap")" <<'PY' || fail "offline summary JSON: keys or number formats"
+import json, sys
+s = json.loads(open(sys.argv[1]).read(), parse_float=lambda t: ("float", t))
+top = ["backend", "seconds", "cpu_seconds", "cores_used", "received", "received_bytes",
+       "captured", "written", "filtered", "dropped", "rx_mpps", "rx_gbps", "latency_us",
+       "latency_parts_us", "batches", "batch_mean", "exec_us_mean", "cycle_us_mean",
+       "rx_polls", "pkts_per_poll", "poll_interval_us", "poll_gaps", "rx_lcores", "queues"]
+assert list(s) == top, list(s)
+assert list(s["dropped"]) == ["imissed", "rx_nombuf", "pipeline_full", "writer_behind"], s["dropped"]
+assert list(s["latency_us"]) == ["p50", "p99", "p999"], s["latency_us"]
+assert list(s["latency_parts_us"]) == [f"{p}_p{n}" for p in ("cycle", "exec", "in", "back")
+                                       for n in (50, 99)], s["latency_parts_us"]
+assert list(s["poll_gaps"]) == ["ge5us_per_s", "ge10us_per_s", "ge20us_per_s", "ge50us_per_s",
+                                "longest_us", "time_pct"], s["poll_gaps"]
+assert list(s["rx_lcores"]) == ["minor_faults", "major_faults", "voluntary_switches",
+                                "involuntary_switches"], s["rx_lcores"]
+assert len(s["queues"]) == 1 and list(s["queues"][0]) == [
+    "rx", "captured", "filtered", "pipeline_full", "writer_behind", "batches",
+    "poll_gaps_ge10us", "poll_gap_longest_us"], s["queues"]
+assert s["backend"] in ("cpu", "gpu") and s["captured"] == int(sys.argv[2]), s
+def decimals(v, n, where):
+    assert isinstance(v, tuple) and len(v[1].split(".")[1]) == n, (where, v, n)
+for k, n in {"seconds": 6, "cpu_seconds": 3, "cores_used": 2, "rx_mpps": 4, "rx_gbps": 4,
+             "batch_mean": 1, "exec_us_mean": 2, "cycle_us_mean": 2, "pkts_per_poll": 1,
+             "poll_interval_us": 2}.items():
+    decimals(s[k], n, k)
+for o in ("latency_us", "latency_parts_us"):
+    for k, v in s[o].items():
+        decimals(v, 1, o + "." + k)
+for k, v in s["poll_gaps"].items():
+    decimals(v, 3 if k == "time_pct" else 1, "poll_gaps." + k)
+decimals(s["queues"][0]["poll_gap_longest_us"], 1, "poll_gap_longest_us")
+ints = [s[k] for k in ("received", "received_bytes", "captured", "written", "filtered",
+                       "batches", "rx_polls")] + list(s["dropped"].values())
+assert all(isinstance(v, int) for v in ints), ints
+PY
+# a summary that cannot be written fails the run, the capture itself whole
+gc -r "$LIVE1" -w "$T/g.pcap" --summary-json "$T/nodir/s.json" udp; rc=$?
+[ $rc -eq 1 ] || fail "--summary-json into a missing directory: exit $rc"
+grep -q "^gpu-capture: cannot write $T/nodir/s.json: No such file or directory$" "$T/gc.err" ||
+	fail "--summary-json into a missing directory: $(cat "$T/gc.err")"
+[ "$(count "$T/g.pcap")" -eq "$(count "$T/f.pcap")" ] || fail "the capture with an unwritable summary is not whole"
 finish

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * gpu-capture's run: its state (struct app), shared by the steps every run
+ * takes (run.c), the file run (offline.c), the live run (live.c) and the
+ * reports (report.c); and the clocks they all read.
+ */
+#ifndef GCAP_APP_H
+#define GCAP_APP_H
+
+#include <stdint.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include <pcap/pcap.h>
+
+#include "gpucap/gcap_exec.h"
+#include "gpucap/gcap_pipeline.h"
+#include "gpucap/gcap_port.h"
+#include "gpucap/gcap_writer.h"
+#include "options.h"
+
+/* how long a run waits for the pipeline to drain when it stops */
+#define APP_STOP_TIMEOUT_MS 5000u
+
+struct app {
+	struct app_opts *o;
+	int linktype;
+	pcap_t *file; /* -r: filters compile on its handle, as tcpdump's do */
+	struct bpf_program progs[GCAP_MAX_OUTPUTS];
+	unsigned nprogs;
+	const struct gcap_exec_ops *ops;
+	struct gcap_exec *ex;
+	struct gcap_writer *writers[GCAP_MAX_OUTPUTS];
+	unsigned nwriters;
+	struct gcap_port ports[APP_MAX_PORTS];
+	unsigned nports;
+	struct gcap_pipeline_queue *queues;
+	unsigned nqueues;
+	struct gcap_pipeline *pl;
+	uint64_t t_start;
+	double cpu_start; /* app_cpu_seconds() at t_start */
+	char err[GCAP_ERRBUF_SIZE];
+};
+
+static inline uint64_t
+app_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* CPU time of the process so far (all threads), in seconds */
+static inline double
+app_cpu_seconds(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru) != 0)
+		return 0;
+	return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
+	       (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+}
+
+/* -r FILE: capture the file (offline.c). @return the exit status. */
+int app_run_file(struct app *a);
+
+/* -i PORT...: capture the ports (live.c). @return the exit status. */
+int app_run_live(struct app *a);
+
+#endif

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * gpu-capture's reports: the counters of a run summed over its queues and
+ * ports, as the --stats line, the summary at exit, --summary-json and the
+ * output files' per-interface statistics.
+ */
+#ifndef GCAP_APP_REPORT_H
+#define GCAP_APP_REPORT_H
+
+#include "app.h"
+
+/* A run's counters, summed over its queues (and the ports' own drops) */
+struct app_totals {
+	struct gcap_queue_stats q;
+	uint64_t imissed, rx_nombuf;
+};
+
+/*
+ * --stats: one line on stderr of the rates since the last line (dt
+ * seconds ago, when the counters were *prev) and the totals; *prev
+ * becomes the totals now.
+ */
+void app_report_stats_line(const struct app *a, struct app_totals *prev, double dt);
+
+/*
+ * The summary at exit on stderr, tcpdump's three lines first: captured
+ * is what the outputs hold; secs is the capture's length (for the rates
+ * of the poll gaps and phases).
+ */
+void app_report_summary(const struct app *a, uint64_t captured, double secs);
+
+/*
+ * --summary-json: the counters, latencies and RX lcore diagnostics of a
+ * capture that lasted secs, written to a->o->summary_json.
+ * @return 0, or -1 when the file could not be written (the error said
+ * when it could not be opened).
+ */
+int app_report_json(const struct app *a, double secs);
+
+/*
+ * What the output files record per interface (pcapng ISBs): one entry
+ * per port, or one for the whole capture when there are no ports (-r).
+ */
+void app_report_if_stats(const struct app *a, struct gcap_writer_if_stats *st);
+
+#endif

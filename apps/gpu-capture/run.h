@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The steps of a gpu-capture run, whatever its input (run.c): filters,
+ * backend, executor, writers, pipeline, the finish, and the stop on a
+ * signal. The file run and the live run call them in their order.
+ */
+#ifndef GCAP_APP_RUN_H
+#define GCAP_APP_RUN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "app.h"
+
+/* SIGINT and SIGTERM stop the capture; SIGPIPE and SIGXFSZ become write
+ * errors. @return 0, or -1 when a handler could not be installed. */
+int app_signals_install(void);
+
+/* The pipeline a signal stops (NULL: none running). */
+void app_signals_watch(struct gcap_pipeline *pl);
+
+/* Whether SIGINT or SIGTERM came. */
+bool app_signalled(void);
+
+/* One program per output on a->linktype (on a->file's handle for -r).
+ * @return 0, or -1 after printing the error. */
+int app_compile_filters(struct app *a);
+
+/* -d: print the compiled programs. @return the exit status. */
+int app_dump_filters(struct app *a);
+
+/* Pick the executor (a->ops) for --backend, --mem, --gpu and the GPUs
+ * there are. @return 0, or the exit status after printing the error. */
+int app_choose_backend(struct app *a);
+
+/* The executor's configuration for nqueues queues, staging bytes stage
+ * per batch slot and packets of at most max_caplen bytes (0: any). */
+void app_exec_conf(const struct app *a, struct gcap_exec_conf *c, unsigned nqueues,
+		   uint32_t stage, uint32_t max_caplen);
+
+/* --dump-gpu-code: print the translation unit NVRTC would compile.
+ * @return the exit status. */
+int app_dump_gpu_code(struct app *a, const struct gcap_exec_conf *ec);
+
+/* Create a->ex. @return 0, or -1 after printing the error. */
+int app_create_exec(struct app *a, const struct gcap_exec_conf *ec);
+
+/* Open every -w output, with nifs interfaces ifs.
+ * @return 0, or -1 after printing the error. */
+int app_open_writers(struct app *a, const struct gcap_writer_if *ifs, unsigned nifs);
+
+/* Close the outputs, with the interfaces' statistics st (or NULL).
+ * @return 0, or -1 after an error (printed unless it was already). */
+int app_close_writers(struct app *a, const struct gcap_writer_if_stats *st);
+
+/* Create a->pl. @return 0, or -1 after printing the error. */
+int app_create_pipeline(struct app *a);
+
+/* After the pipeline stopped: the kernel's state, the outputs closed
+ * with st, the summary and --summary-json. @return rc, or 1 when one of
+ * these failed. */
+int app_finish(struct app *a, const struct gcap_writer_if_stats *st, int rc);
+
+#endif
