@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Filter throughput (issue 4): compiled GPU filter vs GPU interpreter vs
+# Filter throughput: compiled GPU filter vs GPU interpreter vs
 # libpcap bpf_filter() vs DPDK rte_bpf (JIT), 1 and N CPU threads, all in one
 # process over the same packets (mix-en10mb.pcap replicated into MB MiB).
 # Writes $OUT_DIR/bpf-bench.md (report), bpf-bench.jsonl (JSON lines) and

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# CPU executor capture rate (issue 2): packets received and captured per
+# CPU executor capture rate: packets received and captured per
 # second, per RX lcore, for
 #   null: net_null 64-byte frames (all zero: the filter matches none, so
 #         this is the RX + batch + filter path without the writer),

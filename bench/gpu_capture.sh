@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Capture throughput and latency, cpu vs gpu (host, copy), in one run on one
-# machine (issue 3). For each source and 1..8 RX queues/lcores. Sources:
+# machine. For each source and 1..8 RX queues/lcores. Sources:
 #   null     net_null 64-byte frames, copy=1: the RX lcore's CPU writes each
 #            frame's bytes into its data room (as net_pcap's replay does);
 #   null-nc  net_null 64-byte frames, copy=0 (net_null's default): nothing

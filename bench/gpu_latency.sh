@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# RX-to-verdict latency against offered load (issue 3): net_null 64-byte
+# RX-to-verdict latency against offered load: net_null 64-byte
 # frames held at given rates per queue (--rx-rate, packets spread evenly as
 # a NIC delivers them), for each backend. Per run: latency p50/p99/p99.9
-# (per packet, counted from the first packet of its batch), the mean batch
+# (per packet, from the poll that received it), the mean batch
 # the load made, the executor's own time per batch (GPU: doorbell seen to
 # DONE by the GPU's clock), the time from submit to the verdicts seen by the
 # RX lcore, drops and CPU cores used. Submit-to-done minus executor time is

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Inline kernel throughput, issue 5 "Benchmark": every example kernel on the
+# Inline kernel throughput: every example kernel on the
 # GPU (packets in VRAM, and in pinned mapped host memory) against its CPU
 # build on N threads (nproc, at most 16) and on 1 thread. See bench/README.md.
 #

@@ -1,6 +1,6 @@
 #!/bin/bash
 # The GPU suites and live equality under AddressSanitizer and UBSan, on the
-# GPU machine: the gpu executor's host code (exec_gpu.c and the pipeline
+# GPU machine: the gpu executor's host code (gpu/ and the pipeline
 # around it) with a real GPU behind it, which CI's sanitizer-free machine
 # never runs. Here (no GPU):
 #   meson setup /tmp/build-asan -Db_sanitize=address,undefined -Db_lundef=false

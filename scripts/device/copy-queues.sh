@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Copy mode with many queues on one GPU (a stream per queue collapsed to
-# ~1 Mpps with 28 queues on one H200 while 14 ran at 16 Mpps): lossless
+# Copy mode with many queues on one GPU, where the blocks polling their
+# doorbells and the copy streams compete for the copy engines: lossless
 # runs at growing queue counts, per-queue packets, variants side by side.
 # Args: the bundle directory, the output directory.
 set -uo pipefail

@@ -39,8 +39,10 @@ unit)
 	) >"$OUT/gpu-unit.log" 2>&1
 	grep -E "rc=|Checks|:F:|:E:" "$OUT/gpu-unit.log" ;;
 copyloop)
-	# copy mode at full rate, again and again: it used to stall ("batches
-	# still in flight") in some lossless runs with 4 and 8 queues
+	# copy mode at full rate, again and again: a submitted copy-mode slot
+	# reads FREE until its copies are done, so a ring reused by status
+	# would hand it out in flight ("batches still in flight" at stop);
+	# lossless runs with 4 and 8 queues are where that shows
 	log "copy mode, lossless runs in a loop"
 	for q in ${COPY_QUEUES:-4 8}; do for i in $(seq "${COPY_RUNS:-5}"); do
 		( cd /tmp && timeout 60 "$b/bin/gpu-capture" -q -i net_null0,size=64,copy=1 --queues $q \
@@ -229,11 +231,11 @@ soak)
 		RING_MB=${SOAK_RING_MB:-50} bash "$b/root/bench/soak.sh" --backend gpu --mem ${SOAK_MEM:-host}
 	echo "soak rc=$?" ;;
 writerslack)
-	# the soak's "writer behind" drops (soak-h200-*.md): with several
-	# batches in flight each owns an export buffer, so the writer's slack
-	# is the buffers left over (--ring x 2 in all). More buffers (--ring
-	# 64) or one batch in flight at a time (--gpu-blocks 1) against the
-	# default, 25 s each at 4 Mpps with the soak's ring of files
+	# does the writer keep up when many small batches are in flight (GPU
+	# blocks a queue, the soak's load)? Each variant counts "writer
+	# behind": WS_SECS (25) s each at WS_RATE (4 Mpps) with the soak's ring
+	# of files; the variants change what bounds the writer's slack (--ring,
+	# --gpu-blocks, --mem)
 	log "writer slack"
 	# WS_VARIANTS: name:args entries separated by ';'
 	IFS=';' read -ra wsv <<<"${WS_VARIANTS:-default:;ring64:--ring 64;blocks1:--gpu-blocks 1}"
