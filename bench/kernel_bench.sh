@@ -81,7 +81,7 @@ for ex in $EXAMPLES; do
 done
 
 {
-	echo "# Inline kernels: GPU vs CPU (issue 5)"
+	echo "# Inline kernels: GPU vs CPU"
 	echo
 	grep -m1 '^Machine:' "$B/all.out" || true
 	echo "Packets: $(basename "$MIX") replicated; args: $*"

@@ -32,7 +32,7 @@ tools=(/usr/bin/tcpdump)
 b=.devbundle
 mkdir -p $b/root $b/shared/data
 # GCAP_SOURCE_ROOT there is $b/root, so tests find ../shared/data
-cp -r tests include kernels dataplane data bench scripts $b/root/
+cp -r tests include base kernels dataplane data bench scripts $b/root/
 rm -rf $b/root/bench/results
 cp -r ../shared/data/bench ../shared/data/pcaps $b/shared/data/
 mkdir -p $b/data && ln -sf ../shared/data/bench/mix-en10mb.pcap $b/data/mix-en10mb.pcap

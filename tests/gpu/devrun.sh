@@ -44,7 +44,7 @@ S=/usr/local/cuda/bin/compute-sanitizer
 	# about 30 s under memcheck on the H200. No state snapshot while the
 	# kernel runs: compute-sanitizer serializes launches, so the
 	# snapshot's copy kernel would wait for the persistent one forever
-	# (that hung this step from 3e4cc65 on, whatever the block count).
+	# (whatever the block count).
 	# KMEMCHECK_KERNELS=dns,...: those examples, batches of 256 only.
 	kk=${KMEMCHECK_KERNELS:-all}
 	echo "== memcheck: inline kernels on the gpu executor (test_kernels_gpu: $kk)"
@@ -69,7 +69,7 @@ S=/usr/local/cuda/bin/compute-sanitizer
 	echo "racecheck rc=$?"
 } > "$OUT/gpu-sanitizer.log" 2>&1
 tail -n 5 "$L" "$OUT/gpu-sanitizer.log"
-# The BPF differential through the persistent kernel (issue 4): random
+# The BPF differential through the persistent kernel: random
 # programs and the tcpdump expressions, NVRTC-compiled and interpreted, vs
 # bpf_filter(); host mode with more programs, then copy mode. Its corpus is
 # the bundle's (.devbundle/root/../shared/data).
