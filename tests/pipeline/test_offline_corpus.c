@@ -51,8 +51,9 @@
 #define STAGE (1u << 20)
 
 /* What the suite filters with: every family of pcap-filter(7)
- * (protocols, hosts and nets, ports, lengths, byte tests), plus a few that libpcap rejects for some link types. At most
- * GCAP_MAX_OUTPUTS (one pipeline pass feeds them all). */
+ * (protocols, hosts and nets, ports, lengths, byte tests), plus a few
+ * that libpcap rejects for some link types. At most GCAP_MAX_OUTPUTS
+ * (one pipeline pass feeds them all). */
 static const char *const exprs[] = {
 	"",
 	"ip",
