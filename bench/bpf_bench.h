@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * bpf_bench internals shared by bpf_bench.c (packets, libpcap, GPU) and
- * bpf_bench_rte.c (DPDK rte_bpf), kept apart because DPDK's bpf_def.h and
- * libpcap's pcap/bpf.h define the same macros.
+ * bpf_bench: what the DPDK rte_bpf engine (bpf_bench_rte.c) shares with the
+ * rest of the program (through bpf_bench_internal.h): the packet
+ * descriptor and the rte_bpf calls. Kept apart from bpf_bench_internal.h
+ * because DPDK's bpf_def.h and libpcap's pcap/bpf.h define the same
+ * macros, so this header includes neither.
  */
 #ifndef GCAP_BENCH_BPF_H
 #define GCAP_BENCH_BPF_H
