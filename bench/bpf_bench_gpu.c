@@ -2,64 +2,24 @@
 /*
  * bpf_bench: the GPU engines, compiled filter and interpreter, each over
  * the packets in VRAM and over the same packets in pinned, device-mapped
- * host memory. The CUDA driver is loaded with dlopen; the kernels come
- * through NVRTC (bpf_bench_nvrtc.c). Before it is timed, an engine's
- * per-packet verdicts on one copy of the pcap are checked against
+ * host memory. The CUDA driver comes through gpucap's loader (gpu/cuda.c);
+ * the kernels through NVRTC (bpf_bench_nvrtc.c). Before it is timed, an
+ * engine's per-packet verdicts on one copy of the pcap are checked against
  * bpf_filter(); every timed pass's match counts are checked too. Passes
  * are timed with CUDA events, the L2 cache evicted before each unless
  * --no-flush.
  */
-#include <dlfcn.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <cuda.h>
-
+#include "cuda_internal.h"
 #include "gpucap/gcap_rtc.h"
 
 #include "bpf_bench_internal.h"
 
 #define BB_BLOCK 256
-
-/* the driver API through dlopen */
-struct bb_cu {
-	CUresult (*Init)(unsigned);
-	CUresult (*DriverGetVersion)(int *);
-	CUresult (*GetErrorName)(CUresult, const char **);
-	CUresult (*DeviceGetCount)(int *);
-	CUresult (*DeviceGet)(CUdevice *, int);
-	CUresult (*DeviceGetName)(char *, int, CUdevice);
-	CUresult (*DeviceGetAttribute)(int *, CUdevice_attribute, CUdevice);
-	CUresult (*DeviceTotalMem)(size_t *, CUdevice);
-	CUresult (*DevicePrimaryCtxRetain)(CUcontext *, CUdevice);
-	CUresult (*CtxSetCurrent)(CUcontext);
-	CUresult (*CtxSynchronize)(void);
-	CUresult (*MemAlloc)(CUdeviceptr *, size_t);
-	CUresult (*MemFree)(CUdeviceptr);
-	CUresult (*MemHostAlloc)(void **, size_t, unsigned);
-	CUresult (*MemFreeHost)(void *);
-	CUresult (*MemHostGetDevicePointer)(CUdeviceptr *, void *, unsigned);
-	CUresult (*MemcpyHtoD)(CUdeviceptr, const void *, size_t);
-	CUresult (*MemcpyDtoH)(void *, CUdeviceptr, size_t);
-	CUresult (*MemsetD8)(CUdeviceptr, unsigned char, size_t);
-	CUresult (*ModuleLoadData)(CUmodule *, const void *);
-	CUresult (*ModuleUnload)(CUmodule);
-	CUresult (*ModuleGetFunction)(CUfunction *, CUmodule, const char *);
-	CUresult (*LaunchKernel)(CUfunction, unsigned, unsigned, unsigned,
-				 unsigned, unsigned, unsigned, unsigned,
-				 CUstream, void **, void **);
-	CUresult (*EventCreate)(CUevent *, unsigned);
-	CUresult (*EventRecord)(CUevent, CUstream);
-	CUresult (*EventSynchronize)(CUevent);
-	CUresult (*EventElapsedTime)(float *, CUevent, CUevent);
-	CUresult (*OccupancyMaxActiveBlocksPerMultiprocessor)(int *, CUfunction,
-							      int, size_t);
-};
-
-typedef CUresult (*bb_getproc_fn)(const char *, void **, int, cuuint64_t,
-				  CUdriverProcAddressQueryResult *);
 
 /* the device's state; what the report prints of it is in bb_ctx.gpu */
 struct bb_gpu {
@@ -82,7 +42,7 @@ struct bb_gset {
 	int grid_c, grid_i;
 };
 
-static struct bb_cu g_cu;
+static const struct gcap_cu *g_cu;
 static struct bb_gpu g_gpu;
 static struct bb_gset g_gset[BB_NSETS];
 static CUmodule g_mod_i;          /* interpreter kernel */
@@ -93,8 +53,8 @@ cu_name(CUresult r)
 {
 	const char *n = "CUDA_ERROR_?";
 
-	if (g_cu.GetErrorName != NULL)
-		g_cu.GetErrorName(r, &n);
+	if (g_cu != NULL)
+		g_cu->GetErrorName(r, &n);
 	return n;
 }
 
@@ -107,78 +67,51 @@ cu_name(CUresult r)
 		}                                                             \
 	} while (0)
 
+/* the entry points bpf_bench needs beyond the gpu module's required ones */
+static const char *
+cu_missing(const struct gcap_cu *cu)
+{
+	if (cu->DeviceTotalMem == NULL)
+		return "cuDeviceTotalMem";
+	if (cu->CtxSynchronize == NULL)
+		return "cuCtxSynchronize";
+	if (cu->MemcpyDtoH == NULL)
+		return "cuMemcpyDtoH";
+	if (cu->EventCreate == NULL)
+		return "cuEventCreate";
+	if (cu->EventRecord == NULL)
+		return "cuEventRecord";
+	if (cu->EventSynchronize == NULL)
+		return "cuEventSynchronize";
+	if (cu->EventElapsedTime == NULL)
+		return "cuEventElapsedTime";
+	if (cu->OccupancyMaxActiveBlocksPerMultiprocessor == NULL)
+		return "cuOccupancyMaxActiveBlocksPerMultiprocessor";
+	return NULL;
+}
+
 int
 gcap_bench_gpu_open(struct bb_ctx *c, char *why)
 {
 	struct bb_gpuinfo *gi = &c->gpu;
-	struct bb_cu *cu = &g_cu;
-	size_t len = GCAP_ERRBUF_SIZE;
-	bb_getproc_fn gp;
-	void *lib;
+	const struct gcap_cu *cu;
+	const char *miss;
 	int n = 0;
-	CUresult r;
 
-	lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-	if (lib == NULL) {
-		snprintf(why, len, "no CUDA driver (dlopen libcuda.so.1: %s)", dlerror());
+	cu = gcap_cu_load(why);
+	if (cu == NULL)
+		return -1;
+	miss = cu_missing(cu);
+	if (miss != NULL) {
+		snprintf(why, GCAP_ERRBUF_SIZE, "CUDA driver lacks %s", miss);
 		return -1;
 	}
-	gp = (bb_getproc_fn)dlsym(lib, "cuGetProcAddress_v2");
-	if (gp == NULL) {
-		snprintf(why, len, "CUDA driver too old (no cuGetProcAddress_v2)");
-		return -1;
-	}
-#define SYM(f, nm)                                                            \
-	do {                                                                  \
-		CUdriverProcAddressQueryResult st_;                           \
-		void *fn_ = NULL;                                             \
-		if (gp(nm, &fn_, 12000, CU_GET_PROC_ADDRESS_DEFAULT, &st_) != \
-			    CUDA_SUCCESS || fn_ == NULL) {                    \
-			snprintf(why, len, "CUDA driver lacks %s", nm);       \
-			return -1;                                            \
-		}                                                             \
-		*(void **)&cu->f = fn_;                                       \
-	} while (0)
-	SYM(Init, "cuInit");
-	SYM(DriverGetVersion, "cuDriverGetVersion");
-	SYM(GetErrorName, "cuGetErrorName");
-	SYM(DeviceGetCount, "cuDeviceGetCount");
-	SYM(DeviceGet, "cuDeviceGet");
-	SYM(DeviceGetName, "cuDeviceGetName");
-	SYM(DeviceGetAttribute, "cuDeviceGetAttribute");
-	SYM(DeviceTotalMem, "cuDeviceTotalMem");
-	SYM(DevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
-	SYM(CtxSetCurrent, "cuCtxSetCurrent");
-	SYM(CtxSynchronize, "cuCtxSynchronize");
-	SYM(MemAlloc, "cuMemAlloc");
-	SYM(MemFree, "cuMemFree");
-	SYM(MemHostAlloc, "cuMemHostAlloc");
-	SYM(MemFreeHost, "cuMemFreeHost");
-	SYM(MemHostGetDevicePointer, "cuMemHostGetDevicePointer");
-	SYM(MemcpyHtoD, "cuMemcpyHtoD");
-	SYM(MemcpyDtoH, "cuMemcpyDtoH");
-	SYM(MemsetD8, "cuMemsetD8");
-	SYM(ModuleLoadData, "cuModuleLoadData");
-	SYM(ModuleUnload, "cuModuleUnload");
-	SYM(ModuleGetFunction, "cuModuleGetFunction");
-	SYM(LaunchKernel, "cuLaunchKernel");
-	SYM(EventCreate, "cuEventCreate");
-	SYM(EventRecord, "cuEventRecord");
-	SYM(EventSynchronize, "cuEventSynchronize");
-	SYM(EventElapsedTime, "cuEventElapsedTime");
-	SYM(OccupancyMaxActiveBlocksPerMultiprocessor,
-	    "cuOccupancyMaxActiveBlocksPerMultiprocessor");
-#undef SYM
-	r = cu->Init(0);
-	if (r != CUDA_SUCCESS) {
-		snprintf(why, len, "cuInit: %s", cu_name(r));
-		return -1;
-	}
+	g_cu = cu;
 	if (cu->DeviceGetCount(&n) != CUDA_SUCCESS || n < 1) {
-		snprintf(why, len, "no CUDA device");
+		snprintf(why, GCAP_ERRBUF_SIZE, "no CUDA device");
 		return -1;
 	}
-	cu->DriverGetVersion(&gi->drv);
+	gi->drv = cu->version;
 	CK(cu->DeviceGet(&g_gpu.dev, 0));
 	CK(cu->DeviceGetName(gi->name, sizeof(gi->name), g_gpu.dev));
 	CK(cu->DeviceGetAttribute(&gi->sms,
@@ -202,11 +135,11 @@ gcap_bench_gpu_pin(struct bb_ctx *c)
 {
 	void *p = NULL;
 
-	CK(g_cu.MemHostAlloc(&p, c->pk.size, CU_MEMHOSTALLOC_DEVICEMAP |
+	CK(g_cu->MemHostAlloc(&p, c->pk.size, CU_MEMHOSTALLOC_DEVICEMAP |
 			      CU_MEMHOSTALLOC_PORTABLE));
 	c->pk.buf = p;
 	c->pk.pinned = 1;
-	CK(g_cu.MemHostGetDevicePointer(&g_gpu.pinned, p, 0));
+	CK(g_cu->MemHostGetDevicePointer(&g_gpu.pinned, p, 0));
 }
 
 void
@@ -214,14 +147,14 @@ gcap_bench_gpu_upload(struct bb_ctx *c)
 {
 	size_t m = c->pk.nbase * sizeof(uint64_t);
 
-	CK(g_cu.MemAlloc(&g_gpu.vram, c->pk.used));
-	CK(g_cu.MemcpyHtoD(g_gpu.vram, c->pk.buf, c->pk.used));
+	CK(g_cu->MemAlloc(&g_gpu.vram, c->pk.used));
+	CK(g_cu->MemcpyHtoD(g_gpu.vram, c->pk.buf, c->pk.used));
 	g_gpu.scratch_sz = (size_t)c->gpu.l2 * 4;
 	if (g_gpu.scratch_sz < (64u << 20))
 		g_gpu.scratch_sz = 64u << 20;
-	CK(g_cu.MemAlloc(&g_gpu.scratch, g_gpu.scratch_sz));
-	CK(g_cu.MemAlloc(&g_gpu.out, 16));
-	CK(g_cu.MemAlloc(&g_gpu.masks, m));
+	CK(g_cu->MemAlloc(&g_gpu.scratch, g_gpu.scratch_sz));
+	CK(g_cu->MemAlloc(&g_gpu.out, 16));
+	CK(g_cu->MemAlloc(&g_gpu.masks, m));
 }
 
 static void
@@ -230,10 +163,10 @@ load_module(const void *img, struct bb_rtc *rt, CUmodule *mod,
 {
 	double t0 = gcap_bench_now();
 
-	CK(g_cu.ModuleLoadData(mod, img));
+	CK(g_cu->ModuleLoadData(mod, img));
 	rt->modload_ms = (gcap_bench_now() - t0) * 1e3;
-	CK(g_cu.ModuleGetFunction(fcount, *mod, "bb_count"));
-	CK(g_cu.ModuleGetFunction(fverify, *mod, "bb_verify"));
+	CK(g_cu->ModuleGetFunction(fcount, *mod, "bb_count"));
+	CK(g_cu->ModuleGetFunction(fverify, *mod, "bb_verify"));
 }
 
 static int
@@ -241,7 +174,7 @@ grid_for(const struct bb_ctx *c, CUfunction f)
 {
 	int nb = 0;
 
-	CK(g_cu.OccupancyMaxActiveBlocksPerMultiprocessor(&nb, f, BB_BLOCK, 0));
+	CK(g_cu->OccupancyMaxActiveBlocksPerMultiprocessor(&nb, f, BB_BLOCK, 0));
 	if (nb < 1)
 		nb = 1;
 	return nb * c->gpu.sms;
@@ -264,12 +197,12 @@ upload_progs(const struct bb_set *s, struct bb_gset *g)
 		exit(1);
 	for (k = 0; k < s->np; k++)
 		memcpy(all + offs[k], s->progs[k].bf_insns, lens[k] * sizeof(*all));
-	CK(g_cu.MemAlloc(&g->insns, (tot ? tot : 1) * sizeof(*all)));
-	CK(g_cu.MemAlloc(&g->offs, sizeof(offs)));
-	CK(g_cu.MemAlloc(&g->lens, sizeof(lens)));
-	CK(g_cu.MemcpyHtoD(g->insns, all, tot * sizeof(*all)));
-	CK(g_cu.MemcpyHtoD(g->offs, offs, sizeof(offs)));
-	CK(g_cu.MemcpyHtoD(g->lens, lens, sizeof(lens)));
+	CK(g_cu->MemAlloc(&g->insns, (tot ? tot : 1) * sizeof(*all)));
+	CK(g_cu->MemAlloc(&g->offs, sizeof(offs)));
+	CK(g_cu->MemAlloc(&g->lens, sizeof(lens)));
+	CK(g_cu->MemcpyHtoD(g->insns, all, tot * sizeof(*all)));
+	CK(g_cu->MemcpyHtoD(g->offs, offs, sizeof(offs)));
+	CK(g_cu->MemcpyHtoD(g->lens, lens, sizeof(lens)));
 	free(all);
 }
 
@@ -331,7 +264,7 @@ gpu_launch(CUfunction f, int grid, CUdeviceptr base, uint64_t n,
 	void *args[] = { &base, &desc, &nn, &out, (void *)&g->insns,
 			 (void *)&g->offs, (void *)&g->lens, &np };
 
-	CK(g_cu.LaunchKernel(f, (unsigned)grid, 1, 1, BB_BLOCK, 1, 1, 0, NULL,
+	CK(g_cu->LaunchKernel(f, (unsigned)grid, 1, 1, BB_BLOCK, 1, 1, 0, NULL,
 			      args, NULL));
 }
 
@@ -346,11 +279,11 @@ gpu_verify(struct bb_ctx *c, unsigned si, CUfunction fv, CUdeviceptr base)
 
 	if (h == NULL)
 		exit(1);
-	CK(g_cu.MemsetD8(g_gpu.masks, 0xa5, m * sizeof(*h)));
+	CK(g_cu->MemsetD8(g_gpu.masks, 0xa5, m * sizeof(*h)));
 	gpu_launch(fv, (int)((m + BB_BLOCK - 1) / BB_BLOCK), base, m, g_gpu.masks,
 		   &g_gset[si], s->np);
-	CK(g_cu.CtxSynchronize());
-	CK(g_cu.MemcpyDtoH(h, g_gpu.masks, m * sizeof(*h)));
+	CK(g_cu->CtxSynchronize());
+	CK(g_cu->MemcpyDtoH(h, g_gpu.masks, m * sizeof(*h)));
 	for (i = 0; i < m; i++)
 		if (h[i] != s->ref[i])
 			bad++;
@@ -393,16 +326,16 @@ gcap_bench_gpu_engine(struct bb_ctx *c, unsigned si, enum bb_engine e)
 	for (r = 0; r <= c->o.reps; r++) { /* pass 0 warms up */
 		float ms = 0;
 
-		CK(g_cu.MemsetD8(g_gpu.out, 0, 16));
+		CK(g_cu->MemsetD8(g_gpu.out, 0, 16));
 		if (!c->o.no_flush)
-			CK(g_cu.MemsetD8(g_gpu.scratch, (unsigned char)r,
+			CK(g_cu->MemsetD8(g_gpu.scratch, (unsigned char)r,
 					  g_gpu.scratch_sz));
-		CK(g_cu.EventRecord(g_gpu.e0, NULL));
+		CK(g_cu->EventRecord(g_gpu.e0, NULL));
 		gpu_launch(fc, grid, base, c->pk.n, g_gpu.out, g, s->np);
-		CK(g_cu.EventRecord(g_gpu.e1, NULL));
-		CK(g_cu.EventSynchronize(g_gpu.e1));
-		CK(g_cu.EventElapsedTime(&ms, g_gpu.e0, g_gpu.e1));
-		CK(g_cu.MemcpyDtoH(h, g_gpu.out, sizeof(h)));
+		CK(g_cu->EventRecord(g_gpu.e1, NULL));
+		CK(g_cu->EventSynchronize(g_gpu.e1));
+		CK(g_cu->EventElapsedTime(&ms, g_gpu.e0, g_gpu.e1));
+		CK(g_cu->MemcpyDtoH(h, g_gpu.out, sizeof(h)));
 		if (h[0] != ea || h[1] != eb) {
 			snprintf(why, sizeof(why), "matches %" PRIu64 "/%" PRIu64
 				 " != bpf_filter() %" PRIu64 "/%" PRIu64, h[0], h[1],
