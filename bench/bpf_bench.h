@@ -40,9 +40,6 @@ int gcap_bench_rte_init(char *err, size_t errlen);
 int gcap_bench_rte_load(const struct bpf_program *prog,
 			struct gcap_bench_rte *out, char *err, size_t errlen);
 
-/** Release what gcap_bench_rte_load() made. */
-void gcap_bench_rte_free(struct gcap_bench_rte *r);
-
 /** Mask of the programs (bit k: program k) that accept one packet. */
 uint64_t gcap_bench_rte_mask(const struct gcap_bench_rte *progs, unsigned np,
 			     const uint8_t *pkt, uint32_t caplen);
