@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * bpf_bench internals shared by bpf_bench.c (packets, libpcap, GPU) and
- * bpf_bench_rte.c (DPDK rte_bpf), kept apart because DPDK's bpf_def.h and
- * libpcap's pcap/bpf.h define the same macros.
+ * bpf_bench: what the DPDK rte_bpf engine (bpf_bench_rte.c) shares with the
+ * rest of the program (through bpf_bench_internal.h): the packet
+ * descriptor and the rte_bpf calls. Kept apart from bpf_bench_internal.h
+ * because DPDK's bpf_def.h and libpcap's pcap/bpf.h define the same
+ * macros, so this header includes neither.
  */
 #ifndef GCAP_BENCH_BPF_H
 #define GCAP_BENCH_BPF_H
@@ -37,9 +39,6 @@ int gcap_bench_rte_init(char *err, size_t errlen);
  */
 int gcap_bench_rte_load(const struct bpf_program *prog,
 			struct gcap_bench_rte *out, char *err, size_t errlen);
-
-/** Release what gcap_bench_rte_load() made. */
-void gcap_bench_rte_free(struct gcap_bench_rte *r);
 
 /** Mask of the programs (bit k: program k) that accept one packet. */
 uint64_t gcap_bench_rte_mask(const struct gcap_bench_rte *progs, unsigned np,

@@ -69,15 +69,6 @@ gcap_bench_rte_load(const struct bpf_program *prog, struct gcap_bench_rte *out,
 	return 0;
 }
 
-void
-gcap_bench_rte_free(struct gcap_bench_rte *r)
-{
-	if (r->bpf != NULL)
-		rte_bpf_destroy(r->bpf);
-	r->bpf = NULL;
-	r->fn = NULL;
-}
-
 static inline void
 fake_mbuf(struct rte_mbuf *m, const uint8_t *pkt, uint32_t caplen)
 {

@@ -18,6 +18,7 @@
  * from 2 MiB huge pages (MAP_HUGETLB), as DPDK's mempools are.
  *
  * usage: lcore_jitter SECONDS CPU[,CPU...] [TOUCH_MIB[h]]
+ * (the CPUs as a CPU list, gcap_cpulist_parse(): ranges too, e.g. 2-5,8)
  * Prints, per CPU and in total: loops, stalls of >= 2, 5, 10, 20, 50 us
  * per second, the longest stall, and the share of time lost to stalls of
  * >= 2 us.
@@ -32,6 +33,8 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
+
+#include "gpucap/gcap_common.h"
 
 #define MAX_CPUS 256
 static const unsigned lim_us[] = {2, 5, 10, 20, 50};
@@ -121,12 +124,12 @@ int
 main(int argc, char **argv)
 {
 	static struct probe pr[MAX_CPUS];
-	unsigned n = 0;
+	unsigned cpus[MAX_CPUS], n;
 	double secs;
-	char *list, *tok, *save = NULL, *end;
-
+	char *end;
 	size_t touch = 0;
 	bool huge = false;
+	int rc;
 
 	if (argc != 3 && argc != 4) {
 		fprintf(stderr, "usage: %s SECONDS CPU[,CPU...] [TOUCH_MIB[h]]\n",
@@ -151,23 +154,15 @@ main(int argc, char **argv)
 			argv[0], argv[1]);
 		return 2;
 	}
-	list = strdup(argv[2]);
-	for (tok = strtok_r(list, ",", &save); tok != NULL;
-	     tok = strtok_r(NULL, ",", &save)) {
-		long c = strtol(tok, &end, 10);
-
-		if (*end != '\0' || c < 0 || c >= CPU_SETSIZE || n == MAX_CPUS) {
-			fprintf(stderr, "%s: bad CPU '%s'\n", argv[0], tok);
-			return 2;
-		}
-		pr[n].cpu = (int)c;
-		pr[n].secs = secs;
-		n++;
-	}
-	free(list);
-	if (n == 0) {
-		fprintf(stderr, "%s: no CPU given\n", argv[0]);
+	rc = gcap_cpulist_parse(argv[2], cpus, MAX_CPUS);
+	if (rc < 0) {
+		fprintf(stderr, "%s: bad CPU '%s'\n", argv[0], argv[2]);
 		return 2;
+	}
+	n = (unsigned)rc;
+	for (unsigned k = 0; k < n; k++) {
+		pr[k].cpu = (int)cpus[k];
+		pr[k].secs = secs;
 	}
 	for (unsigned k = 0; touch != 0 && k < n; k++) {
 		void *m = mmap(NULL, touch, PROT_READ | PROT_WRITE,

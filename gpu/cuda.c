@@ -113,6 +113,18 @@ cu_load_once(void)
 	}
 	*(void **)&g_cu.FlushGPUDirectRDMAWrites =
 		cu_sym(lib, gp, "cuFlushGPUDirectRDMAWrites", 11030);
+#define CU_OPT(field, name) \
+	(*(void **)&g_cu.field = cu_sym(lib, gp, name, 12000))
+	CU_OPT(DeviceTotalMem, "cuDeviceTotalMem");
+	CU_OPT(CtxSynchronize, "cuCtxSynchronize");
+	CU_OPT(MemcpyDtoH, "cuMemcpyDtoH");
+	CU_OPT(EventCreate, "cuEventCreate");
+	CU_OPT(EventRecord, "cuEventRecord");
+	CU_OPT(EventSynchronize, "cuEventSynchronize");
+	CU_OPT(EventElapsedTime, "cuEventElapsedTime");
+	CU_OPT(OccupancyMaxActiveBlocksPerMultiprocessor,
+	       "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+#undef CU_OPT
 
 	r = g_cu.Init(0);
 	if (r != CUDA_SUCCESS) {

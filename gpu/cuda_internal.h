@@ -3,7 +3,7 @@
  * @file
  * Internal: the CUDA driver API, loaded at run time with dlopen so that a
  * build with CUDA runs (and reports "no GPU") on machines without a driver.
- * Only the gpu module includes this header.
+ * Only the gpu module and bench/bpf_bench include this header.
  */
 #ifndef GCAP_CUDA_INTERNAL_H
 #define GCAP_CUDA_INTERNAL_H
@@ -60,6 +60,17 @@ struct gcap_cu {
 				       size_t, size_t *, CUstream);
 	CUresult (*FlushGPUDirectRDMAWrites)(CUflushGPUDirectRDMAWritesTarget,
 					     CUflushGPUDirectRDMAWritesScope);
+	/* optional, for bench/bpf_bench (its timing and verdict checks); the
+	 * gpu module does not use them */
+	CUresult (*DeviceTotalMem)(size_t *, CUdevice);
+	CUresult (*CtxSynchronize)(void);
+	CUresult (*MemcpyDtoH)(void *, CUdeviceptr, size_t);
+	CUresult (*EventCreate)(CUevent *, unsigned);
+	CUresult (*EventRecord)(CUevent, CUstream);
+	CUresult (*EventSynchronize)(CUevent);
+	CUresult (*EventElapsedTime)(float *, CUevent, CUevent);
+	CUresult (*OccupancyMaxActiveBlocksPerMultiprocessor)(int *, CUfunction,
+							      int, size_t);
 };
 
 /**
