@@ -50,8 +50,8 @@
 #define RING 4u
 #define STAGE (1u << 20)
 
-/* What the suite filters with: every family of pcap-filter(7) the issue
- * names, plus a few that libpcap rejects for some link types. At most
+/* What the suite filters with: every family of pcap-filter(7), plus a
+ * few that libpcap rejects for some link types. At most
  * GCAP_MAX_OUTPUTS (one pipeline pass feeds them all). */
 static const char *const exprs[] = {
 	"",
