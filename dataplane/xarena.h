@@ -11,9 +11,8 @@
  * Why not fixed buffers: with several batches in flight (GPU blocks of a
  * queue) each needs a buffer of its own, so every buffer reached the
  * writer holding one small batch, and the writer's slack was the count of
- * buffers times a small batch: under a millisecond at 4 Mpps
- * (bench/results/writer-slack-h200-11f1775.log). Carved regions give the
- * same memory's slack in packets, not in batches.
+ * buffers times a small batch: under a millisecond at 4 Mpps. Carved
+ * regions give the same memory's slack in packets, not in batches.
  *
  * Positions are byte counts since the start (64-bit, never wrap); the
  * offset of position p in the memory is p % cap. Single-threaded: the

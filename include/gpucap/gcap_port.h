@@ -19,7 +19,7 @@ extern "C" {
 
 struct rte_mempool;
 
-/** What kind of device a `-i` argument names. */
+/** What kind of device a `-i` argument names (tried in this order). */
 enum gcap_port_kind {
 	GCAP_PORT_PCI,   /**< 0000:3b:00.0 or 3b:00.0 */
 	GCAP_PORT_VDEV,  /**< net_pcap0,rx_pcap=x.pcap / net_null0 / ... */

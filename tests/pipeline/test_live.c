@@ -80,9 +80,8 @@ static struct gcap_exec_ops mock_ops;
  * its submission (test_in_back_split). Outside mk: run() clears mk. */
 static uint64_t in_step_ns;
 /* CLOCK_REALTIME - CLOCK_MONOTONIC, read once per run: read per batch, a
- * stall between its two reads lowered one batch's start time and with it
- * the floor of a whole 0.1 s window (in p99 188 us instead of 150, 2 runs
- * of about 15 on the 2-core dev machine) */
+ * stall between its two reads would lower one batch's start time and with
+ * it the floor of a whole 0.1 s window (each "in" of it too long) */
 static int64_t in_real_off;
 
 static int64_t

@@ -1,0 +1,173 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The pipeline's file path (-r): the calling thread reads the capture
+ * file with libpcap into batches of queue 0, copying each packet into the
+ * slot's staging area, and waits (never drops) for slots and export room;
+ * the writer thread writes as in live mode. No EAL is needed.
+ */
+#include <errno.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <time.h>
+
+#include <pcap/pcap.h>
+
+#include "pipeline_internal.h"
+
+/* File mode waits for the executor or the writer: -ECANCELED once the
+ * outputs are done (-c), -EIO if the executor failed, else 0 after a
+ * moment. */
+static int
+file_wait(struct gcap_pipeline *pl)
+{
+	struct timespec ts = {0, 20000};
+
+	if (atomic_load(&pl->finished))
+		return -ECANCELED;
+	if (pl->conf.ops->health(pl->conf.ex, NULL) < 0)
+		return -EIO;
+	nanosleep(&ts, NULL);
+	return 0;
+}
+
+static int
+file_submit(struct gcap_pipeline *pl, struct pl_queue *q)
+{
+	struct gcap_batch *b = q->cur;
+	int r;
+
+	if (b == NULL || b->n == 0) {
+		q->cur = NULL;
+		return 0;
+	}
+	if (q->rec_bytes > q->xa.cap)
+		return -E2BIG; /* export memory smaller than one batch's records */
+	/* wait (never drop) for the writer's room; a stop waits too: what
+	 * was read is written */
+	while ((b->xbuf = gcap_pl_xbuf_bind(q, q->rec_bytes)) == NULL) {
+		gcap_pl_poll_done(pl, 0, false);
+		if ((r = file_wait(pl)) < 0)
+			return r;
+	}
+	q->cur = NULL;
+	/* the file's packets count from their submission */
+	b->burst_t[0] = now_ns(CLOCK_MONOTONIC);
+	b->burst_end[0] = (uint16_t)b->n;
+	b->nbursts = 1;
+	r = pl->conf.ops->batch_submit(pl->conf.ex, 0, b);
+	if (r < 0)
+		return r;
+	q->inflight++;
+	return 0;
+}
+
+/* Wait (never drop) for a free slot and export buffer for queue 0. */
+static int
+file_acquire(struct gcap_pipeline *pl, struct pl_queue *q)
+{
+	const struct gcap_exec_ops *ops = pl->conf.ops;
+
+	for (;;) {
+		int r;
+
+		gcap_pl_poll_done(pl, 0, false);
+		if (q->cur == NULL)
+			q->cur = ops->batch_get(pl->conf.ex, 0);
+		if (q->cur != NULL && xbuf_ready(q)) {
+			q->cur->n = 0;
+			q->cur->stage_used = 0;
+			q->cur->nbursts = 0;
+			q->rec_bytes = 0;
+			return 0;
+		}
+		if (atomic_load(&pl->stop_rx))
+			return -ECANCELED;
+		if ((r = file_wait(pl)) < 0)
+			return r;
+	}
+}
+
+int
+gcap_pipeline_run_file(struct gcap_pipeline *pl, pcap_t *p, char *errbuf)
+{
+	const struct gcap_pipeline_conf *c = &pl->conf;
+	struct pl_queue *q = &pl->q[0];
+	struct pcap_pkthdr *h;
+	const u_char *data;
+	bool nano = pcap_get_tstamp_precision(p) == PCAP_TSTAMP_PRECISION_NANO;
+	const uint32_t snap = c->snaplen ? c->snaplen : UINT32_MAX;
+	int r = 0, rd;
+	char msg[GCAP_ERRBUF_SIZE] = "";
+
+	r = gcap_pl_writer_start(pl, errbuf);
+	if (r < 0)
+		return r;
+	for (;;) {
+		struct gcap_batch *b;
+		struct gcap_pkt *d;
+
+		if (atomic_load(&pl->finished) || atomic_load(&pl->stop_rx))
+			break;
+		if (q->cur == NULL && (r = file_acquire(pl, q)) < 0) {
+			r = r == -ECANCELED ? 0 : r;
+			break;
+		}
+		rd = pcap_next_ex(p, &h, &data);
+		if (rd == PCAP_ERROR_BREAK)
+			break;
+		if (rd < 0) {
+			snprintf(msg, sizeof(msg), "%s", pcap_geterr(p));
+			r = -EIO;
+			break;
+		}
+		if (rd == 0)
+			continue;
+		b = q->cur;
+		if (h->caplen > b->stage_size - b->stage_used ||
+		    b->n == c->batch_max) {
+			if ((r = file_submit(pl, q)) < 0 ||
+			    (r = file_acquire(pl, q)) < 0) {
+				r = r == -ECANCELED ? 0 : r;
+				break;
+			}
+			b = q->cur;
+			if (h->caplen > b->stage_size) {
+				snprintf(msg, sizeof(msg),
+					 "packet of %u bytes is larger than the staging buffer",
+					 h->caplen);
+				r = -E2BIG;
+				break;
+			}
+		}
+		d = &b->pkts[b->n++];
+		memcpy(b->stage + b->stage_used, data, h->caplen);
+		d->addr = (uint64_t)(uintptr_t)(b->stage + b->stage_used);
+		d->caplen = h->caplen;
+		d->wirelen = h->len;
+		/* pcap's seconds are unsigned 32-bit; libpcap 1.10 sign-extends them */
+		d->ts_ns = (uint64_t)(h->ts.tv_sec < 0 ? (uint32_t)h->ts.tv_sec : h->ts.tv_sec) * 1000000000u +
+			   (uint64_t)h->ts.tv_usec * (nano ? 1u : 1000u);
+		d->port = 0;
+		d->queue = 0;
+		d->seq = q->seq++;
+		q->rec_bytes += GCAP_REC_SIZE(h->caplen < snap ? h->caplen : snap);
+		b->stage_used += (h->caplen + 63u) & ~63u;
+		if (b->stage_used > b->stage_size)
+			b->stage_used = b->stage_size;
+		STAT_ADD(q->st.rx_pkts, 1);
+		STAT_ADD(q->st.rx_bytes, h->len);
+	}
+	if (r == 0 || r == -EIO) {
+		int r2 = file_submit(pl, q);
+
+		if (r2 < 0 && r == 0)
+			r = r2;
+	} else if (q->cur != NULL) {
+		q->cur->n = 0;
+	}
+	if (r < 0 && msg[0] != '\0')
+		pl_set_error(pl, r, msg);
+	else if (r < 0)
+		pl_set_error(pl, r, strerror(-r));
+	return r < 0 ? gcap_err(errbuf, -r, "%s", pl->errmsg) : 0;
+}

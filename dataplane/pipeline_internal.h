@@ -1,0 +1,386 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The pipeline's shared internals (private to dataplane/pipeline*.c): the
+ * state of a pipeline and of its queues, the calls between its parts, and
+ * the helpers that the packet path runs per poll or per batch, kept
+ * static inline here so that splitting the pipeline into files costs the
+ * packet path no call it did not make before.
+ *
+ * The parts and who calls whom (one way):
+ *   pipeline.c          lifecycle       -> rx, writer, xmem, stats
+ *   pipeline_file.c     the -r reader   -> rx (completion), writer, xmem
+ *   pipeline_rx.c       RX lcores and batch completion -> xmem, stats
+ *   pipeline_writer.c   the writer thread
+ *   pipeline_xmem.c     the queues' export memory
+ *   pipeline_stats.c    counters, latencies, poll gaps and phases
+ */
+#ifndef GCAP_PIPELINE_INTERNAL_H
+#define GCAP_PIPELINE_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include <rte_branch_prediction.h>
+#include <rte_cycles.h>
+
+#include "gpucap/gcap_pipeline.h"
+#include "spsc.h"
+#include "xarena.h"
+
+/* Store a counter that other threads read with relaxed loads. */
+#define STAT_ADD(field, n) \
+	__atomic_store_n(&(field), (field) + (n), __ATOMIC_RELAXED)
+
+/* Longest a live queue keeps a finished batch's export buffer for the
+ * next batches' records (at low load one batch is in flight at a time:
+ * the next grows the same region, and the writer is not woken per
+ * batch). */
+#define XBUF_HOLD_NS 1000000u
+
+/* Epoch of the "in" floor: the GPU's global timer drifts against the
+ * host's clock (H200: about 1.8 us a second), far less than this. */
+#define IN_EPOCH_NS 100000000u
+
+struct pl_queue {
+	struct gcap_queue_stats st;
+	struct gcap_spsc full; /* xbufs of consumed batches, to the writer */
+	struct gcap_spsc free; /* xbufs written, back from the writer */
+	struct gcap_xbuf *xbufs;    /* descriptors; their memory is xa's */
+	unsigned nxbufs;
+	struct gcap_xarena xa;      /* the queue's export memory */
+	uint64_t *xend;             /* per xbuf: its region's end in xa, 0: none */
+	uint64_t *xstart;           /* per xbuf: xa's head when it was taken */
+	uint32_t xneed;             /* record bytes a batch found no room for */
+	struct gcap_xbuf *held;     /* done, kept for the next batch's records */
+	uint64_t held_since;        /* when held got its first records */
+	struct gcap_batch *cur;     /* slot being filled, not yet submitted */
+	uint32_t rec_bytes;         /* most record bytes the open batch makes */
+	struct gcap_xbuf **stash;   /* xbufs without a region, on this side */
+	unsigned nstash;
+	uint64_t inflight;          /* submitted, not yet consumed */
+	uint32_t seq;
+	unsigned lanes;             /* batches the executor works on at once */
+	uint64_t last_submit;       /* when the last batch was submitted (ns) */
+	uint64_t cycle_ewma;        /* submit-to-done time, moving average (ns) */
+	/* "in" latency's floor (see lat_in_back): the least raw value of the
+	 * last epoch and of this one, which began at in_epoch */
+	int64_t in_ref, in_min;
+	uint64_t in_epoch;
+	double rate_vt;             /* rate limiter: when the credit was zero (ns) */
+	uint64_t prev_poll;         /* the last busy poll's time (ns), 0: none yet */
+	uint32_t gaps;              /* poll gaps so far (batches' gap_mark) */
+	uint64_t ph_end;            /* --poll-phases: the last poll's end (TSC) */
+	bool linearize;             /* the CPU may read the mbufs: copy chains whole */
+	struct gcap_pipeline_queue src;
+};
+
+struct gcap_pipeline {
+	struct gcap_pipeline_conf conf;
+	struct pl_queue *q;
+	pthread_t writer;
+	bool writer_started;
+	bool lcores_started;
+	atomic_int stop_rx;       /* sources must stop */
+	atomic_uint rx_exited;    /* RX lcores that have returned (release) */
+	atomic_int producers_done; /* no more xbufs will be pushed */
+	atomic_int finished;      /* the pipeline wants to stop by itself */
+	atomic_uint_fast64_t written;
+	/* --poll-phases: ns = cycles * ph_mult >> 20; long span in cycles */
+	uint64_t ph_mult, ph_long;
+	int64_t real_off;         /* CLOCK_REALTIME - CLOCK_MONOTONIC (ns) */
+	int error;                /* first error (negative errno) */
+	char errmsg[GCAP_ERRBUF_SIZE];
+	pthread_mutex_t err_lock; /* only on error paths, never per packet */
+};
+
+static inline uint64_t
+now_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Keep the run's first error (and its message); the pipeline then wants
+ * to stop. */
+static inline void
+pl_set_error(struct gcap_pipeline *pl, int err, const char *msg)
+{
+	pthread_mutex_lock(&pl->err_lock);
+	if (pl->error == 0) {
+		pl->error = err;
+		snprintf(pl->errmsg, sizeof(pl->errmsg), "%s", msg);
+	}
+	pthread_mutex_unlock(&pl->err_lock);
+	atomic_store(&pl->finished, 1);
+}
+
+/* ------------------------------------------------- pipeline_writer.c */
+
+/* Start the writer thread. @return 0 or -errno (message in errbuf). */
+int gcap_pl_writer_start(struct gcap_pipeline *pl, char *errbuf);
+/* No more xbufs will come: the writer writes what it has, and is joined. */
+void gcap_pl_writer_join(struct gcap_pipeline *pl);
+
+/* ----------------------------------------------------- pipeline_rx.c */
+
+/* An RX lcore's loop (rte_eal_remote_launch()): polls the queues given to
+ * its lcore until stop_rx, then drains them. */
+int gcap_pl_rx_lcore_main(void *arg);
+/* Wait for every RX lcore to return, and take their writes in. */
+void gcap_pl_rx_lcores_join(struct gcap_pipeline *pl);
+/* Consume queue qi's finished batches (live: an RX lcore's queue, its
+ * mbufs freed and its cycle timed). @return how many. */
+unsigned gcap_pl_poll_done(struct gcap_pipeline *pl, unsigned qi, bool live);
+
+/* --------------------------------------------------- pipeline_xmem.c */
+
+/* Queue q's export buffers as one memory. @return 0; -EINVAL when they
+ * do not lie back to back, equal in size. */
+int gcap_pl_xmem_init(struct pl_queue *q);
+/* Take back the xbufs (and regions) that the writer is done with. */
+void gcap_pl_xbufs_reclaim(struct pl_queue *q);
+/* An xbuf whose batch is done: to the writer, or back at once. */
+void gcap_pl_xbuf_retire(struct pl_queue *q, struct gcap_xbuf *xb);
+/* An xbuf with room for need bytes of records, or NULL (writer behind). */
+struct gcap_xbuf *gcap_pl_xbuf_bind(struct pl_queue *q, uint32_t need);
+/* Undo the bind of xb for a batch the executor refused; held: the xbuf
+ * that q held before the bind. */
+void gcap_pl_xbuf_unbind(struct pl_queue *q, struct gcap_xbuf *xb,
+			 const struct gcap_xbuf *held);
+
+/* Retire queue q's held xbuf: with force, or when it has records older
+ * than XBUF_HOLD_NS. */
+static inline void
+xbuf_release_held(struct pl_queue *q, uint64_t now, bool force)
+{
+	if (q->held == NULL ||
+	    (!force && (q->held->nrec == 0 || now - q->held_since < XBUF_HOLD_NS)))
+		return;
+	gcap_pl_xbuf_retire(q, q->held);
+	q->held = NULL;
+}
+
+/* A free xbuf, and room for the records of the last batch that found
+ * none (the writer is behind until then). */
+static inline bool
+xbuf_room(const struct pl_queue *q)
+{
+	return q->nstash > 0 && (q->xneed == 0 ||
+	       gcap_xarena_place(&q->xa, q->xneed) != UINT64_MAX);
+}
+
+/* Whether queue q can open a batch: a held xbuf, or xbuf_room() (after
+ * taking back what the writer is done with, if it takes that). */
+static inline bool
+xbuf_ready(struct pl_queue *q)
+{
+	if (q->held != NULL || xbuf_room(q))
+		return true;
+	gcap_pl_xbufs_reclaim(q);
+	return xbuf_room(q);
+}
+
+/* -------------------------------------------------- pipeline_stats.c */
+
+/* --poll-phases: the TSC's rate for the phases' times. @return 0;
+ * -ENOTSUP when the rate is unknown (message in errbuf). */
+int gcap_pl_phases_init(struct gcap_pipeline *pl, char *errbuf);
+/* A poll gap of gap ns (at least poll_gap_us[0]): count it. */
+void gcap_pl_poll_gap_record(struct pl_queue *q, uint64_t gap);
+/* An RX lcore's page faults and context switches since ru0, into st. */
+void gcap_pl_lcore_usage(struct gcap_queue_stats *st, const struct rusage *ru0);
+
+/* Poll gaps' bounds (us): gcap_queue_stats.poll_gaps[i] counts those of
+ * at least poll_gap_us[i]; shorter than poll_gap_us[0] is no gap. */
+static const unsigned poll_gap_us[GCAP_POLL_GAP_BUCKETS] = GCAP_POLL_GAP_US;
+
+/* The queue's loop read the clock at now (busy polling): count a gap since
+ * the read before. The reads are the poll's (rx_poll) and the first batch
+ * found done (poll_done), so that a stall is counted before the batches
+ * it delayed are consumed. */
+static inline void
+poll_gap_check(struct pl_queue *q, uint64_t now)
+{
+	if (unlikely(now - q->prev_poll >= poll_gap_us[0] * 1000ull) &&
+	    q->prev_poll != 0)
+		gcap_pl_poll_gap_record(q, now - q->prev_poll);
+	q->prev_poll = now;
+}
+
+/* Queue q's batch was just submitted (at q->last_submit): where the cpu
+ * executor filtered it then, that was the lcore's own work, not a pause
+ * of its polling (a batch of 256 takes it 5 us or more, which would count
+ * as a gap every poll). */
+static inline void
+poll_gap_skip_submit(const struct gcap_pipeline *pl, struct pl_queue *q)
+{
+	if (pl->conf.ops->submit_works && pl->conf.busy_poll && q->prev_poll != 0)
+		q->prev_poll += now_ns(CLOCK_MONOTONIC) - q->last_submit;
+}
+
+/* --poll-phases: t[i] is now (t[0]: the poll's start, t[k]: the end of
+ * phase k). Nothing without ph. */
+static inline void
+poll_phase_mark(bool ph, uint64_t *t, unsigned i)
+{
+	if (ph)
+		t[i] = rte_rdtsc();
+}
+
+/* --poll-phases: this poll is not timed (it drops what it polls), and the
+ * next one's GCAP_PHASE_LOOP has no start. */
+static inline void
+poll_phases_skip(struct pl_queue *q)
+{
+	q->ph_end = 0;
+}
+
+/* --poll-phases: the poll ends now; account its phases, t[0] its start
+ * and t[k] the end of phase k (GCAP_PHASE_DONE..SUBMIT); GCAP_PHASE_LOOP
+ * runs from the queue's last poll's end. Nothing without ph. */
+static inline void
+poll_phases_end(const struct gcap_pipeline *pl, struct pl_queue *q, bool ph,
+		uint64_t *t)
+{
+	if (!ph)
+		return;
+	t[GCAP_PHASE_SUBMIT] = rte_rdtsc();
+	for (unsigned i = 0; i < GCAP_POLL_PHASES; i++) {
+		uint64_t d;
+
+		if (i == GCAP_PHASE_LOOP) {
+			if (q->ph_end == 0)
+				continue;
+			d = t[0] - q->ph_end;
+		} else {
+			d = t[i] - t[i - 1];
+		}
+		STAT_ADD(q->st.phase_ns[i], d * pl->ph_mult >> 20);
+		if (unlikely(d >= pl->ph_long))
+			STAT_ADD(q->st.phase_long[i], 1);
+	}
+	q->ph_end = t[GCAP_POLL_PHASES - 1];
+}
+
+/* n packets into a histogram of nb 1-us buckets (the last: overflow) */
+static inline void
+lat_record(uint64_t *hist, unsigned nb, uint64_t ns, uint32_t n)
+{
+	uint64_t b = ns / 1000u;
+
+	if (b >= nb)
+		b = nb - 1;
+	STAT_ADD(hist[b], n);
+}
+
+/* A batch of queue q opens: no arrival time yet, and the queue's poll
+ * gaps so far (a gap before its verdict leaves it out of GCAP_LAT_NO_GAP). */
+static inline void
+lat_batch_open(const struct pl_queue *q, struct gcap_batch *b)
+{
+	b->nbursts = 0;
+	b->gap_mark = q->gaps;
+}
+
+/* Merge a batch's arrival times in pairs: entry k takes entries 2k and
+ * 2k + 1 (the earlier time, the later end). */
+static inline void
+bursts_halve(struct gcap_batch *b)
+{
+	unsigned k;
+
+	for (k = 0; 2 * k + 1 < b->nbursts; k++) {
+		b->burst_t[k] = b->burst_t[2 * k];
+		b->burst_end[k] = b->burst_end[2 * k + 1];
+	}
+	b->nbursts = (uint16_t)k;
+}
+
+/* The n packets a poll at mono adds to batch b (after its b->n): a new
+ * arrival time where it differs from the last kept by the grain; with
+ * every entry spent, pairs merge (each keeps its earlier time: latencies
+ * stay upper bounds, off by at most the merged span) so the whole batch
+ * stays covered. */
+static inline void
+lat_arrival(struct gcap_batch *b, uint64_t mono, unsigned n)
+{
+	if (b->nbursts == 0 ||
+	    mono - b->burst_t[b->nbursts - 1] >= GCAP_BURST_GRAIN_NS) {
+		if (b->nbursts == GCAP_BATCH_BURSTS)
+			bursts_halve(b);
+		b->burst_t[b->nbursts++] = mono;
+	}
+	b->burst_end[b->nbursts - 1] = (uint16_t)(b->n + n);
+}
+
+/* The doorbells' parts of a batch's cycle. "in": submit -> the executor
+ * saw it, beyond the quickest such time of the last 0.1-0.2 s; measured
+ * across two clocks (the GPU's global timer, the host's real time) whose
+ * offset and slow drift the floor takes out. "back": the rest of the
+ * cycle outside the executor (the quickest "in", DONE crossing back, the
+ * lcore noticing it). */
+static inline void
+lat_in_back(const struct gcap_pipeline *pl, struct pl_queue *q,
+	    const struct gcap_batch *b, uint64_t cyc)
+{
+	int64_t raw = (int64_t)(b->res->start_ns -
+				(b->submit_t + (uint64_t)pl->real_off));
+	int64_t in, back;
+
+	if (q->in_epoch == 0 || b->submit_t - q->in_epoch > IN_EPOCH_NS) {
+		q->in_ref = q->in_epoch == 0 ? raw : q->in_min;
+		q->in_min = raw;
+		q->in_epoch = b->submit_t;
+	} else if (raw < q->in_min) {
+		q->in_min = raw;
+	}
+	in = raw - (q->in_min < q->in_ref ? q->in_min : q->in_ref);
+	back = (int64_t)cyc - in - (int64_t)b->res->exec_ns;
+
+	lat_record(q->st.lat_in, GCAP_LAT_PART_BUCKETS,
+		   in > 0 ? (uint64_t)in : 0, b->n);
+	lat_record(q->st.lat_back, GCAP_LAT_PART_BUCKETS,
+		   back > 0 ? (uint64_t)back : 0, b->n);
+}
+
+/* Batch b of queue q is done, its verdict seen at now: its latencies
+ * (live: its cycle and the cycle's parts too) into q's histograms. */
+static inline void
+lat_batch_done(const struct gcap_pipeline *pl, struct pl_queue *q,
+	       const struct gcap_batch *b, bool live, uint64_t now)
+{
+	const struct gcap_batch_result *res = b->res;
+	uint32_t from = 0;
+
+	if (live) {
+		uint64_t cyc = now - b->submit_t;
+
+		STAT_ADD(q->st.cycle_ns, cyc);
+		lat_record(q->st.lat_cycle, GCAP_LAT_PART_BUCKETS, cyc, b->n);
+		lat_record(q->st.lat_exec, GCAP_LAT_PART_BUCKETS,
+			   res->exec_ns, b->n);
+		if (res->start_ns != 0)
+			lat_in_back(pl, q, b, cyc);
+	}
+	bool no_gap = live && b->gap_mark == q->gaps;
+
+	/* each poll's packets with their own arrival time (the last entry
+	 * ends at b->n) */
+	for (unsigned i = 0; i < b->nbursts; i++) {
+		lat_record(q->st.lat, GCAP_LAT_BUCKETS,
+			   now - b->burst_t[i], b->burst_end[i] - from);
+		if (no_gap)
+			lat_record(q->st.lat_no_gap, GCAP_LAT_BUCKETS,
+				   now - b->burst_t[i], b->burst_end[i] - from);
+		from = b->burst_end[i];
+	}
+}
+
+#endif /* GCAP_PIPELINE_INTERNAL_H */

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The kinds of port that `-i` names, as the table in port_kind.c has them
+ * (private to dataplane/): how each is recognised and checked, what the
+ * EAL is given to create it (eal.c) and the name of the ethdev that
+ * results (port.c). A new kind is a value of enum gcap_port_kind and one
+ * row of the table.
+ */
+#ifndef GCAP_PORT_INTERNAL_H
+#define GCAP_PORT_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "gpucap/gcap_port.h"
+
+struct gcap_port_kind_ops {
+	/* how a message lists the kinds: "a PCI address", ... */
+	const char *what;
+	/* whether spec is written as a port of this kind (syntax only) */
+	bool (*match)(const char *spec);
+	/* check spec (a spec that matched) and set p->name and p->devargs.
+	 * @return 0, or a negative errno with a message in errbuf */
+	int (*parse)(const char *spec, struct gcap_port *p, char *errbuf);
+	/* the EAL option that creates the port from p->devargs: "-a" or
+	 * "--vdev" */
+	const char *eal_opt;
+	/* a PCI device: the EAL keeps its PCI bus for it (else --no-pci) */
+	bool pci;
+	/* at EAL set-up, p->devargs from what is known only then (the RX
+	 * queues), nth: the port's position among the EAL's ports; NULL:
+	 * parse's stand */
+	void (*eal_devargs)(struct gcap_port *p, unsigned nth);
+	/* the name the EAL gives the port's ethdev; NULL: p->name */
+	void (*ethdev_name)(const struct gcap_port *p, char *name, size_t size);
+};
+
+/* The row of a kind. */
+const struct gcap_port_kind_ops *gcap_port_kind(enum gcap_port_kind kind);
+
+#endif /* GCAP_PORT_INTERNAL_H */
