@@ -383,4 +383,15 @@ lat_batch_done(const struct gcap_pipeline *pl, struct pl_queue *q,
 	}
 }
 
+/* The open batch of q is due: nothing in flight, or a lane idle and the
+ * last submission a lane's share of a round trip old (see rx_poll), so
+ * that submissions spread over the lanes instead of bunching. */
+static inline bool
+gcap_pl_submit_due(const struct pl_queue *q, uint64_t now)
+{
+	return q->inflight == 0 ||
+	       (q->inflight < q->lanes &&
+		now - q->last_submit >= q->cycle_ewma / q->lanes);
+}
+
 #endif /* GCAP_PIPELINE_INTERNAL_H */

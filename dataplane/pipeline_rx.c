@@ -84,7 +84,7 @@ consume(struct gcap_pipeline *pl, unsigned qi, struct gcap_batch *b, bool live,
 	STAT_ADD(q->st.batches, 1);
 	STAT_ADD(q->st.exec_ns, res->exec_ns);
 	if (live) {
-		/* the round trip that spaces the lanes' submissions (submit_due) */
+		/* the round trip that spaces the lanes' submissions (gcap_pl_submit_due) */
 		uint64_t cyc = now - b->submit_t;
 
 		q->cycle_ewma = q->cycle_ewma ?
@@ -307,16 +307,6 @@ rx_submit(struct gcap_pipeline *pl, unsigned qi)
 	q->inflight++;
 }
 
-/* The open batch of q is due: nothing in flight, or a lane idle and the
- * last submission a lane's share of a round trip old (see rx_poll). */
-static inline bool
-submit_due(const struct pl_queue *q, uint64_t now)
-{
-	return q->inflight == 0 ||
-	       (q->inflight < q->lanes &&
-		now - q->last_submit >= q->cycle_ewma / q->lanes);
-}
-
 /*
  * One RX poll of queue qi. @return packets received.
  *
@@ -390,7 +380,7 @@ rx_poll(struct gcap_pipeline *pl, unsigned qi)
 		STAT_ADD(q->st.rx_bytes, bytes);
 	}
 	poll_phase_mark(ph, t, GCAP_PHASE_DESCRIBE);
-	if (b->n > 0 && (b->n >= c->batch_max || submit_due(q, mono)))
+	if (b->n > 0 && (b->n >= c->batch_max || gcap_pl_submit_due(q, mono)))
 		rx_submit(pl, qi);
 	poll_phases_end(pl, q, ph, t);
 	return n;
