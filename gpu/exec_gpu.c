@@ -449,12 +449,9 @@ gcap_gpu_code_kernel(const struct gcap_exec_conf *conf,
 	int rc;
 
 	if (conf == NULL || conf->nfilters == 0 ||
-	    conf->nfilters > GCAP_MAX_OUTPUTS || conf->filters == NULL) {
-		gcap_err(errbuf, EINVAL, "gpu code: 1 to %u filters needed",
-			 GCAP_MAX_OUTPUTS);
-		errno = EINVAL;
-		return NULL;
-	}
+	    conf->nfilters > GCAP_MAX_OUTPUTS || conf->filters == NULL)
+		return gcap_err_null(errbuf, EINVAL, "gpu code: 1 to %u filters "
+				     "needed", GCAP_MAX_OUTPUTS);
 	/* an inline kernel is compiled with NVRTC: so are the filters */
 	if (conf->compile_filters || k != NULL) {
 		flt = gcap_gpu_filter_code(conf, errbuf);
@@ -484,9 +481,7 @@ gcap_gpu_code_kernel(const struct gcap_exec_conf *conf,
 	gb_str(&b, ksrc);
 	if (!b.ok) {
 		free(b.p);
-		gcap_err(errbuf, ENOMEM, "gpu code: out of memory");
-		errno = ENOMEM;
-		return NULL;
+		return gcap_err_null(errbuf, ENOMEM, "gpu code: out of memory");
 	}
 	return b.p;
 }
@@ -908,22 +903,18 @@ gpu_create(const struct gcap_exec_conf *conf, char *errbuf)
 	unsigned i, q, nord;
 	const char *fa;
 
-	if (conf == NULL) {
-		gcap_err(errbuf, EINVAL, "gpu executor: no configuration");
-		errno = EINVAL;
-		return NULL;
-	}
+	if (conf == NULL)
+		return gcap_err_null(errbuf, EINVAL, "gpu executor: no "
+				     "configuration");
 	rc = conf_check(conf, errbuf);
 	if (rc) {
 		errno = -rc;
 		return NULL;
 	}
 	ex = calloc(1, sizeof(*ex));
-	if (ex == NULL) {
-		gcap_err(errbuf, ENOMEM, "gpu executor: out of memory");
-		errno = ENOMEM;
-		return NULL;
-	}
+	if (ex == NULL)
+		return gcap_err_null(errbuf, ENOMEM, "gpu executor: out of "
+				     "memory");
 	pthread_mutex_init(&ex->launch_lock, NULL);
 	ex->conf = *conf;
 	ex->conf.gpus = NULL;
@@ -1845,17 +1836,12 @@ gpu_pool_create(struct gcap_exec *ex, unsigned q, uint16_t port_id,
 	int rc;
 
 	if (q >= ex->conf.nqueues || n_mbufs == 0 ||
-	    data_room <= RTE_PKTMBUF_HEADROOM) {
-		gcap_err(errbuf, EINVAL, "gpu pool: bad arguments");
-		errno = EINVAL;
-		return NULL;
-	}
-	if (__atomic_load_n(&ex->launched, __ATOMIC_ACQUIRE) != 0) {
-		gcap_err(errbuf, EBUSY, "gpu pool: create the pools before the "
-			 "first batch (the kernels are running)");
-		errno = EBUSY;
-		return NULL;
-	}
+	    data_room <= RTE_PKTMBUF_HEADROOM)
+		return gcap_err_null(errbuf, EINVAL, "gpu pool: bad arguments");
+	if (__atomic_load_n(&ex->launched, __ATOMIC_ACQUIRE) != 0)
+		return gcap_err_null(errbuf, EBUSY, "gpu pool: create the pools "
+				     "before the first batch (the kernels are "
+				     "running)");
 	qs = &ex->qs[q];
 	d = qs->dev;
 	rc = ctx_on(ex, d, errbuf);
@@ -1866,34 +1852,28 @@ gpu_pool_create(struct gcap_exec *ex, unsigned q, uint16_t port_id,
 	tls_ctx = d->ctx;
 	len = (size_t)n_mbufs * data_room;
 	pm = calloc(1, sizeof(*pm));
-	if (pm == NULL) {
-		gcap_err(errbuf, ENOMEM, "gpu pool: out of memory");
-		errno = ENOMEM;
-		return NULL;
-	}
+	if (pm == NULL)
+		return gcap_err_null(errbuf, ENOMEM, "gpu pool: out of memory");
 	pm->dev = d;
 	if (mode == GCAP_MEM_AUTO || mode == GCAP_MEM_GPU) {
 		rc = pool_mem_gpu(ex, d, pm, len, port_id, why);
 		if (rc && mode == GCAP_MEM_GPU) {
 			pool_mem_free(ex, pm);
-			gcap_err(errbuf, -rc, "--mem gpu refused for port %u: %s; "
-				 "it needs a NIC that DMAs into GPU memory "
-				 "(GPUDirect RDMA: ConnectX with mlx5 and "
-				 "nvidia-peermem); use --mem host or copy",
-				 port_id, why);
-			errno = -rc;
-			return NULL;
+			return gcap_err_null(errbuf, -rc, "--mem gpu refused for "
+					     "port %u: %s; it needs a NIC that "
+					     "DMAs into GPU memory (GPUDirect "
+					     "RDMA: ConnectX with mlx5 and "
+					     "nvidia-peermem); use --mem host or "
+					     "copy", port_id, why);
 		}
 		if (rc) {
 			pool_mem_free(ex, pm);
 			GPU_LOG(INFO, "--mem auto: port %u queue %u uses host "
 				"memory, not GPU memory: %s\n", port_id, q, why);
 			pm = calloc(1, sizeof(*pm));
-			if (pm == NULL) {
-				gcap_err(errbuf, ENOMEM, "gpu pool: out of memory");
-				errno = ENOMEM;
-				return NULL;
-			}
+			if (pm == NULL)
+				return gcap_err_null(errbuf, ENOMEM, "gpu pool: "
+						     "out of memory");
 			pm->dev = d;
 			mode = GCAP_MEM_HOST;
 		} else if (mode == GCAP_MEM_AUTO) {
@@ -1921,10 +1901,8 @@ gpu_pool_create(struct gcap_exec *ex, unsigned q, uint16_t port_id,
 		int e = rte_errno ? rte_errno : ENOMEM;
 
 		pool_mem_free(ex, pm);
-		gcap_err(errbuf, e, "rte_pktmbuf_pool_create_extbuf(%s): %s",
-			 name, rte_strerror(e));
-		errno = e;
-		return NULL;
+		return gcap_err_null(errbuf, e, "rte_pktmbuf_pool_create_extbuf"
+				     "(%s): %s", name, rte_strerror(e));
 	}
 	pm->next = saved;
 	ex->pools = pm;
