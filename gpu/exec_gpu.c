@@ -178,8 +178,8 @@ struct gcap_exec {
 	int launch_rc;
 	char launch_err[GCAP_ERRBUF_SIZE];
 	struct gpu_pool_mem *pools;
-	/* inline kernel (issue 5): the host build (validation, init, report),
-	 * its state in VRAM on the one device, a pinned copy to read it back */
+	/* inline kernel: the host build (validation, init, report), its
+	 * state in VRAM on the one device, a pinned copy to read it back */
 	struct gcap_khost *kernel;
 	size_t kstate_size;
 	void *kstate_host;
@@ -869,10 +869,10 @@ static int gpu_stop(struct gcap_exec *ex, unsigned timeout_ms, char *errbuf);
  * stream keeps each queue's copies before its doorbell, whichever lcore
  * issued them). More streams did not copy faster (one H200, 64-byte
  * packets, 28 queues at four blocks each: 0.93 / 1.22 / 1.29 / 1.31 Mpps
- * on 1 / 2 / 6 / 28 streams, copy-queues-h200x2-75ced82.log; that
- * collapse was the blocks, see gpu_create), and sharing them keeps copy
- * mode within the driver's default work queues (32 made each context
- * start 0.7 s slower).
+ * on 1 / 2 / 6 / 28 streams; that collapse was the blocks, see
+ * GPU_COPY_POLLERS in exec_gpu.c), and sharing them keeps copy mode within
+ * the driver's default work queues (32 made each context start 0.7 s
+ * slower).
  */
 static int
 copy_streams(struct gpu_dev *d, char *errbuf)
@@ -1018,9 +1018,7 @@ gpu_create(const struct gcap_exec_conf *conf, char *errbuf)
 		 * 8.1 Mpps with four blocks a queue, 16.4 with two, 17.2 with
 		 * one; 28 queues 1.3 and 17.0; 8 queues 17.2-17.4 with four
 		 * and 17.6 with one, p50/p99 at half rate 263/321 us and
-		 * 69/117; but one queue 15.1 with four, 9.6 with one:
-		 * copy-queues-h200x2-75ced82.log, -blocks-h200x2-5452c59,
-		 * gpu-capture-bench-h200-2836eda.md, -b96472a.md) */
+		 * 69/117; but one queue 15.1 with four, 9.6 with one) */
 		for (unsigned cand = GPU_AUTO_BLOCKS; cand > 1; cand /= 2) {
 			bool fits = conf->ring_size >= cand;
 
@@ -1247,8 +1245,8 @@ gpu_batch_get(struct gcap_exec *ex, unsigned q)
 	 * FREE until the copy stream writes its READY, and with the copies
 	 * behind (the copy engines are copy mode's bottleneck) the oldest
 	 * slot could be handed out again while in flight: its batch was
-	 * overwritten and never completed (gpu-copy at full rate stalled,
-	 * "batches still in flight" at stop) */
+	 * overwritten and never completed (copy mode at full rate stalled,
+	 * with "batches still in flight" at stop) */
 	if (qs->prod - qs->cons >= ex->conf.ring_size ||
 	    __atomic_load_n(&qs->slots[s].status, __ATOMIC_ACQUIRE) !=
 	    GCAP_GPU_FREE || ex->stopped)
