@@ -31,7 +31,6 @@ char *
 gcap_gpu_code(const struct gcap_exec_conf *conf, char *errbuf)
 {
 	(void)conf;
-	gcap_err(errbuf, ENOTSUP, "this build of gpucap has no CUDA support");
-	errno = ENOTSUP;
-	return NULL;
+	return gcap_err_null(errbuf, ENOTSUP, "this build of gpucap has no CUDA "
+			     "support");
 }

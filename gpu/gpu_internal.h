@@ -1,15 +1,18 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /**
  * @file
- * Internal to the gpu module: the embedded kernel and the compiled-filter
- * path (gcap_bpfc + gcap_rtc).
+ * Internal to the gpu module: the embedded kernel (gpu/embed.py), the CUDA
+ * translation unit built around it (code.c) and its NVRTC build
+ * (module.c). Needs no GPU and no executor state; the executor's own
+ * declarations are in exec_gpu_internal.h.
  */
 #ifndef GCAP_GPU_INTERNAL_H
 #define GCAP_GPU_INTERNAL_H
 
+#include <stddef.h>
+
 #include "gpucap/gcap_exec.h"
 #include "gpucap/gcap_khost.h"
-#include "cuda_internal.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -17,13 +20,8 @@ extern "C" {
 
 /** The kernel source with its headers inlined (gpu/embed.py), NUL-terminated. */
 extern const unsigned char gcap_gpu_kernel_src[];
-
-/**
- * The code gcap_bpfc generates for conf's filters (functions prefixed
- * gcap_flt_, gcap_flt_mask() used by the kernel).
- * @return malloc'd source, or NULL with errno and a message.
- */
-char *gcap_gpu_filter_code(const struct gcap_exec_conf *conf, char *errbuf);
+/** The kernel built by nvcc with interpreted filters (gpu/embed.py). */
+extern const unsigned char gcap_gpu_fatbin[];
 
 /**
  * gcap_gpu_code() for an inline kernel that is already loaded (k, or NULL
@@ -50,18 +48,6 @@ char *gcap_gpu_code_kernel(const struct gcap_exec_conf *conf,
  */
 int gcap_gpu_rtc_build(const char *src, const struct gcap_khost *k, int maj,
 		       int min, void **image, size_t *len, char *errbuf);
-
-/**
- * Compile gcap_gpu_code_kernel(conf, k) for device dev (NVRTC through
- * gcap_rtc, with its cache) and load it into the current context.
- * @param k  the inline kernel, or NULL
- * @return 0; -ENOTSUP when this build has no run-time compiler; or the
- *         compiler's / loader's negative errno, with a message.
- */
-int gcap_gpu_compile_module(const struct gcap_cu *cu,
-			    const struct gcap_exec_conf *conf,
-			    const struct gcap_khost *k, CUdevice dev,
-			    CUmodule *mod, char *errbuf);
 
 #ifdef __cplusplus
 }

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Compiled filters (and inline kernels) for the persistent kernel: the BPF
- * programs translated to CUDA C by gcap_bpfc, put in front of the kernel
- * source (gcap_gpu_code_kernel), compiled at run time by NVRTC through
- * gcap_rtc (with its cache) for the device's compute capability, loaded
- * with cuModuleLoadData.
+ * The persistent kernel's module on a device: the embedded fatbin (filters
+ * interpreted), or, with compiled filters or an inline kernel, the
+ * translation unit of code.c compiled at run time by NVRTC through
+ * gcap_rtc (with its cache) for the device's compute capability; loaded
+ * with cuModuleLoadData, then the inline kernel's state and the filter
+ * programs uploaded into VRAM. Separate from the executor so that the
+ * compile (no GPU needed) and the load are one layer it calls.
  */
 #include <errno.h>
 #include <limits.h>
@@ -12,19 +14,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpucap/gcap_bpfc.h"
-#include "gpucap/gcap_gpu.h"
+#include <pcap/pcap.h>
+
+#include "exec_gpu_internal.h"
 #include "gpu_internal.h"
 #ifdef GCAP_GPU_HAVE_RTC
 #include "gpucap/gcap_rtc.h"
 #endif
 
-char *
-gcap_gpu_filter_code(const struct gcap_exec_conf *conf, char *errbuf)
-{
-	return gcap_bpfc_translate(conf->filters, conf->nfilters, "gcap_flt", 0,
-				   errbuf);
-}
+/* the filter programs are copied into VRAM as the kernel reads them */
+_Static_assert(sizeof(struct bpf_insn) == 8, "bpf_insn layout");
 
 #ifdef GCAP_GPU_HAVE_RTC
 /* NVRTC writes "FILE(LINE): error: message"; the user reads "FILE:LINE:
@@ -118,11 +117,12 @@ gcap_gpu_rtc_build(const char *src, const struct gcap_khost *k, int maj,
 #endif
 }
 
-int
-gcap_gpu_compile_module(const struct gcap_cu *cu,
-			const struct gcap_exec_conf *conf,
-			const struct gcap_khost *k, CUdevice dev,
-			CUmodule *mod, char *errbuf)
+/* gcap_gpu_code_kernel(conf, k) compiled for device dev and loaded into
+ * the current context; -ENOTSUP when this build has no run-time compiler */
+static int
+compile_module(const struct gcap_cu *cu, const struct gcap_exec_conf *conf,
+	       const struct gcap_khost *k, CUdevice dev, CUmodule *mod,
+	       char *errbuf)
 {
 #ifdef GCAP_GPU_HAVE_RTC
 	int maj = 0, min = 0, rc;
@@ -159,4 +159,79 @@ gcap_gpu_compile_module(const struct gcap_cu *cu,
 			"the run-time compiler (gcap_rtc), not in this build; "
 			"filters are interpreted without --compile-filters");
 #endif
+}
+
+int
+gcap_gpu_dev_load(struct gcap_exec *ex, struct gpu_dev *d, char *errbuf)
+{
+	const struct gcap_cu *cu = ex->cu;
+	const struct gcap_exec_conf *c = &ex->conf;
+	struct gcap_gpu_prog progs[GCAP_MAX_OUTPUTS];
+	struct bpf_insn *all = NULL;
+	size_t ninsn = 0;
+	unsigned j;
+	int rc;
+
+	if (c->compile_filters || ex->kernel != NULL) {
+		rc = compile_module(ex->cu, c, ex->kernel, d->dev, &d->mod,
+				    errbuf);
+		if (rc)
+			return rc;
+	} else {
+		rc = gcap_cu_err(cu, cu->ModuleLoadData(&d->mod, gcap_gpu_fatbin),
+				 errbuf, "cuModuleLoadData(" KERNEL_NAME ")");
+		if (rc)
+			return rc;
+	}
+	rc = gcap_cu_err(cu, cu->ModuleGetFunction(&d->fn, d->mod, KERNEL_NAME),
+			 errbuf, "cuModuleGetFunction(" KERNEL_NAME ")");
+	if (rc)
+		return rc;
+	if (ex->kernel != NULL) {
+		/* the state the init hook prepared on the host, into VRAM */
+		rc = gcap_cu_err(cu, cu->ModuleGetFunction(&d->kcopy, d->mod,
+				 "gcap_kstate_copy"), errbuf,
+				 "cuModuleGetFunction(gcap_kstate_copy)");
+		if (!rc)
+			rc = gcap_cu_err(cu, cu->MemAlloc(&d->kstate,
+					 ex->kstate_size), errbuf,
+					 "cuMemAlloc(inline kernel state)");
+		if (!rc)
+			rc = gcap_cu_err(cu, cu->MemcpyHtoD(d->kstate,
+					 gcap_khost_state(ex->kernel),
+					 ex->kstate_size), errbuf,
+					 "cuMemcpyHtoD(inline kernel state)");
+		if (rc)
+			return rc;
+	}
+
+	for (j = 0; j < c->nfilters; j++)
+		ninsn += c->filters[j].bf_len;
+	all = malloc((ninsn + 1) * sizeof(*all));
+	if (all == NULL)
+		return gcap_err(errbuf, ENOMEM, "gpu executor: out of memory");
+	ninsn = 0;
+	for (j = 0; j < c->nfilters; j++) {
+		progs[j].off = (uint32_t)ninsn;
+		progs[j].len = c->filters[j].bf_len;
+		if (c->filters[j].bf_len)
+			memcpy(all + ninsn, c->filters[j].bf_insns,
+			       c->filters[j].bf_len * sizeof(*all));
+		ninsn += c->filters[j].bf_len;
+	}
+	rc = gcap_cu_err(cu, cu->MemAlloc(&d->insns, (ninsn + 1) * sizeof(*all)),
+			 errbuf, "cuMemAlloc(filters)");
+	if (!rc && ninsn)
+		rc = gcap_cu_err(cu, cu->MemcpyHtoD(d->insns, all,
+				 ninsn * sizeof(*all)), errbuf,
+				 "cuMemcpyHtoD(filters)");
+	free(all);
+	if (!rc)
+		rc = gcap_cu_err(cu, cu->MemAlloc(&d->progs, sizeof(progs)),
+				 errbuf, "cuMemAlloc(programs)");
+	if (!rc)
+		rc = gcap_cu_err(cu, cu->MemcpyHtoD(d->progs, progs,
+				 c->nfilters * sizeof(progs[0])), errbuf,
+				 "cuMemcpyHtoD(programs)");
+	return rc;
 }
