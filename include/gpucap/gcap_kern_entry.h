@@ -72,10 +72,12 @@ GCAP_KERNEL uint32_t gcap_kernel(const struct gcap_kpkt *pkt,
  * others in parallel: every packet's verdict and the final state are the
  * cpu executor's (which runs packets one by one), queue by queue, as long
  * as all the order-dependent state a packet touches belongs to its key.
- * The executor finds the function by name (the host build exports it) and
- * defines GCAP_KERNEL_ORDERED before gcap_kernel.h in the GPU build; other
- * nvcc builds of a kernel source pass -DGCAP_KERNEL_ORDERED themselves and
- * run it with gcap_kernel_block_run() (bench/kernel_bench.cu does).
+ * The executor finds the function by name (the host build exports it),
+ * defines GCAP_KERNEL_ORDERED before gcap_kernel.h in the GPU build and
+ * runs the block's packets with gcap_kernel_block_run()
+ * (gpu/kernels/inline_kernel.cuh); other nvcc builds of a kernel source
+ * pass -DGCAP_KERNEL_ORDERED themselves and run it the same way
+ * (bench/kernel_bench.cu does).
  * Cost: the key call, and one step of the batch per packet of the most
  * frequent key of each 512-packet chunk. Order holds within one block per
  * queue (--gpu-blocks 1, which the executor then requires).
@@ -88,70 +90,6 @@ GCAP_KERNEL uint32_t gcap_kernel(const struct gcap_kpkt *pkt,
 /** The order key of an ordered kernel (defined by the kernel source). */
 GCAP_KERNEL uint64_t gcap_kernel_order(const struct gcap_kpkt *pkt,
 				       const struct gcap_kstate *st);
-#endif
-
-#ifdef GCAP_DEVICE
-/**
- * Executor side of ordered kernels (kernel code never calls it). Every
- * thread of the block calls it with its packet's order key
- * (GCAP_ORDER_NONE for none, or for no packet); keys is blockDim.x words
- * of shared memory, max one shared word. @return the thread's round: the
- * number of lower threads of the block that hold the same key; *rounds
- * gets the number of rounds the block needs (1 + the largest round).
- * Running round r's packets between barriers, r = 0, 1, ..., runs the
- * packets of one key in thread order.
- */
-GCAP_DEV uint32_t gcap_order_round(uint64_t key, uint64_t *keys, uint32_t *max,
-				   uint32_t *rounds)
-{
-	uint32_t t = threadIdx.x, r = 0;
-
-	if (t == 0)
-		*max = 0;
-	keys[t] = key;
-	__syncthreads();
-	if (key != GCAP_ORDER_NONE) {
-		for (uint32_t j = 0; j < t; j++)
-			r += keys[j] == key;
-		if (r)
-			atomicMax(max, r);
-	}
-	__syncthreads();
-	*rounds = *max + 1u;
-	return r;
-}
-
-/**
- * Executor side: run gcap_kernel() on the block's packets, one per thread
- * (run: this thread has a packet for it). Every thread of the block calls
- * it. An ordered kernel (GCAP_KERNEL_ORDERED defined before this header)
- * runs the packets that share an order key in thread order, one round
- * each, with keys (blockDim.x shared words) and max (one shared word);
- * otherwise all at once and keys/max are unused.
- * @return the verdict (GCAP_DROP for a thread without a packet).
- */
-GCAP_DEV uint32_t gcap_kernel_block_run(bool run, const struct gcap_kpkt *pkt,
-					struct gcap_kstate *st, uint64_t *keys,
-					uint32_t *max)
-{
-#ifdef GCAP_KERNEL_ORDERED
-	uint32_t v = 0, rounds;
-	uint64_t key = run ? gcap_kernel_order(pkt, st) : GCAP_ORDER_NONE;
-	uint32_t r = gcap_order_round(key, keys, max, &rounds);
-
-	for (uint32_t k = 0; k < rounds; k++) {
-		if (run && k == r)
-			v = gcap_kernel(pkt, st);
-		/* round k's stores to the state, seen by round k + 1 */
-		__syncthreads();
-	}
-	return v;
-#else
-	(void)keys;
-	(void)max;
-	return run ? gcap_kernel(pkt, st) : 0u;
-#endif
-}
 #endif
 
 #ifndef GCAP_DEVICE
