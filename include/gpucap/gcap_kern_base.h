@@ -21,11 +21,9 @@ typedef unsigned int uint32_t;
 typedef int int32_t;
 typedef unsigned short uint16_t;
 typedef unsigned char uint8_t;
-typedef unsigned long long gcap_size_t;
 #else
 #include <stdint.h>
 #include <stddef.h>
-typedef size_t gcap_size_t;
 #if !defined(__cplusplus)
 #include <stdbool.h>
 #endif
@@ -58,8 +56,5 @@ typedef size_t gcap_size_t;
 
 /** Largest kernel state the loader accepts (bytes): 1 GiB. */
 #define GCAP_KSTATE_MAX (1ull << 30)
-
-/** Most outputs (-w FILE:EXPR); the same value as gcap_pkt.h's. */
-#define GCAP_KMAX_OUTPUTS 64u
 
 #endif /* GCAP_KERN_BASE_H */

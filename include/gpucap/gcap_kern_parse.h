@@ -51,10 +51,8 @@ extern "C" {
 #define GCAP_IPPROTO_UDP      17u
 #define GCAP_IPPROTO_ROUTING  43u
 #define GCAP_IPPROTO_FRAGMENT 44u
-#define GCAP_IPPROTO_ESP      50u
 #define GCAP_IPPROTO_AH       51u
 #define GCAP_IPPROTO_ICMPV6   58u
-#define GCAP_IPPROTO_NONE     59u
 #define GCAP_IPPROTO_DSTOPTS  60u
 
 /** Ethertypes the parser knows. */

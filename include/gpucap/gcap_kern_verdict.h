@@ -43,8 +43,6 @@ extern "C" {
 #define GCAP_OUTPUT(i) \
 	(GCAP_CAPTURE | GCAP_VERDICT_OUTPUT_FLAG | (((uint32_t)(i) & 63u) << 24))
 
-/** @return true when the verdict captures. */
-#define GCAP_VERDICT_IS_CAPTURE(v) (((v) & GCAP_CAPTURE) != 0)
 /** @return the snap length of a verdict (0: none). */
 #define GCAP_VERDICT_SNAPLEN(v) ((v) & GCAP_VERDICT_SNAP_MAX)
 
