@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include KFILE  /* the device build: GCAP_DEVICE is defined */
+#include "gpu/kernels/inline_kernel.cuh" /* gcap_kernel_block_run() */
 
 extern "C" {
 struct gcap_khost;

@@ -11,7 +11,8 @@
  * This file is compiled twice: at build time by nvcc (interpreter variant,
  * embedded as a fatbin) and, for compiled filters, at run time by NVRTC
  * behind the code gcap_bpfc generates (GCAP_GPU_COMPILED_FILTERS defined,
- * gcap_flt_mask() provided). It includes only gpucap's plain C headers.
+ * gcap_flt_mask() provided). It includes only gpucap's plain C headers
+ * and, with an inline kernel, inline_kernel.cuh.
  *
  * Hooks (defined before this file is included):
  *  - GCAP_GPU_COMPILED_FILTERS: outmask = gcap_flt_mask(p, wirelen, caplen)
@@ -22,8 +23,8 @@
  *    filter passed, on the state at kp->kstate, and applies its verdict
  *    with gcap_verdict_apply() exactly as the cpu executor does (ordered
  *    kernels: GCAP_KERNEL_ORDERED, packets of one order key in packet
- *    order); gcap_kstate_copy() is added for the host to read the state
- *    back.
+ *    order, inline_kernel.cuh); gcap_kstate_copy() is added for the host
+ *    to read the state back.
  */
 #ifndef GCAP_GPU_PIPELINE_CUH
 #define GCAP_GPU_PIPELINE_CUH
@@ -34,6 +35,8 @@
 #endif
 
 #ifdef GCAP_GPU_INLINE_KERNEL
+#include "inline_kernel.cuh"
+
 /* The kernel's view of a packet descriptor. */
 static __device__ __forceinline__ void
 gcap_gpu_kpkt(struct gcap_kpkt *kpkt, const struct gcap_pkt *d,
@@ -232,8 +235,8 @@ struct gcap_gpu_shared {
  * every thread of the block calls it (active: the thread has a packet).
  * The cpu executor's semantics (dataplane/exec_cpu.c): the verdict gives
  * the outmask and a snap length that the capture snap length then cuts
- * further. Ordered kernels (gcap_kernel.h, "Ordered kernels"): packets
- * sharing an order key run one after the other in packet order. */
+ * further. Ordered kernels (gcap_kern_entry.h, "Ordered kernels"):
+ * packets sharing an order key run one after the other in packet order. */
 static __device__ __forceinline__ void
 gcap_gpu_inline_chunk(const struct gcap_gpu_kparams *kp,
 		      struct gcap_gpu_shared *s, bool active,

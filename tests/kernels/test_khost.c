@@ -423,6 +423,56 @@ START_TEST(examples_ordered)
 }
 END_TEST
 
+/* The parts of gcap_kernel.h, each with its include guard. */
+static const struct { const char *file, *guard; } parts[] = {
+	{ "gcap_kern_base.h", "GCAP_KERN_BASE_H" },
+	{ "gcap_kern_pkt.h", "GCAP_KERN_PKT_H" },
+	{ "gcap_kern_verdict.h", "GCAP_KERN_VERDICT_H" },
+	{ "gcap_kern_atomic.h", "GCAP_KERN_ATOMIC_H" },
+	{ "gcap_kern_parse.h", "GCAP_KERN_PARSE_H" },
+	{ "gcap_kern_hash.h", "GCAP_KERN_HASH_H" },
+	{ "gcap_kern_entry.h", "GCAP_KERN_ENTRY_H" },
+	{ "gcap_json.h", "GCAP_JSON_H" },
+};
+
+/* The loader's copy of the header (what NVRTC compiles) is one text: every
+ * part inlined once, no quoted include left. Each part, included first,
+ * compiles in the host build: it includes the parts it needs. */
+START_TEST(header_parts)
+{
+	char *path = kt_write_tmp("good.c", good_src);
+	struct gcap_khost *k = kt_load(path, NULL);
+	size_t len;
+	const char *hdr = gcap_khost_header(k, &len);
+	ck_assert_uint_eq(strlen(hdr), len);
+	ck_assert_ptr_null(strstr(hdr, "#include \""));
+	for (unsigned i = 0; i < GCAP_ARRAY_SIZE(parts); i++) {
+		char def[64];
+		snprintf(def, sizeof(def), "\n#define %s\n", parts[i].guard);
+		const char *at = strstr(hdr, def);
+		ck_assert_msg(at != NULL, "%s not inlined", parts[i].file);
+		ck_assert_msg(strstr(at + 1, def) == NULL, "%s inlined twice",
+			      parts[i].file);
+	}
+	gcap_khost_free(k);
+	free(path);
+
+	for (unsigned i = 0; i < GCAP_ARRAY_SIZE(parts); i++) {
+		char src[512];
+		snprintf(src, sizeof(src),
+			 "#include <gpucap/%s>\n"
+			 "#include <gpucap/gcap_kernel.h>\n"
+			 "struct gcap_kstate { int x; };\n"
+			 "GCAP_KERNEL uint32_t gcap_kernel(const struct gcap_kpkt *p,\n"
+			 "                                 struct gcap_kstate *st)\n"
+			 "{ return GCAP_DROP; }\n", parts[i].file);
+		path = kt_write_tmp("part.c", src);
+		gcap_khost_free(kt_load(path, NULL));
+		free(path);
+	}
+}
+END_TEST
+
 static void expect_fail(const char *name, const char *src, const char *args,
 			int err, const char *msg_prefix_after_path)
 {
@@ -609,6 +659,7 @@ static Suite *suite(void)
 	tcase_set_timeout(t, 120);
 	tcase_add_test(t, load_run_report);
 	tcase_add_test(t, examples_ordered);
+	tcase_add_test(t, header_parts);
 	tcase_add_test(t, err_syntax);
 	tcase_add_test(t, err_no_entry);
 	tcase_add_test(t, err_state_too_large);

@@ -16,7 +16,7 @@
  * --kernel-arg: "N" or "n=N,uni,top=K" (defaults: N=10, bidirectional,
  * K=10 flows listed in the report).
  *
- * An ordered kernel (gcap_kernel_order(), see gcap_kernel.h): the GPU
+ * An ordered kernel (gcap_kernel_order(), see gcap_kern_entry.h): the GPU
  * runs the packets of one flow in arrival order, as the cpu executor does,
  * so the first N are the same packets on both, batch or no batch.
  */

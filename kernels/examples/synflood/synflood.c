@@ -45,7 +45,7 @@ GCAP_DEV void sf_key(const struct gcap_parsed *p, const uint8_t *a,
 	gcap_hkey_set(k, b, 16);
 }
 
-/* Ordered kernel (gcap_kernel.h): a server's SYNs are counted in arrival
+/* Ordered kernel (gcap_kern_entry.h): a server's SYNs are counted in arrival
  * order, so the SYNs past the threshold are the same packets on the GPU as
  * on the CPU. SYN-ACKs and other packets decide nothing: no order; nor do
  * SYNs to a server already at the threshold (every further one is
