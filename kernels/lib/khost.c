@@ -19,6 +19,7 @@
 #include "gcap_config.h"
 #include "gpucap/gcap_cache.h"
 #include "gpucap/gcap_khost.h"
+#include "kfile.h"
 
 #ifndef GCAP_KHOST_INSTALL_INCDIR
 #define GCAP_KHOST_INSTALL_INCDIR "/usr/local/include"
@@ -56,156 +57,6 @@ static void key_str(struct gcap_sha256 *h, const char *s)
 	gcap_sha256_update(h, s ? s : "", (s ? strlen(s) : 0) + 1);
 }
 
-/* Read a whole file. Returns NULL with errno set. */
-static char *read_file(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	size_t cap = 4096, n = 0;
-	char *buf = malloc(cap);
-	while (buf) {
-		size_t r = fread(buf + n, 1, cap - n - 1, f);
-		n += r;
-		if (n + 1 < cap) {
-			if (ferror(f)) {
-				free(buf);
-				buf = NULL;
-				errno = EIO;
-			}
-			break;
-		}
-		char *nb = realloc(buf, cap * 2);
-		if (!nb) {
-			free(buf);
-			buf = NULL;
-			errno = ENOMEM;
-			break;
-		}
-		buf = nb;
-		cap *= 2;
-	}
-	fclose(f);
-	if (!buf)
-		return NULL;
-	buf[n] = '\0';
-	if (len)
-		*len = n;
-	return buf;
-}
-
-/* `#include "NAME"` with NAME a plain file name (a part of the kernel
- * header, beside it): NAME is copied to out. */
-static bool part_include(const char *l, size_t n, char *out, size_t outsz)
-{
-	size_t i = 0, j;
-	while (i < n && (l[i] == ' ' || l[i] == '\t'))
-		i++;
-	if (i >= n || l[i++] != '#')
-		return false;
-	while (i < n && (l[i] == ' ' || l[i] == '\t'))
-		i++;
-	if (n - i < 8 || memcmp(l + i, "include", 7) != 0)
-		return false;
-	i += 7;
-	while (i < n && (l[i] == ' ' || l[i] == '\t'))
-		i++;
-	if (i >= n || l[i++] != '"')
-		return false;
-	for (j = i; j < n && l[j] != '"'; j++)
-		if (l[j] == '/')
-			return false;
-	if (j >= n || j == i || j - i >= outsz)
-		return false;
-	memcpy(out, l + i, j - i);
-	out[j - i] = '\0';
-	return true;
-}
-
-/* Append a header to *buf, its own parts (quoted includes of files beside
- * it) inlined in place, each part once, so that the text is one
- * self-contained unit (NVRTC compiles it without include paths). */
-static int inline_header(const char *dir, const char *name, char **buf,
-			 size_t *len, unsigned depth, char *seen, size_t seensz)
-{
-	char path[PATH_MAX], part[256];
-	size_t flen;
-	char *text, *l;
-
-	if (depth > 8)
-		return -ELOOP;
-	if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path))
-		return -ENAMETOOLONG;
-	text = read_file(path, &flen);
-	if (!text)
-		return errno ? -errno : -EIO;
-	for (l = text; *l;) {
-		char *e = strchr(l, '\n');
-		size_t n = e ? (size_t)(e - l) : strlen(l);
-		const char *add = l;
-		size_t addn = n + (e != NULL);
-		int rc = 0;
-
-		if (part_include(l, n, part, sizeof(part))) {
-			char tag[260];
-			snprintf(tag, sizeof(tag), "|%s|", part);
-			if (strstr(seen, tag) == NULL) {
-				if (strlen(seen) + strlen(tag) >= seensz) {
-					free(text);
-					return -E2BIG;
-				}
-				strcat(seen, tag);
-				rc = inline_header(dir, part, buf, len, depth + 1,
-						   seen, seensz);
-			}
-			add = NULL;
-		}
-		if (rc != 0) {
-			free(text);
-			return rc;
-		}
-		if (add) {
-			char *nb = realloc(*buf, *len + addn + 2);
-			if (!nb) {
-				free(text);
-				return -ENOMEM;
-			}
-			*buf = nb;
-			memcpy(*buf + *len, add, addn);
-			*len += addn;
-			(*buf)[*len] = '\0';
-		}
-		l += n + (e != NULL);
-	}
-	if (*len && (*buf)[*len - 1] != '\n') {
-		(*buf)[(*len)++] = '\n';
-		(*buf)[*len] = '\0';
-	}
-	free(text);
-	return 0;
-}
-
-/* gpucap/gcap_kernel.h under incdir, its parts inlined; NULL with errno. */
-static char *read_kernel_header(const char *incdir, size_t *len)
-{
-	char dir[PATH_MAX], seen[2048] = "";
-	char *buf = NULL;
-	size_t n = 0;
-	int rc;
-
-	if (snprintf(dir, sizeof(dir), "%s/gpucap", incdir) >= (int)sizeof(dir)) {
-		errno = ENAMETOOLONG;
-		return NULL;
-	}
-	rc = inline_header(dir, "gcap_kernel.h", &buf, &n, 0, seen, sizeof(seen));
-	if (rc != 0 || !buf) {
-		free(buf);
-		errno = rc ? -rc : EIO;
-		return NULL;
-	}
-	*len = n;
-	return buf;
-}
 
 static bool has_header(const char *dir)
 {
@@ -447,7 +298,7 @@ static int compile(struct gcap_khost *k, const struct gcap_khost_opts *o,
 		rc = 0;
 		goto out;
 	}
-	char *logtext = read_file(logpath, NULL);
+	char *logtext = gcap_kfile_read(logpath, NULL);
 	if (WIFEXITED(st) && WEXITSTATUS(st) == 127 && logtext && !logtext[0])
 		rc = gcap_err(errbuf, EIO, "%s: cannot run the C compiler '%s'",
 			      k->path, argv[0]);
@@ -537,7 +388,7 @@ struct gcap_khost *gcap_khost_load_opts(const char *path, const char *args,
 		rc = gcap_err(errbuf, ENOMEM, "out of memory");
 		goto fail;
 	}
-	k->src = read_file(path, &k->src_len);
+	k->src = gcap_kfile_read(path, &k->src_len);
 	if (!k->src) {
 		rc = gcap_err(errbuf, errno == ENOMEM ? ENOMEM : ENOENT,
 			      "%s: %s", path, strerror(errno));
@@ -552,7 +403,7 @@ struct gcap_khost *gcap_khost_load_opts(const char *path, const char *args,
 	k->incdir = strdup(inc);
 	char hpath[PATH_MAX];
 	snprintf(hpath, sizeof(hpath), "%s/gpucap/gcap_kernel.h", inc);
-	hdr = read_kernel_header(inc, &k->header_len);
+	hdr = gcap_kfile_header(inc, &k->header_len);
 	if (!k->incdir || !hdr) {
 		rc = gcap_err(errbuf, ENOMEM, "%s: cannot read %s", path, hpath);
 		goto fail;
@@ -720,20 +571,11 @@ int gcap_khost_report_json(const struct gcap_khost *k, FILE *f,
 			   const void *state_override)
 {
 	struct gcap_json j;
-	memset(&j, 0, sizeof(j));
-	j.f = f;
-	fputc('{', f);
-	j.depth = 1;
+	gcap_json_begin(&j, f);
 	if (k->report)
 		k->report((const struct gcap_kstate *)(state_override
 				? state_override : k->state), &j);
-	bool balanced = j.depth == 1 && !j.err;
-	while (j.depth > 1)
-		gcap_json_object_end(&j); /* keep the text parseable */
-	fputs(j.n[0] ? "\n}\n" : "}\n", f);
-	if (fflush(f) != 0 || ferror(f))
-		return -EIO;
-	return balanced ? 0 : -EINVAL;
+	return gcap_json_end(&j);
 }
 
 int gcap_khost_report_file(const struct gcap_khost *k, const char *path,
