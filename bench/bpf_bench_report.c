@@ -310,7 +310,7 @@ gcap_bench_report(const struct bb_ctx *c, unsigned nthr)
 	}
 
 	/* the throughput targets: GPU Mpps, GPU over the best N-thread CPU */
-	printf("\n## Targets (issue 4)\n\n");
+	printf("\n## Targets\n\n");
 	{
 		const char *w1, *w2, *w3;
 		double c1 = best_cpu_n(c, 1, &w1), c0 = best_cpu_n(c, 0, &w3);

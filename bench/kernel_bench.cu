@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Inline kernel throughput (issue 5, "Benchmark"): one example kernel,
+ * Inline kernel throughput: one example kernel,
  * built for the GPU by nvcc from the same source (KFILE) and for the CPU
  * by gcap_khost (the cpu executor's loader), over the same packets:
  *

@@ -36,7 +36,7 @@
  * issued them). More streams did not copy faster (one H200, 64-byte
  * packets, 28 queues at four blocks each: 0.93 / 1.22 / 1.29 / 1.31 Mpps
  * on 1 / 2 / 6 / 28 streams; that collapse was the blocks, see
- * GPU_COPY_POLLERS in exec_gpu.c), and sharing them keeps copy mode within
+ * GPU_COPY_POLLERS, exec_gpu.c), and sharing them keeps copy mode within
  * the driver's default work queues (32 made each context start 0.7 s
  * slower).
  */
