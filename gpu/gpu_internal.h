@@ -25,8 +25,8 @@ extern const unsigned char gcap_gpu_fatbin[];
 
 /**
  * gcap_gpu_code() for an inline kernel that is already loaded (k, or NULL
- * for none): the bpfc filter code, gcap_kernel.h from
- * gcap_khost_include_dir(k) inlined (the kernel's own
+ * for none): the bpfc filter code, gcap_kernel.h as the loader read it
+ * (gcap_khost_header(), its parts inlined; the kernel's own
  * `#include <gpucap/gcap_kernel.h>` lines become comments, lines keep
  * their numbers), `#line 1 "path"` + the kernel source, then the
  * persistent kernel with GCAP_GPU_INLINE_KERNEL defined. With k the

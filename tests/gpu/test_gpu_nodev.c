@@ -20,6 +20,7 @@
 #include "gpucap/gcap_filter.h"
 #include "gpucap/gcap_gpu.h"
 #include "gpucap/gcap_khost.h"
+#include "../../gpu/gpu_internal.h" /* the executor's NVRTC step */
 #ifdef GCAP_TEST_HAVE_RTC
 #include "gpucap/gcap_rtc.h"
 #endif
@@ -262,10 +263,6 @@ START_TEST(test_code_nvrtc)
 }
 END_TEST
 
-/* Internal to the gpu module (gpu/gpu_internal.h, which needs the CUDA
- * headers): the executor's own NVRTC step, options and error mapping. */
-int gcap_gpu_rtc_build(const char *src, const struct gcap_khost *k, int maj,
-		       int min, void **image, size_t *len, char *errbuf);
 
 static const char *kernel_examples[] = { "dns", "synflood", "sigmatch",
 					 "flowfirst" };
