@@ -1,26 +1,18 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Every example, and a kernel that uses every device helper, compiles with
- * NVRTC (the gpu executor's compiler) into PTX, wrapped in a __global__
- * function that calls gcap_kernel() as the persistent kernel does. NVRTC
- * needs no GPU; the test skips (77) when libnvrtc cannot be loaded.
+ * NVRTC (the gpu executor's compiler, through gcap_rtc, uncached) into a
+ * CUBIN for sm_90, wrapped in a __global__ function that calls
+ * gcap_kernel() as the persistent kernel does. NVRTC needs no GPU; the
+ * test skips (77) when libnvrtc cannot be loaded.
  */
 #include <check.h>
-#include <dlfcn.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpucap/gcap_rtc.h"
 #include "kt_util.h"
-
-typedef struct _nvrtcProgram *nvrtc_prog;
-static int (*create)(nvrtc_prog *, const char *, const char *, int,
-		     const char *const *, const char *const *);
-static int (*compile)(nvrtc_prog, int, const char *const *);
-static int (*log_size)(nvrtc_prog, size_t *);
-static int (*get_log)(nvrtc_prog, char *);
-static int (*ptx_size)(nvrtc_prog, size_t *);
-static int (*destroy)(nvrtc_prog *);
-static void *lib;
 
 static const char *wrapper =
 	"\n#line 1 \"<test-wrapper>\"\n"
@@ -58,47 +50,39 @@ static const char *every_helper =
 	"\treturn s > 0 ? GCAP_OUTPUT(s & 63) : (uint32_t)m | sn;\n"
 	"}\n";
 
-static bool load_nvrtc(void)
+/* Compile source (as the gpu executor would) and fail with NVRTC's log. */
+/* Compile text with NVRTC for sm_90, uncached: 0, or -ENOEXEC with the
+ * log in *log (malloc'd; NULL when there is none). */
+static int nvrtc_compile(const char *text, const char *name, char **log)
 {
-	const char *names[] = { GCAP_CUDA_INC "/../lib64/libnvrtc.so.13",
-				GCAP_CUDA_INC "/../lib64/libnvrtc.so",
-				"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so" };
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]) && !lib; i++)
-		lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
-	if (!lib)
-		return false;
-	*(void **)&create = dlsym(lib, "nvrtcCreateProgram");
-	*(void **)&compile = dlsym(lib, "nvrtcCompileProgram");
-	*(void **)&log_size = dlsym(lib, "nvrtcGetProgramLogSize");
-	*(void **)&get_log = dlsym(lib, "nvrtcGetProgramLog");
-	*(void **)&ptx_size = dlsym(lib, "nvrtcGetPTXSize");
-	*(void **)&destroy = dlsym(lib, "nvrtcDestroyProgram");
-	return create && compile && log_size && get_log && ptx_size && destroy;
+	const char *root = getenv("GCAP_SOURCE_ROOT");
+	char inc[4200], eb[GCAP_ERRBUF_SIZE];
+	snprintf(inc, sizeof(inc), "-I%s/include", root ? root : ".");
+	const char *opts[] = { inc, "-std=c++17" };
+	struct gcap_rtc_info info;
+	void *img = NULL;
+	size_t len = 0;
+	memset(&info, 0, sizeof(info));
+	int rc = gcap_rtc_compile(text, name, 9, 0, opts, 2, NULL, GCAP_RTC_F_NO_CACHE,
+				  &img, &len, &info, eb);
+	*log = info.log ? strdup(info.log) : NULL;
+	if (rc == 0)
+		ck_assert_uint_gt(len, 100);
+	ck_assert_msg(rc == 0 || rc == -ENOEXEC, "gcap_rtc_compile: %s", eb);
+	free(img);
+	gcap_rtc_info_clear(&info);
+	return rc;
 }
 
 /* Compile source (as the gpu executor would) and fail with NVRTC's log. */
 static void nvrtc_check(const char *path, const char *src)
 {
-	const char *root = getenv("GCAP_SOURCE_ROOT");
-	char inc[4200];
-	snprintf(inc, sizeof(inc), "-I%s/include", root ? root : ".");
 	size_t n = strlen(path) + strlen(src) + strlen(wrapper) + 64;
-	char *text = malloc(n);
+	char *text = malloc(n), *log;
 	snprintf(text, n, "#line 1 \"%s\"\n%s%s", path, src, wrapper);
-	const char *opts[] = { inc, "--gpu-architecture=compute_90", "-std=c++17" };
-	nvrtc_prog prog;
-	ck_assert_int_eq(create(&prog, text, path, 0, NULL, NULL), 0);
-	int rc = compile(prog, 3, opts);
-	size_t ls = 0;
-	log_size(prog, &ls);
-	char *log = calloc(1, ls + 1);
-	get_log(prog, log);
-	ck_assert_msg(rc == 0, "NVRTC: %s", log);
-	size_t ps = 0;
-	ck_assert_int_eq(ptx_size(prog, &ps), 0);
-	ck_assert_uint_gt(ps, 100);
+	int rc = nvrtc_compile(text, path, &log);
+	ck_assert_msg(rc == 0, "NVRTC: %s", log ? log : "");
 	free(log);
-	destroy(&prog);
 	free(text);
 }
 
@@ -128,29 +112,20 @@ END_TEST
 /* a syntax error is reported by NVRTC with the user's file and line */
 START_TEST(error_line)
 {
-	const char *root = getenv("GCAP_SOURCE_ROOT");
-	char inc[4200];
-	snprintf(inc, sizeof(inc), "-I%s/include", root ? root : ".");
 	const char *src = "#line 1 \"bad.c\"\n#include <gpucap/gcap_kernel.h>\n"
 			  "struct gcap_kstate { int x; };\nint y = ;\n";
-	const char *opts[] = { inc, "--gpu-architecture=compute_90" };
-	nvrtc_prog prog;
-	ck_assert_int_eq(create(&prog, src, "bad.c", 0, NULL, NULL), 0);
-	ck_assert_int_ne(compile(prog, 2, opts), 0);
-	size_t ls = 0;
-	log_size(prog, &ls);
-	char *log = calloc(1, ls + 1);
-	get_log(prog, log);
-	ck_assert_msg(strstr(log, "bad.c(3)") != NULL, "log: %s", log);
+	char *log;
+	ck_assert_int_eq(nvrtc_compile(src, "bad.c", &log), -ENOEXEC);
+	ck_assert_msg(log && strstr(log, "bad.c(3)") != NULL, "log: %s", log ? log : "");
 	free(log);
-	destroy(&prog);
 }
 END_TEST
 
 int main(void)
 {
-	if (!load_nvrtc()) {
-		printf("SKIP: libnvrtc not found\n");
+	char eb[GCAP_ERRBUF_SIZE];
+	if (gcap_rtc_load(eb) != 0) {
+		printf("SKIP: %s\n", eb);
 		return 77;
 	}
 	Suite *s = suite_create("kernels-nvrtc");
