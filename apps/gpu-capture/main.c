@@ -976,6 +976,11 @@ main(int argc, char **argv)
 	}
 	memset(&a, 0, sizeof(a));
 	a.o = &o;
+	if (o.doctor) {
+		r = gcap_doctor_run(&o.doctor_conf, stdout, a.err);
+		app_free_options(&o);
+		return r < 0 ? die("%s%s", a.err, "") : r;
+	}
 	if (setup_signals() < 0) {
 		app_free_options(&o);
 		return die("cannot install signal handlers%s%s", "", "");
