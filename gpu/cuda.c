@@ -36,15 +36,19 @@ cu_sym(void *lib, gcap_getproc_fn gp, const char *name, int ver)
 static void
 cu_load_once(void)
 {
+	/* GCAP_CUDA_LIB: another driver library (the doctor's tests) */
+	const char *path = getenv("GCAP_CUDA_LIB");
 	void *lib;
 	gcap_getproc_fn gp;
 	CUresult r;
 
-	lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (path == NULL || path[0] == '\0')
+		path = "libcuda.so.1";
+	lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	if (lib == NULL) {
 		g_cu_err = ENOENT;
-		gcap_err(g_cu_msg, ENOENT, "no CUDA driver: dlopen(libcuda.so.1): %s",
-			 dlerror());
+		gcap_err(g_cu_msg, ENOENT, "no CUDA driver: dlopen(%s): %s",
+			 path, dlerror());
 		return;
 	}
 	gp = (gcap_getproc_fn)dlsym(lib, "cuGetProcAddress_v2");
@@ -110,12 +114,16 @@ cu_load_once(void)
 		else if (gp("cuMemcpyBatchAsync", &fn, 12080,
 			    CU_GET_PROC_ADDRESS_DEFAULT, &st) == CUDA_SUCCESS && fn)
 			*(void **)&g_cu.MemcpyBatchAsync12 = fn;
+		/* by version only: dlsym would give the 32-bit size ABI */
+		fn = NULL;
+		if (gp("cuDeviceTotalMem", &fn, 12000,
+		       CU_GET_PROC_ADDRESS_DEFAULT, &st) == CUDA_SUCCESS && fn)
+			*(void **)&g_cu.DeviceTotalMem = fn;
 	}
 	*(void **)&g_cu.FlushGPUDirectRDMAWrites =
 		cu_sym(lib, gp, "cuFlushGPUDirectRDMAWrites", 11030);
 #define CU_OPT(field, name) \
 	(*(void **)&g_cu.field = cu_sym(lib, gp, name, 12000))
-	CU_OPT(DeviceTotalMem, "cuDeviceTotalMem");
 	CU_OPT(CtxSynchronize, "cuCtxSynchronize");
 	CU_OPT(MemcpyDtoH, "cuMemcpyDtoH");
 	CU_OPT(EventCreate, "cuEventCreate");

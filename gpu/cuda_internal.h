@@ -3,7 +3,8 @@
  * @file
  * Internal: the CUDA driver API, loaded at run time with dlopen so that a
  * build with CUDA runs (and reports "no GPU") on machines without a driver.
- * Only the gpu module and bench/bpf_bench include this header.
+ * Only the gpu module, the doctor (doctor/cuda_gpus.c) and bench/bpf_bench
+ * include this header.
  */
 #ifndef GCAP_CUDA_INTERNAL_H
 #define GCAP_CUDA_INTERNAL_H
@@ -60,8 +61,8 @@ struct gcap_cu {
 				       size_t, size_t *, CUstream);
 	CUresult (*FlushGPUDirectRDMAWrites)(CUflushGPUDirectRDMAWritesTarget,
 					     CUflushGPUDirectRDMAWritesScope);
-	/* optional, for bench/bpf_bench (its timing and verdict checks); the
-	 * gpu module does not use them */
+	/* optional, for bench/bpf_bench (its timing and verdict checks) and
+	 * the doctor (DeviceTotalMem); the gpu module does not use them */
 	CUresult (*DeviceTotalMem)(size_t *, CUdevice);
 	CUresult (*CtxSynchronize)(void);
 	CUresult (*MemcpyDtoH)(void *, CUdeviceptr, size_t);
@@ -74,7 +75,8 @@ struct gcap_cu {
 };
 
 /**
- * Load libcuda.so.1 (once per process) and cuInit(0) it.
+ * Load libcuda.so.1 (or the library GCAP_CUDA_LIB names) once per process
+ * and cuInit(0) it.
  * @return the table, or NULL with errno (ENOENT: no driver; ENODEV: cuInit
  *         failed) and a message in errbuf.
  */

@@ -29,6 +29,11 @@ main(int argc, char **argv)
 	}
 	memset(&a, 0, sizeof(a));
 	a.o = &o;
+	if (o.doctor) {
+		r = gcap_doctor_run(&o.doctor_conf, stdout, a.err);
+		app_free_options(&o);
+		return r < 0 ? app_err("%s", a.err) : r;
+	}
 	if (app_signals_install() < 0) {
 		app_free_options(&o);
 		return app_err("cannot install signal handlers");

@@ -43,6 +43,9 @@ enum {
 	OPT_KERNEL_STATE,
 	OPT_DUMP_GPU_CODE,
 	OPT_VERSION,
+	OPT_DOCTOR,
+	OPT_DOCTOR_ROOT,
+	OPT_JSON,
 };
 
 static const struct option long_opts[] = {
@@ -84,6 +87,9 @@ static const struct option long_opts[] = {
 	{"kernel-arg", required_argument, NULL, OPT_KERNEL_ARG},
 	{"kernel-state", required_argument, NULL, OPT_KERNEL_STATE},
 	{"dump-gpu-code", no_argument, NULL, OPT_DUMP_GPU_CODE},
+	{"doctor", no_argument, NULL, OPT_DOCTOR},
+	{"doctor-root", required_argument, NULL, OPT_DOCTOR_ROOT},
+	{"json", no_argument, NULL, OPT_JSON},
 	{NULL, 0, NULL, 0},
 };
 
@@ -92,6 +98,7 @@ app_usage(void)
 {
 	printf(
 "Usage: gpu-capture [options] (-i PORT ... | -r FILE) -w FILE [expression]\n"
+"       gpu-capture --doctor [--json] [--gpu N[,N...]] [-i PORT ...]\n"
 "\n"
 "Capture packets from DPDK ports (or read a capture file), filter them with\n"
 "tcpdump's filter language on the GPU or the CPU, and write pcap/pcapng.\n"
@@ -160,6 +167,13 @@ app_usage(void)
 "  -q                 no summary at exit\n"
 "  -v                 DPDK's log at its default level (else errors only)\n"
 "  -h, --help         this text;  --version  the version\n"
+"Host check:\n"
+"  --doctor           check whether this host can capture into GPU memory for\n"
+"                     the -i ports (or any NIC): one line per check, with what\n"
+"                     was found and the fix; exit 0 if it can, 1 if not\n"
+"  --json             with --doctor: the report as JSON\n"
+"  --doctor-root DIR  with --doctor: read /sys, /proc, /dev under DIR (tests,\n"
+"                     containers; default /)\n"
 "Long forms: --interface -i, --read -r, --write -w, --format -F, --snaplen -s,\n"
 "  --count -c, --file-size -C, --rotate-seconds -G, --file-count -W, --quiet -q,\n"
 "  --packet-buffered -U, --verbose -v\n"
@@ -413,6 +427,15 @@ app_parse_options(int argc, char **argv, struct app_opts *o)
 		case OPT_DUMP_GPU_CODE:
 			o->dump_gpu_code = true;
 			break;
+		case OPT_DOCTOR:
+			o->doctor = true;
+			break;
+		case OPT_DOCTOR_ROOT:
+			o->doctor_conf.root = optarg;
+			break;
+		case OPT_JSON:
+			o->doctor_conf.json = true;
+			break;
 		case '?':
 		default:
 			if (optopt != 0 && strchr("irwFscCGW", optopt) != NULL)
@@ -426,6 +449,19 @@ app_parse_options(int argc, char **argv, struct app_opts *o)
 	o->expr = gcap_filter_join(argc - optind, argv + optind);
 	if (o->expr == NULL)
 		return -app_err("out of memory");
+	if (!o->doctor && (o->doctor_conf.json || o->doctor_conf.root != NULL))
+		return -app_err("--json and --doctor-root need --doctor");
+	if (o->doctor) {
+		if (o->read_file != NULL || o->nouts > 0 || o->expr[0] != '\0')
+			return -app_err("--doctor checks the host: it takes -i, --gpu, "
+					"--json and --doctor-root, not -r, -w or a "
+					"filter");
+		o->doctor_conf.ports = o->ports;
+		o->doctor_conf.nports = o->nports;
+		o->doctor_conf.gpus = o->gpus;
+		o->doctor_conf.ngpus = o->ngpus;
+		return 0;
+	}
 	if (o->read_file != NULL && o->nports > 0)
 		return -app_err("-r and -i cannot be used together");
 	if (o->read_file == NULL && o->nports == 0)

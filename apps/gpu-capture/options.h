@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "gpucap/gcap_common.h"
+#include "gpucap/gcap_doctor.h"
 #include "gpucap/gcap_pkt.h"
 #include "gpucap/gcap_writer.h"
 
@@ -63,6 +64,8 @@ struct app_opts {
 	const char *kernel_arg;           /* --kernel-arg */
 	const char *kernel_state;         /* --kernel-state */
 	char *expr;                       /* trailing words, joined */
+	bool doctor;                      /* --doctor */
+	struct gcap_doctor_conf doctor_conf; /* --doctor-root, --json, -i, --gpu */
 };
 
 /*
