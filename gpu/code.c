@@ -29,27 +29,10 @@ filter_code(const struct gcap_exec_conf *conf, char *errbuf)
 static bool
 is_kernel_h_include(const char *l, size_t n)
 {
-	static const char name[] = "gpucap/gcap_kernel.h";
-	size_t i = 0;
+	char t[64];
 
-	while (i < n && (l[i] == ' ' || l[i] == '\t'))
-		i++;
-	if (i >= n || l[i++] != '#')
-		return false;
-	while (i < n && (l[i] == ' ' || l[i] == '\t'))
-		i++;
-	if (n - i < 7 || memcmp(l + i, "include", 7) != 0)
-		return false;
-	i += 7;
-	while (i < n && (l[i] == ' ' || l[i] == '\t'))
-		i++;
-	if (i >= n || (l[i] != '<' && l[i] != '"'))
-		return false;
-	i++;
-	if (n - i < sizeof(name) || memcmp(l + i, name, sizeof(name) - 1) != 0)
-		return false;
-	i += sizeof(name) - 1;
-	return l[i] == '>' || l[i] == '"';
+	return gcap_khost_include_of(l, n, t, sizeof(t)) != 0 &&
+	       strcmp(t, "gpucap/gcap_kernel.h") == 0;
 }
 
 /* A growing string; on failure *ok is cleared and later appends do nothing. */

@@ -150,6 +150,16 @@ const char *gcap_khost_path(const struct gcap_khost *k);
 const char *gcap_khost_include_dir(const struct gcap_khost *k);
 
 /**
+ * Read one source line as an include directive: `#include <T>` or
+ * `#include "T"` (blanks allowed around '#' and "include"), T copied to
+ * out (outsz bytes, NUL-terminated). The loader inlines the header's parts
+ * with it, the gpu executor finds a kernel's own include of the header.
+ * @return '<' or '"' for an include, 0 for any other line (or a target
+ *         that does not fit in out).
+ */
+int gcap_khost_include_of(const char *line, size_t n, char *out, size_t outsz);
+
+/**
  * The kernel header (gpucap/gcap_kernel.h) as it was read when loading,
  * read from disk once: the host build and the GPU's translation unit see
  * the same text, and the cache key covers it.

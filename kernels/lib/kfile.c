@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpucap/gcap_khost.h"
 #include "kfile.h"
 
 char *gcap_kfile_read(const char *path, size_t *len)
@@ -53,32 +54,40 @@ char *gcap_kfile_read(const char *path, size_t *len)
 	return buf;
 }
 
-/* `#include "NAME"` with NAME a plain file name (a part of the kernel
- * header, beside it): NAME is copied to out. */
-static bool part_include(const char *l, size_t n, char *out, size_t outsz)
+int gcap_khost_include_of(const char *l, size_t n, char *out, size_t outsz)
 {
 	size_t i = 0, j;
+	char close;
+
 	while (i < n && (l[i] == ' ' || l[i] == '\t'))
 		i++;
 	if (i >= n || l[i++] != '#')
-		return false;
+		return 0;
 	while (i < n && (l[i] == ' ' || l[i] == '\t'))
 		i++;
 	if (n - i < 8 || memcmp(l + i, "include", 7) != 0)
-		return false;
+		return 0;
 	i += 7;
 	while (i < n && (l[i] == ' ' || l[i] == '\t'))
 		i++;
-	if (i >= n || l[i++] != '"')
-		return false;
-	for (j = i; j < n && l[j] != '"'; j++)
-		if (l[j] == '/')
-			return false;
+	if (i >= n || (l[i] != '"' && l[i] != '<'))
+		return 0;
+	close = l[i] == '"' ? '"' : '>';
+	for (j = ++i; j < n && l[j] != close; j++)
+		;
 	if (j >= n || j == i || j - i >= outsz)
-		return false;
+		return 0;
 	memcpy(out, l + i, j - i);
 	out[j - i] = '\0';
-	return true;
+	return close == '"' ? '"' : '<';
+}
+
+/* `#include "NAME"` with NAME a plain file name: a part of the kernel
+ * header, beside it. */
+static bool part_include(const char *l, size_t n, char *out, size_t outsz)
+{
+	return gcap_khost_include_of(l, n, out, outsz) == '"' &&
+	       strchr(out, '/') == NULL;
 }
 
 /* Append a header to *buf, its own parts (quoted includes of files beside
