@@ -83,24 +83,44 @@ sha256_block(struct gcap_sha256 *s, const uint8_t *p)
 		w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 |
 		       (uint32_t)p[4 * i + 2] << 8 | p[4 * i + 3];
 	for (unsigned i = 16; i < 64; i++) {
-		uint32_t s0 = ror32(w[i - 15], 7) ^ ror32(w[i - 15], 18) ^ (w[i - 15] >> 3);
-		uint32_t s1 = ror32(w[i - 2], 17) ^ ror32(w[i - 2], 19) ^ (w[i - 2] >> 10);
+		uint32_t s0 =
+			ror32(w[i - 15], 7) ^ ror32(w[i - 15], 18) ^ (w[i - 15] >> 3);
+		uint32_t s1 =
+			ror32(w[i - 2], 17) ^ ror32(w[i - 2], 19) ^ (w[i - 2] >> 10);
 
 		w[i] = w[i - 16] + s0 + w[i - 7] + s1;
 	}
-	a = s->h[0]; b = s->h[1]; c = s->h[2]; d = s->h[3];
-	e = s->h[4]; f = s->h[5]; g = s->h[6]; h = s->h[7];
+	a = s->h[0];
+	b = s->h[1];
+	c = s->h[2];
+	d = s->h[3];
+	e = s->h[4];
+	f = s->h[5];
+	g = s->h[6];
+	h = s->h[7];
 	for (unsigned i = 0; i < 64; i++) {
 		uint32_t t1 = h + (ror32(e, 6) ^ ror32(e, 11) ^ ror32(e, 25)) +
 			      ((e & f) ^ (~e & g)) + sha_k[i] + w[i];
 		uint32_t t2 = (ror32(a, 2) ^ ror32(a, 13) ^ ror32(a, 22)) +
 			      ((a & b) ^ (a & c) ^ (b & c));
 
-		h = g; g = f; f = e; e = d + t1;
-		d = c; c = b; b = a; a = t1 + t2;
+		h = g;
+		g = f;
+		f = e;
+		e = d + t1;
+		d = c;
+		c = b;
+		b = a;
+		a = t1 + t2;
 	}
-	s->h[0] += a; s->h[1] += b; s->h[2] += c; s->h[3] += d;
-	s->h[4] += e; s->h[5] += f; s->h[6] += g; s->h[7] += h;
+	s->h[0] += a;
+	s->h[1] += b;
+	s->h[2] += c;
+	s->h[3] += d;
+	s->h[4] += e;
+	s->h[5] += f;
+	s->h[6] += g;
+	s->h[7] += h;
 }
 
 void
@@ -157,4 +177,3 @@ gcap_sha256_final(struct gcap_sha256 *s, uint8_t out[32])
 		out[4 * i + 3] = (uint8_t)s->h[i];
 	}
 }
-

@@ -14,11 +14,8 @@ static const char *const backend_names[] = {
 };
 
 static const char *const mem_names[] = {
-	[GCAP_MEM_AUTO] = "auto",
-	[GCAP_MEM_GPU] = "gpu",
-	[GCAP_MEM_HOST] = "host",
-	[GCAP_MEM_COPY] = "copy",
-	[GCAP_MEM_PLAIN] = "plain",
+	[GCAP_MEM_AUTO] = "auto", [GCAP_MEM_GPU] = "gpu",     [GCAP_MEM_HOST] = "host",
+	[GCAP_MEM_COPY] = "copy", [GCAP_MEM_PLAIN] = "plain",
 };
 
 const char *

@@ -53,8 +53,8 @@ gcap_filter_free(struct bpf_program *prog)
 }
 
 uint32_t
-gcap_filter_run(const struct bpf_program *prog, const uint8_t *pkt,
-		uint32_t wirelen, uint32_t caplen)
+gcap_filter_run(const struct bpf_program *prog, const uint8_t *pkt, uint32_t wirelen,
+		uint32_t caplen)
 {
 	if (prog->bf_len == 0)
 		return 1;

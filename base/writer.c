@@ -18,10 +18,10 @@
 
 #include "writer_internal.h"
 
-#define WR_BUF_SIZE (1u << 20)        /* the output buffer, at least */
-#define WR_DEFAULT_SNAPLEN 262144u    /* libpcap's MAXIMUM_SNAPLEN */
-#define WR_NAME_MAX (PATH_MAX + 16)   /* a file name with its number */
-#define WR_STR_MAX 0xfffcu /* longest string kept: a pcapng option value */
+#define WR_BUF_SIZE (1u << 20)      /* the output buffer, at least */
+#define WR_DEFAULT_SNAPLEN 262144u  /* libpcap's MAXIMUM_SNAPLEN */
+#define WR_NAME_MAX (PATH_MAX + 16) /* a file name with its number */
+#define WR_STR_MAX 0xfffcu          /* longest string kept: a pcapng option value */
 
 /* The formats, by enum gcap_fmt (GCAP_FMT_AUTO has no row). */
 static const struct gcap_wr_fmt *const formats[] = {
@@ -96,8 +96,10 @@ next_file(struct gcap_writer *w, unsigned cnt, int chars)
 		return rc;
 	rc = make_name(w, cnt, chars, w->cur);
 	if (rc != 0)
-		return gcap_wr_fail(w, -rc, "cannot make the next file name from "
-				    "'%s': %s", w->tmpl, strerror(-rc));
+		return gcap_wr_fail(w, -rc,
+				    "cannot make the next file name from "
+				    "'%s': %s",
+				    w->tmpl, strerror(-rc));
 	rc = gcap_wr_file_open(w, eb);
 	if (rc != 0)
 		return gcap_wr_fail(w, -rc, "%s", eb);
@@ -112,8 +114,7 @@ time_rotate(struct gcap_writer *w)
 	    w->clock_ns - w->period_ns < w->rotate_ns)
 		return 0;
 	w->gflag_count++;
-	if (w->rotate_bytes == 0 && w->max_files > 0 &&
-	    w->gflag_count >= w->max_files) {
+	if (w->rotate_bytes == 0 && w->max_files > 0 && w->gflag_count >= w->max_files) {
 		/* done, as tcpdump exits here; the last file stays open so
 		 * that close can still append its blocks (pcapng ISBs) */
 		int rc = gcap_wr_flush(w);
@@ -167,8 +168,7 @@ pre_rec(struct gcap_writer *w, const struct gcap_rec *rec)
 }
 
 int
-gcap_writer_write(struct gcap_writer *w, const struct gcap_rec *rec,
-		  const void *data)
+gcap_writer_write(struct gcap_writer *w, const struct gcap_rec *rec, const void *data)
 {
 	int rc;
 
@@ -245,8 +245,7 @@ gcap_writer_flush(struct gcap_writer *w)
 }
 
 void
-gcap_writer_counts(const struct gcap_writer *w, uint64_t *records,
-		   uint64_t *bytes)
+gcap_writer_counts(const struct gcap_writer *w, uint64_t *records, uint64_t *bytes)
 {
 	if (records != NULL)
 		*records = w != NULL ? w->nrec : 0;
@@ -314,27 +313,21 @@ dlt_to_linktype(int dlt)
 {
 	switch (dlt) {
 #ifdef DLT_ATM_RFC1483
-	case DLT_ATM_RFC1483:
-		return 100;
+	case DLT_ATM_RFC1483: return 100;
 #endif
 #ifdef DLT_RAW
-	case DLT_RAW:
-		return 101;
+	case DLT_RAW: return 101;
 #endif
 #ifdef DLT_SLIP_BSDOS
-	case DLT_SLIP_BSDOS:
-		return 102;
+	case DLT_SLIP_BSDOS: return 102;
 #endif
 #ifdef DLT_PPP_BSDOS
-	case DLT_PPP_BSDOS:
-		return 103;
+	case DLT_PPP_BSDOS: return 103;
 #endif
 #ifdef DLT_ATM_CLIP
-	case DLT_ATM_CLIP:
-		return 106;
+	case DLT_ATM_CLIP: return 106;
 #endif
-	default:
-		return (uint16_t)dlt;
+	default: return (uint16_t)dlt;
 	}
 }
 
@@ -356,8 +349,7 @@ check_conf(const struct gcap_writer_conf *c, char *errbuf)
 	if (strlen(c->path) >= PATH_MAX)
 		return gcap_err(errbuf, ENAMETOOLONG, "writer: file name too long");
 	if ((unsigned)c->fmt >= NFORMATS)
-		return gcap_err(errbuf, EINVAL, "writer: unknown format %d",
-				(int)c->fmt);
+		return gcap_err(errbuf, EINVAL, "writer: unknown format %d", (int)c->fmt);
 	if (c->nifs == 0 || c->ifs == NULL)
 		return gcap_err(errbuf, EINVAL, "writer: no interfaces");
 	if (c->nifs > 65536u)
@@ -437,11 +429,12 @@ gcap_writer_open(const struct gcap_writer_conf *conf, char *errbuf)
 		return gcap_err_null(errbuf, ENOMEM, "writer: out of memory");
 	w->ifs = (struct gcap_wr_if *)(w + 1);
 	sp = (char *)(w->ifs + conf->nifs);
-#define WR_DUP(dst, src) do { \
+#define WR_DUP(dst, src)                     \
+	do {                                 \
 		size_t l_ = strlen(src) + 1; \
-		memcpy(sp, (src), l_); \
-		(dst) = sp; \
-		sp += l_; \
+		memcpy(sp, (src), l_);       \
+		(dst) = sp;                  \
+		sp += l_;                    \
 	} while (0)
 	WR_DUP(w->tmpl, conf->path);
 	w->cur = sp;

@@ -71,8 +71,8 @@ struct gcap_wr_fmt {
 	 * block); stats has nifs entries, end_ns is the capture's end.
 	 * @return 0 or the error of gcap_wr_emit.
 	 */
-	int (*put_stats)(struct gcap_writer *w,
-			 const struct gcap_writer_if_stats *stats, uint64_t end_ns);
+	int (*put_stats)(struct gcap_writer *w, const struct gcap_writer_if_stats *stats,
+			 uint64_t end_ns);
 };
 
 /** The rows of writer.c's table. */
@@ -81,7 +81,7 @@ extern const struct gcap_wr_fmt gcap_wr_pcapng;
 
 /** One interface as the files record it. */
 struct gcap_wr_if {
-	const char *name; /* points into the writer's string area, or NULL */
+	const char *name;  /* points into the writer's string area, or NULL */
 	uint16_t linktype; /* LINKTYPE_* */
 };
 
@@ -93,39 +93,39 @@ struct gcap_writer {
 	struct gcap_wr_if *ifs;
 	unsigned nifs;
 	const struct gcap_wr_fmt *fmt;
-	size_t hdr_len;          /* fmt->hdr_len(), the same for every file */
+	size_t hdr_len; /* fmt->hdr_len(), the same for every file */
 	uint32_t snaplen;
 	uint64_t rotate_bytes;
 	uint64_t rotate_ns;
 	uint32_t max_files;
-	int wchars;              /* digits of the file number under -W */
+	int wchars; /* digits of the file number under -W */
 	bool flush_each;
 	bool is_stdout;
 
 	/* the current file */
-	int fd;                  /* -1: none */
-	bool fd_reg;             /* a regular file: can be truncated */
-	bool created;            /* we created it (O_EXCL) */
-	off_t base;              /* file offset where our output starts */
-	uint64_t file_off;       /* bytes of this file that reached the fd */
-	char *cur;               /* its name */
+	int fd;            /* -1: none */
+	bool fd_reg;       /* a regular file: can be truncated */
+	bool created;      /* we created it (O_EXCL) */
+	off_t base;        /* file offset where our output starts */
+	uint64_t file_off; /* bytes of this file that reached the fd */
+	char *cur;         /* its name */
 
 	/* the buffer: whole items only */
 	uint8_t *buf;
 	size_t cap;
 	size_t len;
-	uint32_t buf_recs;       /* records in buf */
+	uint32_t buf_recs; /* records in buf */
 
 	/* rotation */
-	unsigned cflag_count;    /* -C file number */
-	unsigned gflag_count;    /* -G rotations done */
-	uint64_t start_ns;       /* capture start (isb_starttime) */
-	uint64_t period_ns;      /* start of the current -G period */
-	uint64_t clock_ns;       /* latest of ticks and record timestamps */
+	unsigned cflag_count; /* -C file number */
+	unsigned gflag_count; /* -G rotations done */
+	uint64_t start_ns;    /* capture start (isb_starttime) */
+	uint64_t period_ns;   /* start of the current -G period */
+	uint64_t clock_ns;    /* latest of ticks and record timestamps */
 
 	/* state */
-	int err;                 /* sticky negative errno, 0 if none */
-	bool done;               /* -W with -G: last file written */
+	int err;   /* sticky negative errno, 0 if none */
+	bool done; /* -W with -G: last file written */
 	uint64_t nrec;
 	uint64_t nbytes;
 	char msg[GCAP_ERRBUF_SIZE];
@@ -140,16 +140,14 @@ struct gcap_writer {
  * core function a format calls.
  * @return 0 or the writer's sticky write error.
  */
-int gcap_wr_emit(struct gcap_writer *w, struct iovec *iov, int n, size_t total,
-		 bool rec);
+int gcap_wr_emit(struct gcap_writer *w, struct iovec *iov, int n, size_t total, bool rec);
 
 /**
  * Append one record, framed by the format and cut to the snap length;
  * rotation and the port have been checked.
  * @return 0, the format's -EINVAL, or the sticky write error.
  */
-int gcap_wr_put_rec(struct gcap_writer *w, const struct gcap_rec *rec,
-		    const void *data);
+int gcap_wr_put_rec(struct gcap_writer *w, const struct gcap_rec *rec, const void *data);
 
 /**
  * Write the buffer to the file. On a failure the file is cut back to its

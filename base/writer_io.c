@@ -109,12 +109,15 @@ static int
 fail_write(struct gcap_writer *w, int rc)
 {
 	if (!w->fd_reg)
-		return gcap_wr_fail(w, -rc, "write to '%s' failed: %s (not a "
+		return gcap_wr_fail(w, -rc,
+				    "write to '%s' failed: %s (not a "
 				    "regular file: it may end in a partial "
-				    "record)", w->cur, strerror(-rc));
-	return gcap_wr_fail(w, -rc, "write to '%s' failed: %s (file cut back to "
-			    "its last whole record, %llu bytes)", w->cur,
-			    strerror(-rc), (unsigned long long)w->file_off);
+				    "record)",
+				    w->cur, strerror(-rc));
+	return gcap_wr_fail(w, -rc,
+			    "write to '%s' failed: %s (file cut back to "
+			    "its last whole record, %llu bytes)",
+			    w->cur, strerror(-rc), (unsigned long long)w->file_off);
 }
 
 int
@@ -150,8 +153,7 @@ gcap_wr_flush(struct gcap_writer *w)
 }
 
 int
-gcap_wr_emit(struct gcap_writer *w, struct iovec *iov, int n, size_t total,
-	     bool rec)
+gcap_wr_emit(struct gcap_writer *w, struct iovec *iov, int n, size_t total, bool rec)
 {
 	int rc;
 
@@ -182,8 +184,7 @@ gcap_wr_emit(struct gcap_writer *w, struct iovec *iov, int n, size_t total,
 }
 
 int
-gcap_wr_put_rec(struct gcap_writer *w, const struct gcap_rec *rec,
-		const void *data)
+gcap_wr_put_rec(struct gcap_writer *w, const struct gcap_rec *rec, const void *data)
 {
 	uint32_t incl = rec->caplen < w->snaplen ? rec->caplen : w->snaplen;
 	struct gcap_wr_frame f;
@@ -276,8 +277,7 @@ gcap_wr_file_open(struct gcap_writer *w, char *errbuf)
 		close(w->fd);
 	}
 	w->fd = -1;
-	return gcap_err(errbuf, -rc, "cannot write '%s': %s", w->cur,
-			strerror(-rc));
+	return gcap_err(errbuf, -rc, "cannot write '%s': %s", w->cur, strerror(-rc));
 }
 
 int
@@ -287,8 +287,8 @@ gcap_wr_file_close(struct gcap_writer *w)
 
 	if (w->fd >= 0 && !w->is_stdout) {
 		if (close(w->fd) != 0 && rc == 0)
-			rc = gcap_wr_fail(w, errno, "closing '%s' failed: %s",
-					  w->cur, strerror(errno));
+			rc = gcap_wr_fail(w, errno, "closing '%s' failed: %s", w->cur,
+					  strerror(errno));
 	}
 	w->fd = -1;
 	return rc;

@@ -21,8 +21,9 @@ pcap_check(const struct gcap_writer_conf *c, char *errbuf)
 			return gcap_err(errbuf, EINVAL,
 					"writer: '%s': pcap has one link type, but "
 					"interface %u has %d and interface 0 has %d "
-					"(use pcapng)", c->path, i,
-					c->ifs[i].linktype, c->ifs[0].linktype);
+					"(use pcapng)",
+					c->path, i, c->ifs[i].linktype,
+					c->ifs[0].linktype);
 	return 0;
 }
 
@@ -46,8 +47,7 @@ pcap_put_hdr(const struct gcap_writer *w, uint8_t *p)
 }
 
 static int
-pcap_rec_frame(const struct gcap_rec *rec, uint32_t incl,
-	       struct gcap_wr_frame *f)
+pcap_rec_frame(const struct gcap_rec *rec, uint32_t incl, struct gcap_wr_frame *f)
 {
 	wr_put32(f->hdr, (uint32_t)(rec->ts_ns / GCAP_WR_NS_PER_SEC));
 	wr_put32(f->hdr + 4, (uint32_t)(rec->ts_ns % GCAP_WR_NS_PER_SEC));

@@ -192,8 +192,7 @@ ng_item_len(const uint8_t *p, bool *is_rec)
 }
 
 static int
-ng_put_isbs(struct gcap_writer *w, const struct gcap_writer_if_stats *stats,
-	    uint64_t end)
+ng_put_isbs(struct gcap_writer *w, const struct gcap_writer_if_stats *stats, uint64_t end)
 {
 	for (unsigned i = 0; i < w->nifs; i++) {
 		uint8_t b[NG_ISB_LEN], *p = b;

@@ -38,16 +38,20 @@ usage(FILE *f)
 	fprintf(f,
 		"usage: bpf_bench [options] FILE.pcap\n"
 		"  --cpu-only      CPU engines only (and NVRTC compile for --arch)\n"
-		"  --mb N          buffer size in MiB (default 4096, 1024 with --cpu-only)\n"
-		"  --snap N        store at most N bytes of each packet (0: all, default)\n"
-		"  --threads N     CPU threads for the N-thread runs (default nproc, max 16)\n"
+		"  --mb N          buffer size in MiB (default 4096, 1024 with "
+		"--cpu-only)\n"
+		"  --snap N        store at most N bytes of each packet (0: all, "
+		"default)\n"
+		"  --threads N     CPU threads for the N-thread runs (default nproc, max "
+		"16)\n"
 		"  --reps N        timed repetitions, best kept (default 3)\n"
 		"  --cpu-secs S    length of one CPU run (default 0.25)\n"
 		"  --no-rte        skip DPDK rte_bpf (no EAL)\n"
 		"  --no-flush      do not evict the GPU L2 cache before each GPU pass\n"
 		"  --arch NN       NVRTC architecture without a GPU (default 90)\n"
 		"  --json FILE     append JSON lines to FILE\n"
-		"exit: 0 ok, 1 error or wrong verdicts, 2 usage, 77 no GPU (without --cpu-only)\n");
+		"exit: 0 ok, 1 error or wrong verdicts, 2 usage, 77 no GPU (without "
+		"--cpu-only)\n");
 }
 
 static int
@@ -129,12 +133,8 @@ parse_opts(int argc, char **argv, struct bb_opts *o)
 				goto bad;
 			break;
 		}
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			usage(stderr);
-			return 2;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
 		}
 	}
 	if (optind != argc - 1) {
@@ -182,8 +182,8 @@ run_set(struct bb_ctx *c, unsigned si, unsigned nthr)
 {
 	struct bb_set *s = &c->sets[si];
 
-	fprintf(stderr, "bpf_bench: set %s (%u programs, %u insns)\n", s->name,
-		s->np, s->insns);
+	fprintf(stderr, "bpf_bench: set %s (%u programs, %u insns)\n", s->name, s->np,
+		s->insns);
 	if (c->have_gpu) {
 		gcap_bench_gpu_engine(c, si, E_GPU_C_VRAM);
 		gcap_bench_gpu_engine(c, si, E_GPU_C_PIN);
@@ -197,10 +197,10 @@ run_set(struct bb_ctx *c, unsigned si, unsigned nthr)
 			gcap_bench_cpu_engine(c, si, 1, 1, E_RTE_1);
 			gcap_bench_cpu_engine(c, si, 1, nthr, E_RTE_N);
 		} else {
-			gcap_bench_record(c, si, E_RTE_1, s->rte_ok == -1 ? -1 : -2,
-					  0, 0, 0, 1, s->rte_err);
-			gcap_bench_record(c, si, E_RTE_N, s->rte_ok == -1 ? -1 : -2,
-					  0, 0, 0, nthr, s->rte_err);
+			gcap_bench_record(c, si, E_RTE_1, s->rte_ok == -1 ? -1 : -2, 0, 0,
+					  0, 1, s->rte_err);
+			gcap_bench_record(c, si, E_RTE_N, s->rte_ok == -1 ? -1 : -2, 0, 0,
+					  0, nthr, s->rte_err);
 		}
 	}
 }
@@ -231,8 +231,10 @@ main(int argc, char **argv)
 
 	if (!c.o.cpu_only) {
 		if (gcap_bench_gpu_open(&c, why) != 0) {
-			fprintf(stderr, "bpf_bench: GPU parts skipped: %s "
-				"(use --cpu-only for the CPU engines)\n", why);
+			fprintf(stderr,
+				"bpf_bench: GPU parts skipped: %s "
+				"(use --cpu-only for the CPU engines)\n",
+				why);
 			return 77;
 		}
 		c.have_gpu = 1;
@@ -251,8 +253,7 @@ main(int argc, char **argv)
 			return 1;
 	if (build_buffer(&c) != 0)
 		return 1;
-	snprintf(c.layout, sizeof(c.layout), "%s",
-		 c.o.snap ? "" : "full packets");
+	snprintf(c.layout, sizeof(c.layout), "%s", c.o.snap ? "" : "full packets");
 	if (c.o.snap)
 		snprintf(c.layout, sizeof(c.layout), "snap %u", c.o.snap);
 	gcap_bench_head(&c, nthr);

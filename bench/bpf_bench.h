@@ -22,8 +22,8 @@ struct gcap_bench_desc {
 
 /** One classic BPF program converted to eBPF and JIT-compiled by rte_bpf. */
 struct gcap_bench_rte {
-	void *bpf;                /**< struct rte_bpf * */
-	uint64_t (*fn)(void *);   /**< the JIT code, takes a struct rte_mbuf * */
+	void *bpf;              /**< struct rte_bpf * */
+	uint64_t (*fn)(void *); /**< the JIT code, takes a struct rte_mbuf * */
 };
 
 /**
@@ -37,8 +37,8 @@ int gcap_bench_rte_init(char *err, size_t errlen);
  * rte_bpf_convert() + rte_bpf_load() + rte_bpf_get_jit().
  * @return 0; -ENOTSUP when there is no JIT; another negative errno.
  */
-int gcap_bench_rte_load(const struct bpf_program *prog,
-			struct gcap_bench_rte *out, char *err, size_t errlen);
+int gcap_bench_rte_load(const struct bpf_program *prog, struct gcap_bench_rte *out,
+			char *err, size_t errlen);
 
 /** Mask of the programs (bit k: program k) that accept one packet. */
 uint64_t gcap_bench_rte_mask(const struct gcap_bench_rte *progs, unsigned np,
@@ -49,9 +49,9 @@ uint64_t gcap_bench_rte_mask(const struct gcap_bench_rte *progs, unsigned np,
  * start (wrapping at n): adds to *any the packets some program accepts and
  * to *bits the (packet, program) matches.
  */
-void gcap_bench_rte_count(const struct gcap_bench_rte *progs, unsigned np,
-			  const uint8_t *base, const struct gcap_bench_desc *d,
-			  uint64_t n, uint64_t start, uint64_t count,
-			  uint64_t *any, uint64_t *bits);
+void
+gcap_bench_rte_count(const struct gcap_bench_rte *progs, unsigned np, const uint8_t *base,
+		     const struct gcap_bench_desc *d, uint64_t n, uint64_t start,
+		     uint64_t count, uint64_t *any, uint64_t *bits);
 
 #endif /* GCAP_BENCH_BPF_H */

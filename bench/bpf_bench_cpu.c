@@ -72,9 +72,8 @@ cpu_worker(void *arg)
 	pthread_barrier_wait(w->bar);
 	w->t0 = gcap_bench_now();
 	if (w->rte)
-		gcap_bench_rte_count(w->s->rte, w->s->np, w->c->pk.buf,
-				     w->c->pk.desc, w->c->pk.n, w->start, w->count,
-				     &w->any, &w->bits);
+		gcap_bench_rte_count(w->s->rte, w->s->np, w->c->pk.buf, w->c->pk.desc,
+				     w->c->pk.n, w->start, w->count, &w->any, &w->bits);
 	else
 		pcap_count(w->s, &w->c->pk, w->start, w->count, &w->any, &w->bits);
 	w->t1 = gcap_bench_now();
@@ -84,9 +83,8 @@ cpu_worker(void *arg)
 /* run nthreads threads of per packets each; returns the seconds from the
  * first thread's start to the last one's end */
 static double
-cpu_sample(const struct bb_ctx *c, const struct bb_set *s, int rte,
-	   unsigned nthreads, uint64_t per, uint64_t *any, uint64_t *bits,
-	   uint64_t *eany, uint64_t *ebits)
+cpu_sample(const struct bb_ctx *c, const struct bb_set *s, int rte, unsigned nthreads,
+	   uint64_t per, uint64_t *any, uint64_t *bits, uint64_t *eany, uint64_t *ebits)
 {
 	struct bb_work w[64];
 	pthread_t th[64];
@@ -137,8 +135,8 @@ cpu_sample(const struct bb_ctx *c, const struct bb_set *s, int rte,
 }
 
 void
-gcap_bench_cpu_engine(struct bb_ctx *c, unsigned si, int rte,
-		      unsigned nthreads, enum bb_engine e)
+gcap_bench_cpu_engine(struct bb_ctx *c, unsigned si, int rte, unsigned nthreads,
+		      enum bb_engine e)
 {
 	const struct bb_set *s = &c->sets[si];
 	uint64_t any, bits, eany, ebits, per, cal;
@@ -155,12 +153,13 @@ gcap_bench_cpu_engine(struct bb_ctx *c, unsigned si, int rte,
 	for (r = 0; r < c->o.reps; r++) {
 		secs = cpu_sample(c, s, rte, nthreads, per, &any, &bits, &eany, &ebits);
 		if (any != eany || bits != ebits) {
-			snprintf(why, sizeof(why), "matches %" PRIu64 "/%" PRIu64
-				 " != bpf_filter() %" PRIu64 "/%" PRIu64, any, bits,
-				 eany, ebits);
+			snprintf(why, sizeof(why),
+				 "matches %" PRIu64 "/%" PRIu64
+				 " != bpf_filter() %" PRIu64 "/%" PRIu64,
+				 any, bits, eany, ebits);
 			gcap_bench_record(c, si, e, -1, per * nthreads, secs,
-					  range_bytes(&c->pk, per * nthreads),
-					  nthreads, why);
+					  range_bytes(&c->pk, per * nthreads), nthreads,
+					  why);
 			return;
 		}
 		if (r == 0 || secs < best)
@@ -185,13 +184,13 @@ gcap_bench_rte_prepare(const struct bb_ctx *c, struct bb_set *s)
 		}
 	}
 	for (i = 0; i < c->pk.nbase; i++)
-		if (gcap_bench_rte_mask(s->rte, s->np, c->pk.bdata[i],
-					c->pk.bcap[i]) != s->ref[i])
+		if (gcap_bench_rte_mask(s->rte, s->np, c->pk.bdata[i], c->pk.bcap[i]) !=
+		    s->ref[i])
 			bad++;
 	if (bad) {
 		snprintf(s->rte_err, sizeof(s->rte_err),
-			 "verdicts differ from bpf_filter() on %u of %u packets",
-			 bad, c->pk.nbase);
+			 "verdicts differ from bpf_filter() on %u of %u packets", bad,
+			 c->pk.nbase);
 		s->rte_ok = -1;
 		return;
 	}

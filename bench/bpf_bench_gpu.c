@@ -25,12 +25,12 @@
 struct bb_gpu {
 	CUdevice dev;
 	CUcontext ctx;
-	CUdeviceptr vram;       /* copy of the buffer */
-	CUdeviceptr pinned;     /* device view of pk.buf */
-	CUdeviceptr scratch;    /* evicts L2 between timed passes */
+	CUdeviceptr vram;    /* copy of the buffer */
+	CUdeviceptr pinned;  /* device view of pk.buf */
+	CUdeviceptr scratch; /* evicts L2 between timed passes */
 	size_t scratch_sz;
-	CUdeviceptr out;        /* 2 counters */
-	CUdeviceptr masks;      /* per-packet masks of the verify kernel */
+	CUdeviceptr out;   /* 2 counters */
+	CUdeviceptr masks; /* per-packet masks of the verify kernel */
 	CUevent e0, e1;
 };
 
@@ -45,7 +45,7 @@ struct bb_gset {
 static const struct gcap_cu *g_cu;
 static struct bb_gpu g_gpu;
 static struct bb_gset g_gset[BB_NSETS];
-static CUmodule g_mod_i;          /* interpreter kernel */
+static CUmodule g_mod_i; /* interpreter kernel */
 static CUfunction g_fcount_i, g_fverify_i;
 
 static const char *
@@ -58,13 +58,13 @@ cu_name(CUresult r)
 	return n;
 }
 
-#define CK(call)                                                              \
-	do {                                                                  \
-		CUresult r_ = (call);                                         \
-		if (r_ != CUDA_SUCCESS) {                                     \
+#define CK(call)                                                                    \
+	do {                                                                        \
+		CUresult r_ = (call);                                               \
+		if (r_ != CUDA_SUCCESS) {                                           \
 			fprintf(stderr, "bpf_bench: %s: %s\n", #call, cu_name(r_)); \
-			exit(1);                                              \
-		}                                                             \
+			exit(1);                                                    \
+		}                                                                   \
 	} while (0)
 
 /* the entry points bpf_bench needs beyond the gpu module's required ones */
@@ -114,14 +114,13 @@ gcap_bench_gpu_open(struct bb_ctx *c, char *why)
 	gi->drv = cu->version;
 	CK(cu->DeviceGet(&g_gpu.dev, 0));
 	CK(cu->DeviceGetName(gi->name, sizeof(gi->name), g_gpu.dev));
-	CK(cu->DeviceGetAttribute(&gi->sms,
-				  CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, g_gpu.dev));
-	CK(cu->DeviceGetAttribute(&gi->ccmaj,
-				  CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, g_gpu.dev));
-	CK(cu->DeviceGetAttribute(&gi->ccmin,
-				  CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, g_gpu.dev));
-	CK(cu->DeviceGetAttribute(&gi->l2, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE,
+	CK(cu->DeviceGetAttribute(&gi->sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
 				  g_gpu.dev));
+	CK(cu->DeviceGetAttribute(
+		&gi->ccmaj, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, g_gpu.dev));
+	CK(cu->DeviceGetAttribute(
+		&gi->ccmin, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, g_gpu.dev));
+	CK(cu->DeviceGetAttribute(&gi->l2, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, g_gpu.dev));
 	CK(cu->DeviceTotalMem(&gi->totalmem, g_gpu.dev));
 	CK(cu->DevicePrimaryCtxRetain(&g_gpu.ctx, g_gpu.dev));
 	CK(cu->CtxSetCurrent(g_gpu.ctx));
@@ -135,8 +134,8 @@ gcap_bench_gpu_pin(struct bb_ctx *c)
 {
 	void *p = NULL;
 
-	CK(g_cu->MemHostAlloc(&p, c->pk.size, CU_MEMHOSTALLOC_DEVICEMAP |
-			      CU_MEMHOSTALLOC_PORTABLE));
+	CK(g_cu->MemHostAlloc(&p, c->pk.size,
+			      CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE));
 	c->pk.buf = p;
 	c->pk.pinned = 1;
 	CK(g_cu->MemHostGetDevicePointer(&g_gpu.pinned, p, 0));
@@ -158,8 +157,8 @@ gcap_bench_gpu_upload(struct bb_ctx *c)
 }
 
 static void
-load_module(const void *img, struct bb_rtc *rt, CUmodule *mod,
-	    CUfunction *fcount, CUfunction *fverify)
+load_module(const void *img, struct bb_rtc *rt, CUmodule *mod, CUfunction *fcount,
+	    CUfunction *fverify)
 {
 	double t0 = gcap_bench_now();
 
@@ -222,8 +221,7 @@ compile_all(struct bb_ctx *c, int maj, int min)
 		const struct bb_set *s = &c->sets[si];
 		struct bb_gset *g = &g_gset[si];
 
-		if (gcap_bench_nvrtc_compiled(s, maj, min, &c->rtc[si], &img,
-					      &len) != 0)
+		if (gcap_bench_nvrtc_compiled(s, maj, min, &c->rtc[si], &img, &len) != 0)
 			continue;
 		if (img != NULL && c->have_gpu) {
 			load_module(img, &c->rtc[si], &g->mod, &g->fcount, &g->fverify);
@@ -256,16 +254,22 @@ gcap_bench_gpu_compile(struct bb_ctx *c, char *why)
 }
 
 static void
-gpu_launch(CUfunction f, int grid, CUdeviceptr base, uint64_t n,
-	   CUdeviceptr out, const struct bb_gset *g, unsigned np)
+gpu_launch(CUfunction f, int grid, CUdeviceptr base, uint64_t n, CUdeviceptr out,
+	   const struct bb_gset *g, unsigned np)
 {
 	CUdeviceptr desc = base;
 	unsigned long long nn = n;
-	void *args[] = { &base, &desc, &nn, &out, (void *)&g->insns,
-			 (void *)&g->offs, (void *)&g->lens, &np };
+	void *args[] = { &base,
+			 &desc,
+			 &nn,
+			 &out,
+			 (void *)&g->insns,
+			 (void *)&g->offs,
+			 (void *)&g->lens,
+			 &np };
 
-	CK(g_cu->LaunchKernel(f, (unsigned)grid, 1, 1, BB_BLOCK, 1, 1, 0, NULL,
-			      args, NULL));
+	CK(g_cu->LaunchKernel(f, (unsigned)grid, 1, 1, BB_BLOCK, 1, 1, 0, NULL, args,
+			      NULL));
 }
 
 /* per-packet verdicts of one copy of the pcap; returns the mismatches */
@@ -297,8 +301,8 @@ gcap_bench_gpu_engine(struct bb_ctx *c, unsigned si, enum bb_engine e)
 	const struct bb_set *s = &c->sets[si];
 	struct bb_gset *g = &g_gset[si];
 	int interp = e == E_GPU_I_VRAM || e == E_GPU_I_PIN;
-	CUdeviceptr base = (e == E_GPU_C_VRAM || e == E_GPU_I_VRAM) ? g_gpu.vram
-								    : g_gpu.pinned;
+	CUdeviceptr base =
+		(e == E_GPU_C_VRAM || e == E_GPU_I_VRAM) ? g_gpu.vram : g_gpu.pinned;
 	CUfunction fc = interp ? g_fcount_i : g->fcount;
 	CUfunction fv = interp ? g_fverify_i : g->fverify;
 	int grid = interp ? g->grid_i : g->grid_c;
@@ -317,8 +321,10 @@ gcap_bench_gpu_engine(struct bb_ctx *c, unsigned si, enum bb_engine e)
 	}
 	bad = gpu_verify(c, si, fv, base);
 	if (bad) {
-		snprintf(why, sizeof(why), "verdicts differ from bpf_filter() on %u "
-			 "of %u packets", bad, c->pk.nbase);
+		snprintf(why, sizeof(why),
+			 "verdicts differ from bpf_filter() on %u "
+			 "of %u packets",
+			 bad, c->pk.nbase);
 		gcap_bench_record(c, si, e, -1, 0, 0, 0, 0, why);
 		return;
 	}
@@ -337,9 +343,10 @@ gcap_bench_gpu_engine(struct bb_ctx *c, unsigned si, enum bb_engine e)
 		CK(g_cu->EventElapsedTime(&ms, g_gpu.e0, g_gpu.e1));
 		CK(g_cu->MemcpyDtoH(h, g_gpu.out, sizeof(h)));
 		if (h[0] != ea || h[1] != eb) {
-			snprintf(why, sizeof(why), "matches %" PRIu64 "/%" PRIu64
-				 " != bpf_filter() %" PRIu64 "/%" PRIu64, h[0], h[1],
-				 ea, eb);
+			snprintf(why, sizeof(why),
+				 "matches %" PRIu64 "/%" PRIu64
+				 " != bpf_filter() %" PRIu64 "/%" PRIu64,
+				 h[0], h[1], ea, eb);
 			gcap_bench_record(c, si, e, -1, c->pk.n, ms * 1e-3,
 					  c->pk.cap_bytes, 0, why);
 			return;

@@ -46,27 +46,27 @@ struct bb_opts {
 
 /* the packets: the pcap, and the buffer of its cyclic copies */
 struct bb_pkts {
-	unsigned nbase;          /* packets in the pcap */
-	uint8_t **bdata;         /* their bytes */
-	uint32_t *bcap, *bwire;  /* stored caplen (after --snap), wirelen */
-	uint64_t n;              /* packets in the buffer (cyclic copies) */
-	size_t size;             /* bytes of the buffer */
-	size_t used;             /* bytes filled */
-	uint8_t *buf;            /* descriptors at 0, then bytes */
+	unsigned nbase;         /* packets in the pcap */
+	uint8_t **bdata;        /* their bytes */
+	uint32_t *bcap, *bwire; /* stored caplen (after --snap), wirelen */
+	uint64_t n;             /* packets in the buffer (cyclic copies) */
+	size_t size;            /* bytes of the buffer */
+	size_t used;            /* bytes filled */
+	uint8_t *buf;           /* descriptors at 0, then bytes */
 	struct gcap_bench_desc *desc;
 	uint64_t wire_bytes, cap_bytes;
-	int pinned;              /* buf from cuMemHostAlloc */
+	int pinned; /* buf from cuMemHostAlloc */
 };
 
 /* one filter set: up to BB_MAXP programs, one bit each in a packet's mask */
 struct bb_set {
-	const char *name;       /* short name */
-	char *label;            /* expression or description */
+	const char *name; /* short name */
+	char *label;      /* expression or description */
 	unsigned np;
 	struct bpf_program progs[BB_MAXP];
 	char *exprs[BB_MAXP];
-	unsigned insns;         /* total BPF instructions */
-	uint64_t *ref;          /* bpf_filter() mask per base packet */
+	unsigned insns;               /* total BPF instructions */
+	uint64_t *ref;                /* bpf_filter() mask per base packet */
 	uint64_t *pre_any, *pre_bits; /* prefix sums over base packets */
 	struct gcap_bench_rte rte[BB_MAXP];
 	int rte_ok;
@@ -74,13 +74,20 @@ struct bb_set {
 };
 
 enum bb_engine {
-	E_GPU_C_VRAM, E_GPU_C_PIN, E_GPU_I_VRAM, E_GPU_I_PIN,
-	E_PCAP_1, E_PCAP_N, E_RTE_1, E_RTE_N, E_COUNT
+	E_GPU_C_VRAM,
+	E_GPU_C_PIN,
+	E_GPU_I_VRAM,
+	E_GPU_I_PIN,
+	E_PCAP_1,
+	E_PCAP_N,
+	E_RTE_1,
+	E_RTE_N,
+	E_COUNT
 };
 
 /* one engine's result on one set */
 struct bb_res {
-	int state;     /* 0 not run, 1 ok, -1 wrong verdicts, -2 failed */
+	int state; /* 0 not run, 1 ok, -1 wrong verdicts, -2 failed */
 	double mpps, gbps, secs;
 	uint64_t pkts;
 	unsigned threads;
@@ -99,7 +106,7 @@ struct bb_rtc {
 /* the GPU, as the report describes it */
 struct bb_gpuinfo {
 	char name[256];
-	int drv;       /* cuDriverGetVersion */
+	int drv; /* cuDriverGetVersion */
 	int sms, ccmaj, ccmin, l2;
 	size_t totalmem;
 };
@@ -133,8 +140,8 @@ gcap_bench_now(void)
 
 /** Read a pcap into pk (base packets, caplen cut at snap when not 0).
  *  @return 0; -1 with a message on stderr. */
-int gcap_bench_pkts_load(const char *path, uint32_t snap, struct bb_pkts *pk,
-			 int *linktype);
+int
+gcap_bench_pkts_load(const char *path, uint32_t snap, struct bb_pkts *pk, int *linktype);
 
 /** @return how many packets (cyclic copies) fit in size bytes. */
 uint64_t gcap_bench_pkts_fit(const struct bb_pkts *pk, size_t size);
@@ -161,9 +168,9 @@ void gcap_bench_expect_prefix(const struct bb_set *s, const struct bb_pkts *pk,
 			      uint64_t k, uint64_t *any, uint64_t *bits);
 
 /** Expected matches over count packets from buffer index start, wrapping. */
-void gcap_bench_expect_range(const struct bb_set *s, const struct bb_pkts *pk,
-			     uint64_t start, uint64_t count, uint64_t *any,
-			     uint64_t *bits);
+void
+gcap_bench_expect_range(const struct bb_set *s, const struct bb_pkts *pk, uint64_t start,
+			uint64_t count, uint64_t *any, uint64_t *bits);
 
 /* ---- CPU engines (bpf_bench_cpu.c) ---- */
 
@@ -173,8 +180,8 @@ void gcap_bench_rte_prepare(const struct bb_ctx *c, struct bb_set *s);
 
 /** Time bpf_filter() (rte 0) or rte_bpf (rte 1) on set si, nthreads
  *  threads; records the result as engine e. */
-void gcap_bench_cpu_engine(struct bb_ctx *c, unsigned si, int rte,
-			   unsigned nthreads, enum bb_engine e);
+void gcap_bench_cpu_engine(struct bb_ctx *c, unsigned si, int rte, unsigned nthreads,
+			   enum bb_engine e);
 
 /* ---- NVRTC (bpf_bench_nvrtc.c) ---- */
 
@@ -185,8 +192,8 @@ void *gcap_bench_nvrtc_interp(int maj, int min, struct bb_rtc *rt, size_t *len);
 /** Translate set s to C and compile it as the compiled-filter kernel.
  *  @return -1 when the translation fails (rt->err says why); else 0 with
  *          *img the CUBIN (malloc'd, *len bytes) or NULL (rt->err). */
-int gcap_bench_nvrtc_compiled(const struct bb_set *s, int maj, int min,
-			      struct bb_rtc *rt, void **img, size_t *len);
+int gcap_bench_nvrtc_compiled(const struct bb_set *s, int maj, int min, struct bb_rtc *rt,
+			      void **img, size_t *len);
 
 /* ---- GPU engines (bpf_bench_gpu.c) ---- */
 
@@ -218,9 +225,9 @@ void gcap_bench_json_close(void);
 
 /** Store one engine's result (state as in struct bb_res) and write its JSON
  *  line; a negative state marks the run bad. */
-void gcap_bench_record(struct bb_ctx *c, unsigned si, enum bb_engine e,
-		       int state, uint64_t pkts, double secs, uint64_t bytes,
-		       unsigned threads, const char *why);
+void gcap_bench_record(struct bb_ctx *c, unsigned si, enum bb_engine e, int state,
+		       uint64_t pkts, double secs, uint64_t bytes, unsigned threads,
+		       const char *why);
 
 /** The report's head: commit, machine, GPU, packets, buffer, threads. */
 void gcap_bench_head(const struct bb_ctx *c, unsigned nthr);

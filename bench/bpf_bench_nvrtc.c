@@ -52,7 +52,8 @@ static const char g_kernel_tail[] =
 	"  __syncthreads();\n"
 	"  if (threadIdx.x == 0) {\n"
 	"    unsigned int nw = (blockDim.x + 31u) >> 5;\n"
-	"    for (unsigned int k = 1; k < nw; k++) { any += s_any[k]; bits += s_bits[k]; }\n"
+	"    for (unsigned int k = 1; k < nw; k++) { any += s_any[k]; bits += s_bits[k]; "
+	"}\n"
 	"    if (any) atomicAdd(&out[0], any);\n"
 	"    if (bits) atomicAdd(&out[1], bits);\n"
 	"  }\n"
@@ -64,10 +65,12 @@ static const char g_kernel_tail[] =
 	"          const unsigned int *__restrict__ offs,\n"
 	"          const unsigned int *__restrict__ lens, unsigned int np)\n"
 	"{\n"
-	"  unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
+	"  unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + "
+	"threadIdx.x;\n"
 	"  if (i < n) {\n"
 	"    bb_desc e = d[i];\n"
-	"    masks[i] = bb_eval(base + e.off, e.wirelen, e.caplen, insns, offs, lens, np);\n"
+	"    masks[i] = bb_eval(base + e.off, e.wirelen, e.caplen, insns, offs, lens, "
+	"np);\n"
 	"  }\n"
 	"}\n";
 
@@ -134,8 +137,8 @@ rm_dir(const char *dir)
  * Returns the CUBIN (malloc'd) or NULL.
  */
 static void *
-rtc_twice(const char *src, const char *name, int maj, int min,
-	  struct bb_rtc *rt, size_t *len)
+rtc_twice(const char *src, const char *name, int maj, int min, struct bb_rtc *rt,
+	  size_t *len)
 {
 	struct gcap_rtc_info info;
 	char dir[] = "/tmp/bpf_bench-rtc-XXXXXX";
@@ -150,8 +153,8 @@ rtc_twice(const char *src, const char *name, int maj, int min,
 		return NULL;
 	}
 	memset(&info, 0, sizeof(info));
-	rc = gcap_rtc_compile(src, name, maj, min, NULL, 0, dir, 0, &img, len,
-			      &info, rt->err);
+	rc = gcap_rtc_compile(src, name, maj, min, NULL, 0, dir, 0, &img, len, &info,
+			      rt->err);
 	if (rc != 0) {
 		if (info.log != NULL)
 			fprintf(stderr, "bpf_bench: NVRTC log for %s:\n%s\n", name,
@@ -163,8 +166,8 @@ rtc_twice(const char *src, const char *name, int maj, int min,
 	rt->cold_ms = info.compile_ms + info.load_ms;
 	gcap_rtc_info_clear(&info);
 	memset(&info, 0, sizeof(info));
-	rc = gcap_rtc_compile(src, name, maj, min, NULL, 0, dir, 0, &img2, &l2,
-			      &info, rt->err);
+	rc = gcap_rtc_compile(src, name, maj, min, NULL, 0, dir, 0, &img2, &l2, &info,
+			      rt->err);
 	if (rc == 0) {
 		rt->hit = info.cache_hit;
 		rt->hit_ms = info.compile_ms + info.load_ms;
@@ -183,19 +186,18 @@ gcap_bench_nvrtc_interp(int maj, int min, struct bb_rtc *rt, size_t *len)
 	char *src = concat3(bb_interp_src, g_interp_eval, g_kernel_tail);
 	void *img;
 
-	img = src ? rtc_twice(src, "bpf_bench_interp.cu", maj, min, rt, len)
-		  : NULL;
+	img = src ? rtc_twice(src, "bpf_bench_interp.cu", maj, min, rt, len) : NULL;
 	free(src);
 	return img;
 }
 
 int
-gcap_bench_nvrtc_compiled(const struct bb_set *s, int maj, int min,
-			  struct bb_rtc *rt, void **img, size_t *len)
+gcap_bench_nvrtc_compiled(const struct bb_set *s, int maj, int min, struct bb_rtc *rt,
+			  void **img, size_t *len)
 {
 	char eb[GCAP_ERRBUF_SIZE];
-	char *tu = gcap_bpfc_translate(s->progs, s->np, "flt",
-				       GCAP_BPFC_F_NO_COMMENTS, eb);
+	char *tu =
+		gcap_bpfc_translate(s->progs, s->np, "flt", GCAP_BPFC_F_NO_COMMENTS, eb);
 	char *src;
 
 	*img = NULL;
@@ -205,8 +207,7 @@ gcap_bench_nvrtc_compiled(const struct bb_set *s, int maj, int min,
 	}
 	src = concat3(tu, g_compiled_eval, g_kernel_tail);
 	free(tu);
-	*img = src ? rtc_twice(src, "bpf_bench_compiled.cu", maj, min, rt, len)
-		   : NULL;
+	*img = src ? rtc_twice(src, "bpf_bench_compiled.cu", maj, min, rt, len) : NULL;
 	free(src);
 	return 0;
 }

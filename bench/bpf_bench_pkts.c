@@ -17,8 +17,7 @@
 #include "bpf_bench_internal.h"
 
 int
-gcap_bench_pkts_load(const char *path, uint32_t snap, struct bb_pkts *pk,
-		     int *linktype)
+gcap_bench_pkts_load(const char *path, uint32_t snap, struct bb_pkts *pk, int *linktype)
 {
 	char eb[PCAP_ERRBUF_SIZE];
 	struct pcap_pkthdr *h;
@@ -55,8 +54,8 @@ gcap_bench_pkts_load(const char *path, uint32_t snap, struct bb_pkts *pk,
 		pk->nbase++;
 	}
 	if (rc == -1)
-		fprintf(stderr, "bpf_bench: %s: %s (using the %u packets before)\n",
-			path, pcap_geterr(p), pk->nbase);
+		fprintf(stderr, "bpf_bench: %s: %s (using the %u packets before)\n", path,
+			pcap_geterr(p), pk->nbase);
 	pcap_close(p);
 	if (pk->nbase == 0) {
 		fprintf(stderr, "bpf_bench: %s: no packets\n", path);
@@ -136,9 +135,10 @@ gcap_bench_pkts_fill(struct bb_pkts *pk)
 	for (j = pk->nbase; j < pk->n; j += pk->nbase) {
 		uint64_t cnt = pk->n - j < pk->nbase ? pk->n - j : pk->nbase;
 		size_t delta = (size_t)(j / pk->nbase) * per;
-		size_t len = cnt == pk->nbase ? per :
-			     (size_t)(pk->desc[cnt - 1].off - first +
-				      align8(pk->desc[cnt - 1].caplen));
+		size_t len = cnt == pk->nbase ?
+				     per :
+				     (size_t)(pk->desc[cnt - 1].off - first +
+					      align8(pk->desc[cnt - 1].caplen));
 
 		memcpy(pk->buf + first + delta, pk->buf + first, len);
 		for (k = 0; k < cnt; k++) {

@@ -67,14 +67,14 @@ gcap_bench_json_close(void)
 
 static const char *const g_eng_name[E_COUNT] = {
 	"gpu-compiled-vram", "gpu-compiled-pinned", "gpu-interp-vram",
-	"gpu-interp-pinned", "bpf_filter-1", "bpf_filter-N", "rte_bpf-1",
-	"rte_bpf-N",
+	"gpu-interp-pinned", "bpf_filter-1",        "bpf_filter-N",
+	"rte_bpf-1",         "rte_bpf-N",
 };
 
 void
-gcap_bench_record(struct bb_ctx *c, unsigned si, enum bb_engine e,
-		  int state, uint64_t pkts, double secs, uint64_t bytes,
-		  unsigned threads, const char *why)
+gcap_bench_record(struct bb_ctx *c, unsigned si, enum bb_engine e, int state,
+		  uint64_t pkts, double secs, uint64_t bytes, unsigned threads,
+		  const char *why)
 {
 	struct bb_res *r = &c->res[si][e];
 	char b1[512], b2[256];
@@ -94,8 +94,10 @@ gcap_bench_record(struct bb_ctx *c, unsigned si, enum bb_engine e,
 	      "\"gbps_cap\":%.3f,\"note\":\"%s\"}",
 	      c->layout, c->sets[si].name, jstr(c->sets[si].label, b1, sizeof(b1)),
 	      c->sets[si].np, c->sets[si].insns, g_eng_name[e], threads,
-	      state == 1 ? "ok" : state == -1 ? "wrong" : "failed", pkts, secs,
-	      r->mpps, r->gbps, jstr(r->why, b2, sizeof(b2)));
+	      state == 1  ? "ok" :
+	      state == -1 ? "wrong" :
+			    "failed",
+	      pkts, secs, r->mpps, r->gbps, jstr(r->why, b2, sizeof(b2)));
 }
 
 static void
@@ -158,23 +160,24 @@ gcap_bench_head(const struct bb_ctx *c, unsigned nthr)
 	       sysconf(_SC_NPROCESSORS_ONLN), c->ncpus, cpu_model);
 	if (c->have_gpu)
 		printf("- GPU: %s, sm_%d%d, %d SMs, L2 %d MiB, %zu GiB, CUDA driver "
-		       "API %d.%d\n", c->gpu.name, c->gpu.ccmaj, c->gpu.ccmin,
-		       c->gpu.sms, c->gpu.l2 >> 20, c->gpu.totalmem >> 30,
-		       c->gpu.drv / 1000, (c->gpu.drv % 1000) / 10);
+		       "API %d.%d\n",
+		       c->gpu.name, c->gpu.ccmaj, c->gpu.ccmin, c->gpu.sms,
+		       c->gpu.l2 >> 20, c->gpu.totalmem >> 30, c->gpu.drv / 1000,
+		       (c->gpu.drv % 1000) / 10);
 	else
 		printf("- GPU: none (--cpu-only)\n");
-	printf("- packets: %s, %u packets (linktype %d), %s\n", c->o.pcap,
-	       c->pk.nbase, c->linktype, c->layout);
+	printf("- packets: %s, %u packets (linktype %d), %s\n", c->o.pcap, c->pk.nbase,
+	       c->linktype, c->layout);
 	printf("- buffer: %" PRIu64 " packets (%.2f copies), %.2f GiB used of %zu MiB "
 	       "(descriptors + bytes, 8-byte aligned), mean caplen %.0f B, "
 	       "mean wirelen %.0f B%s\n",
-	       c->pk.n, (double)c->pk.n / c->pk.nbase,
-	       (double)c->pk.used / (1 << 30), c->o.mb,
-	       (double)c->pk.cap_bytes / c->pk.n,
+	       c->pk.n, (double)c->pk.n / c->pk.nbase, (double)c->pk.used / (1 << 30),
+	       c->o.mb, (double)c->pk.cap_bytes / c->pk.n,
 	       (double)c->pk.wire_bytes / c->pk.n,
 	       c->have_gpu ? "; the same in VRAM (cuMemAlloc) and in pinned host "
 			     "memory (cuMemHostAlloc DEVICEMAP); the CPU engines read "
-			     "the pinned copy" : "");
+			     "the pinned copy" :
+			     "");
 	printf("- CPU threads for N: %u (pinned to CPUs %d..), 1-thread runs on CPU %d\n",
 	       nthr, c->cpus[0], c->cpus[0]);
 	jsonl("{\"type\":\"machine\",\"commit\":\"%s\",\"nproc\":%ld,\"cpus\":%u,"
@@ -183,9 +186,8 @@ gcap_bench_head(const struct bb_ctx *c, unsigned nthr)
 	      "\"threads\":%u}",
 	      commit, sysconf(_SC_NPROCESSORS_ONLN), c->ncpus,
 	      jstr(cpu_model, b1, sizeof(b1)),
-	      c->have_gpu ? jstr(c->gpu.name, b2, sizeof(b2)) : "none",
-	      c->gpu.sms, c->gpu.drv, c->layout, c->pk.nbase, c->pk.n, c->pk.used,
-	      nthr);
+	      c->have_gpu ? jstr(c->gpu.name, b2, sizeof(b2)) : "none", c->gpu.sms,
+	      c->gpu.drv, c->layout, c->pk.nbase, c->pk.n, c->pk.used, nthr);
 	fflush(stdout);
 }
 
@@ -193,18 +195,10 @@ static void
 cell(const struct bb_res *r, char *buf, size_t len)
 {
 	switch (r->state) {
-	case 1:
-		snprintf(buf, len, "%.1f", r->mpps);
-		break;
-	case -1:
-		snprintf(buf, len, "WRONG");
-		break;
-	case -2:
-		snprintf(buf, len, "failed");
-		break;
-	default:
-		snprintf(buf, len, "-");
-		break;
+	case 1: snprintf(buf, len, "%.1f", r->mpps); break;
+	case -1: snprintf(buf, len, "WRONG"); break;
+	case -2: snprintf(buf, len, "failed"); break;
+	default: snprintf(buf, len, "-"); break;
 	}
 }
 
@@ -233,7 +227,8 @@ gcap_bench_report(const struct bb_ctx *c, unsigned nthr)
 
 	printf("\n## Throughput, Mpps (%s)\n\n", c->layout);
 	printf("CPU columns: N = %u threads. GPU: best of %u passes over all %" PRIu64
-	       " packets; CPU: best of %u runs.\n\n", nthr, c->o.reps, c->pk.n, c->o.reps);
+	       " packets; CPU: best of %u runs.\n\n",
+	       nthr, c->o.reps, c->pk.n, c->o.reps);
 	printf("| filter set | progs | insns | matches/copy |");
 	for (e = 0; e < E_COUNT; e++)
 		printf(" %s |", g_eng_name[e]);
@@ -284,7 +279,8 @@ gcap_bench_report(const struct bb_ctx *c, unsigned nthr)
 			printf("- rte_bpf, %s: %s\n", c->sets[si].name,
 			       c->sets[si].rte_err);
 
-	printf("\n## NVRTC (%s)\n\n", c->have_gpu ? "sm of this GPU" : "no GPU: compile only");
+	printf("\n## NVRTC (%s)\n\n",
+	       c->have_gpu ? "sm of this GPU" : "no GPU: compile only");
 	printf("| kernel | source bytes | CUBIN bytes | cold compile ms | cache hit ms "
 	       "| cuModuleLoadData ms |\n|---|---:|---:|---:|---:|---:|\n");
 	for (si = 0; si <= BB_NSETS; si++) {
@@ -300,8 +296,8 @@ gcap_bench_report(const struct bb_ctx *c, unsigned nthr)
 		printf("| %s%s | %zu | %zu | %.1f | %.2f%s | %s |\n",
 		       si < BB_NSETS ? "compiled " : "", nm, rt->src_len, rt->cubin_len,
 		       rt->cold_ms, rt->hit_ms, rt->hit ? "" : " (miss!)",
-		       c->have_gpu ? (snprintf(b, sizeof(b), "%.2f", rt->modload_ms), b)
-				   : "-");
+		       c->have_gpu ? (snprintf(b, sizeof(b), "%.2f", rt->modload_ms), b) :
+				     "-");
 		jsonl("{\"type\":\"nvrtc\",\"layout\":\"%s\",\"kernel\":\"%s\","
 		      "\"src_bytes\":%zu,\"cubin_bytes\":%zu,\"cold_ms\":%.3f,"
 		      "\"hit_ms\":%.3f,\"cache_hit\":%d,\"modload_ms\":%.3f}",
@@ -324,26 +320,31 @@ gcap_bench_report(const struct bb_ctx *c, unsigned nthr)
 
 		printf("| target | measured | met |\n|---|---|---|\n");
 		if (g0->state == 1)
-			printf("| compiled GPU, single filter `ip`, VRAM >= 10,000 Mpps | "
-			       "%.0f Mpps | %s |\n", g0->mpps,
-			       g0->mpps >= 10000 ? "yes" : "no");
+			printf("| compiled GPU, single filter `ip`, VRAM >= 10,000 Mpps "
+			       "| "
+			       "%.0f Mpps | %s |\n",
+			       g0->mpps, g0->mpps >= 10000 ? "yes" : "no");
 		if (g1->state == 1)
-			printf("| compiled GPU, single filter `tcp port 80 or udp port 53`, "
-			       "VRAM >= 10,000 Mpps | %.0f Mpps | %s |\n", g1->mpps,
-			       g1->mpps >= 10000 ? "yes" : "no");
+			printf("| compiled GPU, single filter `tcp port 80 or udp port "
+			       "53`, "
+			       "VRAM >= 10,000 Mpps | %.0f Mpps | %s |\n",
+			       g1->mpps, g1->mpps >= 10000 ? "yes" : "no");
 		if (r0 > 0)
 			printf("| `ip`: >= 15x the %u-thread CPU (best: %s, %.0f Mpps) "
-			       "| %.1fx | %s |\n", nthr, w3, c0, r0, r0 >= 15 ? "yes" : "no");
+			       "| %.1fx | %s |\n",
+			       nthr, w3, c0, r0, r0 >= 15 ? "yes" : "no");
 		if (r1 > 0)
 			printf("| `tcp port 80 or udp port 53`: >= 15x the %u-thread CPU "
-			       "(best: %s, %.0f Mpps) | %.1fx | %s |\n", nthr, w1, c1, r1,
-			       r1 >= 15 ? "yes" : "no");
+			       "(best: %s, %.0f Mpps) | %.1fx | %s |\n",
+			       nthr, w1, c1, r1, r1 >= 15 ? "yes" : "no");
 		if (r64 > 0)
-			printf("| 64 filters: >= 20x the %u-thread CPU (best: %s, %.1f Mpps) "
-			       "| %.1fx (GPU %.0f Mpps) | %s |\n", nthr, w2, c64, r64,
-			       g64->mpps, r64 >= 20 ? "yes" : "no");
+			printf("| 64 filters: >= 20x the %u-thread CPU (best: %s, %.1f "
+			       "Mpps) "
+			       "| %.1fx (GPU %.0f Mpps) | %s |\n",
+			       nthr, w2, c64, r64, g64->mpps, r64 >= 20 ? "yes" : "no");
 		if (!c->have_gpu)
-			printf("| (no GPU in this run: GPU targets not measured) | - | - |\n");
+			printf("| (no GPU in this run: GPU targets not measured) | - | - "
+			       "|\n");
 		jsonl("{\"type\":\"targets\",\"layout\":\"%s\",\"gpu_ip_vram_mpps\":%.3f,"
 		      "\"gpu_tcp80udp53_vram_mpps\":%.3f,\"cpu_n_best_ip_mpps\":%.3f,"
 		      "\"cpu_n_best_tcp80udp53_mpps\":%.3f,\"ratio_ip\":%.3f,"

@@ -27,9 +27,17 @@
 int
 gcap_bench_rte_init(char *err, size_t errlen)
 {
-	char *argv[] = { "bpf_bench", "-l", "0", "--no-huge", "--no-pci",
-			 "--no-shconf", "--no-telemetry", "--log-level=error",
-			 "-m", "128", NULL };
+	char *argv[] = { "bpf_bench",
+			 "-l",
+			 "0",
+			 "--no-huge",
+			 "--no-pci",
+			 "--no-shconf",
+			 "--no-telemetry",
+			 "--log-level=error",
+			 "-m",
+			 "128",
+			 NULL };
 	int argc = (int)(sizeof(argv) / sizeof(argv[0])) - 1;
 
 	if (rte_eal_init(argc, argv) < 0) {
@@ -40,8 +48,8 @@ gcap_bench_rte_init(char *err, size_t errlen)
 }
 
 int
-gcap_bench_rte_load(const struct bpf_program *prog, struct gcap_bench_rte *out,
-		    char *err, size_t errlen)
+gcap_bench_rte_load(const struct bpf_program *prog, struct gcap_bench_rte *out, char *err,
+		    size_t errlen)
 {
 	struct rte_bpf_prm *prm;
 	struct rte_bpf_jit jit;
@@ -89,8 +97,8 @@ mbuf_init(struct rte_mbuf *m)
 }
 
 uint64_t
-gcap_bench_rte_mask(const struct gcap_bench_rte *progs, unsigned np,
-		    const uint8_t *pkt, uint32_t caplen)
+gcap_bench_rte_mask(const struct gcap_bench_rte *progs, unsigned np, const uint8_t *pkt,
+		    uint32_t caplen)
 {
 	struct rte_mbuf m;
 	uint64_t mask = 0;
@@ -105,10 +113,9 @@ gcap_bench_rte_mask(const struct gcap_bench_rte *progs, unsigned np,
 }
 
 void
-gcap_bench_rte_count(const struct gcap_bench_rte *progs, unsigned np,
-		     const uint8_t *base, const struct gcap_bench_desc *d,
-		     uint64_t n, uint64_t start, uint64_t count,
-		     uint64_t *any, uint64_t *bits)
+gcap_bench_rte_count(const struct gcap_bench_rte *progs, unsigned np, const uint8_t *base,
+		     const struct gcap_bench_desc *d, uint64_t n, uint64_t start,
+		     uint64_t count, uint64_t *any, uint64_t *bits)
 {
 	struct rte_mbuf m __rte_cache_aligned;
 	uint64_t j = start % n, a = 0, b = 0;

@@ -17,10 +17,10 @@
 
 #include "bpf_bench_internal.h"
 
-static const unsigned g_tcp_ports[16] = { 80, 443, 22, 21, 25, 110, 143, 23,
-	139, 445, 3389, 8080, 179, 1723, 993, 5060 };
-static const unsigned g_udp_ports[16] = { 53, 123, 161, 67, 500, 514, 520,
-	1812, 5353, 137, 138, 69, 1900, 4500, 7000, 3784 };
+static const unsigned g_tcp_ports[16] = { 80,  443, 22,   21,   25,  110,  143, 23,
+					  139, 445, 3389, 8080, 179, 1723, 993, 5060 };
+static const unsigned g_udp_ports[16] = { 53,   123, 161, 67, 500,  514,  520,  1812,
+					  5353, 137, 138, 69, 1900, 4500, 7000, 3784 };
 
 /* distinct expression number i of the multi-filter sets */
 static char *
@@ -29,18 +29,10 @@ multi_expr(unsigned i)
 	char buf[128];
 
 	switch (i % 4) {
-	case 0:
-		snprintf(buf, sizeof(buf), "tcp port %u", g_tcp_ports[i / 4]);
-		break;
-	case 1:
-		snprintf(buf, sizeof(buf), "udp port %u", g_udp_ports[i / 4]);
-		break;
-	case 2:
-		snprintf(buf, sizeof(buf), "host 10.0.%u.%u", i / 4, 1 + i);
-		break;
-	default:
-		snprintf(buf, sizeof(buf), "net 192.168.%u.0/24", i / 4);
-		break;
+	case 0: snprintf(buf, sizeof(buf), "tcp port %u", g_tcp_ports[i / 4]); break;
+	case 1: snprintf(buf, sizeof(buf), "udp port %u", g_udp_ports[i / 4]); break;
+	case 2: snprintf(buf, sizeof(buf), "host 10.0.%u.%u", i / 4, 1 + i); break;
+	default: snprintf(buf, sizeof(buf), "net 192.168.%u.0/24", i / 4); break;
 	}
 	return strdup(buf);
 }
@@ -87,8 +79,9 @@ long_expr(int linktype)
 					      i ? " or " : "", g_tcp_ports[(i / 3) % 16]);
 			break;
 		case 1:
-			o += (size_t)snprintf(buf + o, sizeof(buf) - o, "%shost 172.16.%u.%u",
-					      i ? " or " : "", i, 2 * i + 1);
+			o += (size_t)snprintf(buf + o, sizeof(buf) - o,
+					      "%shost 172.16.%u.%u", i ? " or " : "", i,
+					      2 * i + 1);
 			break;
 		default:
 			o += (size_t)snprintf(buf + o, sizeof(buf) - o, "%sudp port %u",
@@ -113,7 +106,8 @@ gcap_bench_sets_make(struct bb_set *sets, int linktype)
 
 	memset(sets, 0, sizeof(*sets) * BB_NSETS);
 	if (lx == NULL) {
-		fprintf(stderr, "bpf_bench: could not build a filter of 100+ instructions\n");
+		fprintf(stderr,
+			"bpf_bench: could not build a filter of 100+ instructions\n");
 		return -1;
 	}
 	sets[0].name = "ip";
@@ -137,8 +131,10 @@ gcap_bench_sets_make(struct bb_set *sets, int linktype)
 			return -1;
 	}
 	sets[3].label = strdup(sets[3].exprs[0]);
-	sets[4].label = strdup("8 filters: tcp port N / udp port N / host 10.0.x.y / net 192.168.x.0/24");
-	sets[5].label = strdup("64 filters: tcp port N / udp port N / host 10.0.x.y / net 192.168.x.0/24");
+	sets[4].label = strdup("8 filters: tcp port N / udp port N / host 10.0.x.y / net "
+			       "192.168.x.0/24");
+	sets[5].label = strdup("64 filters: tcp port N / udp port N / host 10.0.x.y / "
+			       "net 192.168.x.0/24");
 	if (sets[2].insns < 100) {
 		fprintf(stderr, "bpf_bench: long filter has only %u instructions\n",
 			sets[2].insns);
@@ -148,8 +144,7 @@ gcap_bench_sets_make(struct bb_set *sets, int linktype)
 }
 
 static uint64_t
-pcap_mask(const struct bb_set *s, const uint8_t *p, uint32_t wirelen,
-	  uint32_t caplen)
+pcap_mask(const struct bb_set *s, const uint8_t *p, uint32_t wirelen, uint32_t caplen)
 {
 	uint64_t m = 0;
 	unsigned k;
@@ -173,15 +168,15 @@ gcap_bench_set_ref(struct bb_set *s, const struct bb_pkts *pk)
 	for (i = 0; i < pk->nbase; i++) {
 		s->ref[i] = pcap_mask(s, pk->bdata[i], pk->bwire[i], pk->bcap[i]);
 		s->pre_any[i + 1] = s->pre_any[i] + (s->ref[i] != 0);
-		s->pre_bits[i + 1] = s->pre_bits[i] +
-				     (uint64_t)__builtin_popcountll(s->ref[i]);
+		s->pre_bits[i + 1] =
+			s->pre_bits[i] + (uint64_t)__builtin_popcountll(s->ref[i]);
 	}
 	return 0;
 }
 
 void
-gcap_bench_expect_prefix(const struct bb_set *s, const struct bb_pkts *pk,
-			 uint64_t k, uint64_t *any, uint64_t *bits)
+gcap_bench_expect_prefix(const struct bb_set *s, const struct bb_pkts *pk, uint64_t k,
+			 uint64_t *any, uint64_t *bits)
 {
 	uint64_t c = k / pk->nbase, r = k % pk->nbase;
 
@@ -190,9 +185,8 @@ gcap_bench_expect_prefix(const struct bb_set *s, const struct bb_pkts *pk,
 }
 
 void
-gcap_bench_expect_range(const struct bb_set *s, const struct bb_pkts *pk,
-			uint64_t start, uint64_t count, uint64_t *any,
-			uint64_t *bits)
+gcap_bench_expect_range(const struct bb_set *s, const struct bb_pkts *pk, uint64_t start,
+			uint64_t count, uint64_t *any, uint64_t *bits)
 {
 	uint64_t j = start % pk->n, a0, b0, a1, b1;
 

@@ -35,7 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include KFILE  /* the device build: GCAP_DEVICE is defined */
+#include KFILE                           /* the device build: GCAP_DEVICE is defined */
 #include "gpu/kernels/inline_kernel.cuh" /* gcap_kernel_block_run() */
 
 extern "C" {
@@ -51,16 +51,22 @@ bool gcap_khost_ordered(const struct gcap_khost *);
 typedef uint32_t (*host_entry_fn)(const struct gcap_kpkt *, struct gcap_kstate *);
 extern "C" host_entry_fn gcap_khost_entry(const struct gcap_khost *);
 
-#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { \
-	fprintf(stderr, "kernel_bench: %s: %s\n", #x, cudaGetErrorString(e_)); \
-	exit(2); } } while (0)
+#define CK(x)                                                         \
+	do {                                                          \
+		cudaError_t e_ = (x);                                 \
+		if (e_ != cudaSuccess) {                              \
+			fprintf(stderr, "kernel_bench: %s: %s\n", #x, \
+				cudaGetErrorString(e_));              \
+			exit(2);                                      \
+		}                                                     \
+	} while (0)
 
 /* One thread per packet, as the gpu executor runs a chunk: an ordered
  * kernel (GCAP_KERNEL_ORDERED, which kernel_bench.sh defines when the
  * source has gcap_kernel_order) runs each block's packets that share an
  * order key one round after the other, so its cost is measured. */
-__global__ void run_all(const struct gcap_kpkt *p, unsigned n,
-			struct gcap_kstate *st, uint32_t *v)
+__global__ void
+run_all(const struct gcap_kpkt *p, unsigned n, struct gcap_kstate *st, uint32_t *v)
 {
 	__shared__ uint64_t keys[1024];
 	__shared__ uint32_t mx;
@@ -71,7 +77,8 @@ __global__ void run_all(const struct gcap_kpkt *p, unsigned n,
 		v[i] = r;
 }
 
-static double now(void)
+static double
+now(void)
 {
 	struct timespec t;
 	clock_gettime(CLOCK_MONOTONIC, &t);
@@ -87,16 +94,26 @@ struct pcap_in {
 };
 
 /* A minimal pcap reader (either byte order, us or ns). */
-static void read_pcap(const char *path, struct pcap_in *in)
+static void
+read_pcap(const char *path, struct pcap_in *in)
 {
 	FILE *f = fopen(path, "rb");
-	if (!f) { perror(path); exit(2); }
+	if (!f) {
+		perror(path);
+		exit(2);
+	}
 	fseek(f, 0, SEEK_END);
 	long sz = ftell(f);
 	fseek(f, 0, SEEK_SET);
-	if (sz < 24) { fprintf(stderr, "%s: not a pcap\n", path); exit(2); }
+	if (sz < 24) {
+		fprintf(stderr, "%s: not a pcap\n", path);
+		exit(2);
+	}
 	in->raw = (uint8_t *)malloc(sz);
-	if (fread(in->raw, 1, sz, f) != (size_t)sz) { perror("read"); exit(2); }
+	if (fread(in->raw, 1, sz, f) != (size_t)sz) {
+		perror("read");
+		exit(2);
+	}
 	fclose(f);
 	uint32_t magic;
 	memcpy(&magic, in->raw, 4);
@@ -126,16 +143,20 @@ static void read_pcap(const char *path, struct pcap_in *in)
 		in->off[n] = o + 16;
 		in->cap[n] = h[2];
 		in->wire[n] = h[3];
-		in->ts[n] = (uint64_t)h[0] * 1000000000ull +
-			    (uint64_t)h[1] * (ns ? 1 : 1000);
+		in->ts[n] =
+			(uint64_t)h[0] * 1000000000ull + (uint64_t)h[1] * (ns ? 1 : 1000);
 		n++;
 		o += 16 + h[2];
 	}
-	if (!n) { fprintf(stderr, "%s: no packets\n", path); exit(2); }
+	if (!n) {
+		fprintf(stderr, "%s: no packets\n", path);
+		exit(2);
+	}
 	in->n = n;
 }
 
-static char *report(struct gcap_khost *k, const void *st)
+static char *
+report(struct gcap_khost *k, const void *st)
 {
 	char *t = NULL;
 	size_t l = 0;
@@ -159,10 +180,11 @@ struct cpu_run {
 struct cpu_thr {
 	struct cpu_run *r;
 	unsigned id;
-	double t0, t1;  /* this thread's start (after the barrier) and end */
+	double t0, t1; /* this thread's start (after the barrier) and end */
 };
 
-static void *cpu_worker(void *arg)
+static void *
+cpu_worker(void *arg)
 {
 	struct cpu_thr *t = (struct cpu_thr *)arg;
 	struct cpu_run *r = t->r;
@@ -183,7 +205,8 @@ static void *cpu_worker(void *arg)
 /* One pass on `threads` threads; returns seconds from the first thread's
  * start to the last thread's end, as the threads saw them (the main thread
  * may share a core with a worker and wake late: it does not time). */
-static double cpu_pass(struct cpu_run *r, unsigned threads)
+static double
+cpu_pass(struct cpu_run *r, unsigned threads)
 {
 	pthread_t tid[64];
 	struct cpu_thr th[64];
@@ -209,7 +232,8 @@ static double cpu_pass(struct cpu_run *r, unsigned threads)
 	return dt;
 }
 
-static unsigned count_captured(const uint32_t *v, unsigned n)
+static unsigned
+count_captured(const uint32_t *v, unsigned n)
 {
 	unsigned c = 0;
 	for (unsigned i = 0; i < n; i++)
@@ -224,7 +248,8 @@ struct result {
 	bool ran;
 };
 
-static void usage(const char *me)
+static void
+usage(const char *me)
 {
 	fprintf(stderr,
 		"usage: %s [--cpu-only] [--packets N] [--snap N | --full] [--reps R]\n"
@@ -234,11 +259,13 @@ static void usage(const char *me)
 		"  --full       keep full captured lengths\n"
 		"  --reps R     best of R timed passes per mode (default 3)\n"
 		"  --threads N  CPU threads (default nproc, at most 16)\n"
-		"  --cpu-only   no GPU needed: the CPU modes only\n", me);
+		"  --cpu-only   no GPU needed: the CPU modes only\n",
+		me);
 	exit(2);
 }
 
-static const char *json_str(char *buf, size_t sz, const char *s)
+static const char *
+json_str(char *buf, size_t sz, const char *s)
 {
 	size_t o = 0;
 	for (; *s && o + 7 < sz; s++) {
@@ -256,7 +283,8 @@ static const char *json_str(char *buf, size_t sz, const char *s)
 	return buf;
 }
 
-int main(int argc, char **argv)
+int
+main(int argc, char **argv)
 {
 	bool cpu_only = false;
 	unsigned long npk = 4194304, snap = 1514;
@@ -310,7 +338,8 @@ int main(int argc, char **argv)
 		int nd = 0;
 		cudaError_t e = cudaGetDeviceCount(&nd);
 		if (e != cudaSuccess || nd == 0) {
-			fprintf(stderr, "kernel_bench: no GPU (%s); --cpu-only runs "
+			fprintf(stderr,
+				"kernel_bench: no GPU (%s); --cpu-only runs "
 				"the CPU modes alone\n",
 				e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
 			return 77;
@@ -345,16 +374,20 @@ int main(int argc, char **argv)
 	/* the kernel, host build */
 	char eb[512];
 	struct gcap_khost *k = gcap_khost_load(kfile, arg, eb);
-	if (!k) { fprintf(stderr, "kernel_bench: %s\n", eb); return 2; }
+	if (!k) {
+		fprintf(stderr, "kernel_bench: %s\n", eb);
+		return 2;
+	}
 #ifdef GCAP_KERNEL_ORDERED
 	const bool ordered_build = true;
 #else
 	const bool ordered_build = false;
 #endif
 	if (gcap_khost_ordered(k) != ordered_build) {
-		fprintf(stderr, "kernel_bench: %s %s gcap_kernel_order but the "
-			"device build was made %s GCAP_KERNEL_ORDERED\n", kfile,
-			ordered_build ? "lacks" : "defines",
+		fprintf(stderr,
+			"kernel_bench: %s %s gcap_kernel_order but the "
+			"device build was made %s GCAP_KERNEL_ORDERED\n",
+			kfile, ordered_build ? "lacks" : "defines",
 			ordered_build ? "with" : "without");
 		return 2;
 	}
@@ -366,7 +399,7 @@ int main(int argc, char **argv)
 	}
 	struct gcap_kstate *hst = (struct gcap_kstate *)gcap_khost_state(k);
 	void *st0 = malloc(ss);
-	memcpy(st0, hst, ss);  /* the initialised state */
+	memcpy(st0, hst, ss); /* the initialised state */
 
 	/* the packets, replicated to npk, each 8-byte aligned */
 	struct pcap_in in;
@@ -383,13 +416,19 @@ int main(int argc, char **argv)
 	uint8_t *hbuf;
 	if (cpu_only) {
 		hbuf = (uint8_t *)aligned_alloc(4096, (bytes + 4095) & ~4095ull);
-		if (!hbuf) { perror("aligned_alloc"); return 2; }
+		if (!hbuf) {
+			perror("aligned_alloc");
+			return 2;
+		}
 	} else {
 		CK(cudaHostAlloc((void **)&hbuf, bytes, cudaHostAllocMapped));
 	}
 	struct gcap_kpkt *hp = (struct gcap_kpkt *)calloc(n, sizeof(*hp));
 	uint64_t *off = (uint64_t *)malloc((size_t)n * 8);
-	if (!hp || !off) { perror("calloc"); return 2; }
+	if (!hp || !off) {
+		perror("calloc");
+		return 2;
+	}
 	uint64_t o = 0, ts_span = in.ts[in.n - 1] - in.ts[0] + 1000;
 	for (unsigned i = 0; i < n; i++) {
 		unsigned j = i % in.n;
@@ -437,9 +476,11 @@ int main(int argc, char **argv)
 		} else {
 			rc[m]->report_same = !strcmp(ref, rep);
 			if (!rc[m]->report_same)
-				fprintf(stderr, "kernel_bench: %s: CPU %u threads report differs:\n"
-					"--- 1 thread\n%s--- %u threads\n%s", name, tc[m],
-					ref, tc[m], rep);
+				fprintf(stderr,
+					"kernel_bench: %s: CPU %u threads report "
+					"differs:\n"
+					"--- 1 thread\n%s--- %u threads\n%s",
+					name, tc[m], ref, tc[m], rep);
 			free(rep);
 		}
 		rc[m]->ran = true;
@@ -459,7 +500,8 @@ int main(int argc, char **argv)
 		CK(cudaEventCreate(&e1));
 
 		/* descriptors: staging copy with the data pointers of each mode */
-		struct gcap_kpkt *sp = (struct gcap_kpkt *)malloc((size_t)n * sizeof(*sp));
+		struct gcap_kpkt *sp =
+			(struct gcap_kpkt *)malloc((size_t)n * sizeof(*sp));
 		memcpy(sp, hp, (size_t)n * sizeof(*sp));
 
 		/* VRAM */
@@ -492,7 +534,8 @@ int main(int argc, char **argv)
 		for (int m = 0; m < 2; m++) {
 			float best = 1e30f;
 			CK(cudaMemcpy(dst, st0, ss, cudaMemcpyHostToDevice));
-			run_all<<<(n + T - 1) / T, T>>>(modes[m], n, dst, dv); /* warm-up */
+			run_all<<<(n + T - 1) / T, T>>>(modes[m], n, dst,
+							dv); /* warm-up */
 			CK(cudaGetLastError());
 			CK(cudaDeviceSynchronize());
 			for (unsigned r = 0; r < reps; r++) {
@@ -515,9 +558,10 @@ int main(int argc, char **argv)
 			char *rep = report(k, gst);
 			rg[m]->report_same = !strcmp(ref, rep);
 			if (!rg[m]->report_same)
-				fprintf(stderr, "kernel_bench: %s: GPU (%s) report differs:\n"
-					"--- cpu 1 thread\n%s--- gpu\n%s", name,
-					m ? "pinned" : "VRAM", ref, rep);
+				fprintf(stderr,
+					"kernel_bench: %s: GPU (%s) report differs:\n"
+					"--- cpu 1 thread\n%s--- gpu\n%s",
+					name, m ? "pinned" : "VRAM", ref, rep);
 			free(rep);
 			rg[m]->ran = true;
 		}
@@ -528,13 +572,13 @@ int main(int argc, char **argv)
 	double ratio_v = rv.ran ? rv.mpps / rn.mpps : 0;
 	double ratio_p = rp.ran ? rp.mpps / rn.mpps : 0;
 	double mean = (double)capbytes / n;
-	bool ok = r1.report_same && rn.report_same &&
-		  (!rv.ran || rv.report_same) && (!rp.ran || rp.report_same);
+	bool ok = r1.report_same && rn.report_same && (!rv.ran || rv.report_same) &&
+		  (!rp.ran || rp.report_same);
 	char snapbuf[32];
 	snprintf(snapbuf, sizeof(snapbuf), "%lu", snap);
 
-	printf("Machine: %u CPUs (%s), GPU %s, commit %s\n", ncpu, cpu_model,
-	       gpu_name, commit);
+	printf("Machine: %u CPUs (%s), GPU %s, commit %s\n", ncpu, cpu_model, gpu_name,
+	       commit);
 	char v1[32] = "-", v2[32] = "-", v3[32] = "-", v4[32] = "-", tg[48] = "-";
 	if (rv.ran) {
 		snprintf(v1, sizeof(v1), "%.1f", rv.mpps);
@@ -545,9 +589,10 @@ int main(int argc, char **argv)
 	if (target > 0)
 		snprintf(tg, sizeof(tg), ">= %.0fx: %s", target,
 			 rv.ran ? (ratio_v >= target ? "met" : "NOT met") : "no GPU");
-	printf("| %s | %s | %u | %.0f | %s | %s | %.1f (%u thr) | %.2f | %s | %s | %s | %s |\n",
-	       name, arg ? arg : "", n, mean, v1, v2, rn.mpps, threads, r1.mpps,
-	       v3, v4, tg, ok ? "identical" : "DIFFERENT");
+	printf("| %s | %s | %u | %.0f | %s | %s | %.1f (%u thr) | %.2f | %s | %s | %s | "
+	       "%s |\n",
+	       name, arg ? arg : "", n, mean, v1, v2, rn.mpps, threads, r1.mpps, v3, v4,
+	       tg, ok ? "identical" : "DIFFERENT");
 
 	char ja[1024], jc[512], jg[512], jm[512];
 	printf("{\"bench\":\"kernel\",\"kernel\":\"%s\",\"arg\":\"%s\",\"commit\":\"%s\","
@@ -556,8 +601,8 @@ int main(int argc, char **argv)
 	       "\"cpu_threads\":%u,\"cpu_n_mpps\":%.3f,\"cpu_1_mpps\":%.3f,",
 	       name, json_str(ja, sizeof(ja), arg ? arg : ""),
 	       json_str(jm, sizeof(jm), commit), ncpu,
-	       json_str(jc, sizeof(jc), cpu_model), json_str(jg, sizeof(jg), gpu_name),
-	       n, in.n, snap ? snapbuf : "null", mean, reps, threads, rn.mpps, r1.mpps);
+	       json_str(jc, sizeof(jc), cpu_model), json_str(jg, sizeof(jg), gpu_name), n,
+	       in.n, snap ? snapbuf : "null", mean, reps, threads, rn.mpps, r1.mpps);
 	if (rv.ran)
 		printf("\"gpu_vram_mpps\":%.3f,\"gpu_pinned_mpps\":%.3f,"
 		       "\"ratio_vram_cpu_n\":%.2f,\"ratio_pinned_cpu_n\":%.2f,",

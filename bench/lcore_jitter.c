@@ -37,7 +37,7 @@
 #include "gpucap/gcap_common.h"
 
 #define MAX_CPUS 256
-static const unsigned lim_us[] = {2, 5, 10, 20, 50};
+static const unsigned lim_us[] = { 2, 5, 10, 20, 50 };
 #define NLIM (sizeof(lim_us) / sizeof(lim_us[0]))
 
 struct probe {
@@ -104,7 +104,7 @@ probe_main(void *arg)
 static void
 report(const char *name, const struct probe *p, unsigned n, double secs)
 {
-	uint64_t loops = 0, max = 0, lost = 0, over[NLIM] = {0};
+	uint64_t loops = 0, max = 0, lost = 0, over[NLIM] = { 0 };
 
 	for (unsigned k = 0; k < n; k++) {
 		loops += p[k].loops;
@@ -142,7 +142,8 @@ main(int argc, char **argv)
 		huge = *end == 'h';
 		if (end == argv[3] || (*end != '\0' && strcmp(end, "h") != 0) ||
 		    mib == 0 || mib > 65536) {
-			fprintf(stderr, "%s: bad TOUCH_MIB '%s' (1-65536, 'h' for huge pages)\n",
+			fprintf(stderr,
+				"%s: bad TOUCH_MIB '%s' (1-65536, 'h' for huge pages)\n",
 				argv[0], argv[3]);
 			return 2;
 		}
@@ -150,8 +151,8 @@ main(int argc, char **argv)
 	}
 	secs = strtod(argv[1], &end);
 	if (*end != '\0' || secs <= 0 || secs > 3600) {
-		fprintf(stderr, "%s: bad duration '%s' (seconds, 0-3600)\n",
-			argv[0], argv[1]);
+		fprintf(stderr, "%s: bad duration '%s' (seconds, 0-3600)\n", argv[0],
+			argv[1]);
 		return 2;
 	}
 	rc = gcap_cpulist_parse(argv[2], cpus, MAX_CPUS);
@@ -167,7 +168,8 @@ main(int argc, char **argv)
 	for (unsigned k = 0; touch != 0 && k < n; k++) {
 		void *m = mmap(NULL, touch, PROT_READ | PROT_WRITE,
 			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE |
-			       (huge ? MAP_HUGETLB : 0), -1, 0);
+				       (huge ? MAP_HUGETLB : 0),
+			       -1, 0);
 
 		if (m == MAP_FAILED) {
 			fprintf(stderr, "%s: cannot map %zu MiB%s: %s\n", argv[0],

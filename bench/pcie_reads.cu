@@ -34,19 +34,24 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CK(x)                                                                 \
-	do {                                                                  \
-		cudaError_t e_ = (x);                                         \
-		if (e_ != cudaSuccess) {                                      \
-			fprintf(stderr, "pcie_reads: %s: %s\n", #x,           \
-				cudaGetErrorString(e_));                      \
-			exit(2);                                              \
-		}                                                             \
+#define CK(x)                                                       \
+	do {                                                        \
+		cudaError_t e_ = (x);                               \
+		if (e_ != cudaSuccess) {                            \
+			fprintf(stderr, "pcie_reads: %s: %s\n", #x, \
+				cudaGetErrorString(e_));            \
+			exit(2);                                    \
+		}                                                   \
 	} while (0)
 
 #define NDESC (4u << 20)
 
-enum pat { P_HEAD, P_HEAD64, P_DESC, P_DESC_HEAD };
+enum pat {
+	P_HEAD,
+	P_HEAD64,
+	P_DESC,
+	P_DESC_HEAD
+};
 
 /* Items i = tid, tid + nthreads, ... < n (n and the grid multiples of 32:
  * whole warps run the loop); rep shifts the slot each item
@@ -87,14 +92,14 @@ reads(const unsigned char *base, const unsigned char *desc, unsigned slots,
 				 * contiguous read; item lane's address is the
 				 * first half of lane 2 * lane's (mod 32) */
 				unsigned lane = threadIdx.x & 31u;
-				const unsigned char *w = desc +
-					(size_t)(i - lane) * DESC + lane * 16u;
+				const unsigned char *w =
+					desc + (size_t)(i - lane) * DESC + lane * 16u;
 				ulonglong2 v0 = __ldcg((const ulonglong2 *)w);
 				ulonglong2 v1 = __ldcg((const ulonglong2 *)(w + 512));
-				unsigned long long a0 = __shfl_sync(
-					0xffffffffu, v0.x, (2u * lane) & 31u);
-				unsigned long long a1 = __shfl_sync(
-					0xffffffffu, v1.x, (2u * lane) & 31u);
+				unsigned long long a0 =
+					__shfl_sync(0xffffffffu, v0.x, (2u * lane) & 31u);
+				unsigned long long a1 =
+					__shfl_sync(0xffffffffu, v1.x, (2u * lane) & 31u);
 
 				addr = lane < 16u ? a0 : a1;
 				acc += (unsigned)(v0.y + v1.y);
@@ -111,9 +116,8 @@ reads(const unsigned char *base, const unsigned char *desc, unsigned slots,
 
 struct run {
 	const char *name;
-	void (*launch)(unsigned, unsigned, const unsigned char *,
-		       const unsigned char *, unsigned, unsigned, unsigned,
-		       unsigned, unsigned *);
+	void (*launch)(unsigned, unsigned, const unsigned char *, const unsigned char *,
+		       unsigned, unsigned, unsigned, unsigned, unsigned *);
 	unsigned useful; /* bytes a pattern needs per item */
 	unsigned desc;   /* its descriptors' width (0: none) */
 };
@@ -124,8 +128,7 @@ launch(unsigned blocks, unsigned threads, const unsigned char *base,
        const unsigned char *desc, unsigned slots, unsigned stride, unsigned n,
        unsigned rep, unsigned *sink)
 {
-	reads<PAT, DESC><<<blocks, threads>>>(base, desc, slots, stride, n, rep,
-					      sink);
+	reads<PAT, DESC><<<blocks, threads>>>(base, desc, slots, stride, n, rep, sink);
 }
 
 int
@@ -139,14 +142,14 @@ main(int argc, char **argv)
 	cudaDeviceProp prop;
 	int ndev = 0;
 	static const struct run runs[] = {
-		{"head", launch<P_HEAD, 0>, 4, 8},
-		{"head64", launch<P_HEAD64, 0>, 64, 8},
-		{"desc8", launch<P_DESC, 8>, 8, 8},
-		{"desc16", launch<P_DESC, 16>, 16, 16},
-		{"desc32", launch<P_DESC, 32>, 32, 32},
-		{"desc8+head", launch<P_DESC_HEAD, 8>, 12, 8},
-		{"desc16+head", launch<P_DESC_HEAD, 16>, 20, 16},
-		{"desc32+head", launch<P_DESC_HEAD, 32>, 36, 32},
+		{ "head", launch<P_HEAD, 0>, 4, 8 },
+		{ "head64", launch<P_HEAD64, 0>, 64, 8 },
+		{ "desc8", launch<P_DESC, 8>, 8, 8 },
+		{ "desc16", launch<P_DESC, 16>, 16, 16 },
+		{ "desc32", launch<P_DESC, 32>, 32, 32 },
+		{ "desc8+head", launch<P_DESC_HEAD, 8>, 12, 8 },
+		{ "desc16+head", launch<P_DESC_HEAD, 16>, 20, 16 },
+		{ "desc32+head", launch<P_DESC_HEAD, 32>, 36, 32 },
 	};
 
 	for (i = 1; i < (unsigned)argc; i++) {
@@ -166,23 +169,25 @@ main(int argc, char **argv)
 			v = &blocks;
 		if (v == NULL || i + 1 >= (unsigned)argc) {
 			fprintf(stderr, "usage: pcie_reads [--slots N] [--stride B] "
-				"[--ms T] [--blocks B] [--only PATTERN]\n");
+					"[--ms T] [--blocks B] [--only PATTERN]\n");
 			return 2;
 		}
 		*v = (unsigned)strtoul(argv[++i], NULL, 0);
 	}
 	if (slots < 1024 || stride < 64 || (stride & 63) || ms == 0) {
 		fprintf(stderr, "pcie_reads: --slots >= 1024, --stride a multiple "
-			"of 64, --ms > 0\n");
+				"of 64, --ms > 0\n");
 		return 2;
 	}
 	for (i = 0; only != NULL && i < sizeof(runs) / sizeof(runs[0]); i++)
 		if (strcmp(only, runs[i].name) == 0)
 			break;
 	if (only != NULL && i == sizeof(runs) / sizeof(runs[0])) {
-		fprintf(stderr, "pcie_reads: no pattern '%s' (head, head64, "
+		fprintf(stderr,
+			"pcie_reads: no pattern '%s' (head, head64, "
 			"desc8, desc16, desc32, desc8+head, desc16+head, "
-			"desc32+head)\n", only);
+			"desc32+head)\n",
+			only);
 		return 2;
 	}
 	if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
@@ -193,10 +198,8 @@ main(int argc, char **argv)
 	sms = (unsigned)prop.multiProcessorCount;
 	if (blocks == 0)
 		blocks = sms * 8;
-	CK(cudaHostAlloc((void **)&host, (size_t)slots * stride,
-			 cudaHostAllocMapped));
-	CK(cudaHostAlloc((void **)&desc, (size_t)NDESC * 32,
-			 cudaHostAllocMapped));
+	CK(cudaHostAlloc((void **)&host, (size_t)slots * stride, cudaHostAllocMapped));
+	CK(cudaHostAlloc((void **)&desc, (size_t)NDESC * 32, cudaHostAllocMapped));
 	CK(cudaHostGetDevicePointer((void **)&dhost, host, 0));
 	CK(cudaHostGetDevicePointer((void **)&ddesc, desc, 0));
 	CK(cudaMalloc((void **)&sink, sizeof(*sink)));
@@ -218,8 +221,8 @@ main(int argc, char **argv)
 		/* descriptor k (of this pattern's width) holds slot
 		 * (k * 7) % slots's address */
 		for (k = 0; k < NDESC; k++) {
-			unsigned long long a = (unsigned long long)(uintptr_t)
-				dhost + (size_t)((k * 7u) % slots) * stride;
+			unsigned long long a = (unsigned long long)(uintptr_t)dhost +
+					       (size_t)((k * 7u) % slots) * stride;
 
 			memcpy(desc + (size_t)k * runs[i].desc, &a, 8);
 		}
@@ -231,8 +234,8 @@ main(int argc, char **argv)
 		CK(cudaEventRecord(t0));
 		do {
 			for (k = 0; k < 8; k++, rep++) {
-				runs[i].launch(blocks, threads, dhost, ddesc,
-					       slots, stride, n, rep, sink);
+				runs[i].launch(blocks, threads, dhost, ddesc, slots,
+					       stride, n, rep, sink);
 				items += n;
 			}
 			CK(cudaEventRecord(t1));
@@ -240,8 +243,8 @@ main(int argc, char **argv)
 			CK(cudaEventElapsedTime(&el, t0, t1));
 		} while (el < (float)ms);
 		CK(cudaGetLastError());
-		printf("| %s | %.1f | %.2f |\n", runs[i].name,
-		       items / (el * 1e3), items * runs[i].useful / (el * 1e6));
+		printf("| %s | %.1f | %.2f |\n", runs[i].name, items / (el * 1e3),
+		       items * runs[i].useful / (el * 1e6));
 		CK(cudaEventDestroy(t0));
 		CK(cudaEventDestroy(t1));
 	}

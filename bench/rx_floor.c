@@ -92,8 +92,10 @@ rx_lcore(void *arg)
 		for (unsigned i = 0; i < n; i++) {
 			bytes += m[i]->pkt_len;
 			if (read_bytes) {
-				const uint64_t *w = rte_pktmbuf_mtod(m[i], const uint64_t *);
-				unsigned nw = m[i]->data_len >= 64 ? 8 : m[i]->data_len / 8;
+				const uint64_t *w =
+					rte_pktmbuf_mtod(m[i], const uint64_t *);
+				unsigned nw =
+					m[i]->data_len >= 64 ? 8 : m[i]->data_len / 8;
 
 				for (unsigned k = 0; k < nw; k++)
 					sum += w[k];
@@ -120,8 +122,10 @@ on_signal(int sig)
 static void
 usage(FILE *f)
 {
-	fprintf(f, "usage: rx_floor [-t SECONDS] [-q QUEUES] [--mbufs N] [--rxd N] [--burst N]\n"
-		   "                [--lcores CPULIST] [--read] [--json FILE] -i PORT [-i PORT...]\n");
+	fprintf(f, "usage: rx_floor [-t SECONDS] [-q QUEUES] [--mbufs N] [--rxd N] "
+		   "[--burst N]\n"
+		   "                [--lcores CPULIST] [--read] [--json FILE] -i PORT "
+		   "[-i PORT...]\n");
 }
 
 static unsigned long
@@ -133,8 +137,8 @@ num(const char *opt, const char *s, unsigned long min, unsigned long max)
 	errno = 0;
 	v = strtoul(s, &end, 10);
 	if (errno != 0 || end == s || *end != '\0' || v < min || v > max) {
-		fprintf(stderr, "rx_floor: %s: '%s' is not a number in [%lu, %lu]\n",
-			opt, s, min, max);
+		fprintf(stderr, "rx_floor: %s: '%s' is not a number in [%lu, %lu]\n", opt,
+			s, min, max);
 		exit(2);
 	}
 	return v;
@@ -144,15 +148,15 @@ int
 main(int argc, char **argv)
 {
 	static const struct option lopts[] = {
-		{"mbufs", required_argument, NULL, 'm'},
-		{"rxd", required_argument, NULL, 'r'},
-		{"lcores", required_argument, NULL, 'l'},
-		{"read", no_argument, NULL, 'R'},
-		{"burst", required_argument, NULL, 'b'},
-		{"json", required_argument, NULL, 'j'},
-		{"queues", required_argument, NULL, 'q'},
-		{"duration", required_argument, NULL, 't'},
-		{NULL, 0, NULL, 0},
+		{ "mbufs", required_argument, NULL, 'm' },
+		{ "rxd", required_argument, NULL, 'r' },
+		{ "lcores", required_argument, NULL, 'l' },
+		{ "read", no_argument, NULL, 'R' },
+		{ "burst", required_argument, NULL, 'b' },
+		{ "json", required_argument, NULL, 'j' },
+		{ "queues", required_argument, NULL, 'q' },
+		{ "duration", required_argument, NULL, 't' },
+		{ NULL, 0, NULL, 0 },
 	};
 	static struct gcap_port ports[MAX_PORTS];
 	const char *specs[MAX_PORTS], *cpus = NULL, *json = NULL;
@@ -168,7 +172,8 @@ main(int argc, char **argv)
 		switch (c) {
 		case 'i':
 			if (nports == MAX_PORTS) {
-				fprintf(stderr, "rx_floor: at most %d ports\n", MAX_PORTS);
+				fprintf(stderr, "rx_floor: at most %d ports\n",
+					MAX_PORTS);
 				return 2;
 			}
 			specs[nports++] = optarg;
@@ -232,19 +237,23 @@ main(int argc, char **argv)
 		for (unsigned k = 0; k < queues; k++) {
 			unsigned qi = p * queues + k;
 			char name[RTE_MEMPOOL_NAMESIZE];
-			int socket = ports[p].socket >= 0 ? ports[p].socket : (int)rte_socket_id();
+			int socket = ports[p].socket >= 0 ? ports[p].socket :
+							    (int)rte_socket_id();
 
 			snprintf(name, sizeof(name), "rxf_p%u_q%u", p, k);
-			pools[qi] = rte_pktmbuf_pool_create(name, mbufs, 256, 0,
-							    RTE_MBUF_DEFAULT_BUF_SIZE, socket);
+			pools[qi] = rte_pktmbuf_pool_create(
+				name, mbufs, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE, socket);
 			if (pools[qi] == NULL) {
-				fprintf(stderr, "rx_floor: cannot create a pool of %u mbufs: %s\n",
+				fprintf(stderr,
+					"rx_floor: cannot create a pool of %u mbufs: "
+					"%s\n",
 					mbufs, rte_strerror(rte_errno));
 				rc = 1;
 				goto out;
 			}
-			rxqs[qi] = (struct rxq){.port_id = ports[p].port_id,
-						.queue = (uint16_t)k, .lcore = ids[qi]};
+			rxqs[qi] = (struct rxq){ .port_id = ports[p].port_id,
+						 .queue = (uint16_t)k,
+						 .lcore = ids[qi] };
 		}
 		if (gcap_port_configure(&ports[p], (uint16_t)queues, (uint16_t)nb_rxd,
 					pools + p * queues, err) < 0 ||
@@ -270,9 +279,9 @@ main(int argc, char **argv)
 		pkts += rxqs[qi].pkts;
 		bytes += rxqs[qi].bytes;
 	}
-	printf("rx_floor: %u queue(s)%s, %.3f s: %.1f Mpps, %.2f Gb/s (per queue:",
-	       nrxq, read_bytes ? ", reading 64 bytes a packet" : "", s,
-	       (double)pkts / s / 1e6, (double)bytes * 8 / s / 1e9);
+	printf("rx_floor: %u queue(s)%s, %.3f s: %.1f Mpps, %.2f Gb/s (per queue:", nrxq,
+	       read_bytes ? ", reading 64 bytes a packet" : "", s, (double)pkts / s / 1e6,
+	       (double)bytes * 8 / s / 1e9);
 	for (unsigned qi = 0; qi < nrxq; qi++)
 		printf(" %.1f", (double)rxqs[qi].pkts / s / 1e6);
 	printf(" Mpps)\n");
@@ -283,9 +292,10 @@ main(int argc, char **argv)
 			fprintf(stderr, "rx_floor: %s: %s\n", json, strerror(errno));
 			rc = 1;
 		} else {
-			fprintf(f, "{\"queues\": %u, \"read\": %s, \"seconds\": %.3f, "
-				   "\"rx_pkts\": %" PRIu64 ", \"rx_mpps\": %.3f, "
-				   "\"rx_gbps\": %.3f}\n",
+			fprintf(f,
+				"{\"queues\": %u, \"read\": %s, \"seconds\": %.3f, "
+				"\"rx_pkts\": %" PRIu64 ", \"rx_mpps\": %.3f, "
+				"\"rx_gbps\": %.3f}\n",
 				nrxq, read_bytes ? "true" : "false", s, pkts,
 				(double)pkts / s / 1e6, (double)bytes * 8 / s / 1e9);
 			if (fclose(f) != 0)

@@ -28,8 +28,8 @@ free_huge_mb(void)
 		const char *path;
 		unsigned long mb;
 	} sizes[] = {
-		{"/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages", 2},
-		{"/sys/kernel/mm/hugepages/hugepages-1048576kB/free_hugepages", 1024},
+		{ "/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages", 2 },
+		{ "/sys/kernel/mm/hugepages/hugepages-1048576kB/free_hugepages", 1024 },
 	};
 	unsigned long total = 0;
 	bool mounted = false;
@@ -76,12 +76,13 @@ gcap_eal_init(const struct gcap_eal_conf *c, char *errbuf)
 	char *extra = NULL;
 	int r;
 
-#define ARG(...) do { \
-		if (argc >= EAL_ARGS_MAX) \
+#define ARG(...)                                                                  \
+	do {                                                                      \
+		if (argc >= EAL_ARGS_MAX)                                         \
 			return gcap_err(errbuf, E2BIG, "too many EAL arguments"); \
-		snprintf(store[argc], sizeof(store[argc]), __VA_ARGS__); \
-		argv[argc] = store[argc]; \
-		argc++; \
+		snprintf(store[argc], sizeof(store[argc]), __VA_ARGS__);          \
+		argv[argc] = store[argc];                                         \
+		argc++;                                                           \
 	} while (0)
 
 	if (c->nlcores < 2 || c->nlcores > RTE_MAX_LCORE)
@@ -98,7 +99,8 @@ gcap_eal_init(const struct gcap_eal_conf *c, char *errbuf)
 			return gcap_err(errbuf, EINVAL, "bad CPU list '%s'", c->cpus);
 		for (int i = 0; i < nrx_cpus; i++)
 			if (!CPU_ISSET(rx[i], &set))
-				return gcap_err(errbuf, EINVAL, "CPU %u is not available", rx[i]);
+				return gcap_err(errbuf, EINVAL, "CPU %u is not available",
+						rx[i]);
 	}
 	ARG("%s", c->prog ? c->prog : "gpu-capture");
 	/* RX lcores are pinned: to the given CPUs, else one CPU each,
@@ -124,8 +126,8 @@ gcap_eal_init(const struct gcap_eal_conf *c, char *errbuf)
 		nmain = ncpus;
 	off += (size_t)snprintf(lc + off, sizeof(lc) - off, "0@(");
 	for (unsigned i = 0; i < nmain && off < sizeof(lc) - 16; i++)
-		off += (size_t)snprintf(lc + off, sizeof(lc) - off, "%s%u",
-					i ? "," : "", cpus[i]);
+		off += (size_t)snprintf(lc + off, sizeof(lc) - off, "%s%u", i ? "," : "",
+					cpus[i]);
 	off += (size_t)snprintf(lc + off, sizeof(lc) - off, ")");
 	for (unsigned i = 1; i < c->nlcores && off < sizeof(lc) - 32; i++)
 		off += (size_t)snprintf(lc + off, sizeof(lc) - off, ",%u@%u", i,
@@ -181,7 +183,8 @@ gcap_eal_init(const struct gcap_eal_conf *c, char *errbuf)
 		int e = rte_errno ? rte_errno : EINVAL;
 
 		return gcap_err(errbuf, e,
-				"DPDK initialisation failed: %s (a port's driver or arguments may be wrong; --verbose shows DPDK's log)",
+				"DPDK initialisation failed: %s (a port's driver or "
+				"arguments may be wrong; --verbose shows DPDK's log)",
 				rte_strerror(e));
 	}
 	return 0;
@@ -192,7 +195,8 @@ gcap_rx_lcores(unsigned *ids, unsigned max)
 {
 	unsigned n = 0, lc;
 
-	RTE_LCORE_FOREACH_WORKER(lc) {
+	RTE_LCORE_FOREACH_WORKER(lc)
+	{
 		if (n == max)
 			break;
 		ids[n++] = lc;

@@ -17,7 +17,10 @@
 #include "gpucap/gcap_kernel.h"
 #include "gpucap/gcap_khost.h"
 
-enum slot_state { SLOT_FREE = 0, SLOT_DONE };
+enum slot_state {
+	SLOT_FREE = 0,
+	SLOT_DONE
+};
 
 struct cpu_slot {
 	struct gcap_batch b;
@@ -76,11 +79,11 @@ cpu_queue_init(struct gcap_exec *ex, unsigned qi, char *errbuf)
 	q->xbufs = calloc(c->nxbufs, sizeof(*q->xbufs));
 	if (q->slots == NULL || q->xbufs == NULL)
 		return gcap_err(errbuf, ENOMEM, "cpu executor: out of memory");
-	if (posix_memalign((void **)&q->xmem, 64,
-			   (size_t)c->nxbufs * c->xbuf_size) != 0)
-		return gcap_err(errbuf, ENOMEM,
-				"cpu executor: cannot allocate %u export buffers of %u bytes",
-				c->nxbufs, c->xbuf_size);
+	if (posix_memalign((void **)&q->xmem, 64, (size_t)c->nxbufs * c->xbuf_size) != 0)
+		return gcap_err(
+			errbuf, ENOMEM,
+			"cpu executor: cannot allocate %u export buffers of %u bytes",
+			c->nxbufs, c->xbuf_size);
 	/* resident now: the pipeline cycles through all of it, and a page's
 	 * first touch is a fault on the packet path (the gpu executor's
 	 * pinned memory is resident from the start) */
@@ -88,7 +91,8 @@ cpu_queue_init(struct gcap_exec *ex, unsigned qi, char *errbuf)
 	if (c->stage_size > 0 &&
 	    posix_memalign((void **)&q->stage_mem, 64,
 			   (size_t)c->ring_size * c->stage_size) != 0)
-		return gcap_err(errbuf, ENOMEM, "cpu executor: cannot allocate staging memory");
+		return gcap_err(errbuf, ENOMEM,
+				"cpu executor: cannot allocate staging memory");
 	for (unsigned i = 0; i < c->nxbufs; i++) {
 		q->xbufs[i].data = q->xmem + (size_t)i * c->xbuf_size;
 		q->xbufs[i].size = c->xbuf_size;
@@ -118,11 +122,10 @@ cpu_create(const struct gcap_exec_conf *conf, char *errbuf)
 	int r;
 
 	if (conf->nqueues == 0 || conf->ring_size == 0 ||
-	    (conf->ring_size & (conf->ring_size - 1)) != 0 ||
-	    conf->batch_max == 0 || conf->batch_max > GCAP_BATCH_MAX ||
-	    conf->nxbufs == 0 || conf->nxbufs > UINT16_MAX ||
-	    conf->nfilters == 0 || conf->nfilters > GCAP_MAX_OUTPUTS ||
-	    conf->xbuf_size < GCAP_REC_SIZE(0)) {
+	    (conf->ring_size & (conf->ring_size - 1)) != 0 || conf->batch_max == 0 ||
+	    conf->batch_max > GCAP_BATCH_MAX || conf->nxbufs == 0 ||
+	    conf->nxbufs > UINT16_MAX || conf->nfilters == 0 ||
+	    conf->nfilters > GCAP_MAX_OUTPUTS || conf->xbuf_size < GCAP_REC_SIZE(0)) {
 		gcap_err(errbuf, EINVAL, "cpu executor: invalid configuration");
 		errno = EINVAL;
 		return NULL;
@@ -224,7 +227,8 @@ cpu_process(const struct gcap_exec *ex, struct gcap_batch *b)
 				.seq = p->seq,
 			};
 
-			gcap_verdict_apply(ex->kfn(&kp, ex->kstate), m, p->caplen, &m, &cap);
+			gcap_verdict_apply(ex->kfn(&kp, ex->kstate), m, p->caplen, &m,
+					   &cap);
 		}
 		if (m == 0) {
 			res->n_filtered++;

@@ -33,8 +33,7 @@ gcap_pipeline_create(const struct gcap_pipeline_conf *conf, char *errbuf)
 	if (pl == NULL)
 		goto nomem;
 	pl->conf = *conf;
-	pl->real_off = (int64_t)(now_ns(CLOCK_REALTIME) -
-				 now_ns(CLOCK_MONOTONIC));
+	pl->real_off = (int64_t)(now_ns(CLOCK_REALTIME) - now_ns(CLOCK_MONOTONIC));
 	pthread_mutex_init(&pl->err_lock, NULL);
 	if (posix_memalign((void **)&pl->q, 64, conf->nqueues * sizeof(*pl->q)) != 0) {
 		pl->q = NULL;
@@ -48,8 +47,11 @@ gcap_pipeline_create(const struct gcap_pipeline_conf *conf, char *errbuf)
 		q->nxbufs = conf->ops->xbufs(conf->ex, i, &q->xbufs);
 		if (gcap_pl_xmem_init(q) < 0) {
 			gcap_pipeline_destroy(pl);
-			return gcap_err_null(errbuf, EINVAL, "pipeline: the export "
-					     "buffers of queue %u do not lie back to back", i);
+			return gcap_err_null(
+				errbuf, EINVAL,
+				"pipeline: the export "
+				"buffers of queue %u do not lie back to back",
+				i);
 		}
 		while (ring < q->nxbufs)
 			ring <<= 1;
@@ -65,8 +67,8 @@ gcap_pipeline_create(const struct gcap_pipeline_conf *conf, char *errbuf)
 		if (conf->queues != NULL)
 			q->src = conf->queues[i];
 		q->lanes = conf->ops->lanes ? conf->ops->lanes(conf->ex, i) : 1;
-		q->linearize = conf->ops->cpu_reads == NULL ||
-			       conf->ops->cpu_reads(conf->ex, i);
+		q->linearize =
+			conf->ops->cpu_reads == NULL || conf->ops->cpu_reads(conf->ex, i);
 		if (q->lanes == 0)
 			q->lanes = 1;
 	}
@@ -97,7 +99,7 @@ int
 gcap_pipeline_start(struct gcap_pipeline *pl, char *errbuf)
 {
 	const struct gcap_pipeline_conf *c = &pl->conf;
-	bool launched[RTE_MAX_LCORE] = {false};
+	bool launched[RTE_MAX_LCORE] = { false };
 	int r;
 
 	if (c->queues == NULL)
@@ -170,8 +172,8 @@ gcap_pipeline_stop(struct gcap_pipeline *pl, unsigned timeout_ms, char *errbuf)
 	/* file mode drains here; live mode's lcores have drained already,
 	 * but a slow executor may have finished batches since */
 	{
-		uint64_t deadline = now_ns(CLOCK_MONOTONIC) +
-				    (uint64_t)timeout_ms * 1000000u;
+		uint64_t deadline =
+			now_ns(CLOCK_MONOTONIC) + (uint64_t)timeout_ms * 1000000u;
 
 		for (;;) {
 			uint64_t left = 0;
@@ -183,11 +185,12 @@ gcap_pipeline_stop(struct gcap_pipeline *pl, unsigned timeout_ms, char *errbuf)
 			if (left == 0)
 				break;
 			if (now_ns(CLOCK_MONOTONIC) > deadline) {
-				pl_set_error(pl, -ETIMEDOUT,
-					     "batches still in flight after the stop timeout");
+				pl_set_error(
+					pl, -ETIMEDOUT,
+					"batches still in flight after the stop timeout");
 				break;
 			}
-			struct timespec ts = {0, 20000};
+			struct timespec ts = { 0, 20000 };
 
 			nanosleep(&ts, NULL);
 		}

@@ -20,7 +20,7 @@
 static int
 file_wait(struct gcap_pipeline *pl)
 {
-	struct timespec ts = {0, 20000};
+	struct timespec ts = { 0, 20000 };
 
 	if (atomic_load(&pl->finished))
 		return -ECANCELED;
@@ -123,8 +123,7 @@ gcap_pipeline_run_file(struct gcap_pipeline *pl, pcap_t *p, char *errbuf)
 		if (rd == 0)
 			continue;
 		b = q->cur;
-		if (h->caplen > b->stage_size - b->stage_used ||
-		    b->n == c->batch_max) {
+		if (h->caplen > b->stage_size - b->stage_used || b->n == c->batch_max) {
 			if ((r = file_submit(pl, q)) < 0 ||
 			    (r = file_acquire(pl, q)) < 0) {
 				r = r == -ECANCELED ? 0 : r;
@@ -133,7 +132,8 @@ gcap_pipeline_run_file(struct gcap_pipeline *pl, pcap_t *p, char *errbuf)
 			b = q->cur;
 			if (h->caplen > b->stage_size) {
 				snprintf(msg, sizeof(msg),
-					 "packet of %u bytes is larger than the staging buffer",
+					 "packet of %u bytes is larger than the staging "
+					 "buffer",
 					 h->caplen);
 				r = -E2BIG;
 				break;
@@ -145,7 +145,9 @@ gcap_pipeline_run_file(struct gcap_pipeline *pl, pcap_t *p, char *errbuf)
 		d->caplen = h->caplen;
 		d->wirelen = h->len;
 		/* pcap's seconds are unsigned 32-bit; libpcap 1.10 sign-extends them */
-		d->ts_ns = (uint64_t)(h->ts.tv_sec < 0 ? (uint32_t)h->ts.tv_sec : h->ts.tv_sec) * 1000000000u +
+		d->ts_ns = (uint64_t)(h->ts.tv_sec < 0 ? (uint32_t)h->ts.tv_sec :
+							 h->ts.tv_sec) *
+				   1000000000u +
 			   (uint64_t)h->ts.tv_usec * (nano ? 1u : 1000u);
 		d->port = 0;
 		d->queue = 0;

@@ -33,8 +33,7 @@
 #include "xarena.h"
 
 /* Store a counter that other threads read with relaxed loads. */
-#define STAT_ADD(field, n) \
-	__atomic_store_n(&(field), (field) + (n), __ATOMIC_RELAXED)
+#define STAT_ADD(field, n) __atomic_store_n(&(field), (field) + (n), __ATOMIC_RELAXED)
 
 /* Longest a live queue keeps a finished batch's export buffer for the
  * next batches' records (at low load one batch is in flight at a time:
@@ -48,34 +47,34 @@
 
 struct pl_queue {
 	struct gcap_queue_stats st;
-	struct gcap_spsc full; /* xbufs of consumed batches, to the writer */
-	struct gcap_spsc free; /* xbufs written, back from the writer */
-	struct gcap_xbuf *xbufs;    /* descriptors; their memory is xa's */
+	struct gcap_spsc full;   /* xbufs of consumed batches, to the writer */
+	struct gcap_spsc free;   /* xbufs written, back from the writer */
+	struct gcap_xbuf *xbufs; /* descriptors; their memory is xa's */
 	unsigned nxbufs;
-	struct gcap_xarena xa;      /* the queue's export memory */
-	uint64_t *xend;             /* per xbuf: its region's end in xa, 0: none */
-	uint64_t *xstart;           /* per xbuf: xa's head when it was taken */
-	uint32_t xneed;             /* record bytes a batch found no room for */
-	struct gcap_xbuf *held;     /* done, kept for the next batch's records */
-	uint64_t held_since;        /* when held got its first records */
-	struct gcap_batch *cur;     /* slot being filled, not yet submitted */
-	uint32_t rec_bytes;         /* most record bytes the open batch makes */
-	struct gcap_xbuf **stash;   /* xbufs without a region, on this side */
+	struct gcap_xarena xa;    /* the queue's export memory */
+	uint64_t *xend;           /* per xbuf: its region's end in xa, 0: none */
+	uint64_t *xstart;         /* per xbuf: xa's head when it was taken */
+	uint32_t xneed;           /* record bytes a batch found no room for */
+	struct gcap_xbuf *held;   /* done, kept for the next batch's records */
+	uint64_t held_since;      /* when held got its first records */
+	struct gcap_batch *cur;   /* slot being filled, not yet submitted */
+	uint32_t rec_bytes;       /* most record bytes the open batch makes */
+	struct gcap_xbuf **stash; /* xbufs without a region, on this side */
 	unsigned nstash;
-	uint64_t inflight;          /* submitted, not yet consumed */
+	uint64_t inflight; /* submitted, not yet consumed */
 	uint32_t seq;
-	unsigned lanes;             /* batches the executor works on at once */
-	uint64_t last_submit;       /* when the last batch was submitted (ns) */
-	uint64_t cycle_ewma;        /* submit-to-done time, moving average (ns) */
+	unsigned lanes;       /* batches the executor works on at once */
+	uint64_t last_submit; /* when the last batch was submitted (ns) */
+	uint64_t cycle_ewma;  /* submit-to-done time, moving average (ns) */
 	/* "in" latency's floor (see lat_in_back): the least raw value of the
 	 * last epoch and of this one, which began at in_epoch */
 	int64_t in_ref, in_min;
 	uint64_t in_epoch;
-	double rate_vt;             /* rate limiter: when the credit was zero (ns) */
-	uint64_t prev_poll;         /* the last busy poll's time (ns), 0: none yet */
-	uint32_t gaps;              /* poll gaps so far (batches' gap_mark) */
-	uint64_t ph_end;            /* --poll-phases: the last poll's end (TSC) */
-	bool linearize;             /* the CPU may read the mbufs: copy chains whole */
+	double rate_vt;     /* rate limiter: when the credit was zero (ns) */
+	uint64_t prev_poll; /* the last busy poll's time (ns), 0: none yet */
+	uint32_t gaps;      /* poll gaps so far (batches' gap_mark) */
+	uint64_t ph_end;    /* --poll-phases: the last poll's end (TSC) */
+	bool linearize;     /* the CPU may read the mbufs: copy chains whole */
 	struct gcap_pipeline_queue src;
 };
 
@@ -85,15 +84,15 @@ struct gcap_pipeline {
 	pthread_t writer;
 	bool writer_started;
 	bool lcores_started;
-	atomic_int stop_rx;       /* sources must stop */
-	atomic_uint rx_exited;    /* RX lcores that have returned (release) */
+	atomic_int stop_rx;        /* sources must stop */
+	atomic_uint rx_exited;     /* RX lcores that have returned (release) */
 	atomic_int producers_done; /* no more xbufs will be pushed */
-	atomic_int finished;      /* the pipeline wants to stop by itself */
+	atomic_int finished;       /* the pipeline wants to stop by itself */
 	atomic_uint_fast64_t written;
 	/* --poll-phases: ns = cycles * ph_mult >> 20; long span in cycles */
 	uint64_t ph_mult, ph_long;
-	int64_t real_off;         /* CLOCK_REALTIME - CLOCK_MONOTONIC (ns) */
-	int error;                /* first error (negative errno) */
+	int64_t real_off; /* CLOCK_REALTIME - CLOCK_MONOTONIC (ns) */
+	int error;        /* first error (negative errno) */
 	char errmsg[GCAP_ERRBUF_SIZE];
 	pthread_mutex_t err_lock; /* only on error paths, never per packet */
 };
@@ -172,8 +171,8 @@ xbuf_release_held(struct pl_queue *q, uint64_t now, bool force)
 static inline bool
 xbuf_room(const struct pl_queue *q)
 {
-	return q->nstash > 0 && (q->xneed == 0 ||
-	       gcap_xarena_place(&q->xa, q->xneed) != UINT64_MAX);
+	return q->nstash > 0 &&
+	       (q->xneed == 0 || gcap_xarena_place(&q->xa, q->xneed) != UINT64_MAX);
 }
 
 /* Whether queue q can open a batch: a held xbuf, or xbuf_room() (after
@@ -208,8 +207,7 @@ static const unsigned poll_gap_us[GCAP_POLL_GAP_BUCKETS] = GCAP_POLL_GAP_US;
 static inline void
 poll_gap_check(struct pl_queue *q, uint64_t now)
 {
-	if (unlikely(now - q->prev_poll >= poll_gap_us[0] * 1000ull) &&
-	    q->prev_poll != 0)
+	if (unlikely(now - q->prev_poll >= poll_gap_us[0] * 1000ull) && q->prev_poll != 0)
 		gcap_pl_poll_gap_record(q, now - q->prev_poll);
 	q->prev_poll = now;
 }
@@ -246,8 +244,7 @@ poll_phases_skip(struct pl_queue *q)
  * and t[k] the end of phase k (GCAP_PHASE_DONE..SUBMIT); GCAP_PHASE_LOOP
  * runs from the queue's last poll's end. Nothing without ph. */
 static inline void
-poll_phases_end(const struct gcap_pipeline *pl, struct pl_queue *q, bool ph,
-		uint64_t *t)
+poll_phases_end(const struct gcap_pipeline *pl, struct pl_queue *q, bool ph, uint64_t *t)
 {
 	if (!ph)
 		return;
@@ -311,8 +308,7 @@ bursts_halve(struct gcap_batch *b)
 static inline void
 lat_arrival(struct gcap_batch *b, uint64_t mono, unsigned n)
 {
-	if (b->nbursts == 0 ||
-	    mono - b->burst_t[b->nbursts - 1] >= GCAP_BURST_GRAIN_NS) {
+	if (b->nbursts == 0 || mono - b->burst_t[b->nbursts - 1] >= GCAP_BURST_GRAIN_NS) {
 		if (b->nbursts == GCAP_BATCH_BURSTS)
 			bursts_halve(b);
 		b->burst_t[b->nbursts++] = mono;
@@ -330,8 +326,8 @@ static inline void
 lat_in_back(const struct gcap_pipeline *pl, struct pl_queue *q,
 	    const struct gcap_batch *b, uint64_t cyc)
 {
-	int64_t raw = (int64_t)(b->res->start_ns -
-				(b->submit_t + (uint64_t)pl->real_off));
+	int64_t raw =
+		(int64_t)(b->res->start_ns - (b->submit_t + (uint64_t)pl->real_off));
 	int64_t in, back;
 
 	if (q->in_epoch == 0 || b->submit_t - q->in_epoch > IN_EPOCH_NS) {
@@ -344,10 +340,9 @@ lat_in_back(const struct gcap_pipeline *pl, struct pl_queue *q,
 	in = raw - (q->in_min < q->in_ref ? q->in_min : q->in_ref);
 	back = (int64_t)cyc - in - (int64_t)b->res->exec_ns;
 
-	lat_record(q->st.lat_in, GCAP_LAT_PART_BUCKETS,
-		   in > 0 ? (uint64_t)in : 0, b->n);
-	lat_record(q->st.lat_back, GCAP_LAT_PART_BUCKETS,
-		   back > 0 ? (uint64_t)back : 0, b->n);
+	lat_record(q->st.lat_in, GCAP_LAT_PART_BUCKETS, in > 0 ? (uint64_t)in : 0, b->n);
+	lat_record(q->st.lat_back, GCAP_LAT_PART_BUCKETS, back > 0 ? (uint64_t)back : 0,
+		   b->n);
 }
 
 /* Batch b of queue q is done, its verdict seen at now: its latencies
@@ -364,8 +359,7 @@ lat_batch_done(const struct gcap_pipeline *pl, struct pl_queue *q,
 
 		STAT_ADD(q->st.cycle_ns, cyc);
 		lat_record(q->st.lat_cycle, GCAP_LAT_PART_BUCKETS, cyc, b->n);
-		lat_record(q->st.lat_exec, GCAP_LAT_PART_BUCKETS,
-			   res->exec_ns, b->n);
+		lat_record(q->st.lat_exec, GCAP_LAT_PART_BUCKETS, res->exec_ns, b->n);
 		if (res->start_ns != 0)
 			lat_in_back(pl, q, b, cyc);
 	}
@@ -374,8 +368,8 @@ lat_batch_done(const struct gcap_pipeline *pl, struct pl_queue *q,
 	/* each poll's packets with their own arrival time (the last entry
 	 * ends at b->n) */
 	for (unsigned i = 0; i < b->nbursts; i++) {
-		lat_record(q->st.lat, GCAP_LAT_BUCKETS,
-			   now - b->burst_t[i], b->burst_end[i] - from);
+		lat_record(q->st.lat, GCAP_LAT_BUCKETS, now - b->burst_t[i],
+			   b->burst_end[i] - from);
 		if (no_gap)
 			lat_record(q->st.lat_no_gap, GCAP_LAT_BUCKETS,
 				   now - b->burst_t[i], b->burst_end[i] - from);
@@ -389,9 +383,8 @@ lat_batch_done(const struct gcap_pipeline *pl, struct pl_queue *q,
 static inline bool
 gcap_pl_submit_due(const struct pl_queue *q, uint64_t now)
 {
-	return q->inflight == 0 ||
-	       (q->inflight < q->lanes &&
-		now - q->last_submit >= q->cycle_ewma / q->lanes);
+	return q->inflight == 0 || (q->inflight < q->lanes &&
+				    now - q->last_submit >= q->cycle_ewma / q->lanes);
 }
 
 #endif /* GCAP_PIPELINE_INTERNAL_H */

@@ -46,7 +46,8 @@ static inline uint64_t
 mbuf_ext_ok(struct rte_mempool *mp)
 {
 	return (rte_pktmbuf_priv_flags(mp) & RTE_PKTMBUF_POOL_F_PINNED_EXT_BUF) ?
-	       RTE_MBUF_F_EXTERNAL : 0;
+		       RTE_MBUF_F_EXTERNAL :
+		       0;
 }
 
 /* Give mbufs back: one put when every one is plain (mbuf_plain), else
@@ -87,8 +88,7 @@ consume(struct gcap_pipeline *pl, unsigned qi, struct gcap_batch *b, bool live,
 		/* the round trip that spaces the lanes' submissions (gcap_pl_submit_due) */
 		uint64_t cyc = now - b->submit_t;
 
-		q->cycle_ewma = q->cycle_ewma ?
-				(q->cycle_ewma * 7 + cyc) / 8 : cyc;
+		q->cycle_ewma = q->cycle_ewma ? (q->cycle_ewma * 7 + cyc) / 8 : cyc;
 	}
 	lat_batch_done(pl, q, b, live, now);
 	if (xb != NULL) {
@@ -205,8 +205,8 @@ rx_drop(struct gcap_pipeline *pl, unsigned qi, bool no_slot, uint64_t now)
  * checked here, where their headers are in cache, not when the batch is
  * done). */
 static uint64_t
-rx_describe(const struct gcap_pipeline *pl, struct pl_queue *q,
-	    struct gcap_batch *b, unsigned first, unsigned n)
+rx_describe(const struct gcap_pipeline *pl, struct pl_queue *q, struct gcap_batch *b,
+	    unsigned first, unsigned n)
 {
 	uint64_t wall = now_ns(CLOCK_REALTIME), bytes = 0;
 	uint32_t snap = pl->conf.snaplen ? pl->conf.snaplen : UINT32_MAX;
@@ -214,8 +214,8 @@ rx_describe(const struct gcap_pipeline *pl, struct pl_queue *q,
 	 * which the compiler would then load and store per packet */
 	uint32_t seq = q->seq, rec_bytes = q->rec_bytes;
 	const uint16_t port = q->src.port_index, queue = q->src.rx_queue;
-	struct rte_mempool *mp = first == 0 ?
-		((struct rte_mbuf *)b->mbufs[0])->pool : b->free_pool;
+	struct rte_mempool *mp =
+		first == 0 ? ((struct rte_mbuf *)b->mbufs[0])->pool : b->free_pool;
 	const uint64_t ext = mp != NULL ? mbuf_ext_ok(mp) : 0;
 	bool plain = mp != NULL;
 
@@ -238,7 +238,8 @@ rx_describe(const struct gcap_pipeline *pl, struct pl_queue *q,
 
 			/* walk the chain by its own lengths: some drivers
 			 * (net_pcap) give a pkt_len their segments lack */
-			for (unsigned k = 0; seg != NULL && k < m->nb_segs; k++, seg = seg->next) {
+			for (unsigned k = 0; seg != NULL && k < m->nb_segs;
+			     k++, seg = seg->next) {
 				uint32_t l = seg->data_len;
 
 				if (l > m->pkt_len - got)
@@ -413,7 +414,7 @@ gcap_pl_rx_lcore_main(void *arg)
 		if (++idle < IDLE_SPINS) {
 			rte_pause();
 		} else {
-			struct timespec ts = {0, IDLE_SLEEP_NS};
+			struct timespec ts = { 0, IDLE_SLEEP_NS };
 
 			nanosleep(&ts, NULL);
 		}

@@ -20,7 +20,8 @@ gcap_pl_phases_init(struct gcap_pipeline *pl, char *errbuf)
 	uint64_t hz = rte_get_tsc_hz();
 
 	if (hz == 0)
-		return gcap_err(errbuf, ENOTSUP, "--poll-phases: the TSC "
+		return gcap_err(errbuf, ENOTSUP,
+				"--poll-phases: the TSC "
 				"rate is unknown");
 	pl->ph_mult = (1000000000ull << 20) / hz;
 	pl->ph_long = hz / 1000000u * GCAP_POLL_PHASE_LONG_US;
@@ -108,8 +109,8 @@ gcap_pipeline_written(const struct gcap_pipeline *pl)
 static unsigned
 lat_buckets(enum gcap_lat_kind kind)
 {
-	return kind == GCAP_LAT_TOTAL || kind == GCAP_LAT_NO_GAP ?
-	       GCAP_LAT_BUCKETS : GCAP_LAT_PART_BUCKETS;
+	return kind == GCAP_LAT_TOTAL || kind == GCAP_LAT_NO_GAP ? GCAP_LAT_BUCKETS :
+								   GCAP_LAT_PART_BUCKETS;
 }
 
 /* queue q's histogram of a kind (lat_buckets(kind) entries) */
@@ -119,24 +120,17 @@ lat_hist(const struct gcap_pipeline *pl, unsigned q, enum gcap_lat_kind kind)
 	const struct gcap_queue_stats *st = &pl->q[q].st;
 
 	switch (kind) {
-	case GCAP_LAT_CYCLE:
-		return st->lat_cycle;
-	case GCAP_LAT_EXEC:
-		return st->lat_exec;
-	case GCAP_LAT_IN:
-		return st->lat_in;
-	case GCAP_LAT_BACK:
-		return st->lat_back;
-	case GCAP_LAT_NO_GAP:
-		return st->lat_no_gap;
-	default:
-		return st->lat;
+	case GCAP_LAT_CYCLE: return st->lat_cycle;
+	case GCAP_LAT_EXEC: return st->lat_exec;
+	case GCAP_LAT_IN: return st->lat_in;
+	case GCAP_LAT_BACK: return st->lat_back;
+	case GCAP_LAT_NO_GAP: return st->lat_no_gap;
+	default: return st->lat;
 	}
 }
 
 uint64_t
-gcap_pipeline_latency_count(const struct gcap_pipeline *pl,
-			    enum gcap_lat_kind kind)
+gcap_pipeline_latency_count(const struct gcap_pipeline *pl, enum gcap_lat_kind kind)
 {
 	uint64_t total = 0;
 	unsigned nb = lat_buckets(kind);
@@ -151,8 +145,8 @@ gcap_pipeline_latency_count(const struct gcap_pipeline *pl,
 }
 
 uint64_t
-gcap_pipeline_latency_of_ns(const struct gcap_pipeline *pl,
-			    enum gcap_lat_kind kind, double pct)
+gcap_pipeline_latency_of_ns(const struct gcap_pipeline *pl, enum gcap_lat_kind kind,
+			    double pct)
 {
 	uint64_t total = gcap_pipeline_latency_count(pl, kind), want, acc = 0;
 	unsigned nb = lat_buckets(kind);

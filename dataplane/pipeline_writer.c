@@ -19,8 +19,8 @@ static int
 write_xbuf(struct gcap_pipeline *pl, const struct gcap_xbuf *xb)
 {
 	const struct gcap_pipeline_conf *c = &pl->conf;
-	const uint64_t outs = c->nwriters >= 64 ? UINT64_MAX :
-			      (UINT64_C(1) << c->nwriters) - 1;
+	const uint64_t outs =
+		c->nwriters >= 64 ? UINT64_MAX : (UINT64_C(1) << c->nwriters) - 1;
 	const uint8_t *data;
 	struct gcap_rec rec;
 	uint32_t off = 0;
@@ -31,7 +31,8 @@ write_xbuf(struct gcap_pipeline *pl, const struct gcap_xbuf *xb)
 		if (gcap_rec_step(xb->data, xb->len, &off, &rec, &data) <= 0)
 			return -EINVAL;
 		if (c->max_packets != 0 &&
-		    atomic_load_explicit(&pl->written, memory_order_relaxed) >= c->max_packets)
+		    atomic_load_explicit(&pl->written, memory_order_relaxed) >=
+			    c->max_packets)
 			return 1;
 		m = rec.outmask & outs;
 		if (m == 0)
@@ -80,7 +81,8 @@ writer_main(void *arg)
 						stopped = true; /* -c reached */
 						atomic_store(&pl->finished, 1);
 					} else if (r == -ECANCELED) {
-						stopped = true; /* -W with -G: last file done */
+						stopped =
+							true; /* -W with -G: last file done */
 						atomic_store(&pl->finished, 1);
 					} else if (r < 0) {
 						/* the writer's message is set already */
@@ -106,7 +108,8 @@ writer_main(void *arg)
 					stopped = true;
 					atomic_store(&pl->finished, 1);
 				} else if (r < 0) {
-					pl_set_error(pl, r, gcap_writer_errmsg(c->writers[j]));
+					pl_set_error(pl, r,
+						     gcap_writer_errmsg(c->writers[j]));
 					stopped = true;
 				}
 			}
@@ -115,7 +118,7 @@ writer_main(void *arg)
 		if (!any) {
 			if (done)
 				break;
-			struct timespec ts = {0, 50000};
+			struct timespec ts = { 0, 50000 };
 
 			nanosleep(&ts, NULL);
 		}
@@ -129,7 +132,8 @@ gcap_pl_writer_start(struct gcap_pipeline *pl, char *errbuf)
 	int r = pthread_create(&pl->writer, NULL, writer_main, pl);
 
 	if (r != 0)
-		return gcap_err(errbuf, r, "cannot start the writer thread: %s", strerror(r));
+		return gcap_err(errbuf, r, "cannot start the writer thread: %s",
+				strerror(r));
 	pl->writer_started = true;
 	return 0;
 }

@@ -14,9 +14,8 @@
 #include "pipeline_internal.h"
 
 int
-gcap_pipeline_xmem_size(unsigned ring_size, unsigned batch_max,
-			uint32_t max_caplen, uint32_t stage,
-			unsigned *nxbufs, uint32_t *xbuf_size)
+gcap_pipeline_xmem_size(unsigned ring_size, unsigned batch_max, uint32_t max_caplen,
+			uint32_t stage, unsigned *nxbufs, uint32_t *xbuf_size)
 {
 	uint64_t batch_bytes, mem, n, each;
 
@@ -111,7 +110,8 @@ gcap_pl_xbuf_bind(struct pl_queue *q, uint32_t need)
 		 * the writer before any region is taken after it */
 		uint64_t *e = &q->xend[xb - q->xbufs];
 		uint64_t grown = (uint64_t)xb->size + need <= UINT32_MAX - 64 ?
-				 gcap_xarena_extend(&q->xa, *e, need) : 0;
+					 gcap_xarena_extend(&q->xa, *e, need) :
+					 0;
 
 		q->held = NULL;
 		if (grown != 0) {
@@ -127,8 +127,7 @@ gcap_pl_xbuf_bind(struct pl_queue *q, uint32_t need)
 	if (p == NULL) {
 		gcap_pl_xbufs_reclaim(q);
 		start = q->xa.head;
-		if (q->nstash == 0 ||
-		    (p = gcap_xarena_take(&q->xa, need, &end)) == NULL)
+		if (q->nstash == 0 || (p = gcap_xarena_take(&q->xa, need, &end)) == NULL)
 			return NULL;
 	}
 	xb = q->stash[--q->nstash];

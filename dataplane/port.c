@@ -27,7 +27,8 @@ gcap_port_find(struct gcap_port *p, char *errbuf)
 		snprintf(name, sizeof(name), "%s", p->name);
 	if (rte_eth_dev_get_port_by_name(name, &id) != 0)
 		return gcap_err(errbuf, ENODEV,
-				"%s: no such port (unknown driver, bad arguments, or no such device)",
+				"%s: no such port (unknown driver, bad arguments, or no "
+				"such device)",
 				p->spec);
 	p->port_id = id;
 	p->socket = rte_eth_dev_socket_id(id);
@@ -48,7 +49,8 @@ gcap_port_configure(struct gcap_port *p, uint16_t nqueues, uint16_t nb_rxd,
 		return gcap_err(errbuf, -r, "%s: cannot get device info: %s", p->spec,
 				rte_strerror(-r));
 	if (nqueues == 0 || nqueues > info.max_rx_queues)
-		return gcap_err(errbuf, EINVAL, "%s: %u RX queues asked, the port has at most %u",
+		return gcap_err(errbuf, EINVAL,
+				"%s: %u RX queues asked, the port has at most %u",
 				p->spec, nqueues, info.max_rx_queues);
 	memset(&conf, 0, sizeof(conf));
 	if (nqueues > 1 && info.flow_type_rss_offloads != 0) {
@@ -67,7 +69,10 @@ gcap_port_configure(struct gcap_port *p, uint16_t nqueues, uint16_t nb_rxd,
 		return gcap_err(errbuf, -r, "%s: cannot size the RX ring: %s", p->spec,
 				rte_strerror(-r));
 	for (uint16_t q = 0; q < nqueues; q++) {
-		r = rte_eth_rx_queue_setup(p->port_id, q, nb_rxd, (unsigned)p->socket < RTE_MAX_NUMA_NODES ? (unsigned)p->socket : SOCKET_ID_ANY,
+		r = rte_eth_rx_queue_setup(p->port_id, q, nb_rxd,
+					   (unsigned)p->socket < RTE_MAX_NUMA_NODES ?
+						   (unsigned)p->socket :
+						   SOCKET_ID_ANY,
 					   NULL, pools[q]);
 		if (r != 0)
 			return gcap_err(errbuf, -r, "%s: cannot set up RX queue %u: %s",
@@ -83,7 +88,8 @@ gcap_port_start(struct gcap_port *p, char *errbuf)
 	int r = rte_eth_dev_start(p->port_id);
 
 	if (r != 0)
-		return gcap_err(errbuf, -r, "%s: cannot start: %s", p->spec, rte_strerror(-r));
+		return gcap_err(errbuf, -r, "%s: cannot start: %s", p->spec,
+				rte_strerror(-r));
 	p->started = true;
 	/* not every driver has a promiscuous mode (virtual ones) */
 	(void)rte_eth_promiscuous_enable(p->port_id);

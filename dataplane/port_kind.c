@@ -68,11 +68,13 @@ check_vdev_files(const char *spec, char *errbuf)
 			pcap_t *pc;
 
 			if (len - 8 >= sizeof(path))
-				return gcap_err(errbuf, ENAMETOOLONG, "file name too long in '%s'", spec);
+				return gcap_err(errbuf, ENAMETOOLONG,
+						"file name too long in '%s'", spec);
 			memcpy(path, kv + 8, len - 8);
 			path[len - 8] = '\0';
 			if (access(path, R_OK) != 0)
-				return gcap_err(errbuf, errno, "%s: %s", path, strerror(errno));
+				return gcap_err(errbuf, errno, "%s: %s", path,
+						strerror(errno));
 			pc = pcap_open_offline(path, perr);
 			if (pc == NULL)
 				return gcap_err(errbuf, EINVAL, "%s: %s", path, perr);
@@ -92,8 +94,8 @@ vdev_parse(const char *spec, struct gcap_port *p, char *errbuf)
 		return gcap_err(errbuf, EINVAL, "bad virtual device name in '%s'", spec);
 	for (size_t i = 0; i < n; i++)
 		if (!isalnum((unsigned char)spec[i]) && spec[i] != '_')
-			return gcap_err(errbuf, EINVAL,
-					"bad virtual device name in '%s'", spec);
+			return gcap_err(errbuf, EINVAL, "bad virtual device name in '%s'",
+					spec);
 	memcpy(p->name, spec, n);
 	p->name[n] = '\0';
 	snprintf(p->devargs, sizeof(p->devargs), "%s", spec);
@@ -112,7 +114,9 @@ static int
 iface_parse(const char *spec, struct gcap_port *p, char *errbuf)
 {
 	if (if_nametoindex(spec) == 0)
-		return gcap_err(errbuf, ENOENT, "%s: no such interface (not a PCI address nor a net_ device either)",
+		return gcap_err(errbuf, ENOENT,
+				"%s: no such interface (not a PCI address nor a net_ "
+				"device either)",
 				spec);
 	snprintf(p->name, sizeof(p->name), "%s", spec);
 	return 0;
@@ -122,9 +126,8 @@ iface_parse(const char *spec, struct gcap_port *p, char *errbuf)
 static void
 iface_eal_devargs(struct gcap_port *p, unsigned nth)
 {
-	snprintf(p->devargs, sizeof(p->devargs),
-		 "net_af_packet%u,iface=%s,qpairs=%u", nth, p->name,
-		 p->nqueues ? p->nqueues : 1);
+	snprintf(p->devargs, sizeof(p->devargs), "net_af_packet%u,iface=%s,qpairs=%u",
+		 nth, p->name, p->nqueues ? p->nqueues : 1);
 }
 
 static void
@@ -170,8 +173,7 @@ gcap_port_kind(enum gcap_port_kind kind)
 }
 
 int
-gcap_port_parse(const char *spec, unsigned index, struct gcap_port *p,
-		char *errbuf)
+gcap_port_parse(const char *spec, unsigned index, struct gcap_port *p, char *errbuf)
 {
 	char list[256];
 	size_t off = 0;
@@ -193,7 +195,9 @@ gcap_port_parse(const char *spec, unsigned index, struct gcap_port *p,
 	/* "a, b or c": the kinds in the table's words */
 	for (unsigned k = 0; k < NKINDS && off < sizeof(list); k++)
 		off += (size_t)snprintf(list + off, sizeof(list) - off, "%s%s",
-					k == 0 ? "" : k + 1 < NKINDS ? ", " : " or ",
+					k == 0         ? "" :
+					k + 1 < NKINDS ? ", " :
+							 " or ",
 					kinds[k].what);
 	return gcap_err(errbuf, EINVAL, "'%s' is not %s", spec, list);
 }

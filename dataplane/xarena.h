@@ -105,8 +105,7 @@ gcap_xarena_extend(struct gcap_xarena *a, uint64_t end, uint32_t need)
 	uint64_t n = gcap_xarena_len(need);
 	uint64_t off = end % a->cap;
 
-	if (end != a->head || off == 0 || off + n > a->cap ||
-	    end + n - a->tail > a->cap)
+	if (end != a->head || off == 0 || off + n > a->cap || end + n - a->tail > a->cap)
 		return 0;
 	a->head = end + n;
 	return a->head;

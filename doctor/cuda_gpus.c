@@ -40,8 +40,7 @@ one(const struct gcap_cu *cu, CUdevice dev, int ordinal, struct dr_gpu *g)
 		len = strlen(bus);
 		for (i = 0; i < len; i++)
 			bus[i] = (char)tolower((unsigned char)bus[i]);
-		snprintf(g->bdf, sizeof(g->bdf), "%s", len > 12 ?
-			 bus + len - 12 : bus);
+		snprintf(g->bdf, sizeof(g->bdf), "%s", len > 12 ? bus + len - 12 : bus);
 	}
 	g->cc_major = attr(cu, dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
 	g->cc_minor = attr(cu, dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
@@ -50,7 +49,8 @@ one(const struct gcap_cu *cu, CUdevice dev, int ordinal, struct dr_gpu *g)
 	g->usable = attr(cu, dev, CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY) &&
 		    attr(cu, dev, CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING);
 	g->rdma = attr(cu, dev, CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED) != 0;
-	g->flush = attr(cu, dev, CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS);
+	g->flush =
+		attr(cu, dev, CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS);
 	g->ordering = attr(cu, dev, CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING);
 	if (cu->DeviceTotalMem != NULL) {
 		size_t bytes = 0;

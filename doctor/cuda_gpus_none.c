@@ -13,7 +13,8 @@ int
 dr_cuda_gpus(struct dr *d, char *why, size_t n)
 {
 	d->cuda_built = 0;
-	snprintf(why, n, "this build has no CUDA support (built without nvcc, "
+	snprintf(why, n,
+		 "this build has no CUDA support (built without nvcc, "
 		 "cuda.h or nvrtc.h)");
 	return -ENOTSUP;
 }

@@ -24,14 +24,15 @@ verdict(struct dr *d)
 			dr_cat(ok, sizeof(ok), "%s%s", nok ? ", " : "", p->spec);
 			nok++;
 		} else {
-			dr_cat(no, sizeof(no), "%s%s: %s", no[0] ? " | " : "",
-			       p->spec, p->blockers);
+			dr_cat(no, sizeof(no), "%s%s: %s", no[0] ? " | " : "", p->spec,
+			       p->blockers);
 		}
 	}
 	if (d->conf->nports > 0 ? nok == d->nports : nok > 0) {
-		dr_check(d, DR_OK, "verdict", NULL, "GPU-memory capture can work "
-			 "for %s%s", ok, d->conf->nports > 0 ? "" :
-			 " (NICs found without -i)");
+		dr_check(d, DR_OK, "verdict", NULL,
+			 "GPU-memory capture can work "
+			 "for %s%s",
+			 ok, d->conf->nports > 0 ? "" : " (NICs found without -i)");
 		return true;
 	}
 	if (d->nports == 0)

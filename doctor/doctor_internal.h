@@ -20,7 +20,12 @@
 #define DR_MAX_GPUS 64
 #define DR_TEXT 1536 /* one finding or one fix */
 
-enum dr_status { DR_OK, DR_WARN, DR_FAIL, DR_INFO };
+enum dr_status {
+	DR_OK,
+	DR_WARN,
+	DR_FAIL,
+	DR_INFO
+};
 
 /* One line of the report. */
 struct dr_check {
@@ -32,8 +37,8 @@ struct dr_check {
 
 /* A PCI function as sysfs shows it. */
 struct dr_pci {
-	char bdf[32];        /* "0000:3b:00.0" */
-	unsigned cls;        /* class, e.g. 0x020000 */
+	char bdf[32]; /* "0000:3b:00.0" */
+	unsigned cls; /* class, e.g. 0x020000 */
 	unsigned vendor, device;
 	int numa;            /* numa_node; -1: unknown */
 	int group;           /* iommu_group; -1: none */
@@ -42,10 +47,10 @@ struct dr_pci {
 };
 
 struct dr_gpu {
-	int ordinal;         /* CUDA ordinal; -1: seen in sysfs only */
+	int ordinal; /* CUDA ordinal; -1: seen in sysfs only */
 	char name[128];
-	char bdf[32];        /* lower case; "": unknown */
-	bool in_sysfs;       /* pci is valid */
+	char bdf[32];  /* lower case; "": unknown */
+	bool in_sysfs; /* pci is valid */
 	struct dr_pci pci;
 	int cc_major, cc_minor;
 	bool integrated, usable, rdma;
@@ -53,15 +58,19 @@ struct dr_gpu {
 	uint64_t vram;       /* cuDeviceTotalMem; 0: unknown */
 };
 
-enum dr_iommu { DR_IOMMU_OFF, DR_IOMMU_PT, DR_IOMMU_ON };
+enum dr_iommu {
+	DR_IOMMU_OFF,
+	DR_IOMMU_PT,
+	DR_IOMMU_ON
+};
 
 struct dr_port {
-	const char *spec;    /* as given, or the BDF of a NIC found */
-	bool pci;            /* a PCI address (else a software port) */
-	bool present;        /* dev is valid */
+	const char *spec; /* as given, or the BDF of a NIC found */
+	bool pci;         /* a PCI address (else a software port) */
+	bool present;     /* dev is valid */
 	struct dr_pci dev;
-	int gpu;             /* index into dr.gpus; -1: none */
-	const char *mem;     /* what --mem auto would choose: gpu, host, none */
+	int gpu;         /* index into dr.gpus; -1: none */
+	const char *mem; /* what --mem auto would choose: gpu, host, none */
 	char why[DR_TEXT];
 	char blockers[DR_TEXT]; /* why GPU-memory capture cannot work */
 	bool ready;
@@ -73,13 +82,13 @@ struct dr {
 	struct dr_check *checks;
 	unsigned nchecks, cap;
 	bool oom;
-	int cuda_driver;     /* cuDriverGetVersion */
-	int cuda_built;      /* CUDA_VERSION of cuda.h; 0: built without */
+	int cuda_driver; /* cuDriverGetVersion */
+	int cuda_built;  /* CUDA_VERSION of cuda.h; 0: built without */
 	struct dr_gpu gpus[DR_MAX_GPUS];
 	unsigned ngpus;
 	const char *peermem; /* the module found; NULL: none */
 	enum dr_iommu iommu;
-	bool huge;           /* hugepages free and a hugetlbfs mounted */
+	bool huge; /* hugepages free and a hugetlbfs mounted */
 	struct dr_port *ports;
 	unsigned nports;
 };
@@ -103,12 +112,11 @@ void dr_scan_free(struct dirent **list, int n);
 bool dr_find_lib(const struct dr *d, const char *name, char *buf, size_t n);
 
 /* ---- report.c ---- */
-void dr_check(struct dr *d, enum dr_status st, const char *name,
-	      const char *fix, const char *fmt, ...)
-	__attribute__((format(printf, 5, 6)));
+void dr_check(struct dr *d, enum dr_status st, const char *name, const char *fix,
+	      const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 /* append to a string (truncating) */
-void dr_cat(char *buf, size_t n, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+void
+dr_cat(char *buf, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* "1.5 GiB", "256.0 MiB", "4096 bytes" */
 const char *dr_size(char *buf, size_t n, uint64_t bytes);
 void dr_report_text(const struct dr *d, FILE *out);
@@ -126,8 +134,8 @@ int dr_pci_scan(const struct dr *d, unsigned cls, struct dr_pci **list);
 /* size of BAR n from the resource file; 0: none or unreadable */
 uint64_t dr_pci_bar(const struct dr *d, const char *bdf, int bar);
 /* nvidia-smi topo's class of the path a-b (PIX PXB PHB NODE SYS), why */
-const char *dr_pci_path(const struct dr_pci *a, const struct dr_pci *b,
-			char *why, size_t n);
+const char *
+dr_pci_path(const struct dr_pci *a, const struct dr_pci *b, char *why, size_t n);
 
 /* ---- cuda_gpus.c (cuda_gpus_none.c without CUDA) ---- */
 /* fill d->gpus from the driver API; -errno with the reason in why */
@@ -136,8 +144,7 @@ int dr_cuda_gpus(struct dr *d, char *why, size_t n);
 /* ---- nvml.c: BAR1 figures and the driver version from NVML ---- */
 struct dr_nvml;
 struct dr_nvml *dr_nvml_open(char *why, size_t n);
-int dr_nvml_bar1(struct dr_nvml *m, const char *bdf, uint64_t *total,
-		 uint64_t *avail);
+int dr_nvml_bar1(struct dr_nvml *m, const char *bdf, uint64_t *total, uint64_t *avail);
 int dr_nvml_driver(struct dr_nvml *m, char *buf, size_t n);
 void dr_nvml_close(struct dr_nvml *m);
 

@@ -24,10 +24,11 @@ dr_root_set(struct dr *d, const char *root, char *errbuf)
 
 	if (root == NULL || root[0] == '\0')
 		root = "/";
-	if (realpath(root, real) == NULL || stat(real, &st) != 0 ||
-	    !S_ISDIR(st.st_mode))
-		return gcap_err(errbuf, ENOTDIR, "--doctor-root %s: not a "
-				"directory", root);
+	if (realpath(root, real) == NULL || stat(real, &st) != 0 || !S_ISDIR(st.st_mode))
+		return gcap_err(errbuf, ENOTDIR,
+				"--doctor-root %s: not a "
+				"directory",
+				root);
 	/* "/" itself is no prefix: host paths are used as they are */
 	snprintf(d->root, sizeof(d->root), "%s", strcmp(real, "/") ? real : "");
 	return 0;
@@ -165,9 +166,15 @@ bool
 dr_find_lib(const struct dr *d, const char *name, char *buf, size_t n)
 {
 	static const char *const dirs[] = {
-		"/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu",
-		"/usr/lib64", "/usr/lib", "/lib/x86_64-linux-gnu",
-		"/lib/aarch64-linux-gnu", "/lib64", "/lib", "/usr/local/lib",
+		"/usr/lib/x86_64-linux-gnu",
+		"/usr/lib/aarch64-linux-gnu",
+		"/usr/lib64",
+		"/usr/lib",
+		"/lib/x86_64-linux-gnu",
+		"/lib/aarch64-linux-gnu",
+		"/lib64",
+		"/lib",
+		"/usr/local/lib",
 	};
 
 	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {

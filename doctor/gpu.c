@@ -23,8 +23,7 @@ proc_model(const struct dr *d, const char *bdf, char *buf, size_t n)
 	bool found = false;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/driver/nvidia/gpus/%s/information",
-		 bdf);
+	snprintf(path, sizeof(path), "/proc/driver/nvidia/gpus/%s/information", bdf);
 	f = dr_fopen(d, path);
 	if (f == NULL)
 		return false;
@@ -52,8 +51,9 @@ check_driver(struct dr *d, int rc, const char *why)
 
 		dr_check(d, old ? DR_WARN : DR_OK, "cuda driver",
 			 old ? "a driver for the CUDA major version this build "
-			 "used (or later): the embedded kernels may not load"
-			 : NULL, "driver API loaded: cuDriverGetVersion %d "
+			       "used (or later): the embedded kernels may not load" :
+			       NULL,
+			 "driver API loaded: cuDriverGetVersion %d "
 			 "(CUDA %d.%d), %u device(s); this build: cuda.h %d.%d",
 			 dv, dv / 1000, dv % 1000 / 10, d->ngpus, bv / 1000,
 			 bv % 1000 / 10);
@@ -83,13 +83,18 @@ check_kernel_driver(struct dr *d, struct dr_nvml *m)
 		s += strlen("Kernel Module");
 		s += strspn(s, " \t");
 		snprintf(v, sizeof(v), "%.*s", (int)strcspn(s, " \t"), s);
-		dr_check(d, DR_OK, "nvidia driver", NULL, "%s "
-			 "(/proc/driver/nvidia/version)", v);
+		dr_check(d, DR_OK, "nvidia driver", NULL,
+			 "%s "
+			 "(/proc/driver/nvidia/version)",
+			 v);
 	} else if (m != NULL && dr_nvml_driver(m, v, sizeof(v)) == 0) {
-		dr_check(d, DR_OK, "nvidia driver", NULL, "%s "
-			 "(nvmlSystemGetDriverVersion)", v);
+		dr_check(d, DR_OK, "nvidia driver", NULL,
+			 "%s "
+			 "(nvmlSystemGetDriverVersion)",
+			 v);
 	} else {
-		dr_check(d, DR_INFO, "nvidia driver", NULL, "not loaded "
+		dr_check(d, DR_INFO, "nvidia driver", NULL,
+			 "not loaded "
 			 "(/proc/driver/nvidia/version absent, no NVML)");
 	}
 }
@@ -106,19 +111,23 @@ sysfs_gpus(struct dr *d, const char *why)
 		if (l[i].vendor != NVIDIA)
 			continue;
 		if (!proc_model(d, l[i].bdf, model, sizeof(model)))
-			snprintf(model, sizeof(model), "NVIDIA %04x:%04x",
-				 l[i].vendor, l[i].device);
+			snprintf(model, sizeof(model), "NVIDIA %04x:%04x", l[i].vendor,
+				 l[i].device);
 		snprintf(name, sizeof(name), "gpu %s", l[i].bdf);
-		dr_check(d, DR_FAIL, name, "make the CUDA driver work (cuda "
-			 "driver, above)", "%s in /sys/bus/pci/devices (driver %s), "
-			 "not usable: %s", model, l[i].driver[0] ? l[i].driver :
-			 "none", why);
+		dr_check(d, DR_FAIL, name,
+			 "make the CUDA driver work (cuda "
+			 "driver, above)",
+			 "%s in /sys/bus/pci/devices (driver %s), "
+			 "not usable: %s",
+			 model, l[i].driver[0] ? l[i].driver : "none", why);
 		k++;
 	}
 	free(l);
 	if (k == 0)
-		dr_check(d, DR_FAIL, "gpus", "GPU-memory capture needs an NVIDIA "
-			 "GPU (the cpu backend needs none)", "no CUDA device, and "
+		dr_check(d, DR_FAIL, "gpus",
+			 "GPU-memory capture needs an NVIDIA "
+			 "GPU (the cpu backend needs none)",
+			 "no CUDA device, and "
 			 "no NVIDIA GPU (vendor 0x10de, class 0x03) in "
 			 "/sys/bus/pci/devices");
 }
@@ -127,71 +136,88 @@ static void
 check_rdma(struct dr *d, const struct dr_gpu *g, const char *name)
 {
 	static const char *const flush[] = {
-		"none", "host: cuFlushGPUDirectRDMAWrites", "memops",
+		"none",
+		"host: cuFlushGPUDirectRDMAWrites",
+		"memops",
 		"host: cuFlushGPUDirectRDMAWrites, memops",
 	};
 	char found[DR_TEXT];
 
-	snprintf(found, sizeof(found), "CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_"
+	snprintf(found, sizeof(found),
+		 "CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_"
 		 "SUPPORTED=%d, GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS=0x%x (%s), "
-		 "GPU_DIRECT_RDMA_WRITES_ORDERING=%d (%s)", g->rdma, g->flush,
-		 flush[g->flush & 3], g->ordering, g->ordering >= 200 ?
-		 "all devices" : g->ordering >= 100 ? "owner" : "none");
+		 "GPU_DIRECT_RDMA_WRITES_ORDERING=%d (%s)",
+		 g->rdma, g->flush, flush[g->flush & 3], g->ordering,
+		 g->ordering >= 200 ? "all devices" :
+		 g->ordering >= 100 ? "owner" :
+				      "none");
 	if (!g->rdma && g->integrated)
-		dr_check(d, DR_FAIL, name, "use --mem host: on a unified-memory "
-			 "GPU host memory is the GPU's memory", "%s; an integrated "
-			 "GPU (unified memory): no NIC-to-VRAM DMA", found);
-	else if (!g->rdma)
-		dr_check(d, DR_FAIL, name, "use --mem host or --mem copy, or a GPU "
-			 "that supports GPUDirect RDMA (datacenter GPUs do)", "%s",
+		dr_check(d, DR_FAIL, name,
+			 "use --mem host: on a unified-memory "
+			 "GPU host memory is the GPU's memory",
+			 "%s; an integrated "
+			 "GPU (unified memory): no NIC-to-VRAM DMA",
 			 found);
+	else if (!g->rdma)
+		dr_check(d, DR_FAIL, name,
+			 "use --mem host or --mem copy, or a GPU "
+			 "that supports GPUDirect RDMA (datacenter GPUs do)",
+			 "%s", found);
 	else if (g->ordering < 100 && !(g->flush & 1))
 		dr_check(d, DR_FAIL, name, "use --mem host or --mem copy",
 			 "%s; NIC writes are neither ordered for the GPU nor "
-			 "flushable, a batch could be read before its packets", found);
+			 "flushable, a batch could be read before its packets",
+			 found);
 	else
 		dr_check(d, DR_OK, name, NULL, "%s", found);
 }
 
 static void
-check_bar1(struct dr *d, const struct dr_gpu *g, const char *name,
-	   struct dr_nvml *m, const char *nvml_why)
+check_bar1(struct dr *d, const struct dr_gpu *g, const char *name, struct dr_nvml *m,
+	   const char *nvml_why)
 {
 	char found[DR_TEXT] = "", a[32], b[32];
 	uint64_t bar1 = 0, total = 0, avail = 0, size;
-	bool nv = m != NULL && g->bdf[0] &&
-		  dr_nvml_bar1(m, g->bdf, &total, &avail) == 0;
+	bool nv = m != NULL && g->bdf[0] && dr_nvml_bar1(m, g->bdf, &total, &avail) == 0;
 
 	if (g->in_sysfs)
 		bar1 = dr_pci_bar(d, g->bdf, 1);
 	if (bar1)
-		dr_cat(found, sizeof(found), "%s (BAR 1 in /sys/bus/pci/devices/"
-		       "%s/resource)", dr_size(a, sizeof(a), bar1), g->bdf);
+		dr_cat(found, sizeof(found),
+		       "%s (BAR 1 in /sys/bus/pci/devices/"
+		       "%s/resource)",
+		       dr_size(a, sizeof(a), bar1), g->bdf);
 	else
 		dr_cat(found, sizeof(found), "no BAR 1 size in sysfs (%s)",
 		       g->in_sysfs ? "resource: none" : "not a PCI device there");
 	if (nv && total == 0)
 		dr_cat(found, sizeof(found), "; none (nvmlDeviceGetBAR1MemoryInfo)");
 	else if (nv)
-		dr_cat(found, sizeof(found), "; %s free of %s "
-		       "(nvmlDeviceGetBAR1MemoryInfo)", dr_size(a, sizeof(a), avail),
-		       dr_size(b, sizeof(b), total));
+		dr_cat(found, sizeof(found),
+		       "; %s free of %s "
+		       "(nvmlDeviceGetBAR1MemoryInfo)",
+		       dr_size(a, sizeof(a), avail), dr_size(b, sizeof(b), total));
 	else
 		dr_cat(found, sizeof(found), "; free: unknown (NVML: %s)",
 		       m != NULL ? "no such device" : nvml_why);
 	if (g->vram)
-		dr_cat(found, sizeof(found), "; VRAM %s (cuDeviceTotalMem, not "
-		       "BAR1)", dr_size(a, sizeof(a), g->vram));
+		dr_cat(found, sizeof(found),
+		       "; VRAM %s (cuDeviceTotalMem, not "
+		       "BAR1)",
+		       dr_size(a, sizeof(a), g->vram));
 	size = nv ? total : bar1;
 	if (g->integrated || !g->rdma)
 		dr_check(d, DR_INFO, name, NULL, "%s", found);
 	else if (size == 0)
 		dr_check(d, DR_WARN, name, NULL, "%s", found);
 	else if (g->vram && size < g->vram)
-		dr_check(d, DR_WARN, name, "enable a large BAR1 (Resizable BAR, "
-			 "Above 4G decoding) in the firmware", "%s; GPU memory the "
+		dr_check(d, DR_WARN, name,
+			 "enable a large BAR1 (Resizable BAR, "
+			 "Above 4G decoding) in the firmware",
+			 "%s; GPU memory the "
 			 "NIC writes (every GPU-memory queue's packet pool) must "
-			 "fit in BAR1", found);
+			 "fit in BAR1",
+			 found);
 	else
 		dr_check(d, DR_OK, name, NULL, "%s", found);
 }
@@ -207,16 +233,17 @@ dr_check_gpus(struct dr *d)
 	m = dr_nvml_open(nvml_why, sizeof(nvml_why));
 	check_kernel_driver(d, m);
 	if (d->ngpus == 0)
-		sysfs_gpus(d, rc ? "no working CUDA driver" :
-			   "the driver lists no device");
+		sysfs_gpus(d,
+			   rc ? "no working CUDA driver" : "the driver lists no device");
 	for (unsigned i = 0; i < d->ngpus; i++) {
 		struct dr_gpu *g = &d->gpus[i];
 		char sz[32];
 
 		g->in_sysfs = g->bdf[0] && dr_pci_read(d, g->bdf, &g->pci) == 0;
-		snprintf(found, sizeof(found), "%s at %s, compute capability "
-			 "%d.%d, %s (CU_DEVICE_ATTRIBUTE_INTEGRATED=%d)", g->name,
-			 g->bdf[0] ? g->bdf : "?", g->cc_major, g->cc_minor,
+		snprintf(found, sizeof(found),
+			 "%s at %s, compute capability "
+			 "%d.%d, %s (CU_DEVICE_ATTRIBUTE_INTEGRATED=%d)",
+			 g->name, g->bdf[0] ? g->bdf : "?", g->cc_major, g->cc_minor,
 			 g->integrated ? "integrated" : "discrete", g->integrated);
 		if (g->vram)
 			dr_cat(found, sizeof(found), ", %s",
@@ -229,9 +256,12 @@ dr_check_gpus(struct dr *d)
 		if (g->usable)
 			dr_check(d, DR_OK, name, NULL, "%s", found);
 		else
-			dr_check(d, DR_FAIL, name, "gpu-capture needs a GPU with "
-				 "mapped host memory and unified addressing", "%s; "
-				 "no CAN_MAP_HOST_MEMORY or UNIFIED_ADDRESSING", found);
+			dr_check(d, DR_FAIL, name,
+				 "gpu-capture needs a GPU with "
+				 "mapped host memory and unified addressing",
+				 "%s; "
+				 "no CAN_MAP_HOST_MEMORY or UNIFIED_ADDRESSING",
+				 found);
 		snprintf(name, sizeof(name), "gpu %d gpudirect rdma", g->ordinal);
 		check_rdma(d, g, name);
 		snprintf(name, sizeof(name), "gpu %d bar1", g->ordinal);

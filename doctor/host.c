@@ -42,18 +42,21 @@ void
 dr_check_peermem(struct dr *d)
 {
 	static const char *const mods[] = {
-		"nvidia_peermem", "nv_peer_mem", "nvidia_p2p",
+		"nvidia_peermem",
+		"nv_peer_mem",
+		"nvidia_p2p",
 	};
 	char where[PATH_MAX];
 
 	for (size_t i = 0; i < sizeof(mods) / sizeof(mods[0]); i++)
 		if (module(d, mods[i], where, sizeof(where))) {
 			d->peermem = mods[i];
-			dr_check(d, DR_OK, "peermem", NULL, "%s loaded (%s)",
-				 mods[i], where);
+			dr_check(d, DR_OK, "peermem", NULL, "%s loaded (%s)", mods[i],
+				 where);
 			return;
 		}
-	dr_check(d, DR_FAIL, "peermem", "modprobe nvidia-peermem (part of the "
+	dr_check(d, DR_FAIL, "peermem",
+		 "modprobe nvidia-peermem (part of the "
 		 "NVIDIA driver since R470; MLNX_OFED's nv_peer_mem before it)",
 		 "none of nvidia_peermem, nv_peer_mem, nvidia_p2p loaded "
 		 "(/proc/modules, /sys/module): an RDMA NIC cannot register GPU "
@@ -62,8 +65,8 @@ dr_check_peermem(struct dr *d)
 
 /* the group type of one device ("DMA", "DMA-FQ", "identity", ...) */
 static void
-group_type(const struct dr *d, const struct dr_pci *p, char *ev, size_t n,
-	   bool *dma, bool *identity)
+group_type(const struct dr *d, const struct dr_pci *p, char *ev, size_t n, bool *dma,
+	   bool *identity)
 {
 	char path[PATH_MAX], t[32];
 
@@ -82,7 +85,8 @@ group_type(const struct dr *d, const struct dr_pci *p, char *ev, size_t n,
 void
 dr_check_iommu(struct dr *d)
 {
-	static const char fix[] = "boot with iommu=pt (Intel: intel_iommu=on "
+	static const char fix[] =
+		"boot with iommu=pt (Intel: intel_iommu=on "
 		"iommu=pt) or with the IOMMU off: the NIC's writes to the GPU "
 		"must reach it untranslated";
 	char cmd[4096], ev[DR_TEXT] = "", opts[512] = "", *save = NULL, *tok;
@@ -119,28 +123,29 @@ dr_check_iommu(struct dr *d)
 	       groups > 0 ? groups : 0);
 	for (unsigned i = 0; i < d->ngpus; i++)
 		if (d->gpus[i].in_sysfs)
-			group_type(d, &d->gpus[i].pci, ev, sizeof(ev), &dma,
-				   &identity);
+			group_type(d, &d->gpus[i].pci, ev, sizeof(ev), &dma, &identity);
 	for (unsigned i = 0; i < d->nports; i++)
 		if (d->ports[i].present)
-			group_type(d, &d->ports[i].dev, ev, sizeof(ev), &dma,
-				   &identity);
-	dr_cat(ev, sizeof(ev), "; /proc/cmdline:%s", opts[0] ? opts :
-	       " no IOMMU option");
+			group_type(d, &d->ports[i].dev, ev, sizeof(ev), &dma, &identity);
+	dr_cat(ev, sizeof(ev), "; /proc/cmdline:%s", opts[0] ? opts : " no IOMMU option");
 	if (units <= 0 && groups <= 0) {
 		d->iommu = DR_IOMMU_OFF;
 		dr_check(d, DR_OK, "iommu", NULL, "off (%s)", ev);
 	} else if (dma) {
 		d->iommu = DR_IOMMU_ON;
-		dr_check(d, DR_FAIL, "iommu", fix, "enforcing: DMA is translated "
-			 "(%s)", ev);
+		dr_check(d, DR_FAIL, "iommu", fix,
+			 "enforcing: DMA is translated "
+			 "(%s)",
+			 ev);
 	} else if (identity || pt) {
 		d->iommu = DR_IOMMU_PT;
 		dr_check(d, DR_OK, "iommu", NULL, "passthrough (%s)", ev);
 	} else {
 		d->iommu = DR_IOMMU_ON;
-		dr_check(d, DR_FAIL, "iommu", fix, "enforcing: an IOMMU is on and "
-			 "nothing says passthrough (%s)", ev);
+		dr_check(d, DR_FAIL, "iommu", fix,
+			 "enforcing: an IOMMU is on and "
+			 "nothing says passthrough (%s)",
+			 ev);
 	}
 }
 
@@ -161,11 +166,15 @@ dr_check_hugepages(struct dr *d)
 			continue;
 		sz += 10;
 		kb = atoll(sz);
-		snprintf(path, sizeof(path), "/sys/kernel/mm/hugepages/%s/"
-			 "nr_hugepages", l[i]->d_name);
+		snprintf(path, sizeof(path),
+			 "/sys/kernel/mm/hugepages/%s/"
+			 "nr_hugepages",
+			 l[i]->d_name);
 		dr_read_ll(d, path, &nr);
-		snprintf(path, sizeof(path), "/sys/kernel/mm/hugepages/%s/"
-			 "free_hugepages", l[i]->d_name);
+		snprintf(path, sizeof(path),
+			 "/sys/kernel/mm/hugepages/%s/"
+			 "free_hugepages",
+			 l[i]->d_name);
 		dr_read_ll(d, path, &fr);
 		dr_cat(ev, sizeof(ev), "%s%s: %lld reserved, %lld free",
 		       ev[0] ? "; " : "", sz, nr, fr);
@@ -189,8 +198,10 @@ dr_check_hugepages(struct dr *d)
 			else if (sscanf(line, "Hugepagesize: %llu", &v) == 1)
 				kb = v;
 		fclose(f);
-		dr_cat(ev, sizeof(ev), "; default size %llukB: %llu reserved, "
-		       "%llu free (/proc/meminfo)", kb, tot, fr);
+		dr_cat(ev, sizeof(ev),
+		       "; default size %llukB: %llu reserved, "
+		       "%llu free (/proc/meminfo)",
+		       kb, tot, fr);
 		/* a kernel without the per-size directories */
 		if (n <= 0)
 			free_kb = fr * kb;
@@ -200,8 +211,9 @@ dr_check_hugepages(struct dr *d)
 		while (fgets(line, sizeof(line), f) != NULL) {
 			char dev[128], mnt[256], type[64], o[256];
 
-			if (sscanf(line, "%127s %255s %63s %255s", dev, mnt, type,
-				   o) == 4 && strcmp(type, "hugetlbfs") == 0)
+			if (sscanf(line, "%127s %255s %63s %255s", dev, mnt, type, o) ==
+				    4 &&
+			    strcmp(type, "hugetlbfs") == 0)
 				dr_cat(mounts, sizeof(mounts), "%s%s (%s)",
 				       mounts[0] ? ", " : "", mnt, o);
 		}
@@ -213,11 +225,15 @@ dr_check_hugepages(struct dr *d)
 	if (d->huge)
 		dr_check(d, DR_OK, "hugepages", NULL, "%s", ev);
 	else
-		dr_check(d, DR_FAIL, "hugepages", free_kb == 0 ?
-			 "reserve some: echo 1024 > /sys/kernel/mm/hugepages/"
-			 "hugepages-2048kB/nr_hugepages (or hugepages=N on the "
-			 "kernel command line), and mount a hugetlbfs if none is" :
-			 "mount -t hugetlbfs nodev /dev/hugepages", "%s; without "
-			 "free hugepages in a hugetlbfs gpu-capture runs DPDK with "
-			 "--no-huge (ordinary pages)", ev);
+		dr_check(
+			d, DR_FAIL, "hugepages",
+			free_kb == 0 ?
+				"reserve some: echo 1024 > /sys/kernel/mm/hugepages/"
+				"hugepages-2048kB/nr_hugepages (or hugepages=N on the "
+				"kernel command line), and mount a hugetlbfs if none is" :
+				"mount -t hugetlbfs nodev /dev/hugepages",
+			"%s; without "
+			"free hugepages in a hugetlbfs gpu-capture runs DPDK with "
+			"--no-huge (ordinary pages)",
+			ev);
 }

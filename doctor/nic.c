@@ -15,7 +15,12 @@
 
 #define DEV_DIR "/sys/bus/pci/devices"
 
-enum drv { DRV_NONE, DRV_MLX5, DRV_VFIO, DRV_UIO };
+enum drv {
+	DRV_NONE,
+	DRV_MLX5,
+	DRV_VFIO,
+	DRV_UIO
+};
 
 int
 dr_ports_collect(struct dr *d)
@@ -80,8 +85,7 @@ pick_gpu(const struct dr *d, unsigned i, const struct dr_port *p)
 /* List a directory's entries into ev; the first one in first (NULL: not
  * wanted; "" when there is none). */
 static int
-entries(const struct dr *d, const char *dir, char *ev, size_t n,
-	char *first, size_t fn)
+entries(const struct dr *d, const char *dir, char *ev, size_t n, char *first, size_t fn)
 {
 	struct dirent **l;
 	int k = dr_scan(d, dir, &l);
@@ -100,13 +104,14 @@ entries(const struct dr *d, const char *dir, char *ev, size_t n,
 
 /* mlx5_core: DPDK's mlx5 PMD runs beside it through rdma-core */
 static bool
-check_mlx5(const struct dr *d, const struct dr_port *p, char *ev, size_t n,
-	   char *fix, size_t fn)
+check_mlx5(const struct dr *d, const struct dr_port *p, char *ev, size_t n, char *fix,
+	   size_t fn)
 {
 	char dir[PATH_MAX], uv[256], lib[PATH_MAX], dev[PATH_MAX];
 	bool ok = true, libs = true;
 
-	dr_cat(ev, n, "DPDK's mlx5 PMD drives it beside the kernel driver, "
+	dr_cat(ev, n,
+	       "DPDK's mlx5 PMD drives it beside the kernel driver, "
 	       "through rdma-core: RDMA device ");
 	snprintf(dir, sizeof(dir), DEV_DIR "/%s/infiniband", p->dev.bdf);
 	if (entries(d, dir, ev, n, NULL, 0) == 0) {
@@ -146,14 +151,16 @@ check_mlx5(const struct dr *d, const struct dr_port *p, char *ev, size_t n,
 		libs = false;
 	}
 	if (!libs)
-		dr_cat(fix, fn, "%sinstall rdma-core (libibverbs and its mlx5 "
-		       "provider)", fix[0] ? "; " : "");
+		dr_cat(fix, fn,
+		       "%sinstall rdma-core (libibverbs and its mlx5 "
+		       "provider)",
+		       fix[0] ? "; " : "");
 	return ok && libs;
 }
 
 static bool
-check_vfio(const struct dr *d, const struct dr_port *p, char *ev, size_t n,
-	   char *fix, size_t fn)
+check_vfio(const struct dr *d, const struct dr_port *p, char *ev, size_t n, char *fix,
+	   size_t fn)
 {
 	char grp[PATH_MAX], nogrp[PATH_MAX];
 
@@ -175,7 +182,8 @@ check_vfio(const struct dr *d, const struct dr_port *p, char *ev, size_t n,
 	}
 	dr_cat(ev, n, "/dev/vfio/vfio but no device for its IOMMU group (%d)",
 	       p->dev.group);
-	snprintf(fix, fn, "turn the IOMMU on (intel_iommu=on iommu=pt), or "
+	snprintf(fix, fn,
+		 "turn the IOMMU on (intel_iommu=on iommu=pt), or "
 		 "load vfio with enable_unsafe_noiommu_mode=1");
 	return false;
 }
@@ -196,24 +204,27 @@ check_driver(struct dr *d, const struct dr_port *p, const char *name)
 	} else if (strcmp(drv, "vfio-pci") == 0) {
 		k = DRV_VFIO;
 		ok = check_vfio(d, p, ev, sizeof(ev), fix, sizeof(fix));
-	} else if (strcmp(drv, "uio_pci_generic") == 0 ||
-		   strcmp(drv, "igb_uio") == 0) {
+	} else if (strcmp(drv, "uio_pci_generic") == 0 || strcmp(drv, "igb_uio") == 0) {
 		k = DRV_UIO;
 		ok = true;
 		dr_cat(ev, sizeof(ev), "DPDK drives it through UIO");
 	} else {
 		ok = false;
-		dr_cat(ev, sizeof(ev), drv[0] ? "the kernel's driver: DPDK "
-		       "cannot drive the port while it is bound to it" :
-		       "no driver bound");
-		snprintf(fix, sizeof(fix), "%s", p->dev.vendor == 0x15b3 ?
-			 "modprobe mlx5_core (DPDK's mlx5 PMD works beside it)" :
-			 "");
+		dr_cat(ev, sizeof(ev),
+		       drv[0] ? "the kernel's driver: DPDK "
+				"cannot drive the port while it is bound to it" :
+				"no driver bound");
+		snprintf(fix, sizeof(fix), "%s",
+			 p->dev.vendor == 0x15b3 ?
+				 "modprobe mlx5_core (DPDK's mlx5 PMD works beside it)" :
+				 "");
 		dr_cat(fix, sizeof(fix), "%sdpdk-devbind.py --bind=vfio-pci %s",
 		       fix[0] ? "; or " : "", p->dev.bdf);
 	}
-	dr_check(d, ok ? DR_OK : DR_FAIL, name, ok ? NULL : fix, "%s (%s/%s/"
-		 "driver): %s", drv[0] ? drv : "none", DEV_DIR, p->dev.bdf, ev);
+	dr_check(d, ok ? DR_OK : DR_FAIL, name, ok ? NULL : fix,
+		 "%s (%s/%s/"
+		 "driver): %s",
+		 drv[0] ? drv : "none", DEV_DIR, p->dev.bdf, ev);
 	return ok ? k : DRV_NONE;
 }
 
@@ -232,8 +243,8 @@ check_paths(struct dr *d, const struct dr_port *p)
 		snprintf(name, sizeof(name), "port %s path to gpu %d", p->spec,
 			 g->ordinal);
 		if (!g->in_sysfs) {
-			dr_check(d, (int)k == p->gpu ? DR_WARN : DR_INFO, name,
-				 NULL, "unknown: the GPU is not in %s", DEV_DIR);
+			dr_check(d, (int)k == p->gpu ? DR_WARN : DR_INFO, name, NULL,
+				 "unknown: the GPU is not in %s", DEV_DIR);
 			continue;
 		}
 		kind = dr_pci_path(&p->dev, &g->pci, why, sizeof(why));
@@ -248,13 +259,15 @@ check_paths(struct dr *d, const struct dr_port *p)
 				      "switch";
 			} else {
 				st = DR_WARN;
-				dr_cat(why, sizeof(why), "%s", kind[0] == '?' ? "" :
-				       ": peer-to-peer between host bridges, or "
-				       "through one, depends on the CPU");
+				dr_cat(why, sizeof(why), "%s",
+				       kind[0] == '?' ?
+					       "" :
+					       ": peer-to-peer between host bridges, or "
+					       "through one, depends on the CPU");
 			}
 		}
-		dr_check(d, st, name, fix, "%s (%s; %s -> %s)", kind, why,
-			 p->dev.path, g->pci.path);
+		dr_check(d, st, name, fix, "%s (%s; %s -> %s)", kind, why, p->dev.path,
+			 g->pci.path);
 	}
 	return mine;
 }
@@ -262,8 +275,7 @@ check_paths(struct dr *d, const struct dr_port *p)
 /* What --mem auto would choose (gpu_pool_create: GPU memory when the GPU
  * has GPUDirect RDMA and the port's device DMA-maps it, else host). */
 static const char *
-predict(const struct dr *d, struct dr_port *p, enum drv k, bool software,
-	bool exists)
+predict(const struct dr *d, struct dr_port *p, enum drv k, bool software, bool exists)
 {
 	const struct dr_gpu *g = p->gpu >= 0 ? &d->gpus[p->gpu] : NULL;
 
@@ -277,12 +289,14 @@ predict(const struct dr *d, struct dr_port *p, enum drv k, bool software,
 		return "none";
 	}
 	if (g == NULL) {
-		snprintf(p->why, sizeof(p->why), "no usable GPU: --backend auto "
+		snprintf(p->why, sizeof(p->why),
+			 "no usable GPU: --backend auto "
 			 "runs the cpu backend, packets in ordinary DPDK memory");
 		return "none";
 	}
 	if (software) {
-		snprintf(p->why, sizeof(p->why), "a software port (DPDK's vdev "
+		snprintf(p->why, sizeof(p->why),
+			 "a software port (DPDK's vdev "
 			 "bus): its driver copies packets with the CPU, and "
 			 "gpu-capture never gives it GPU memory");
 		return "host";
@@ -297,19 +311,23 @@ predict(const struct dr *d, struct dr_port *p, enum drv k, bool software,
 		return "host";
 	}
 	if (k == DRV_VFIO || k == DRV_UIO) {
-		snprintf(p->why, sizeof(p->why), "under %s the port's DMA mapping "
+		snprintf(p->why, sizeof(p->why),
+			 "under %s the port's DMA mapping "
 			 "(rte_dev_dma_map) cannot take GPU memory: NIC-to-GPU "
 			 "DMA needs a ConnectX on mlx5_core with nvidia-peermem",
 			 p->dev.driver);
 		return "host";
 	}
 	if (d->peermem == NULL) {
-		snprintf(p->why, sizeof(p->why), "mlx5 cannot register GPU memory "
+		snprintf(p->why, sizeof(p->why),
+			 "mlx5 cannot register GPU memory "
 			 "without a peer memory module (nvidia-peermem)");
 		return "host";
 	}
-	snprintf(p->why, sizeof(p->why), "GPU %d has GPUDirect RDMA and mlx5 "
-		 "registers its memory through %s", g->ordinal, d->peermem);
+	snprintf(p->why, sizeof(p->why),
+		 "GPU %d has GPUDirect RDMA and mlx5 "
+		 "registers its memory through %s",
+		 g->ordinal, d->peermem);
 	return "gpu";
 }
 
@@ -320,9 +338,10 @@ blockers(const struct dr *d, struct dr_port *p, const char *path)
 	char *b = p->blockers;
 	size_t n = sizeof(p->blockers);
 
-#define BLOCK(...) do { \
+#define BLOCK(...)                                    \
+	do {                                          \
 		dr_cat(b, n, "%s", b[0] ? "; " : ""); \
-		dr_cat(b, n, __VA_ARGS__); \
+		dr_cat(b, n, __VA_ARGS__);            \
 	} while (0)
 	if (strcmp(p->mem, "gpu") != 0)
 		BLOCK("--mem auto: %s (%s)", p->mem, p->why);
@@ -353,21 +372,25 @@ check_software(struct dr *d, const struct dr_port *p, const char *name)
 	}
 	snprintf(path, sizeof(path), "/sys/class/net/%s", p->spec);
 	if (!dr_exists(d, path)) {
-		dr_check(d, DR_FAIL, name, "give a PCI address, a net_ device or "
-			 "an existing interface", "no such interface (%s absent)",
-			 path);
+		dr_check(d, DR_FAIL, name,
+			 "give a PCI address, a net_ device or "
+			 "an existing interface",
+			 "no such interface (%s absent)", path);
 		return false;
 	}
 	snprintf(path, sizeof(path), "/sys/class/net/%s/device", p->spec);
 	if (dr_real(d, path, dev, sizeof(dev)) == 0 &&
 	    dr_pci_owner(dev, bdf, sizeof(bdf)))
-		dr_check(d, DR_INFO, name, NULL, "a Linux interface, opened "
+		dr_check(d, DR_INFO, name, NULL,
+			 "a Linux interface, opened "
 			 "through net_af_packet (a software port); its device is "
 			 "on PCI %s (%s -> %s): -i %s gives it DPDK's PCI driver",
 			 bdf, path, dev, bdf);
 	else
-		dr_check(d, DR_INFO, name, NULL, "a Linux interface without a "
-			 "PCI device (%s), opened through net_af_packet", path);
+		dr_check(d, DR_INFO, name, NULL,
+			 "a Linux interface without a "
+			 "PCI device (%s), opened through net_af_packet",
+			 path);
 	return true;
 }
 
@@ -390,17 +413,21 @@ dr_check_ports(struct dr *d)
 		if (software) {
 			exists = check_software(d, p, name);
 		} else if (!p->present) {
-			dr_check(d, DR_FAIL, name, "give the PCI address of a NIC "
-				 "(lspci -D; /sys/class/net/*/device)", "no such "
-				 "PCI device (%s/%s absent)", DEV_DIR, p->spec);
+			dr_check(d, DR_FAIL, name,
+				 "give the PCI address of a NIC "
+				 "(lspci -D; /sys/class/net/*/device)",
+				 "no such "
+				 "PCI device (%s/%s absent)",
+				 DEV_DIR, p->spec);
 		} else {
 			bool nic = p->dev.cls >> 16 == 0x02;
 
-			dr_check(d, nic ? DR_INFO : DR_FAIL, name, NULL, "PCI %s, "
+			dr_check(d, nic ? DR_INFO : DR_FAIL, name, NULL,
+				 "PCI %s, "
 				 "%04x:%04x, class 0x%06x%s, NUMA node %d (%s)",
-				 p->dev.bdf, p->dev.vendor, p->dev.device,
-				 p->dev.cls, nic ? "" : " (not a network controller)",
-				 p->dev.numa, p->dev.path);
+				 p->dev.bdf, p->dev.vendor, p->dev.device, p->dev.cls,
+				 nic ? "" : " (not a network controller)", p->dev.numa,
+				 p->dev.path);
 			snprintf(name, sizeof(name), "port %s driver", p->spec);
 			k = check_driver(d, p, name);
 			if (!nic)
@@ -410,9 +437,9 @@ dr_check_ports(struct dr *d)
 		p->mem = predict(d, p, k, software, exists);
 		snprintf(name, sizeof(name), "port %s --mem auto", p->spec);
 		if (p->gpu >= 0 && strcmp(p->mem, "none") != 0)
-			dr_check(d, strcmp(p->mem, "gpu") ? DR_FAIL : DR_OK, name,
-				 NULL, "%s on GPU %d: %s", p->mem,
-				 d->gpus[p->gpu].ordinal, p->why);
+			dr_check(d, strcmp(p->mem, "gpu") ? DR_FAIL : DR_OK, name, NULL,
+				 "%s on GPU %d: %s", p->mem, d->gpus[p->gpu].ordinal,
+				 p->why);
 		else
 			dr_check(d, DR_FAIL, name, NULL, "%s: %s", p->mem, p->why);
 		blockers(d, p, path);

@@ -74,8 +74,7 @@ dr_nvml_open(char *why, size_t n)
 }
 
 int
-dr_nvml_bar1(struct dr_nvml *m, const char *bdf, uint64_t *total,
-	     uint64_t *avail)
+dr_nvml_bar1(struct dr_nvml *m, const char *bdf, uint64_t *total, uint64_t *avail)
 {
 	struct nvml_bar1 b;
 	nvml_dev dev;

@@ -23,8 +23,8 @@ dr_pci_bdf(const char *spec, char *bdf, size_t n)
 	struct rte_pci_addr a;
 
 	/* dddd:bb:dd.f or bb:dd.f, as gpu-capture's -i takes them */
-	if (n < PCI_PRI_STR_SIZE || strchr(spec, ',') != NULL ||
-	    strlen(spec) < 7 || rte_pci_addr_parse(spec, &a) != 0)
+	if (n < PCI_PRI_STR_SIZE || strchr(spec, ',') != NULL || strlen(spec) < 7 ||
+	    rte_pci_addr_parse(spec, &a) != 0)
 		return false;
 	rte_pci_device_name(&a, bdf, n);
 	return true;
@@ -79,8 +79,7 @@ dr_pci_scan(const struct dr *d, unsigned cls, struct dr_pci **list)
 		return -ENOMEM;
 	}
 	for (int i = 0; i < n; i++)
-		if (dr_pci_read(d, ents[i]->d_name, &l[k]) == 0 &&
-		    l[k].cls >> 16 == cls)
+		if (dr_pci_read(d, ents[i]->d_name, &l[k]) == 0 && l[k].cls >> 16 == cls)
 			k++;
 	dr_scan_free(ents, n);
 	*list = l;
@@ -102,8 +101,8 @@ dr_pci_bar(const struct dr *d, const char *bdf, int bar)
 	/* one line per resource, "start end flags"; line n is BAR n */
 	for (int i = 0; fgets(line, sizeof(line), f) != NULL; i++)
 		if (i == bar) {
-			if (sscanf(line, "%llx %llx %llx", &start, &end,
-				   &flags) == 3 && end > start)
+			if (sscanf(line, "%llx %llx %llx", &start, &end, &flags) == 3 &&
+			    end > start)
 				size = end - start + 1;
 			break;
 		}
@@ -158,8 +157,7 @@ split(const char *path, struct hier *h)
 	     tok = strtok_r(NULL, "/", &save)) {
 		if (!below) {
 			dr_cat(h->root, sizeof(h->root), "/%s", tok);
-			below = strncmp(tok, "pci", 3) == 0 &&
-				strchr(tok, ':') != NULL;
+			below = strncmp(tok, "pci", 3) == 0 && strchr(tok, ':') != NULL;
 		} else if (is_bdf(tok) && h->n < MAX_DEPTH) {
 			h->fn[h->n++] = tok;
 		}
@@ -168,16 +166,15 @@ split(const char *path, struct hier *h)
 }
 
 const char *
-dr_pci_path(const struct dr_pci *a, const struct dr_pci *b, char *why,
-	    size_t n)
+dr_pci_path(const struct dr_pci *a, const struct dr_pci *b, char *why, size_t n)
 {
 	struct hier *ha = malloc(sizeof(*ha)), *hb = malloc(sizeof(*hb));
 	const char *kind;
 	int l = 0, hops;
 
 	if (ha == NULL || hb == NULL || split(a->path, ha) || split(b->path, hb)) {
-		snprintf(why, n, "unknown (no PCIe hierarchy in %s, %s)",
-			 a->path, b->path);
+		snprintf(why, n, "unknown (no PCIe hierarchy in %s, %s)", a->path,
+			 b->path);
 		kind = "?";
 		goto out;
 	}
@@ -186,20 +183,22 @@ dr_pci_path(const struct dr_pci *a, const struct dr_pci *b, char *why,
 		const char *rb = strrchr(hb->root, '/') + 1;
 
 		if (a->numa >= 0 && b->numa >= 0 && a->numa != b->numa) {
-			snprintf(why, n, "host bridges %s and %s on NUMA nodes "
-				 "%d and %d: across sockets", ra, rb, a->numa,
-				 b->numa);
+			snprintf(why, n,
+				 "host bridges %s and %s on NUMA nodes "
+				 "%d and %d: across sockets",
+				 ra, rb, a->numa, b->numa);
 			kind = "SYS";
 		} else {
-			snprintf(why, n, "host bridges %s and %s, one NUMA node "
-				 "(%d)", ra, rb, a->numa >= 0 ? a->numa : b->numa);
+			snprintf(why, n,
+				 "host bridges %s and %s, one NUMA node "
+				 "(%d)",
+				 ra, rb, a->numa >= 0 ? a->numa : b->numa);
 			kind = "NODE";
 		}
 		goto out;
 	}
 	/* the bridges above each device (the last function is the device) */
-	while (l < ha->n - 1 && l < hb->n - 1 &&
-	       strcmp(ha->fn[l], hb->fn[l]) == 0)
+	while (l < ha->n - 1 && l < hb->n - 1 && strcmp(ha->fn[l], hb->fn[l]) == 0)
 		l++;
 	if (l == 0) {
 		snprintf(why, n, "no common PCIe bridge below host bridge %s",
@@ -212,8 +211,7 @@ dr_pci_path(const struct dr_pci *a, const struct dr_pci *b, char *why,
 	 * three bridges in all is one switch */
 	hops = (ha->n - 1 - l) + (hb->n - 1 - l) + 1;
 	if (hops <= 3) {
-		snprintf(why, n, "one PCIe switch, common bridge %s",
-			 ha->fn[l - 1]);
+		snprintf(why, n, "one PCIe switch, common bridge %s", ha->fn[l - 1]);
 		kind = "PIX";
 	} else {
 		snprintf(why, n, "%d PCIe bridges, common bridge %s", hops,

@@ -14,11 +14,15 @@
 #include "doctor_internal.h"
 
 static const char *const st_tag[] = {
-	[DR_OK] = "[ ok ]", [DR_WARN] = "[warn]", [DR_FAIL] = "[FAIL]",
+	[DR_OK] = "[ ok ]",
+	[DR_WARN] = "[warn]",
+	[DR_FAIL] = "[FAIL]",
 	[DR_INFO] = "[info]",
 };
 static const char *const st_name[] = {
-	[DR_OK] = "ok", [DR_WARN] = "warn", [DR_FAIL] = "fail",
+	[DR_OK] = "ok",
+	[DR_WARN] = "warn",
+	[DR_FAIL] = "fail",
 	[DR_INFO] = "info",
 };
 
@@ -125,8 +129,8 @@ dr_report_json(const struct dr *d, FILE *out, bool ready)
 		gcap_json_object_begin(&j, NULL);
 		gcap_json_key_str(&j, "port", p->spec);
 		gcap_json_key_str(&j, "pci", p->present ? p->dev.bdf : NULL);
-		gcap_json_key_str(&j, "driver", p->present && p->dev.driver[0] ?
-				  p->dev.driver : NULL);
+		gcap_json_key_str(&j, "driver",
+				  p->present && p->dev.driver[0] ? p->dev.driver : NULL);
 		if (p->gpu >= 0)
 			gcap_json_key_i64(&j, "gpu", d->gpus[p->gpu].ordinal);
 		else

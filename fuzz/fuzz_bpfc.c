@@ -29,11 +29,10 @@
 #define MAXN 64
 
 static const uint16_t known[] = {
-	0x06, 0x16, 0x20, 0x28, 0x30, 0x40, 0x48, 0x50, 0x80, 0x81, 0xb1, 0x00,
-	0x01, 0x60, 0x61, 0x02, 0x03, 0x05, 0x25, 0x35, 0x15, 0x45, 0x2d, 0x3d,
-	0x1d, 0x4d, 0x0c, 0x1c, 0x2c, 0x3c, 0x9c, 0x5c, 0x4c, 0xac, 0x6c, 0x7c,
-	0x04, 0x14, 0x24, 0x34, 0x94, 0x54, 0x44, 0xa4, 0x64, 0x74, 0x84, 0x07,
-	0x87,
+	0x06, 0x16, 0x20, 0x28, 0x30, 0x40, 0x48, 0x50, 0x80, 0x81, 0xb1, 0x00, 0x01,
+	0x60, 0x61, 0x02, 0x03, 0x05, 0x25, 0x35, 0x15, 0x45, 0x2d, 0x3d, 0x1d, 0x4d,
+	0x0c, 0x1c, 0x2c, 0x3c, 0x9c, 0x5c, 0x4c, 0xac, 0x6c, 0x7c, 0x04, 0x14, 0x24,
+	0x34, 0x94, 0x54, 0x44, 0xa4, 0x64, 0x74, 0x84, 0x07, 0x87,
 };
 
 #define NKNOWN (sizeof(known) / sizeof(known[0]))
@@ -185,24 +184,23 @@ repair(const struct bpf_insn *raw, unsigned n, struct bpf_insn *out)
 
 		in.code = known[in.code % NKNOWN];
 		switch (in.code) {
-		case BPF_LD | BPF_MEM: case BPF_LDX | BPF_MEM:
-		case BPF_ST: case BPF_STX:
-			in.k %= BPF_MEMWORDS;
-			break;
-		case BPF_ALU | BPF_DIV | BPF_K: case BPF_ALU | BPF_MOD | BPF_K:
+		case BPF_LD | BPF_MEM:
+		case BPF_LDX | BPF_MEM:
+		case BPF_ST:
+		case BPF_STX: in.k %= BPF_MEMWORDS; break;
+		case BPF_ALU | BPF_DIV | BPF_K:
+		case BPF_ALU | BPF_MOD | BPF_K:
 			if (in.k == 0)
 				in.k = 1;
 			break;
-		case BPF_LD | BPF_W | BPF_ABS: case BPF_LD | BPF_H | BPF_ABS:
+		case BPF_LD | BPF_W | BPF_ABS:
+		case BPF_LD | BPF_H | BPF_ABS:
 		case BPF_LD | BPF_B | BPF_ABS:
 			if (in.k >= 0xfffff000u) /* Linux ancillary: refused */
 				in.k &= 0xff;
 			break;
-		case BPF_JMP | BPF_JA:
-			in.k %= left;
-			break;
-		default:
-			break;
+		case BPF_JMP | BPF_JA: in.k %= left; break;
+		default: break;
 		}
 		if (BPF_CLASS(in.code) == BPF_JMP && BPF_OP(in.code) != BPF_JA) {
 			in.jt %= left < 256 ? left : 256;
@@ -256,8 +254,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	translate_and_check(&p, n % 2 ? GCAP_BPFC_F_KERNEL : GCAP_BPFC_F_NO_COMMENTS);
 	want = bpf_filter(prog, pkt, wirelen, caplen);
-	got = gcap_bpf_interp((const struct gcap_bpf_insn *)prog, p.bf_len, pkt,
-			      wirelen, caplen);
+	got = gcap_bpf_interp((const struct gcap_bpf_insn *)prog, p.bf_len, pkt, wirelen,
+			      caplen);
 	if (got != want) {
 		fprintf(stderr, "interpreter 0x%x, bpf_filter 0x%x\n", got, want);
 		abort();

@@ -21,8 +21,7 @@
 static char *
 filter_code(const struct gcap_exec_conf *conf, char *errbuf)
 {
-	return gcap_bpfc_translate(conf->filters, conf->nfilters, "gcap_flt", 0,
-				   errbuf);
+	return gcap_bpfc_translate(conf->filters, conf->nfilters, "gcap_flt", 0, errbuf);
 }
 
 /* Is this line `#include <gpucap/gcap_kernel.h>` (or "...")? */
@@ -107,7 +106,8 @@ gpu_code_inline(struct gbuf *b, const struct gcap_khost *k, char *errbuf)
 	const char *hdr = gcap_khost_header(k, &hlen);
 
 	if (hdr == NULL)
-		return gcap_err(errbuf, EINVAL, "gpu code: the kernel was "
+		return gcap_err(errbuf, EINVAL,
+				"gpu code: the kernel was "
 				"loaded without its header");
 	/* the order key, when the kernel has one (gcap_kernel.h) */
 	if (gcap_khost_ordered(k))
@@ -139,7 +139,7 @@ gpu_code_inline(struct gbuf *b, const struct gcap_khost *k, char *errbuf)
 	gb_str(b, "static_assert(sizeof(struct gcap_kstate) == ");
 	gb_str(b, sz);
 	gb_str(b, ", \"struct gcap_kstate: the GPU build's size differs from "
-	       "the host build's\");\n");
+		  "the host build's\");\n");
 	/* the rest names the TU itself, with its real line numbers */
 	snprintf(line, sizeof(line), "#line %u ",
 		 b->ok ? count_lines(b->p, b->len) + 2 : 1);
@@ -150,18 +150,20 @@ gpu_code_inline(struct gbuf *b, const struct gcap_khost *k, char *errbuf)
 }
 
 char *
-gcap_gpu_code_kernel(const struct gcap_exec_conf *conf,
-		     const struct gcap_khost *k, char *errbuf)
+gcap_gpu_code_kernel(const struct gcap_exec_conf *conf, const struct gcap_khost *k,
+		     char *errbuf)
 {
 	struct gbuf b = { NULL, 0, 0, true };
 	char *flt = NULL, head[512];
 	const char *ksrc = (const char *)gcap_gpu_kernel_src;
 	int rc;
 
-	if (conf == NULL || conf->nfilters == 0 ||
-	    conf->nfilters > GCAP_MAX_OUTPUTS || conf->filters == NULL)
-		return gcap_err_null(errbuf, EINVAL, "gpu code: 1 to %u filters "
-				     "needed", GCAP_MAX_OUTPUTS);
+	if (conf == NULL || conf->nfilters == 0 || conf->nfilters > GCAP_MAX_OUTPUTS ||
+	    conf->filters == NULL)
+		return gcap_err_null(errbuf, EINVAL,
+				     "gpu code: 1 to %u filters "
+				     "needed",
+				     GCAP_MAX_OUTPUTS);
 	/* an inline kernel is compiled with NVRTC: so are the filters */
 	if (conf->compile_filters || k != NULL) {
 		flt = filter_code(conf, errbuf);
@@ -169,10 +171,9 @@ gcap_gpu_code_kernel(const struct gcap_exec_conf *conf,
 			return NULL;
 	}
 	snprintf(head, sizeof(head),
-		 "/* gpucap persistent kernel: %u output(s), %s%s */\n",
-		 conf->nfilters,
-		 flt ? "filters compiled from BPF by gcap_bpfc"
-		     : "filters interpreted (gcap_bpf_interp)",
+		 "/* gpucap persistent kernel: %u output(s), %s%s */\n", conf->nfilters,
+		 flt ? "filters compiled from BPF by gcap_bpfc" :
+		       "filters interpreted (gcap_bpf_interp)",
 		 k ? ", inline kernel" : "");
 	gb_str(&b, head);
 	if (flt != NULL) {

@@ -49,10 +49,12 @@ gcap_gpu_copy_streams(struct gpu_dev *d, char *errbuf)
 	unsigned most = cs ? (unsigned)strtoul(cs, NULL, 10) : GPU_COPY_STREAMS;
 
 	if (conns < 3)
-		return gcap_err(errbuf, ENOSPC, "gpu executor: copy mode on GPU "
+		return gcap_err(errbuf, ENOSPC,
+				"gpu executor: copy mode on GPU "
 				"%d needs 3 CUDA work queues (a copy stream, the "
 				"kernel's, the state's), CUDA_DEVICE_MAX_CONNECTIONS "
-				"is %u", d->ordinal, conns);
+				"is %u",
+				d->ordinal, conns);
 	if (most == 0 || most > GPU_COPY_STREAMS_MAX)
 		most = GPU_COPY_STREAMS;
 	d->ncs = d->nq < conns - 2 ? d->nq : conns - 2;
@@ -73,21 +75,23 @@ gcap_gpu_copy_setup(struct gcap_exec *ex, struct gpu_queue *qs, char *errbuf)
 	/* the device's streams in turn: the first ncs queues create them */
 	i = qs->dev->nqs++ % qs->dev->ncs;
 	if (qs->dev->cstreams[i] == NULL) {
-		rc = gcap_cu_err(ex->cu, ex->cu->StreamCreate(&qs->dev->cstreams[i],
-				 CU_STREAM_NON_BLOCKING), errbuf,
-				 "cuStreamCreate(copy)");
+		rc = gcap_cu_err(ex->cu,
+				 ex->cu->StreamCreate(&qs->dev->cstreams[i],
+						      CU_STREAM_NON_BLOCKING),
+				 errbuf, "cuStreamCreate(copy)");
 		if (rc)
 			return rc;
 	}
 	qs->cstream = qs->dev->cstreams[i];
-	rc = gcap_cu_err(ex->cu, ex->cu->MemAlloc(&qs->vpkts,
-			 npk * sizeof(struct gcap_pkt)), errbuf,
-			 "cuMemAlloc(copy descriptors)");
+	rc = gcap_cu_err(ex->cu,
+			 ex->cu->MemAlloc(&qs->vpkts, npk * sizeof(struct gcap_pkt)),
+			 errbuf, "cuMemAlloc(copy descriptors)");
 	if (rc)
 		return rc;
-	rc = gcap_cu_err(ex->cu, ex->cu->MemAlloc(&qs->vdata,
-			 (size_t)c->ring_size * qs->copy_bytes), errbuf,
-			 "cuMemAlloc(copy staging)");
+	rc = gcap_cu_err(
+		ex->cu,
+		ex->cu->MemAlloc(&qs->vdata, (size_t)c->ring_size * qs->copy_bytes),
+		errbuf, "cuMemAlloc(copy staging)");
 	if (rc)
 		return rc;
 	qs->cp_dst = calloc(c->batch_max + 1, sizeof(*qs->cp_dst));
@@ -194,8 +198,8 @@ gcap_gpu_submit_copy(struct gcap_exec *ex, struct gpu_queue *qs, unsigned s,
 		qs->cp_len[nr - 1] = run_end - run_src;
 descriptors:
 	qs->cp_src[nr] = (CUdeviceptr)(uintptr_t)sh;
-	qs->cp_dst[nr] = qs->vpkts + (CUdeviceptr)s * ex->conf.batch_max *
-			 sizeof(struct gcap_pkt);
+	qs->cp_dst[nr] =
+		qs->vpkts + (CUdeviceptr)s * ex->conf.batch_max * sizeof(struct gcap_pkt);
 	qs->cp_len[nr] = (size_t)b->n * sizeof(struct gcap_pkt);
 	nr++;
 
@@ -209,13 +213,11 @@ descriptors:
 		at.dstLocHint.type = CU_MEM_LOCATION_TYPE_DEVICE;
 		at.dstLocHint.id = qs->dev->dev;
 		if (cu->MemcpyBatchAsync13)
-			r = cu->MemcpyBatchAsync13(qs->cp_dst, qs->cp_src,
-						   qs->cp_len, nr, &at, &idx, 1,
-						   qs->cstream);
+			r = cu->MemcpyBatchAsync13(qs->cp_dst, qs->cp_src, qs->cp_len, nr,
+						   &at, &idx, 1, qs->cstream);
 		else
-			r = cu->MemcpyBatchAsync12(qs->cp_dst, qs->cp_src,
-						   qs->cp_len, nr, &at, &idx, 1,
-						   &fail, qs->cstream);
+			r = cu->MemcpyBatchAsync12(qs->cp_dst, qs->cp_src, qs->cp_len, nr,
+						   &at, &idx, 1, &fail, qs->cstream);
 		if (r != CUDA_SUCCESS)
 			return gcap_cu_err(cu, r, NULL, "cuMemcpyBatchAsync");
 	} else {
@@ -224,8 +226,7 @@ descriptors:
 						(const void *)(uintptr_t)qs->cp_src[k],
 						qs->cp_len[k], qs->cstream);
 			if (r != CUDA_SUCCESS)
-				return gcap_cu_err(cu, r, NULL,
-						   "cuMemcpyHtoDAsync");
+				return gcap_cu_err(cu, r, NULL, "cuMemcpyHtoDAsync");
 		}
 	}
 	/* the doorbell, in stream order after the copies (with the default

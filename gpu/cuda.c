@@ -17,7 +17,7 @@ typedef CUresult (*gcap_getproc_fn)(const char *, void **, int, cuuint64_t,
 				    CUdriverProcAddressQueryResult *);
 
 static struct gcap_cu g_cu;
-static int g_cu_err;          /* 0: loaded; else positive errno */
+static int g_cu_err; /* 0: loaded; else positive errno */
 static char g_cu_msg[GCAP_ERRBUF_SIZE];
 static pthread_once_t g_cu_once = PTHREAD_ONCE_INIT;
 
@@ -27,8 +27,9 @@ cu_sym(void *lib, gcap_getproc_fn gp, const char *name, int ver)
 	void *fn = NULL;
 	CUdriverProcAddressQueryResult st;
 
-	if (gp != NULL && gp(name, &fn, ver, CU_GET_PROC_ADDRESS_DEFAULT,
-			     &st) == CUDA_SUCCESS && fn != NULL)
+	if (gp != NULL &&
+	    gp(name, &fn, ver, CU_GET_PROC_ADDRESS_DEFAULT, &st) == CUDA_SUCCESS &&
+	    fn != NULL)
 		return fn;
 	return dlsym(lib, name);
 }
@@ -47,28 +48,29 @@ cu_load_once(void)
 	lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	if (lib == NULL) {
 		g_cu_err = ENOENT;
-		gcap_err(g_cu_msg, ENOENT, "no CUDA driver: dlopen(%s): %s",
-			 path, dlerror());
+		gcap_err(g_cu_msg, ENOENT, "no CUDA driver: dlopen(%s): %s", path,
+			 dlerror());
 		return;
 	}
 	gp = (gcap_getproc_fn)dlsym(lib, "cuGetProcAddress_v2");
 	if (gp == NULL) {
 		/* without it dlsym would give the oldest ABI of each call */
 		g_cu_err = ENOTSUP;
-		gcap_err(g_cu_msg, ENOTSUP, "CUDA driver too old: no "
+		gcap_err(g_cu_msg, ENOTSUP,
+			 "CUDA driver too old: no "
 			 "cuGetProcAddress_v2 (needs a CUDA 12 driver)");
 		return;
 	}
 
-#define CU_REQ(field, name)                                                   \
-	do {                                                                  \
-		*(void **)&g_cu.field = cu_sym(lib, gp, name, 12000);         \
-		if (g_cu.field == NULL) {                                     \
-			g_cu_err = ENOTSUP;                                   \
-			gcap_err(g_cu_msg, ENOTSUP,                           \
+#define CU_REQ(field, name)                                                      \
+	do {                                                                     \
+		*(void **)&g_cu.field = cu_sym(lib, gp, name, 12000);            \
+		if (g_cu.field == NULL) {                                        \
+			g_cu_err = ENOTSUP;                                      \
+			gcap_err(g_cu_msg, ENOTSUP,                              \
 				 "CUDA driver lacks %s (driver too old)", name); \
-			return;                                               \
-		}                                                             \
+			return;                                                  \
+		}                                                                \
 	} while (0)
 
 	CU_REQ(Init, "cuInit");
@@ -108,22 +110,24 @@ cu_load_once(void)
 		void *fn = NULL;
 		CUdriverProcAddressQueryResult st;
 
-		if (gp("cuMemcpyBatchAsync", &fn, 13000,
-		       CU_GET_PROC_ADDRESS_DEFAULT, &st) == CUDA_SUCCESS && fn)
+		if (gp("cuMemcpyBatchAsync", &fn, 13000, CU_GET_PROC_ADDRESS_DEFAULT,
+		       &st) == CUDA_SUCCESS &&
+		    fn)
 			*(void **)&g_cu.MemcpyBatchAsync13 = fn;
-		else if (gp("cuMemcpyBatchAsync", &fn, 12080,
-			    CU_GET_PROC_ADDRESS_DEFAULT, &st) == CUDA_SUCCESS && fn)
+		else if (gp("cuMemcpyBatchAsync", &fn, 12080, CU_GET_PROC_ADDRESS_DEFAULT,
+			    &st) == CUDA_SUCCESS &&
+			 fn)
 			*(void **)&g_cu.MemcpyBatchAsync12 = fn;
 		/* by version only: dlsym would give the 32-bit size ABI */
 		fn = NULL;
-		if (gp("cuDeviceTotalMem", &fn, 12000,
-		       CU_GET_PROC_ADDRESS_DEFAULT, &st) == CUDA_SUCCESS && fn)
+		if (gp("cuDeviceTotalMem", &fn, 12000, CU_GET_PROC_ADDRESS_DEFAULT,
+		       &st) == CUDA_SUCCESS &&
+		    fn)
 			*(void **)&g_cu.DeviceTotalMem = fn;
 	}
 	*(void **)&g_cu.FlushGPUDirectRDMAWrites =
 		cu_sym(lib, gp, "cuFlushGPUDirectRDMAWrites", 11030);
-#define CU_OPT(field, name) \
-	(*(void **)&g_cu.field = cu_sym(lib, gp, name, 12000))
+#define CU_OPT(field, name) (*(void **)&g_cu.field = cu_sym(lib, gp, name, 12000))
 	CU_OPT(CtxSynchronize, "cuCtxSynchronize");
 	CU_OPT(MemcpyDtoH, "cuMemcpyDtoH");
 	CU_OPT(EventCreate, "cuEventCreate");
@@ -162,8 +166,7 @@ gcap_cu_load(char *errbuf)
 }
 
 int
-gcap_cu_err(const struct gcap_cu *cu, CUresult r, char *errbuf,
-	    const char *what)
+gcap_cu_err(const struct gcap_cu *cu, CUresult r, char *errbuf, const char *what)
 {
 	const char *name = "CUDA_ERROR_UNKNOWN", *desc = "";
 	int e;
@@ -175,34 +178,22 @@ gcap_cu_err(const struct gcap_cu *cu, CUresult r, char *errbuf,
 		cu->GetErrorString(r, &desc);
 	}
 	switch (r) {
-	case CUDA_ERROR_OUT_OF_MEMORY:
-		e = ENOMEM;
-		break;
+	case CUDA_ERROR_OUT_OF_MEMORY: e = ENOMEM; break;
 	case CUDA_ERROR_NO_DEVICE:
 	case CUDA_ERROR_INVALID_DEVICE:
 	case CUDA_ERROR_NOT_INITIALIZED:
-	case CUDA_ERROR_DEINITIALIZED:
-		e = ENODEV;
-		break;
+	case CUDA_ERROR_DEINITIALIZED: e = ENODEV; break;
 	case CUDA_ERROR_INVALID_VALUE:
 	case CUDA_ERROR_INVALID_HANDLE:
 	case CUDA_ERROR_INVALID_IMAGE:
 	case CUDA_ERROR_INVALID_PTX:
-	case CUDA_ERROR_NOT_FOUND:
-		e = EINVAL;
-		break;
+	case CUDA_ERROR_NOT_FOUND: e = EINVAL; break;
 	case CUDA_ERROR_NOT_SUPPORTED:
 	case CUDA_ERROR_NO_BINARY_FOR_GPU:
-	case CUDA_ERROR_UNSUPPORTED_PTX_VERSION:
-		e = ENOTSUP;
-		break;
+	case CUDA_ERROR_UNSUPPORTED_PTX_VERSION: e = ENOTSUP; break;
 	case CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES:
-	case CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE:
-		e = ENOSPC;
-		break;
-	default:
-		e = EIO;
-		break;
+	case CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE: e = ENOSPC; break;
+	default: e = EIO; break;
 	}
 	return gcap_err(errbuf, e, "%s: %s (%s)", what, name, desc ? desc : "");
 }

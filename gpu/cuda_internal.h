@@ -38,27 +38,24 @@ struct gcap_cu {
 	CUresult (*MemcpyHtoD)(CUdeviceptr, const void *, size_t);
 	CUresult (*MemcpyHtoDAsync)(CUdeviceptr, const void *, size_t, CUstream);
 	CUresult (*MemsetD8)(CUdeviceptr, unsigned char, size_t);
-	CUresult (*PointerSetAttribute)(const void *, CUpointer_attribute,
-					CUdeviceptr);
+	CUresult (*PointerSetAttribute)(const void *, CUpointer_attribute, CUdeviceptr);
 	CUresult (*ModuleLoadData)(CUmodule *, const void *);
 	CUresult (*ModuleUnload)(CUmodule);
 	CUresult (*ModuleGetFunction)(CUfunction *, CUmodule, const char *);
-	CUresult (*LaunchKernel)(CUfunction, unsigned, unsigned, unsigned,
-				 unsigned, unsigned, unsigned, unsigned,
-				 CUstream, void **, void **);
+	CUresult (*LaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned,
+				 unsigned, unsigned, unsigned, CUstream, void **,
+				 void **);
 	CUresult (*StreamCreate)(CUstream *, unsigned);
 	CUresult (*StreamDestroy)(CUstream);
 	CUresult (*StreamQuery)(CUstream);
 	CUresult (*StreamSynchronize)(CUstream);
-	CUresult (*StreamWriteValue32)(CUstream, CUdeviceptr, cuuint32_t,
-				       unsigned);
+	CUresult (*StreamWriteValue32)(CUstream, CUdeviceptr, cuuint32_t, unsigned);
 	/* optional */
-	CUresult (*MemcpyBatchAsync13)(CUdeviceptr *, CUdeviceptr *, size_t *,
-				       size_t, CUmemcpyAttributes *, size_t *,
-				       size_t, CUstream);
-	CUresult (*MemcpyBatchAsync12)(CUdeviceptr *, CUdeviceptr *, size_t *,
-				       size_t, CUmemcpyAttributes *, size_t *,
-				       size_t, size_t *, CUstream);
+	CUresult (*MemcpyBatchAsync13)(CUdeviceptr *, CUdeviceptr *, size_t *, size_t,
+				       CUmemcpyAttributes *, size_t *, size_t, CUstream);
+	CUresult (*MemcpyBatchAsync12)(CUdeviceptr *, CUdeviceptr *, size_t *, size_t,
+				       CUmemcpyAttributes *, size_t *, size_t, size_t *,
+				       CUstream);
 	CUresult (*FlushGPUDirectRDMAWrites)(CUflushGPUDirectRDMAWritesTarget,
 					     CUflushGPUDirectRDMAWritesScope);
 	/* optional, for bench/bpf_bench (its timing and verdict checks) and
@@ -70,8 +67,8 @@ struct gcap_cu {
 	CUresult (*EventRecord)(CUevent, CUstream);
 	CUresult (*EventSynchronize)(CUevent);
 	CUresult (*EventElapsedTime)(float *, CUevent, CUevent);
-	CUresult (*OccupancyMaxActiveBlocksPerMultiprocessor)(int *, CUfunction,
-							      int, size_t);
+	CUresult (*OccupancyMaxActiveBlocksPerMultiprocessor)(int *, CUfunction, int,
+							      size_t);
 };
 
 /**
@@ -88,8 +85,7 @@ const struct gcap_cu *gcap_cu_load(char *errbuf);
  * @return 0 for CUDA_SUCCESS, else a negative errno (-ENOMEM, -ENODEV,
  *         -EINVAL, -ENOTSUP, -EIO, ...).
  */
-int gcap_cu_err(const struct gcap_cu *cu, CUresult r, char *errbuf,
-		const char *what);
+int gcap_cu_err(const struct gcap_cu *cu, CUresult r, char *errbuf, const char *what);
 
 #ifdef __cplusplus
 }

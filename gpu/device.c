@@ -18,8 +18,8 @@ int gcap_gpu_logtype = -1;
 
 RTE_INIT(gpu_log_init)
 {
-	gcap_gpu_logtype = rte_log_register_type_and_pick_level("gpucap.gpu",
-								RTE_LOG_INFO);
+	gcap_gpu_logtype =
+		rte_log_register_type_and_pick_level("gpucap.gpu", RTE_LOG_INFO);
 }
 
 __thread CUcontext gcap_gpu_tls_ctx;
@@ -60,14 +60,15 @@ gcap_gpu_probe(int *ndev, char *errbuf)
 	for (i = 0; i < n; i++) {
 		CUdevice d;
 
-		if (cu->DeviceGet(&d, i) == CUDA_SUCCESS &&
-		    gcap_gpu_dev_usable(cu, d))
+		if (cu->DeviceGet(&d, i) == CUDA_SUCCESS && gcap_gpu_dev_usable(cu, d))
 			ok++;
 	}
 	if (ok == 0)
-		return gcap_err(errbuf, ENODEV, "no usable GPU (%d CUDA devices, "
+		return gcap_err(errbuf, ENODEV,
+				"no usable GPU (%d CUDA devices, "
 				"none with mapped host memory and unified "
-				"addressing)", n);
+				"addressing)",
+				n);
 	if (ndev)
 		*ndev = ok;
 	return 0;
@@ -84,8 +85,8 @@ dev_numa_node(const struct gcap_cu *cu, CUdevice d)
 	if (cu->DeviceGetPCIBusId(bus, sizeof(bus), d) != CUDA_SUCCESS)
 		return -1;
 	for (i = 0; bus[i] && i < sizeof(lower) - 1; i++)
-		lower[i] = (char)((bus[i] >= 'A' && bus[i] <= 'F') ?
-				  bus[i] - 'A' + 'a' : bus[i]);
+		lower[i] = (char)((bus[i] >= 'A' && bus[i] <= 'F') ? bus[i] - 'A' + 'a' :
+								     bus[i]);
 	lower[i] = '\0';
 	/* cuDeviceGetPCIBusId gives "0000:3b:00.0" (domain may be 8 digits) */
 	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/numa_node",
@@ -115,8 +116,8 @@ gcap_gpu_pick(int socket)
 	for (i = 0; i < n; i++) {
 		CUdevice d;
 
-		if (cu->DeviceGet(&d, i) == CUDA_SUCCESS &&
-		    gcap_gpu_dev_usable(cu, d) && dev_numa_node(cu, d) == socket)
+		if (cu->DeviceGet(&d, i) == CUDA_SUCCESS && gcap_gpu_dev_usable(cu, d) &&
+		    dev_numa_node(cu, d) == socket)
 			return i;
 	}
 	return 0;

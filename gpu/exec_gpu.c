@@ -36,27 +36,37 @@ conf_check(const struct gcap_exec_conf *c, char *errbuf)
 	if (c->nqueues == 0)
 		return gcap_err(errbuf, EINVAL, "gpu executor: no queues");
 	if (c->ring_size < 2 || (c->ring_size & (c->ring_size - 1)))
-		return gcap_err(errbuf, EINVAL, "gpu executor: ring size %u is "
-				"not a power of two >= 2", c->ring_size);
+		return gcap_err(errbuf, EINVAL,
+				"gpu executor: ring size %u is "
+				"not a power of two >= 2",
+				c->ring_size);
 	if (c->batch_max == 0 || c->batch_max > GCAP_BATCH_MAX)
-		return gcap_err(errbuf, EINVAL, "gpu executor: batch size %u "
-				"not in 1..%u", c->batch_max, GCAP_BATCH_MAX);
+		return gcap_err(errbuf, EINVAL,
+				"gpu executor: batch size %u "
+				"not in 1..%u",
+				c->batch_max, GCAP_BATCH_MAX);
 	if (c->nxbufs == 0 || c->nxbufs > 65535)
-		return gcap_err(errbuf, EINVAL, "gpu executor: %u export "
-				"buffers per queue", c->nxbufs);
+		return gcap_err(errbuf, EINVAL,
+				"gpu executor: %u export "
+				"buffers per queue",
+				c->nxbufs);
 	if (c->xbuf_size < 64 || (c->xbuf_size & 7))
-		return gcap_err(errbuf, EINVAL, "gpu executor: export buffer "
-				"size %u (a multiple of 8, >= 64)", c->xbuf_size);
-	if (c->nfilters == 0 || c->nfilters > GCAP_MAX_OUTPUTS ||
-	    c->filters == NULL)
-		return gcap_err(errbuf, EINVAL, "gpu executor: %u filters "
-				"(1..%u)", c->nfilters, GCAP_MAX_OUTPUTS);
+		return gcap_err(errbuf, EINVAL,
+				"gpu executor: export buffer "
+				"size %u (a multiple of 8, >= 64)",
+				c->xbuf_size);
+	if (c->nfilters == 0 || c->nfilters > GCAP_MAX_OUTPUTS || c->filters == NULL)
+		return gcap_err(errbuf, EINVAL,
+				"gpu executor: %u filters "
+				"(1..%u)",
+				c->nfilters, GCAP_MAX_OUTPUTS);
 	if (c->snaplen == 0)
 		return gcap_err(errbuf, EINVAL, "gpu executor: snap length 0");
 	if (c->ngpus > 0 && c->gpus == NULL)
 		return gcap_err(errbuf, EINVAL, "gpu executor: ngpus without gpus");
 	if (c->mem == GCAP_MEM_PLAIN)
-		return gcap_err(errbuf, EINVAL, "gpu executor: memory mode "
+		return gcap_err(errbuf, EINVAL,
+				"gpu executor: memory mode "
 				"'plain' is for the cpu executor");
 	return 0;
 }
@@ -68,24 +78,25 @@ dev_open(struct gcap_exec *ex, struct gpu_dev *d, int ordinal, char *errbuf)
 	int count = 0, rc;
 
 	d->ordinal = ordinal;
-	rc = gcap_cu_err(cu, cu->DeviceGetCount(&count), errbuf,
-			 "cuDeviceGetCount");
+	rc = gcap_cu_err(cu, cu->DeviceGetCount(&count), errbuf, "cuDeviceGetCount");
 	if (rc)
 		return rc;
 	if (ordinal < 0 || ordinal >= count)
-		return gcap_err(errbuf, ENODEV, "gpu executor: no GPU %d "
-				"(%d present)", ordinal, count);
-	rc = gcap_cu_err(cu, cu->DeviceGet(&d->dev, ordinal), errbuf,
-			 "cuDeviceGet");
+		return gcap_err(errbuf, ENODEV,
+				"gpu executor: no GPU %d "
+				"(%d present)",
+				ordinal, count);
+	rc = gcap_cu_err(cu, cu->DeviceGet(&d->dev, ordinal), errbuf, "cuDeviceGet");
 	if (rc)
 		return rc;
 	if (!gcap_gpu_dev_usable(cu, d->dev))
-		return gcap_err(errbuf, ENOTSUP, "GPU %d cannot map host memory "
-				"with unified addressing", ordinal);
-	cu->DeviceGetAttribute(&d->sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
-			       d->dev);
-	rc = gcap_cu_err(cu, cu->DevicePrimaryCtxRetain(&d->ctx, d->dev),
-			 errbuf, "cuDevicePrimaryCtxRetain");
+		return gcap_err(errbuf, ENOTSUP,
+				"GPU %d cannot map host memory "
+				"with unified addressing",
+				ordinal);
+	cu->DeviceGetAttribute(&d->sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, d->dev);
+	rc = gcap_cu_err(cu, cu->DevicePrimaryCtxRetain(&d->ctx, d->dev), errbuf,
+			 "cuDevicePrimaryCtxRetain");
 	if (rc)
 		return rc;
 	d->ctx_held = true;
@@ -109,8 +120,8 @@ log_dev_queues(const struct gcap_exec *ex, const struct gpu_dev *d)
 					      n ? "," : "", q);
 	if (q < ex->conf.nqueues)
 		snprintf(qs + n, sizeof(qs) - n, ",...");
-	GPU_LOG(INFO, "GPU %d (%s, %s): %u block(s), queues %s\n",
-		d->ordinal, name, bus, d->nblocks, qs);
+	GPU_LOG(INFO, "GPU %d (%s, %s): %u block(s), queues %s\n", d->ordinal, name, bus,
+		d->nblocks, qs);
 }
 
 /* Queue table and kernel stream of one device (before any launch). */
@@ -138,26 +149,26 @@ dev_prepare(struct gcap_exec *ex, struct gpu_dev *d, char *errbuf)
 			qd[n].step = ex->bpq;
 			/* where slot s's descriptors are read: VRAM in copy
 			 * mode, the batch's own (pinned) array otherwise */
-			qd[n].pkts = ex->conf.mem == GCAP_MEM_COPY ?
-				(uint64_t)ex->qs[q].vpkts :
-				(uint64_t)(uintptr_t)ex->qs[q].batches[0].pkts;
+			qd[n].pkts =
+				ex->conf.mem == GCAP_MEM_COPY ?
+					(uint64_t)ex->qs[q].vpkts :
+					(uint64_t)(uintptr_t)ex->qs[q].batches[0].pkts;
 			qd[n].res = (uint64_t)(uintptr_t)ex->qs[q].batches[0].res;
 			qd[n].xbufs = (uint64_t)(uintptr_t)ex->qs[q].xbufs;
 			qd[n].batch_max = ex->conf.batch_max;
 		}
 	}
 	d->nblocks = n;
-	rc = gcap_cu_err(cu, cu->MemAlloc(&d->qdesc, (n + 1) * sizeof(qd[0])),
-			 errbuf, "cuMemAlloc(queue table)");
+	rc = gcap_cu_err(cu, cu->MemAlloc(&d->qdesc, (n + 1) * sizeof(qd[0])), errbuf,
+			 "cuMemAlloc(queue table)");
 	if (!rc && n)
-		rc = gcap_cu_err(cu, cu->MemcpyHtoD(d->qdesc, qd,
-				 n * sizeof(qd[0])), errbuf,
-				 "cuMemcpyHtoD(queue table)");
+		rc = gcap_cu_err(cu, cu->MemcpyHtoD(d->qdesc, qd, n * sizeof(qd[0])),
+				 errbuf, "cuMemcpyHtoD(queue table)");
 	free(qd);
 	if (!rc)
-		rc = gcap_cu_err(cu, cu->StreamCreate(&d->kstream,
-				 CU_STREAM_NON_BLOCKING), errbuf,
-				 "cuStreamCreate(kernel)");
+		rc = gcap_cu_err(cu,
+				 cu->StreamCreate(&d->kstream, CU_STREAM_NON_BLOCKING),
+				 errbuf, "cuStreamCreate(kernel)");
 	return rc;
 }
 
@@ -240,7 +251,8 @@ gpu_create(const struct gcap_exec_conf *conf, char *errbuf)
 	const char *fa;
 
 	if (conf == NULL)
-		return gcap_err_null(errbuf, EINVAL, "gpu executor: no "
+		return gcap_err_null(errbuf, EINVAL,
+				     "gpu executor: no "
 				     "configuration");
 	rc = conf_check(conf, errbuf);
 	if (rc) {
@@ -249,7 +261,8 @@ gpu_create(const struct gcap_exec_conf *conf, char *errbuf)
 	}
 	ex = calloc(1, sizeof(*ex));
 	if (ex == NULL)
-		return gcap_err_null(errbuf, ENOMEM, "gpu executor: out of "
+		return gcap_err_null(errbuf, ENOMEM,
+				     "gpu executor: out of "
 				     "memory");
 	pthread_mutex_init(&ex->launch_lock, NULL);
 	ex->conf = *conf;
@@ -259,7 +272,8 @@ gpu_create(const struct gcap_exec_conf *conf, char *errbuf)
 	/* 0: chosen below, once the kernel and the GPUs are known */
 	ex->bpq = conf->blocks_per_queue ? conf->blocks_per_queue : 1;
 	if ((ex->bpq & (ex->bpq - 1)) != 0 || ex->bpq > conf->ring_size) {
-		rc = gcap_err(errbuf, EINVAL, "gpu executor: %u blocks per queue: "
+		rc = gcap_err(errbuf, EINVAL,
+			      "gpu executor: %u blocks per queue: "
 			      "a power of two, at most the ring size (%u)",
 			      ex->bpq, conf->ring_size);
 		goto fail;
@@ -272,25 +286,25 @@ gpu_create(const struct gcap_exec_conf *conf, char *errbuf)
 		ex->fault_at = (unsigned)strtoul(fa, NULL, 10);
 	/* GCAP_GPU_PREFETCH=N (bytes, 0 = off): the benchmark's knob */
 	fa = getenv("GCAP_GPU_PREFETCH");
-	ex->prefetch = fa != NULL ? (unsigned)strtoul(fa, NULL, 10)
-				  : GPU_PREFETCH_DEFAULT;
+	ex->prefetch =
+		fa != NULL ? (unsigned)strtoul(fa, NULL, 10) : GPU_PREFETCH_DEFAULT;
 	if (conf->kernel_path != NULL) {
 		/* the cpu executor's host build first: it validates the source
 		 * (FILE:LINE errors, no GPU needed), runs the init hook on the
 		 * host state that is uploaded below, and writes the report */
-		ex->kernel = gcap_khost_load(conf->kernel_path, conf->kernel_arg,
-					     errbuf);
+		ex->kernel = gcap_khost_load(conf->kernel_path, conf->kernel_arg, errbuf);
 		if (ex->kernel == NULL) {
 			rc = -errno;
 			goto fail;
 		}
 		ex->kstate_size = gcap_khost_state_size(ex->kernel);
 		if (gcap_khost_ordered(ex->kernel) && ex->bpq > 1) {
-			rc = gcap_err(errbuf, EINVAL, "gpu executor: %s orders "
+			rc = gcap_err(errbuf, EINVAL,
+				      "gpu executor: %s orders "
 				      "packets by key (gcap_kernel_order), which "
 				      "holds with one block per queue: drop "
-				      "--gpu-blocks %u", conf->kernel_path,
-				      ex->bpq);
+				      "--gpu-blocks %u",
+				      conf->kernel_path, ex->bpq);
 			goto fail;
 		}
 	}
@@ -336,9 +350,11 @@ gpu_create(const struct gcap_exec_conf *conf, char *errbuf)
 	}
 	if (ex->kernel != NULL && ex->ndev > 1) {
 		/* one state: per-device copies could not be merged generically */
-		rc = gcap_err(errbuf, ENOTSUP, "gpu executor: an inline kernel "
+		rc = gcap_err(errbuf, ENOTSUP,
+			      "gpu executor: an inline kernel "
 			      "runs on one GPU (its state lives in that GPU's "
-			      "memory); the queues map to %u GPUs", ex->ndev);
+			      "memory); the queues map to %u GPUs",
+			      ex->ndev);
 		goto fail;
 	}
 	if (conf->blocks_per_queue == 0 &&
@@ -378,13 +394,15 @@ gpu_create(const struct gcap_exec_conf *conf, char *errbuf)
 
 		/* every block must be resident at once */
 		if (d->sms > 0 && d->nq * ex->bpq > (unsigned)d->sms) {
-			rc = gcap_err(errbuf, ENOSPC, "gpu executor: %u queues x %u "
-				      "blocks on GPU %d, which has %d SMs", d->nq,
-				      ex->bpq, d->ordinal, d->sms);
+			rc = gcap_err(errbuf, ENOSPC,
+				      "gpu executor: %u queues x %u "
+				      "blocks on GPU %d, which has %d SMs",
+				      d->nq, ex->bpq, d->ordinal, d->sms);
 			goto fail;
 		}
 		if (d->nq > 1024) {
-			rc = gcap_err(errbuf, ENOSPC, "gpu executor: too many "
+			rc = gcap_err(errbuf, ENOSPC,
+				      "gpu executor: too many "
 				      "queues");
 			goto fail;
 		}
@@ -401,12 +419,11 @@ gpu_create(const struct gcap_exec_conf *conf, char *errbuf)
 	}
 	rc = gcap_gpu_ctx_on(ex, &ex->dev[0], errbuf);
 	if (!rc)
-		rc = gcap_gpu_host_alloc(ex, (void **)&ex->quit, 64, errbuf,
-					 "quit flag");
+		rc = gcap_gpu_host_alloc(ex, (void **)&ex->quit, 64, errbuf, "quit flag");
 	/* where gcap_kstate_copy puts the state when it is read back */
 	if (!rc && ex->kernel != NULL)
-		rc = gcap_gpu_host_alloc(ex, &ex->kstate_host, ex->kstate_size,
-					 errbuf, "inline kernel state copy");
+		rc = gcap_gpu_host_alloc(ex, &ex->kstate_host, ex->kstate_size, errbuf,
+					 "inline kernel state copy");
 	if (rc)
 		goto fail;
 	for (q = 0; q < conf->nqueues; q++) {
@@ -423,9 +440,10 @@ gpu_create(const struct gcap_exec_conf *conf, char *errbuf)
 		if (rc)
 			goto fail;
 	}
-	GPU_LOG(INFO, "%u queue(s) on %u GPU(s), %u threads per block, "
-		"memory mode %s\n", conf->nqueues, ex->ndev, ex->threads,
-		gcap_mem_name(conf->mem));
+	GPU_LOG(INFO,
+		"%u queue(s) on %u GPU(s), %u threads per block, "
+		"memory mode %s\n",
+		conf->nqueues, ex->ndev, ex->threads, gcap_mem_name(conf->mem));
 	for (i = 0; i < ex->ndev; i++)
 		log_dev_queues(ex, &ex->dev[i]);
 	return ex;
@@ -458,10 +476,12 @@ gpu_kernel_state(struct gcap_exec *ex, const char *path, char *errbuf)
 	if (ex->kernel == NULL)
 		return gcap_err(errbuf, EINVAL, "no inline kernel is loaded");
 	if (ex->ndev == 0 || d->kstate == 0 || d->kcopy == NULL)
-		return gcap_err(errbuf, EINVAL, "gpu executor: no kernel state "
+		return gcap_err(errbuf, EINVAL,
+				"gpu executor: no kernel state "
 				"on a GPU");
 	if (d->faulted)
-		return gcap_err(errbuf, EIO, "gpu executor: kernel state lost: "
+		return gcap_err(errbuf, EIO,
+				"gpu executor: kernel state lost: "
 				"the persistent kernel on GPU %d failed",
 				d->ordinal);
 	dst = (unsigned long long)(uintptr_t)ex->kstate_host;
@@ -475,13 +495,14 @@ gpu_kernel_state(struct gcap_exec *ex, const char *path, char *errbuf)
 	rc = gcap_gpu_ctx_on(ex, d, errbuf);
 	/* its own stream: the kernel stream holds the persistent kernel */
 	if (!rc && d->sstream == 0)
-		rc = gcap_cu_err(cu, cu->StreamCreate(&d->sstream,
-				 CU_STREAM_NON_BLOCKING), errbuf,
-				 "cuStreamCreate(state)");
+		rc = gcap_cu_err(cu,
+				 cu->StreamCreate(&d->sstream, CU_STREAM_NON_BLOCKING),
+				 errbuf, "cuStreamCreate(state)");
 	if (!rc)
-		rc = gcap_cu_err(cu, cu->LaunchKernel(d->kcopy, blocks, 1, 1, 256,
-				 1, 1, 0, d->sstream, args, NULL), errbuf,
-				 "cuLaunchKernel(gcap_kstate_copy)");
+		rc = gcap_cu_err(cu,
+				 cu->LaunchKernel(d->kcopy, blocks, 1, 1, 256, 1, 1, 0,
+						  d->sstream, args, NULL),
+				 errbuf, "cuLaunchKernel(gcap_kstate_copy)");
 	/* bounded: a GPU whose SMs the persistent blocks fill may not run
 	 * the copy beside them; the copy then stays queued and a later call
 	 * (after stop, at the latest) waits for it in stream order */
@@ -492,22 +513,24 @@ gpu_kernel_state(struct gcap_exec *ex, const char *path, char *errbuf)
 		if (q == CUDA_SUCCESS)
 			break;
 		if (q != CUDA_ERROR_NOT_READY) {
-			rc = gcap_cu_err(cu, q, errbuf, "reading the inline "
+			rc = gcap_cu_err(cu, q, errbuf,
+					 "reading the inline "
 					 "kernel state back");
 			break;
 		}
 		if (now_ms() - t0 > STATE_COPY_TIMEOUT_MS) {
-			rc = gcap_err(errbuf, ETIMEDOUT, "gpu executor: the "
+			rc = gcap_err(errbuf, ETIMEDOUT,
+				      "gpu executor: the "
 				      "kernel state copy did not run within "
-				      "%u ms", STATE_COPY_TIMEOUT_MS);
+				      "%u ms",
+				      STATE_COPY_TIMEOUT_MS);
 			break;
 		}
 		sched_yield();
 	}
 	if (rc)
 		return rc;
-	return gcap_khost_report_file(ex->kernel, path, ex->kstate_host,
-				      errbuf);
+	return gcap_khost_report_file(ex->kernel, path, ex->kstate_host, errbuf);
 }
 
 static const struct gcap_exec_ops gpu_ops = {

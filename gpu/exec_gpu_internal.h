@@ -40,8 +40,9 @@ extern "C" {
 extern int gcap_gpu_logtype;
 
 #define GPU_LOG(level, ...)                                                   \
-	rte_log(RTE_LOG_##level, gcap_gpu_logtype >= 0 ? gcap_gpu_logtype :   \
-		RTE_LOGTYPE_USER1, "gpucap.gpu: " __VA_ARGS__)
+	rte_log(RTE_LOG_##level,                                              \
+		gcap_gpu_logtype >= 0 ? gcap_gpu_logtype : RTE_LOGTYPE_USER1, \
+		"gpucap.gpu: " __VA_ARGS__)
 
 /** The context current on this thread, as far as this module set it. */
 extern __thread CUcontext gcap_gpu_tls_ctx;
@@ -54,13 +55,13 @@ struct gpu_dev {
 	CUmodule mod;
 	CUfunction fn;
 	CUstream kstream;
-	CUstream sstream;  /* state snapshots beside the running kernel */
+	CUstream sstream; /* state snapshots beside the running kernel */
 	CUstream cstreams[GPU_COPY_STREAMS_MAX]; /* copy mode, shared by its queues */
-	unsigned ncs;      /* copy streams in use (0: not copy mode) */
-	unsigned nqs;      /* queues set up so far (their copy stream) */
+	unsigned ncs; /* copy streams in use (0: not copy mode) */
+	unsigned nqs; /* queues set up so far (their copy stream) */
 	CUdeviceptr insns, progs, qdesc;
-	CUdeviceptr kstate;   /* inline kernel state (VRAM), or 0 */
-	CUfunction kcopy;     /* gcap_kstate_copy, with an inline kernel */
+	CUdeviceptr kstate; /* inline kernel state (VRAM), or 0 */
+	CUfunction kcopy;   /* gcap_kstate_copy, with an inline kernel */
 	unsigned nq;
 	unsigned nblocks; /* nq x blocks per queue */
 	bool launched;
@@ -72,25 +73,25 @@ struct gpu_dev {
 struct gpu_queue {
 	unsigned q;
 	struct gpu_dev *dev;
-	enum gcap_mem mem;             /* conf.mem, or what auto chose for the pool */
-	void *host;                    /* one pinned, mapped allocation */
+	enum gcap_mem mem; /* conf.mem, or what auto chose for the pool */
+	void *host;        /* one pinned, mapped allocation */
 	struct gcap_gpu_slot *slots;
-	struct gcap_batch *batches;    /* ring_size, ordinary memory */
-	struct gcap_xbuf *xbufs;       /* nxbufs, in host */
+	struct gcap_batch *batches; /* ring_size, ordinary memory */
+	struct gcap_xbuf *xbufs;    /* nxbufs, in host */
 	uint8_t *xdata;
 	uint64_t prod, cons;
 	/* copy mode */
 	CUstream cstream;
 	CUdeviceptr vpkts, vdata;
-	struct gcap_pkt *shadow;       /* ring_size * batch_max, in host */
+	struct gcap_pkt *shadow; /* ring_size * batch_max, in host */
 	CUdeviceptr *cp_dst, *cp_src;
 	size_t *cp_len;
-	uint32_t copy_bytes;           /* VRAM staging bytes per slot */
+	uint32_t copy_bytes; /* VRAM staging bytes per slot */
 };
 
 struct gpu_pool_mem {
 	struct gpu_pool_mem *next;
-	void *addr;       /* what was registered */
+	void *addr; /* what was registered */
 	size_t len;
 	void *host;       /* cuMemHostAlloc'ed, or NULL */
 	CUdeviceptr dptr; /* cuMemAlloc'ed, or 0 */
@@ -105,20 +106,20 @@ struct gcap_exec {
 	unsigned ndev;
 	struct gpu_dev dev[GPU_MAX_DEVS];
 	struct gpu_queue *qs;
-	uint32_t *quit;            /* pinned, mapped */
+	uint32_t *quit; /* pinned, mapped */
 	unsigned threads;
 	unsigned bpq; /* blocks per queue */
 	unsigned fault_at;
 	unsigned prefetch; /* bytes of packet head loaded before the filter */
 	bool stopped;
 	int stop_rc;
-	bool kernel_alive;         /* stop() could not end a kernel: leak */
+	bool kernel_alive; /* stop() could not end a kernel: leak */
 	/* The kernels start with the first batch_get(): every allocation
 	 * (pools included) happens before, since freeing (and on some
 	 * drivers allocating) device or pinned memory waits for running
 	 * kernels, which never end on their own. */
 	pthread_mutex_t launch_lock;
-	int launched;              /* 0, 1: launched, -1: failed */
+	int launched; /* 0, 1: launched, -1: failed */
 	int launch_rc;
 	char launch_err[GCAP_ERRBUF_SIZE];
 	struct gpu_pool_mem *pools;
@@ -159,16 +160,15 @@ int gcap_gpu_dev_load(struct gcap_exec *ex, struct gpu_dev *d, char *errbuf);
 
 /** Pinned, device-mapped host memory whose device address is its host
  *  address, zeroed; "what" names it in the messages. */
-int gcap_gpu_host_alloc(struct gcap_exec *ex, void **p, size_t len,
-			char *errbuf, const char *what);
+int gcap_gpu_host_alloc(struct gcap_exec *ex, void **p, size_t len, char *errbuf,
+			const char *what);
 
 /** Free every pool's memory (undo the DMA maps and registrations). */
 void gcap_gpu_pools_free(struct gcap_exec *ex);
 
-struct rte_mempool *gcap_gpu_pool_create(struct gcap_exec *ex, unsigned q,
-					 uint16_t port_id, const char *name,
-					 unsigned n_mbufs, uint16_t data_room,
-					 int socket, char *errbuf);
+struct rte_mempool *
+gcap_gpu_pool_create(struct gcap_exec *ex, unsigned q, uint16_t port_id, const char *name,
+		     unsigned n_mbufs, uint16_t data_room, int socket, char *errbuf);
 bool gcap_gpu_cpu_reads(struct gcap_exec *ex, unsigned q);
 
 /* ---- copy.c ---- */
@@ -179,28 +179,23 @@ int gcap_gpu_copy_streams(struct gpu_dev *d, char *errbuf);
 
 /** Queue qs's copy mode part: its copy stream, the VRAM staging and
  *  descriptors, the copy lists (qs->shadow set already). */
-int gcap_gpu_copy_setup(struct gcap_exec *ex, struct gpu_queue *qs,
-			char *errbuf);
+int gcap_gpu_copy_setup(struct gcap_exec *ex, struct gpu_queue *qs, char *errbuf);
 
 /** Copy slot s's batch into VRAM, then ring its doorbell in stream order. */
-int gcap_gpu_submit_copy(struct gcap_exec *ex, struct gpu_queue *qs,
-			 unsigned s, struct gcap_batch *b);
+int gcap_gpu_submit_copy(struct gcap_exec *ex, struct gpu_queue *qs, unsigned s,
+			 struct gcap_batch *b);
 
 /* ---- ring.c ---- */
 
 /** Queue qs's ring in pinned memory: slots, descriptors, results, export
  *  buffers, staging; in copy mode its copy part too. */
-int gcap_gpu_queue_setup(struct gcap_exec *ex, struct gpu_queue *qs,
-			 char *errbuf);
+int gcap_gpu_queue_setup(struct gcap_exec *ex, struct gpu_queue *qs, char *errbuf);
 
-unsigned gcap_gpu_xbufs(struct gcap_exec *ex, unsigned q,
-			struct gcap_xbuf **xbufs);
+unsigned gcap_gpu_xbufs(struct gcap_exec *ex, unsigned q, struct gcap_xbuf **xbufs);
 struct gcap_batch *gcap_gpu_batch_get(struct gcap_exec *ex, unsigned q);
-int gcap_gpu_batch_submit(struct gcap_exec *ex, unsigned q,
-			  struct gcap_batch *b);
+int gcap_gpu_batch_submit(struct gcap_exec *ex, unsigned q, struct gcap_batch *b);
 struct gcap_batch *gcap_gpu_batch_poll(struct gcap_exec *ex, unsigned q);
-void gcap_gpu_batch_release(struct gcap_exec *ex, unsigned q,
-			    struct gcap_batch *b);
+void gcap_gpu_batch_release(struct gcap_exec *ex, unsigned q, struct gcap_batch *b);
 unsigned gcap_gpu_lanes(struct gcap_exec *ex, unsigned q);
 int gcap_gpu_health(struct gcap_exec *ex, char *errbuf);
 int gcap_gpu_stop(struct gcap_exec *ex, unsigned timeout_ms, char *errbuf);

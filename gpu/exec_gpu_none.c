@@ -16,7 +16,8 @@ gcap_gpu_probe(int *ndev, char *errbuf)
 {
 	if (ndev)
 		*ndev = 0;
-	return gcap_err(errbuf, ENOTSUP, "this build of gpucap has no CUDA "
+	return gcap_err(errbuf, ENOTSUP,
+			"this build of gpucap has no CUDA "
 			"support");
 }
 
@@ -31,6 +32,7 @@ char *
 gcap_gpu_code(const struct gcap_exec_conf *conf, char *errbuf)
 {
 	(void)conf;
-	return gcap_err_null(errbuf, ENOTSUP, "this build of gpucap has no CUDA "
+	return gcap_err_null(errbuf, ENOTSUP,
+			     "this build of gpucap has no CUDA "
 			     "support");
 }

@@ -34,8 +34,8 @@ extern const unsigned char gcap_gpu_fatbin[];
  * @return malloc'd source, or NULL with errno (EINVAL, ENOMEM, EIO) and a
  *         message.
  */
-char *gcap_gpu_code_kernel(const struct gcap_exec_conf *conf,
-			   const struct gcap_khost *k, char *errbuf);
+char *gcap_gpu_code_kernel(const struct gcap_exec_conf *conf, const struct gcap_khost *k,
+			   char *errbuf);
 
 /**
  * Compile a translation unit from gcap_gpu_code_kernel() with NVRTC
@@ -46,8 +46,8 @@ char *gcap_gpu_code_kernel(const struct gcap_exec_conf *conf,
  * @return 0; -ENOTSUP (no run-time compiler in this build, or no
  *         libnvrtc); -ENOEXEC (compile error); -EINVAL, -EIO, -ENOMEM.
  */
-int gcap_gpu_rtc_build(const char *src, const struct gcap_khost *k, int maj,
-		       int min, void **image, size_t *len, char *errbuf);
+int gcap_gpu_rtc_build(const char *src, const struct gcap_khost *k, int maj, int min,
+		       void **image, size_t *len, char *errbuf);
 
 #ifdef __cplusplus
 }

@@ -45,8 +45,8 @@ rtc_log_error(const char *log, char *errbuf)
 
 			while (d > s && d[-1] >= '0' && d[-1] <= '9')
 				d--;
-			if (d < q && d > s && d[-1] == '(' &&
-			    (size_t)(q - s) + 2 < n && q[1] == ':' && q[2] == ' ') {
+			if (d < q && d > s && d[-1] == '(' && (size_t)(q - s) + 2 < n &&
+			    q[1] == ':' && q[2] == ' ') {
 				open = d - 1;
 				msg = q + 3;
 				break;
@@ -61,8 +61,8 @@ rtc_log_error(const char *log, char *errbuf)
 			int fl = (int)(open - s), ll = (int)(q - open - 1);
 			int ml = (int)(n - (size_t)(msg - s));
 
-			gcap_err(errbuf, ENOEXEC, "%.*s:%.*s: %.*s (NVRTC)", fl, s,
-				 ll, open + 1, ml, msg);
+			gcap_err(errbuf, ENOEXEC, "%.*s:%.*s: %.*s (NVRTC)", fl, s, ll,
+				 open + 1, ml, msg);
 			return 1;
 		}
 		s = e ? e + 1 : NULL;
@@ -72,8 +72,8 @@ rtc_log_error(const char *log, char *errbuf)
 #endif
 
 int
-gcap_gpu_rtc_build(const char *src, const struct gcap_khost *k, int maj,
-		   int min, void **image, size_t *len, char *errbuf)
+gcap_gpu_rtc_build(const char *src, const struct gcap_khost *k, int maj, int min,
+		   void **image, size_t *len, char *errbuf)
 {
 #ifdef GCAP_GPU_HAVE_RTC
 	struct gcap_rtc_info info = { 0 };
@@ -98,8 +98,8 @@ gcap_gpu_rtc_build(const char *src, const struct gcap_khost *k, int maj,
 				 (int)(slash == path ? 1 : slash - path), path);
 		opts[nopts++] = dir;
 	}
-	rc = gcap_rtc_compile(src, "gpucap_pipeline.cu", maj, min, opts, nopts,
-			      NULL, 0, image, len, &info, errbuf);
+	rc = gcap_rtc_compile(src, "gpucap_pipeline.cu", maj, min, opts, nopts, NULL, 0,
+			      image, len, &info, errbuf);
 	if (rc == -ENOEXEC && k != NULL)
 		rtc_log_error(info.log, errbuf);
 	gcap_rtc_info_clear(&info);
@@ -111,7 +111,8 @@ gcap_gpu_rtc_build(const char *src, const struct gcap_khost *k, int maj,
 	(void)min;
 	(void)image;
 	(void)len;
-	return gcap_err(errbuf, ENOTSUP, "gpu executor: compiled filters and "
+	return gcap_err(errbuf, ENOTSUP,
+			"gpu executor: compiled filters and "
 			"inline kernels need the run-time compiler (gcap_rtc), "
 			"not in this build");
 #endif
@@ -121,8 +122,7 @@ gcap_gpu_rtc_build(const char *src, const struct gcap_khost *k, int maj,
  * the current context; -ENOTSUP when this build has no run-time compiler */
 static int
 compile_module(const struct gcap_cu *cu, const struct gcap_exec_conf *conf,
-	       const struct gcap_khost *k, CUdevice dev, CUmodule *mod,
-	       char *errbuf)
+	       const struct gcap_khost *k, CUdevice dev, CUmodule *mod, char *errbuf)
 {
 #ifdef GCAP_GPU_HAVE_RTC
 	int maj = 0, min = 0, rc;
@@ -130,10 +130,8 @@ compile_module(const struct gcap_cu *cu, const struct gcap_exec_conf *conf,
 	size_t len = 0;
 	char *src;
 
-	cu->DeviceGetAttribute(&maj, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
-			       dev);
-	cu->DeviceGetAttribute(&min, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
-			       dev);
+	cu->DeviceGetAttribute(&maj, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
+	cu->DeviceGetAttribute(&min, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
 	src = gcap_gpu_code_kernel(conf, k, errbuf);
 	if (src == NULL)
 		return -errno;
@@ -142,8 +140,8 @@ compile_module(const struct gcap_cu *cu, const struct gcap_exec_conf *conf,
 	if (rc)
 		return rc;
 	rc = gcap_cu_err(cu, cu->ModuleLoadData(mod, img), errbuf,
-			 k ? "cuModuleLoadData(inline kernel)"
-			   : "cuModuleLoadData(compiled filters)");
+			 k ? "cuModuleLoadData(inline kernel)" :
+			     "cuModuleLoadData(compiled filters)");
 	free(img);
 	return rc;
 #else
@@ -152,10 +150,12 @@ compile_module(const struct gcap_cu *cu, const struct gcap_exec_conf *conf,
 	(void)dev;
 	(void)mod;
 	if (k != NULL)
-		return gcap_err(errbuf, ENOTSUP, "gpu executor: inline kernels "
+		return gcap_err(errbuf, ENOTSUP,
+				"gpu executor: inline kernels "
 				"need the run-time compiler (gcap_rtc), not in "
 				"this build");
-	return gcap_err(errbuf, ENOTSUP, "gpu executor: compiled filters need "
+	return gcap_err(errbuf, ENOTSUP,
+			"gpu executor: compiled filters need "
 			"the run-time compiler (gcap_rtc), not in this build; "
 			"filters are interpreted without --compile-filters");
 #endif
@@ -173,34 +173,33 @@ gcap_gpu_dev_load(struct gcap_exec *ex, struct gpu_dev *d, char *errbuf)
 	int rc;
 
 	if (c->compile_filters || ex->kernel != NULL) {
-		rc = compile_module(ex->cu, c, ex->kernel, d->dev, &d->mod,
-				    errbuf);
+		rc = compile_module(ex->cu, c, ex->kernel, d->dev, &d->mod, errbuf);
 		if (rc)
 			return rc;
 	} else {
-		rc = gcap_cu_err(cu, cu->ModuleLoadData(&d->mod, gcap_gpu_fatbin),
-				 errbuf, "cuModuleLoadData(" KERNEL_NAME ")");
+		rc = gcap_cu_err(cu, cu->ModuleLoadData(&d->mod, gcap_gpu_fatbin), errbuf,
+				 "cuModuleLoadData(" KERNEL_NAME ")");
 		if (rc)
 			return rc;
 	}
-	rc = gcap_cu_err(cu, cu->ModuleGetFunction(&d->fn, d->mod, KERNEL_NAME),
-			 errbuf, "cuModuleGetFunction(" KERNEL_NAME ")");
+	rc = gcap_cu_err(cu, cu->ModuleGetFunction(&d->fn, d->mod, KERNEL_NAME), errbuf,
+			 "cuModuleGetFunction(" KERNEL_NAME ")");
 	if (rc)
 		return rc;
 	if (ex->kernel != NULL) {
 		/* the state the init hook prepared on the host, into VRAM */
-		rc = gcap_cu_err(cu, cu->ModuleGetFunction(&d->kcopy, d->mod,
-				 "gcap_kstate_copy"), errbuf,
-				 "cuModuleGetFunction(gcap_kstate_copy)");
+		rc = gcap_cu_err(
+			cu, cu->ModuleGetFunction(&d->kcopy, d->mod, "gcap_kstate_copy"),
+			errbuf, "cuModuleGetFunction(gcap_kstate_copy)");
 		if (!rc)
-			rc = gcap_cu_err(cu, cu->MemAlloc(&d->kstate,
-					 ex->kstate_size), errbuf,
-					 "cuMemAlloc(inline kernel state)");
+			rc = gcap_cu_err(cu, cu->MemAlloc(&d->kstate, ex->kstate_size),
+					 errbuf, "cuMemAlloc(inline kernel state)");
 		if (!rc)
-			rc = gcap_cu_err(cu, cu->MemcpyHtoD(d->kstate,
-					 gcap_khost_state(ex->kernel),
-					 ex->kstate_size), errbuf,
-					 "cuMemcpyHtoD(inline kernel state)");
+			rc = gcap_cu_err(cu,
+					 cu->MemcpyHtoD(d->kstate,
+							gcap_khost_state(ex->kernel),
+							ex->kstate_size),
+					 errbuf, "cuMemcpyHtoD(inline kernel state)");
 		if (rc)
 			return rc;
 	}
@@ -219,19 +218,19 @@ gcap_gpu_dev_load(struct gcap_exec *ex, struct gpu_dev *d, char *errbuf)
 			       c->filters[j].bf_len * sizeof(*all));
 		ninsn += c->filters[j].bf_len;
 	}
-	rc = gcap_cu_err(cu, cu->MemAlloc(&d->insns, (ninsn + 1) * sizeof(*all)),
-			 errbuf, "cuMemAlloc(filters)");
+	rc = gcap_cu_err(cu, cu->MemAlloc(&d->insns, (ninsn + 1) * sizeof(*all)), errbuf,
+			 "cuMemAlloc(filters)");
 	if (!rc && ninsn)
-		rc = gcap_cu_err(cu, cu->MemcpyHtoD(d->insns, all,
-				 ninsn * sizeof(*all)), errbuf,
-				 "cuMemcpyHtoD(filters)");
+		rc = gcap_cu_err(cu, cu->MemcpyHtoD(d->insns, all, ninsn * sizeof(*all)),
+				 errbuf, "cuMemcpyHtoD(filters)");
 	free(all);
 	if (!rc)
-		rc = gcap_cu_err(cu, cu->MemAlloc(&d->progs, sizeof(progs)),
-				 errbuf, "cuMemAlloc(programs)");
+		rc = gcap_cu_err(cu, cu->MemAlloc(&d->progs, sizeof(progs)), errbuf,
+				 "cuMemAlloc(programs)");
 	if (!rc)
-		rc = gcap_cu_err(cu, cu->MemcpyHtoD(d->progs, progs,
-				 c->nfilters * sizeof(progs[0])), errbuf,
-				 "cuMemcpyHtoD(programs)");
+		rc = gcap_cu_err(
+			cu,
+			cu->MemcpyHtoD(d->progs, progs, c->nfilters * sizeof(progs[0])),
+			errbuf, "cuMemcpyHtoD(programs)");
 	return rc;
 }

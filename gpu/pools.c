@@ -35,8 +35,10 @@ gcap_gpu_host_alloc(struct gcap_exec *ex, void **p, size_t len, char *errbuf,
 	int rc;
 
 	snprintf(w, sizeof(w), "cuMemHostAlloc(%zu bytes, %s)", len, what);
-	rc = gcap_cu_err(ex->cu, ex->cu->MemHostAlloc(p, len,
-			 CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE),
+	rc = gcap_cu_err(ex->cu,
+			 ex->cu->MemHostAlloc(p, len,
+					      CU_MEMHOSTALLOC_DEVICEMAP |
+						      CU_MEMHOSTALLOC_PORTABLE),
 			 errbuf, w);
 	if (rc)
 		return rc;
@@ -46,7 +48,8 @@ gcap_gpu_host_alloc(struct gcap_exec *ex, void **p, size_t len, char *errbuf,
 	    dp != (CUdeviceptr)(uintptr_t)*p) {
 		ex->cu->MemFreeHost(*p);
 		*p = NULL;
-		return gcap_err(errbuf, ENOTSUP, "pinned memory (%s) has a "
+		return gcap_err(errbuf, ENOTSUP,
+				"pinned memory (%s) has a "
 				"device address different from its host address",
 				what);
 	}
@@ -57,8 +60,8 @@ static void
 pool_mem_free(struct gcap_exec *ex, struct gpu_pool_mem *pm)
 {
 	if (pm->rdev)
-		rte_dev_dma_unmap(pm->rdev, pm->addr,
-				  (uint64_t)(uintptr_t)pm->addr, pm->len);
+		rte_dev_dma_unmap(pm->rdev, pm->addr, (uint64_t)(uintptr_t)pm->addr,
+				  pm->len);
 	if (pm->registered)
 		rte_extmem_unregister(pm->addr, pm->len);
 	if (pm->dev)
@@ -84,36 +87,40 @@ gcap_gpu_pools_free(struct gcap_exec *ex)
 
 /* Can the port's device DMA into [addr, addr+len)? Tries the mapping. */
 static int
-pool_dma_map(struct gpu_pool_mem *pm, uint16_t port_id, bool need_dma,
-	     char *errbuf)
+pool_dma_map(struct gpu_pool_mem *pm, uint16_t port_id, bool need_dma, char *errbuf)
 {
 	struct rte_eth_dev_info info;
 	int rc;
 
 	rc = rte_eth_dev_info_get(port_id, &info);
 	if (rc)
-		return gcap_err(errbuf, -rc < 0 ? EINVAL : -rc, "port %u: "
-				"rte_eth_dev_info_get: %s", port_id,
-				rte_strerror(-rc));
+		return gcap_err(errbuf, -rc < 0 ? EINVAL : -rc,
+				"port %u: "
+				"rte_eth_dev_info_get: %s",
+				port_id, rte_strerror(-rc));
 	if (info.device == NULL)
-		return gcap_err(errbuf, ENOTSUP, "port %u (%s): no device to "
-				"DMA-map", port_id, info.driver_name);
+		return gcap_err(errbuf, ENOTSUP,
+				"port %u (%s): no device to "
+				"DMA-map",
+				port_id, info.driver_name);
 	/* The vdev bus accepts any mapping (it has nothing to map), but a
 	 * software port copies packets with the CPU: into VRAM, a crash. */
 	if (need_dma && strcmp(rte_bus_name(rte_dev_bus(info.device)), "vdev") == 0)
-		return gcap_err(errbuf, ENOTSUP, "port %u (driver %s) is a "
+		return gcap_err(errbuf, ENOTSUP,
+				"port %u (driver %s) is a "
 				"software port: its CPU copies packets, it "
-				"cannot DMA into GPU memory", port_id,
-				info.driver_name);
+				"cannot DMA into GPU memory",
+				port_id, info.driver_name);
 	rte_errno = 0;
-	rc = rte_dev_dma_map(info.device, pm->addr,
-			     (uint64_t)(uintptr_t)pm->addr, pm->len);
+	rc = rte_dev_dma_map(info.device, pm->addr, (uint64_t)(uintptr_t)pm->addr,
+			     pm->len);
 	if (rc) {
 		int e = rte_errno ? rte_errno : ENOTSUP;
 
-		return gcap_err(errbuf, e, "port %u (driver %s) cannot DMA-map "
-				"external memory (rte_dev_dma_map: %s)", port_id,
-				info.driver_name, rte_strerror(e));
+		return gcap_err(errbuf, e,
+				"port %u (driver %s) cannot DMA-map "
+				"external memory (rte_dev_dma_map: %s)",
+				port_id, info.driver_name, rte_strerror(e));
 	}
 	pm->rdev = info.device;
 	return 0;
@@ -131,8 +138,8 @@ dev_gdr(struct gcap_exec *ex, struct gpu_dev *d)
 
 /* Data rooms in VRAM for GPUDirect RDMA (DPDK gpudev's recipe). */
 static int
-pool_mem_gpu(struct gcap_exec *ex, struct gpu_dev *d, struct gpu_pool_mem *pm,
-	     size_t len, uint16_t port_id, char *errbuf)
+pool_mem_gpu(struct gcap_exec *ex, struct gpu_dev *d, struct gpu_pool_mem *pm, size_t len,
+	     uint16_t port_id, char *errbuf)
 {
 	const struct gcap_cu *cu = ex->cu;
 	unsigned one = 1;
@@ -140,8 +147,10 @@ pool_mem_gpu(struct gcap_exec *ex, struct gpu_dev *d, struct gpu_pool_mem *pm,
 	int rc;
 
 	if (!dev_gdr(ex, d))
-		return gcap_err(errbuf, ENOTSUP, "GPU %d does not support "
-				"GPUDirect RDMA", d->ordinal);
+		return gcap_err(errbuf, ENOTSUP,
+				"GPU %d does not support "
+				"GPUDirect RDMA",
+				d->ordinal);
 	pm->len = (len + GPU_PAGE - 1) & ~(size_t)(GPU_PAGE - 1);
 	rc = gcap_cu_err(cu, cu->MemAlloc(&pm->dptr, pm->len + GPU_PAGE), errbuf,
 			 "cuMemAlloc(mbuf data rooms)");
@@ -149,22 +158,24 @@ pool_mem_gpu(struct gcap_exec *ex, struct gpu_dev *d, struct gpu_pool_mem *pm,
 		return rc;
 	p = (pm->dptr + GPU_PAGE - 1) & ~(CUdeviceptr)(GPU_PAGE - 1);
 	pm->addr = (void *)(uintptr_t)p;
-	rc = gcap_cu_err(cu, cu->PointerSetAttribute(&one,
-			 CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, p), errbuf,
-			 "cuPointerSetAttribute(SYNC_MEMOPS)");
+	rc = gcap_cu_err(
+		cu, cu->PointerSetAttribute(&one, CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, p),
+		errbuf, "cuPointerSetAttribute(SYNC_MEMOPS)");
 	if (rc)
 		return rc;
 	if (rte_extmem_register(pm->addr, pm->len, NULL, 0, GPU_PAGE))
-		return gcap_err(errbuf, rte_errno, "rte_extmem_register(VRAM, "
-				"%zu bytes): %s", pm->len, rte_strerror(rte_errno));
+		return gcap_err(errbuf, rte_errno,
+				"rte_extmem_register(VRAM, "
+				"%zu bytes): %s",
+				pm->len, rte_strerror(rte_errno));
 	pm->registered = true;
 	return pool_dma_map(pm, port_id, true, errbuf);
 }
 
 /* Data rooms in pinned, device-mapped host memory. */
 static int
-pool_mem_host(struct gcap_exec *ex, struct gpu_pool_mem *pm, size_t len,
-	      uint16_t port_id, char *errbuf)
+pool_mem_host(struct gcap_exec *ex, struct gpu_pool_mem *pm, size_t len, uint16_t port_id,
+	      char *errbuf)
 {
 	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
 	int rc;
@@ -175,8 +186,10 @@ pool_mem_host(struct gcap_exec *ex, struct gpu_pool_mem *pm, size_t len,
 		return rc;
 	pm->addr = pm->host;
 	if (rte_extmem_register(pm->addr, pm->len, NULL, 0, pg))
-		return gcap_err(errbuf, rte_errno, "rte_extmem_register(%zu "
-				"bytes): %s", pm->len, rte_strerror(rte_errno));
+		return gcap_err(errbuf, rte_errno,
+				"rte_extmem_register(%zu "
+				"bytes): %s",
+				pm->len, rte_strerror(rte_errno));
 	pm->registered = true;
 	/* a NIC under VFIO needs the mapping; software ports have none */
 	if (pool_dma_map(pm, port_id, false, NULL) == 0)
@@ -185,9 +198,8 @@ pool_mem_host(struct gcap_exec *ex, struct gpu_pool_mem *pm, size_t len,
 }
 
 struct rte_mempool *
-gcap_gpu_pool_create(struct gcap_exec *ex, unsigned q, uint16_t port_id,
-		     const char *name, unsigned n_mbufs, uint16_t data_room,
-		     int socket, char *errbuf)
+gcap_gpu_pool_create(struct gcap_exec *ex, unsigned q, uint16_t port_id, const char *name,
+		     unsigned n_mbufs, uint16_t data_room, int socket, char *errbuf)
 {
 	struct gpu_queue *qs;
 	struct gpu_dev *d;
@@ -199,11 +211,11 @@ gcap_gpu_pool_create(struct gcap_exec *ex, unsigned q, uint16_t port_id,
 	size_t len;
 	int rc;
 
-	if (q >= ex->conf.nqueues || n_mbufs == 0 ||
-	    data_room <= RTE_PKTMBUF_HEADROOM)
+	if (q >= ex->conf.nqueues || n_mbufs == 0 || data_room <= RTE_PKTMBUF_HEADROOM)
 		return gcap_err_null(errbuf, EINVAL, "gpu pool: bad arguments");
 	if (__atomic_load_n(&ex->launched, __ATOMIC_ACQUIRE) != 0)
-		return gcap_err_null(errbuf, EBUSY, "gpu pool: create the pools "
+		return gcap_err_null(errbuf, EBUSY,
+				     "gpu pool: create the pools "
 				     "before the first batch (the kernels are "
 				     "running)");
 	qs = &ex->qs[q];
@@ -223,26 +235,33 @@ gcap_gpu_pool_create(struct gcap_exec *ex, unsigned q, uint16_t port_id,
 		rc = pool_mem_gpu(ex, d, pm, len, port_id, why);
 		if (rc && mode == GCAP_MEM_GPU) {
 			pool_mem_free(ex, pm);
-			return gcap_err_null(errbuf, -rc, "--mem gpu refused for "
+			return gcap_err_null(errbuf, -rc,
+					     "--mem gpu refused for "
 					     "port %u: %s; it needs a NIC that "
 					     "DMAs into GPU memory (GPUDirect "
 					     "RDMA: ConnectX with mlx5 and "
 					     "nvidia-peermem); use --mem host or "
-					     "copy", port_id, why);
+					     "copy",
+					     port_id, why);
 		}
 		if (rc) {
 			pool_mem_free(ex, pm);
-			GPU_LOG(INFO, "--mem auto: port %u queue %u uses host "
-				"memory, not GPU memory: %s\n", port_id, q, why);
+			GPU_LOG(INFO,
+				"--mem auto: port %u queue %u uses host "
+				"memory, not GPU memory: %s\n",
+				port_id, q, why);
 			pm = calloc(1, sizeof(*pm));
 			if (pm == NULL)
-				return gcap_err_null(errbuf, ENOMEM, "gpu pool: "
+				return gcap_err_null(errbuf, ENOMEM,
+						     "gpu pool: "
 						     "out of memory");
 			pm->dev = d;
 			mode = GCAP_MEM_HOST;
 		} else if (mode == GCAP_MEM_AUTO) {
-			GPU_LOG(INFO, "--mem auto: port %u queue %u receives "
-				"into GPU memory (GPUDirect RDMA)\n", port_id, q);
+			GPU_LOG(INFO,
+				"--mem auto: port %u queue %u receives "
+				"into GPU memory (GPUDirect RDMA)\n",
+				port_id, q);
 			mode = GCAP_MEM_GPU;
 		}
 	}
@@ -256,17 +275,20 @@ gcap_gpu_pool_create(struct gcap_exec *ex, unsigned q, uint16_t port_id,
 	}
 	em.buf_ptr = pm->addr;
 	em.buf_iova = rte_eal_iova_mode() == RTE_IOVA_VA ?
-		      (rte_iova_t)(uintptr_t)pm->addr : RTE_BAD_IOVA;
+			      (rte_iova_t)(uintptr_t)pm->addr :
+			      RTE_BAD_IOVA;
 	em.buf_len = pm->len;
 	em.elt_size = data_room;
-	mp = rte_pktmbuf_pool_create_extbuf(name, n_mbufs, 0, 0, data_room,
-					    socket, &em, 1);
+	mp = rte_pktmbuf_pool_create_extbuf(name, n_mbufs, 0, 0, data_room, socket, &em,
+					    1);
 	if (mp == NULL) {
 		int e = rte_errno ? rte_errno : ENOMEM;
 
 		pool_mem_free(ex, pm);
-		return gcap_err_null(errbuf, e, "rte_pktmbuf_pool_create_extbuf"
-				     "(%s): %s", name, rte_strerror(e));
+		return gcap_err_null(errbuf, e,
+				     "rte_pktmbuf_pool_create_extbuf"
+				     "(%s): %s",
+				     name, rte_strerror(e));
 	}
 	pm->next = saved;
 	ex->pools = pm;

@@ -30,20 +30,21 @@
 #include "exec_gpu_internal.h"
 
 /* the kernel's views of the host structures must match them */
-_Static_assert(sizeof(struct gcap_gpu_xbuf) == sizeof(struct gcap_xbuf),
+_Static_assert(sizeof(struct gcap_gpu_xbuf) == sizeof(struct gcap_xbuf), "xbuf layout");
+_Static_assert(offsetof(struct gcap_gpu_xbuf, len) == offsetof(struct gcap_xbuf, len),
 	       "xbuf layout");
-_Static_assert(offsetof(struct gcap_gpu_xbuf, len) ==
-	       offsetof(struct gcap_xbuf, len), "xbuf layout");
-_Static_assert(offsetof(struct gcap_gpu_xbuf, nrec) ==
-	       offsetof(struct gcap_xbuf, nrec), "xbuf layout");
-_Static_assert(offsetof(struct gcap_gpu_xbuf, size) ==
-	       offsetof(struct gcap_xbuf, size), "xbuf layout");
-_Static_assert(sizeof(struct gcap_gpu_result) ==
-	       sizeof(struct gcap_batch_result), "result layout");
+_Static_assert(offsetof(struct gcap_gpu_xbuf, nrec) == offsetof(struct gcap_xbuf, nrec),
+	       "xbuf layout");
+_Static_assert(offsetof(struct gcap_gpu_xbuf, size) == offsetof(struct gcap_xbuf, size),
+	       "xbuf layout");
+_Static_assert(sizeof(struct gcap_gpu_result) == sizeof(struct gcap_batch_result),
+	       "result layout");
 _Static_assert(offsetof(struct gcap_gpu_result, out_pkts) ==
-	       offsetof(struct gcap_batch_result, out_pkts), "result layout");
+		       offsetof(struct gcap_batch_result, out_pkts),
+	       "result layout");
 _Static_assert(offsetof(struct gcap_gpu_result, start_ns) ==
-	       offsetof(struct gcap_batch_result, start_ns), "result layout");
+		       offsetof(struct gcap_batch_result, start_ns),
+	       "result layout");
 _Static_assert(sizeof(struct gcap_gpu_slot) == 64, "one line per slot");
 
 static size_t
@@ -66,8 +67,8 @@ gcap_gpu_queue_setup(struct gcap_exec *ex, struct gpu_queue *qs, char *errbuf)
 	o_res = al64(o_pkts + npk * sizeof(struct gcap_pkt));
 	o_xb = al64(o_res + c->ring_size * sizeof(struct gcap_batch_result));
 	o_shadow = al64(o_xb + c->nxbufs * sizeof(struct gcap_xbuf));
-	o_stage = al64(o_shadow + (c->mem == GCAP_MEM_COPY ?
-				   npk * sizeof(struct gcap_pkt) : 0));
+	o_stage = al64(o_shadow +
+		       (c->mem == GCAP_MEM_COPY ? npk * sizeof(struct gcap_pkt) : 0));
 	o_xdata = al64(o_stage + (size_t)c->ring_size * c->stage_size);
 	tot = o_xdata + (size_t)c->nxbufs * c->xbuf_size;
 
@@ -93,8 +94,7 @@ gcap_gpu_queue_setup(struct gcap_exec *ex, struct gpu_queue *qs, char *errbuf)
 		b->pkts = (struct gcap_pkt *)(h + o_pkts) + (size_t)i * c->batch_max;
 		b->res = (struct gcap_batch_result *)(h + o_res) + i;
 		b->queue = (uint16_t)qs->q;
-		b->stage = c->stage_size ? h + o_stage + (size_t)i * c->stage_size
-					 : NULL;
+		b->stage = c->stage_size ? h + o_stage + (size_t)i * c->stage_size : NULL;
 		b->stage_size = c->stage_size;
 		qs->slots[i].status = GCAP_GPU_FREE;
 	}
@@ -125,9 +125,10 @@ dev_launch(struct gcap_exec *ex, struct gpu_dev *d, char *errbuf)
 	kp.fault_at = ex->fault_at;
 	kp.prefetch = ex->prefetch;
 	kp.kstate = d->kstate;
-	rc = gcap_cu_err(ex->cu, ex->cu->LaunchKernel(d->fn, d->nblocks, 1, 1,
-			 ex->threads, 1, 1, 0, d->kstream, args, NULL), errbuf,
-			 "cuLaunchKernel(" KERNEL_NAME ")");
+	rc = gcap_cu_err(ex->cu,
+			 ex->cu->LaunchKernel(d->fn, d->nblocks, 1, 1, ex->threads, 1, 1,
+					      0, d->kstream, args, NULL),
+			 errbuf, "cuLaunchKernel(" KERNEL_NAME ")");
 	if (rc)
 		return rc;
 	d->launched = true;
@@ -183,8 +184,8 @@ gcap_gpu_batch_get(struct gcap_exec *ex, unsigned q)
 	 * overwritten and never completed (copy mode at full rate stalled,
 	 * with "batches still in flight" at stop) */
 	if (qs->prod - qs->cons >= ex->conf.ring_size ||
-	    __atomic_load_n(&qs->slots[s].status, __ATOMIC_ACQUIRE) !=
-	    GCAP_GPU_FREE || ex->stopped)
+	    __atomic_load_n(&qs->slots[s].status, __ATOMIC_ACQUIRE) != GCAP_GPU_FREE ||
+	    ex->stopped)
 		return NULL;
 	b = &qs->batches[s];
 	b->n = 0;
@@ -232,8 +233,7 @@ gcap_gpu_batch_submit(struct gcap_exec *ex, unsigned q, struct gcap_batch *b)
 				CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_OWNER);
 		/* READY and arg in one store: the GPU reads them in one load */
 		__atomic_store_n((uint64_t *)&sl->status,
-				 GCAP_GPU_READY | (uint64_t)arg << 32,
-				 __ATOMIC_RELEASE);
+				 GCAP_GPU_READY | (uint64_t)arg << 32, __ATOMIC_RELEASE);
 	}
 	qs->prod++;
 	return 0;
@@ -246,8 +246,7 @@ gcap_gpu_batch_poll(struct gcap_exec *ex, unsigned q)
 	unsigned s = (unsigned)(qs->cons & (ex->conf.ring_size - 1));
 
 	if (qs->cons == qs->prod ||
-	    __atomic_load_n(&qs->slots[s].status, __ATOMIC_ACQUIRE) !=
-	    GCAP_GPU_DONE)
+	    __atomic_load_n(&qs->slots[s].status, __ATOMIC_ACQUIRE) != GCAP_GPU_DONE)
 		return NULL;
 	qs->cons++;
 	return &qs->batches[s];
@@ -260,8 +259,7 @@ gcap_gpu_batch_release(struct gcap_exec *ex, unsigned q, struct gcap_batch *b)
 	size_t s = (size_t)(b - qs->batches);
 
 	if (s < ex->conf.ring_size)
-		__atomic_store_n(&qs->slots[s].status, GCAP_GPU_FREE,
-				 __ATOMIC_RELEASE);
+		__atomic_store_n(&qs->slots[s].status, GCAP_GPU_FREE, __ATOMIC_RELEASE);
 }
 
 /* Blocks of the persistent kernel that share each queue's batches. */
@@ -285,8 +283,10 @@ dev_check(struct gcap_exec *ex, struct gpu_dev *d, char *errbuf)
 	if (!d->launched)
 		return 0;
 	if (d->faulted)
-		return gcap_err(errbuf, EIO, "persistent kernel " KERNEL_NAME
-				" on GPU %d failed earlier", d->ordinal);
+		return gcap_err(errbuf, EIO,
+				"persistent kernel " KERNEL_NAME
+				" on GPU %d failed earlier",
+				d->ordinal);
 	if (ex->cu->CtxSetCurrent(d->ctx) != CUDA_SUCCESS)
 		return gcap_err(errbuf, EIO, "GPU %d: cuCtxSetCurrent failed",
 				d->ordinal);
@@ -296,16 +296,17 @@ dev_check(struct gcap_exec *ex, struct gpu_dev *d, char *errbuf)
 		d->finished = true;
 		if (!ex->stopped && !*(volatile uint32_t *)ex->quit) {
 			d->faulted = true;
-			return gcap_err(errbuf, EIO, "persistent kernel "
-					KERNEL_NAME " on GPU %d ended on its own",
+			return gcap_err(errbuf, EIO,
+					"persistent kernel " KERNEL_NAME
+					" on GPU %d ended on its own",
 					d->ordinal);
 		}
 		return 0;
 	}
 	if (r != CUDA_ERROR_NOT_READY) {
 		d->faulted = true;
-		snprintf(what, sizeof(what), "persistent kernel " KERNEL_NAME
-			 " on GPU %d", d->ordinal);
+		snprintf(what, sizeof(what),
+			 "persistent kernel " KERNEL_NAME " on GPU %d", d->ordinal);
 		gcap_cu_err(ex->cu, r, errbuf, what);
 		return -EIO;
 	}
@@ -317,8 +318,10 @@ dev_check(struct gcap_exec *ex, struct gpu_dev *d, char *errbuf)
 		r = ex->cu->StreamQuery(qs->cstream);
 		if (r != CUDA_SUCCESS && r != CUDA_ERROR_NOT_READY) {
 			d->faulted = true;
-			snprintf(what, sizeof(what), "copy stream of queue %u "
-				 "on GPU %d", q, d->ordinal);
+			snprintf(what, sizeof(what),
+				 "copy stream of queue %u "
+				 "on GPU %d",
+				 q, d->ordinal);
 			gcap_cu_err(ex->cu, r, errbuf, what);
 			return -EIO;
 		}
@@ -354,8 +357,8 @@ queues_drained(struct gcap_exec *ex)
 		for (k = qs->cons; k < qs->prod; k++) {
 			unsigned s = (unsigned)(k & (ex->conf.ring_size - 1));
 
-			if (__atomic_load_n(&qs->slots[s].status,
-					    __ATOMIC_ACQUIRE) != GCAP_GPU_DONE)
+			if (__atomic_load_n(&qs->slots[s].status, __ATOMIC_ACQUIRE) !=
+			    GCAP_GPU_DONE)
 				return false;
 		}
 	}
@@ -372,7 +375,8 @@ gcap_gpu_stop(struct gcap_exec *ex, unsigned timeout_ms, char *errbuf)
 
 	if (ex->stopped) {
 		if (ex->stop_rc)
-			gcap_err(errbuf, -ex->stop_rc, "gpu executor: stopped "
+			gcap_err(errbuf, -ex->stop_rc,
+				 "gpu executor: stopped "
 				 "earlier with an error");
 		return ex->stop_rc;
 	}
@@ -389,8 +393,10 @@ gcap_gpu_stop(struct gcap_exec *ex, unsigned timeout_ms, char *errbuf)
 		if (queues_drained(ex))
 			break;
 		if (now_ms() > deadline) {
-			rc = gcap_err(errbuf, ETIMEDOUT, "gpu executor: batches "
-				      "still in flight after %u ms", timeout_ms);
+			rc = gcap_err(errbuf, ETIMEDOUT,
+				      "gpu executor: batches "
+				      "still in flight after %u ms",
+				      timeout_ms);
 			break;
 		}
 		usleep(50);
@@ -418,10 +424,12 @@ gcap_gpu_stop(struct gcap_exec *ex, unsigned timeout_ms, char *errbuf)
 			break;
 		if (now_ms() > deadline) {
 			if (!rc)
-				rc = gcap_err(errbuf, ETIMEDOUT, "persistent "
+				rc = gcap_err(errbuf, ETIMEDOUT,
+					      "persistent "
 					      "kernel " KERNEL_NAME " did not "
 					      "end within %u ms of the quit "
-					      "flag", timeout_ms);
+					      "flag",
+					      timeout_ms);
 			ex->kernel_alive = true;
 			break;
 		}
@@ -429,8 +437,7 @@ gcap_gpu_stop(struct gcap_exec *ex, unsigned timeout_ms, char *errbuf)
 	}
 	/* a faulted context cannot run anything any more: nothing alive */
 	for (i = 0; i < ex->ndev; i++)
-		if (ex->dev[i].launched && !ex->dev[i].finished &&
-		    !ex->dev[i].faulted)
+		if (ex->dev[i].launched && !ex->dev[i].finished && !ex->dev[i].faulted)
 			ex->kernel_alive = true;
 	ex->stop_rc = rc;
 	return rc;

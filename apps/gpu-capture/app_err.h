@@ -15,8 +15,7 @@
  * @return 1, the exit status of a run that failed (the option parser
  * returns -app_err(...)).
  */
-static inline int __attribute__((format(printf, 1, 2)))
-app_err(const char *fmt, ...)
+static inline int __attribute__((format(printf, 1, 2))) app_err(const char *fmt, ...)
 {
 	va_list ap;
 

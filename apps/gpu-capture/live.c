@@ -33,12 +33,15 @@ create_pools(struct app *a, struct rte_mempool **pools, uint16_t data_room)
 		char name[RTE_MEMPOOL_NAMESIZE];
 		int socket = p->socket >= 0 ? p->socket : (int)rte_socket_id();
 
-		snprintf(name, sizeof(name), "gcap_p%u_q%u", p->index, a->queues[q].rx_queue);
+		snprintf(name, sizeof(name), "gcap_p%u_q%u", p->index,
+			 a->queues[q].rx_queue);
 		if (a->ops->pool_create != NULL)
-			pools[q] = a->ops->pool_create(a->ex, q, p->port_id, name, o->mbufs,
-						       data_room, socket, a->err);
+			pools[q] =
+				a->ops->pool_create(a->ex, q, p->port_id, name, o->mbufs,
+						    data_room, socket, a->err);
 		else {
-			pools[q] = rte_pktmbuf_pool_create(name, o->mbufs, 256, 0, data_room, socket);
+			pools[q] = rte_pktmbuf_pool_create(name, o->mbufs, 256, 0,
+							   data_room, socket);
 			if (pools[q] == NULL)
 				snprintf(a->err, sizeof(a->err),
 					 "cannot create a pool of %u mbufs: %s", o->mbufs,
@@ -60,15 +63,16 @@ capture_loop(struct app *a)
 {
 	const struct app_opts *o = a->o;
 	uint64_t next_stats = a->t_start + (uint64_t)o->stats_secs * 1000000000u;
-	uint64_t last = a->t_start, end = o->duration ?
-		a->t_start + (uint64_t)o->duration * 1000000000u : UINT64_MAX;
+	uint64_t last = a->t_start,
+		 end = o->duration ? a->t_start + (uint64_t)o->duration * 1000000000u :
+				     UINT64_MAX;
 	struct app_totals prev;
 	bool state_warned = false;
 	int rc = 0;
 
 	memset(&prev, 0, sizeof(prev));
 	while (!app_signalled() && !gcap_pipeline_finished(a->pl)) {
-		struct timespec ts = {0, 20000000};
+		struct timespec ts = { 0, 20000000 };
 		uint64_t now;
 
 		nanosleep(&ts, NULL);
@@ -84,8 +88,8 @@ capture_loop(struct app *a)
 			/* the kernel's state while running: the file is
 			 * replaced (rename) with a snapshot every interval */
 			if (o->kernel_state != NULL && a->ex != NULL &&
-			    a->ops->kernel_state(a->ex, o->kernel_state,
-						 a->err) < 0 && !state_warned) {
+			    a->ops->kernel_state(a->ex, o->kernel_state, a->err) < 0 &&
+			    !state_warned) {
 				app_err("warning: kernel state snapshot: %s", a->err);
 				state_warned = true;
 			}
@@ -123,7 +127,8 @@ app_run_live(struct app *a)
 	if (app_choose_backend(a) != 0)
 		return 1;
 	a->nqueues = a->nports * o->queues;
-	app_exec_conf(a, &ec, a->nqueues, o->mem == GCAP_MEM_GPU ? 0 : GCAP_PIPELINE_STAGE_LIVE,
+	app_exec_conf(a, &ec, a->nqueues,
+		      o->mem == GCAP_MEM_GPU ? 0 : GCAP_PIPELINE_STAGE_LIVE,
 		      RTE_MBUF_DEFAULT_DATAROOM);
 	if (o->dump_gpu_code)
 		return app_dump_gpu_code(a, &ec);
@@ -174,7 +179,8 @@ app_run_live(struct app *a)
 			goto out;
 		}
 		for (unsigned i = 0; i < a->nqueues; i++)
-			gpu_ids[i] = gcap_gpu_pick(a->ports[a->queues[i].port_index].socket);
+			gpu_ids[i] =
+				gcap_gpu_pick(a->ports[a->queues[i].port_index].socket);
 		ec.gpus = gpu_ids;
 		ec.ngpus = a->nqueues;
 	}
@@ -184,8 +190,9 @@ app_run_live(struct app *a)
 		goto out;
 	}
 	for (unsigned p = 0; p < a->nports; p++)
-		if (gcap_port_configure(&a->ports[p], (uint16_t)o->queues, (uint16_t)o->nb_rxd,
-					pools + p * o->queues, a->err) < 0) {
+		if (gcap_port_configure(&a->ports[p], (uint16_t)o->queues,
+					(uint16_t)o->nb_rxd, pools + p * o->queues,
+					a->err) < 0) {
 			rc = app_err("%s", a->err);
 			goto out;
 		}

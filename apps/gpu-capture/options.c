@@ -49,143 +49,181 @@ enum {
 };
 
 static const struct option long_opts[] = {
-	{"interface", required_argument, NULL, 'i'},
-	{"read", required_argument, NULL, 'r'},
-	{"write", required_argument, NULL, 'w'},
-	{"format", required_argument, NULL, 'F'},
-	{"snaplen", required_argument, NULL, 's'},
-	{"count", required_argument, NULL, 'c'},
-	{"file-size", required_argument, NULL, 'C'},
-	{"rotate-seconds", required_argument, NULL, 'G'},
-	{"file-count", required_argument, NULL, 'W'},
-	{"quiet", no_argument, NULL, 'q'},
-	{"packet-buffered", no_argument, NULL, 'U'},
-	{"verbose", no_argument, NULL, 'v'},
-	{"help", no_argument, NULL, 'h'},
-	{"version", no_argument, NULL, OPT_VERSION},
-	{"stats", required_argument, NULL, OPT_STATS},
-	{"summary-json", required_argument, NULL, OPT_SUMMARY_JSON},
-	{"queues", required_argument, NULL, OPT_QUEUES},
-	{"lcores", required_argument, NULL, OPT_LCORES},
-	{"backend", required_argument, NULL, OPT_BACKEND},
-	{"mem", required_argument, NULL, OPT_MEM},
-	{"gpu", required_argument, NULL, OPT_GPU},
-	{"gpu-interp", no_argument, NULL, OPT_GPU_INTERP},
-	{"gpu-blocks", required_argument, NULL, OPT_GPU_BLOCKS},
-	{"eal", required_argument, NULL, OPT_EAL},
-	{"batch", required_argument, NULL, OPT_BATCH},
-	{"ring", required_argument, NULL, OPT_RING},
-	{"rxd", required_argument, NULL, OPT_RXD},
-	{"mbufs", required_argument, NULL, OPT_MBUFS},
-	{"duration", required_argument, NULL, OPT_DURATION},
-	{"rx-rate", required_argument, NULL, OPT_RX_RATE},
-	{"rx-burst", required_argument, NULL, OPT_RX_BURST},
-	{"backpressure", no_argument, NULL, OPT_BACKPRESSURE},
-	{"busy-poll", no_argument, NULL, OPT_BUSY_POLL},
-	{"poll-phases", no_argument, NULL, OPT_POLL_PHASES},
-	{"kernel", required_argument, NULL, OPT_KERNEL},
-	{"kernel-arg", required_argument, NULL, OPT_KERNEL_ARG},
-	{"kernel-state", required_argument, NULL, OPT_KERNEL_STATE},
-	{"dump-gpu-code", no_argument, NULL, OPT_DUMP_GPU_CODE},
-	{"doctor", no_argument, NULL, OPT_DOCTOR},
-	{"doctor-root", required_argument, NULL, OPT_DOCTOR_ROOT},
-	{"json", no_argument, NULL, OPT_JSON},
-	{NULL, 0, NULL, 0},
+	{ "interface", required_argument, NULL, 'i' },
+	{ "read", required_argument, NULL, 'r' },
+	{ "write", required_argument, NULL, 'w' },
+	{ "format", required_argument, NULL, 'F' },
+	{ "snaplen", required_argument, NULL, 's' },
+	{ "count", required_argument, NULL, 'c' },
+	{ "file-size", required_argument, NULL, 'C' },
+	{ "rotate-seconds", required_argument, NULL, 'G' },
+	{ "file-count", required_argument, NULL, 'W' },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "packet-buffered", no_argument, NULL, 'U' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, OPT_VERSION },
+	{ "stats", required_argument, NULL, OPT_STATS },
+	{ "summary-json", required_argument, NULL, OPT_SUMMARY_JSON },
+	{ "queues", required_argument, NULL, OPT_QUEUES },
+	{ "lcores", required_argument, NULL, OPT_LCORES },
+	{ "backend", required_argument, NULL, OPT_BACKEND },
+	{ "mem", required_argument, NULL, OPT_MEM },
+	{ "gpu", required_argument, NULL, OPT_GPU },
+	{ "gpu-interp", no_argument, NULL, OPT_GPU_INTERP },
+	{ "gpu-blocks", required_argument, NULL, OPT_GPU_BLOCKS },
+	{ "eal", required_argument, NULL, OPT_EAL },
+	{ "batch", required_argument, NULL, OPT_BATCH },
+	{ "ring", required_argument, NULL, OPT_RING },
+	{ "rxd", required_argument, NULL, OPT_RXD },
+	{ "mbufs", required_argument, NULL, OPT_MBUFS },
+	{ "duration", required_argument, NULL, OPT_DURATION },
+	{ "rx-rate", required_argument, NULL, OPT_RX_RATE },
+	{ "rx-burst", required_argument, NULL, OPT_RX_BURST },
+	{ "backpressure", no_argument, NULL, OPT_BACKPRESSURE },
+	{ "busy-poll", no_argument, NULL, OPT_BUSY_POLL },
+	{ "poll-phases", no_argument, NULL, OPT_POLL_PHASES },
+	{ "kernel", required_argument, NULL, OPT_KERNEL },
+	{ "kernel-arg", required_argument, NULL, OPT_KERNEL_ARG },
+	{ "kernel-state", required_argument, NULL, OPT_KERNEL_STATE },
+	{ "dump-gpu-code", no_argument, NULL, OPT_DUMP_GPU_CODE },
+	{ "doctor", no_argument, NULL, OPT_DOCTOR },
+	{ "doctor-root", required_argument, NULL, OPT_DOCTOR_ROOT },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ NULL, 0, NULL, 0 },
 };
 
 void
 app_usage(void)
 {
-	printf(
-"Usage: gpu-capture [options] (-i PORT ... | -r FILE) -w FILE [expression]\n"
-"       gpu-capture --doctor [--json] [--gpu N[,N...]] [-i PORT ...]\n"
-"\n"
-"Capture packets from DPDK ports (or read a capture file), filter them with\n"
-"tcpdump's filter language on the GPU or the CPU, and write pcap/pcapng.\n"
-"\n"
-"Input:\n"
-"  -i PORT            a PCI address (0000:3b:00.0), a DPDK virtual device\n"
-"                     (net_pcap0,rx_pcap=x.pcap  net_null0  net_ring0 ...), or a\n"
-"                     Linux interface (through net_af_packet); repeatable\n"
-"  -r FILE            read a pcap or pcapng file instead (any link type)\n"
-"Output:\n"
-"  -w FILE[:EXPR]     write matching packets to FILE (\"-\" = stdout); with :EXPR\n"
-"                     this output has its own filter, else the trailing\n"
-"                     expression; repeatable: one pass feeds every output.\n"
-"                     Write \\: for a ':' that belongs to the file name\n"
-"  -F pcap|pcapng     format (default: pcapng if FILE ends in .pcapng, else\n"
-"                     pcap with nanosecond timestamps)\n"
-"  -s SNAPLEN         bytes kept per packet (default and 0: 262144)\n"
-"  -c COUNT           stop after COUNT packets are written\n"
-"  -C MBYTES          new file once the current one exceeds MBYTES million bytes\n"
-"  -G SECONDS         new file every SECONDS (FILE may hold strftime %%-escapes)\n"
-"  -W FILES           with -C: ring of FILES files; with -G: stop after FILES\n"
-"  -U                 flush after every batch of packets\n"
-"Filter:\n"
-"  expression         tcpdump filter syntax (pcap-filter(7)), compiled by libpcap\n"
-"  -d, -dd, -ddd      print the compiled BPF program like tcpdump and exit\n"
-"  --dump-gpu-code    print the CUDA translation unit NVRTC compiles and exit\n"
-"Processing:\n"
-"  --backend cpu|gpu|auto   where filters and kernels run (default auto)\n"
-"  --mem gpu|host|copy|auto where packets land for the GPU (default auto)\n"
-"  --gpu N[,N...]     GPU ordinals (queues are spread over them)\n"
-"  --gpu-interp       interpret BPF on the GPU instead of compiling it\n"
-"  --gpu-blocks N     GPU thread blocks sharing each queue's batches (a power\n"
-"                     of two, at most --ring; default 4, else 2, where the\n"
-"                     GPU has the SMs; with --mem copy at most 8 blocks a\n"
-"                     GPU; 1 with an ordered --kernel)\n"
-"  --kernel FILE.c    inline packet kernel run on every packet that passed the\n"
-"                     filter (see docs/kernels.md)\n"
-"  --kernel-arg STR   argument given to the kernel's init hook\n"
-"  --kernel-state F   write the kernel's state as JSON to F at exit; with\n"
-"                     --stats, also a snapshot every interval while running\n"
-"Ports and cores:\n"
-"  --queues N         RX queues per port (RSS where the port has it; default 1)\n"
-"  --lcores LIST      CPUs for the RX lcores, e.g. 2-5 (default: one each)\n"
-"  --eal \"ARGS\"       extra DPDK EAL arguments\n"
-"  --batch N          packets per batch (default 256, at most %u)\n"
-"  --ring N           batches in flight per queue (power of two, default 16)\n"
-"  --rxd N            RX descriptors per queue (default 1024)\n"
-"  --rx-burst N       packets asked of the port per receive call, called until\n"
-"                     the batch is full or the port is empty (default: one\n"
-"                     call for all the batch has room for)\n"
-"  --mbufs N          mbufs per queue (default: enough for --rxd, --batch, --ring)\n"
-"  --backpressure     when the pipeline is full, stop polling (the NIC drops)\n"
-"                     instead of dropping and counting \"pipeline full\"\n"
-"  --busy-poll        never sleep on an idle queue; also counts the polls that\n"
-"                     come 5 us or more late (poll gaps: the summary, --stats,\n"
-"                     --summary-json; docs/tuning.md)\n"
-"  --poll-phases      time each part of every RX poll (the driver's RX, the\n"
-"                     completions, the submission...): where the RX lcores'\n"
-"                     time and their long stalls go (summary, --summary-json)\n"
-"  --rx-rate PPS      deliver at most PPS packets/s per queue, spread evenly\n"
-"                     (benchmarks)\n"
-"Reporting:\n"
-"  --stats SECONDS    print a line of rates and counters every SECONDS\n"
-"  --summary-json F   write the final counters as JSON to F\n"
-"  --duration SECONDS stop after SECONDS\n"
-"  -q                 no summary at exit\n"
-"  -v                 DPDK's log at its default level (else errors only)\n"
-"  -h, --help         this text;  --version  the version\n"
-"Host check:\n"
-"  --doctor           check whether this host can capture into GPU memory for\n"
-"                     the -i ports (or any NIC): one line per check, with what\n"
-"                     was found and the fix; exit 0 if it can, 1 if not\n"
-"  --json             with --doctor: the report as JSON\n"
-"  --doctor-root DIR  with --doctor: read /sys, /proc, /dev under DIR (tests,\n"
-"                     containers; default /)\n"
-"Long forms: --interface -i, --read -r, --write -w, --format -F, --snaplen -s,\n"
-"  --count -c, --file-size -C, --rotate-seconds -G, --file-count -W, --quiet -q,\n"
-"  --packet-buffered -U, --verbose -v\n"
-"\n"
-"Exit status: 0 on success, 1 on any error (nothing is started on bad input).\n",
+	printf("Usage: gpu-capture [options] (-i PORT ... | -r FILE) -w FILE "
+	       "[expression]\n"
+	       "       gpu-capture --doctor [--json] [--gpu N[,N...]] [-i PORT ...]\n"
+	       "\n"
+	       "Capture packets from DPDK ports (or read a capture file), filter them "
+	       "with\n"
+	       "tcpdump's filter language on the GPU or the CPU, and write pcap/pcapng.\n"
+	       "\n"
+	       "Input:\n"
+	       "  -i PORT            a PCI address (0000:3b:00.0), a DPDK virtual "
+	       "device\n"
+	       "                     (net_pcap0,rx_pcap=x.pcap  net_null0  net_ring0 "
+	       "...), or a\n"
+	       "                     Linux interface (through net_af_packet); "
+	       "repeatable\n"
+	       "  -r FILE            read a pcap or pcapng file instead (any link type)\n"
+	       "Output:\n"
+	       "  -w FILE[:EXPR]     write matching packets to FILE (\"-\" = stdout); "
+	       "with :EXPR\n"
+	       "                     this output has its own filter, else the trailing\n"
+	       "                     expression; repeatable: one pass feeds every "
+	       "output.\n"
+	       "                     Write \\: for a ':' that belongs to the file name\n"
+	       "  -F pcap|pcapng     format (default: pcapng if FILE ends in .pcapng, "
+	       "else\n"
+	       "                     pcap with nanosecond timestamps)\n"
+	       "  -s SNAPLEN         bytes kept per packet (default and 0: 262144)\n"
+	       "  -c COUNT           stop after COUNT packets are written\n"
+	       "  -C MBYTES          new file once the current one exceeds MBYTES "
+	       "million bytes\n"
+	       "  -G SECONDS         new file every SECONDS (FILE may hold strftime "
+	       "%%-escapes)\n"
+	       "  -W FILES           with -C: ring of FILES files; with -G: stop after "
+	       "FILES\n"
+	       "  -U                 flush after every batch of packets\n"
+	       "Filter:\n"
+	       "  expression         tcpdump filter syntax (pcap-filter(7)), compiled by "
+	       "libpcap\n"
+	       "  -d, -dd, -ddd      print the compiled BPF program like tcpdump and "
+	       "exit\n"
+	       "  --dump-gpu-code    print the CUDA translation unit NVRTC compiles and "
+	       "exit\n"
+	       "Processing:\n"
+	       "  --backend cpu|gpu|auto   where filters and kernels run (default auto)\n"
+	       "  --mem gpu|host|copy|auto where packets land for the GPU (default "
+	       "auto)\n"
+	       "  --gpu N[,N...]     GPU ordinals (queues are spread over them)\n"
+	       "  --gpu-interp       interpret BPF on the GPU instead of compiling it\n"
+	       "  --gpu-blocks N     GPU thread blocks sharing each queue's batches (a "
+	       "power\n"
+	       "                     of two, at most --ring; default 4, else 2, where "
+	       "the\n"
+	       "                     GPU has the SMs; with --mem copy at most 8 blocks "
+	       "a\n"
+	       "                     GPU; 1 with an ordered --kernel)\n"
+	       "  --kernel FILE.c    inline packet kernel run on every packet that "
+	       "passed the\n"
+	       "                     filter (see docs/kernels.md)\n"
+	       "  --kernel-arg STR   argument given to the kernel's init hook\n"
+	       "  --kernel-state F   write the kernel's state as JSON to F at exit; "
+	       "with\n"
+	       "                     --stats, also a snapshot every interval while "
+	       "running\n"
+	       "Ports and cores:\n"
+	       "  --queues N         RX queues per port (RSS where the port has it; "
+	       "default 1)\n"
+	       "  --lcores LIST      CPUs for the RX lcores, e.g. 2-5 (default: one "
+	       "each)\n"
+	       "  --eal \"ARGS\"       extra DPDK EAL arguments\n"
+	       "  --batch N          packets per batch (default 256, at most %u)\n"
+	       "  --ring N           batches in flight per queue (power of two, default "
+	       "16)\n"
+	       "  --rxd N            RX descriptors per queue (default 1024)\n"
+	       "  --rx-burst N       packets asked of the port per receive call, called "
+	       "until\n"
+	       "                     the batch is full or the port is empty (default: "
+	       "one\n"
+	       "                     call for all the batch has room for)\n"
+	       "  --mbufs N          mbufs per queue (default: enough for --rxd, "
+	       "--batch, --ring)\n"
+	       "  --backpressure     when the pipeline is full, stop polling (the NIC "
+	       "drops)\n"
+	       "                     instead of dropping and counting \"pipeline full\"\n"
+	       "  --busy-poll        never sleep on an idle queue; also counts the polls "
+	       "that\n"
+	       "                     come 5 us or more late (poll gaps: the summary, "
+	       "--stats,\n"
+	       "                     --summary-json; docs/tuning.md)\n"
+	       "  --poll-phases      time each part of every RX poll (the driver's RX, "
+	       "the\n"
+	       "                     completions, the submission...): where the RX "
+	       "lcores'\n"
+	       "                     time and their long stalls go (summary, "
+	       "--summary-json)\n"
+	       "  --rx-rate PPS      deliver at most PPS packets/s per queue, spread "
+	       "evenly\n"
+	       "                     (benchmarks)\n"
+	       "Reporting:\n"
+	       "  --stats SECONDS    print a line of rates and counters every SECONDS\n"
+	       "  --summary-json F   write the final counters as JSON to F\n"
+	       "  --duration SECONDS stop after SECONDS\n"
+	       "  -q                 no summary at exit\n"
+	       "  -v                 DPDK's log at its default level (else errors only)\n"
+	       "  -h, --help         this text;  --version  the version\n"
+	       "Host check:\n"
+	       "  --doctor           check whether this host can capture into GPU memory "
+	       "for\n"
+	       "                     the -i ports (or any NIC): one line per check, with "
+	       "what\n"
+	       "                     was found and the fix; exit 0 if it can, 1 if not\n"
+	       "  --json             with --doctor: the report as JSON\n"
+	       "  --doctor-root DIR  with --doctor: read /sys, /proc, /dev under DIR "
+	       "(tests,\n"
+	       "                     containers; default /)\n"
+	       "Long forms: --interface -i, --read -r, --write -w, --format -F, "
+	       "--snaplen -s,\n"
+	       "  --count -c, --file-size -C, --rotate-seconds -G, --file-count -W, "
+	       "--quiet -q,\n"
+	       "  --packet-buffered -U, --verbose -v\n"
+	       "\n"
+	       "Exit status: 0 on success, 1 on any error (nothing is started on bad "
+	       "input).\n",
 	       GCAP_BATCH_MAX);
 }
 
 /* Strict unsigned parse: digits only, in [min, max]. */
 static int
-parse_u64(const char *opt, const char *s, uint64_t min, uint64_t max,
-	  uint64_t *out)
+parse_u64(const char *opt, const char *s, uint64_t min, uint64_t max, uint64_t *out)
 {
 	char *end;
 	unsigned long long v;
@@ -200,14 +238,16 @@ parse_u64(const char *opt, const char *s, uint64_t min, uint64_t max,
 	return 0;
 bad:
 	return -app_err("invalid value '%s' for %s (expected an integer from %" PRIu64
-			" to %" PRIu64 ")", s, opt, min, max);
+			" to %" PRIu64 ")",
+			s, opt, min, max);
 }
 
-#define PARSE_U(opt, s, min, max, dst) do { \
-		uint64_t v_; \
+#define PARSE_U(opt, s, min, max, dst)                    \
+	do {                                              \
+		uint64_t v_;                              \
 		if (parse_u64(opt, s, min, max, &v_) < 0) \
-			return -1; \
-		(dst) = v_; \
+			return -1;                        \
+		(dst) = v_;                               \
 	} while (0)
 
 /* -w FILE[:EXPR]; "\:" is a literal ':' of the file name. */
@@ -248,7 +288,8 @@ parse_gpus(const char *s, struct app_opts *o)
 	if (dup == NULL)
 		return -app_err("out of memory");
 	o->ngpus = 0;
-	for (tok = strtok_r(dup, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save)) {
+	for (tok = strtok_r(dup, ",", &save); tok != NULL;
+	     tok = strtok_r(NULL, ",", &save)) {
 		uint64_t v;
 
 		if (o->ngpus == APP_MAX_GPUS || parse_u64("--gpu", tok, 0, 255, &v) < 0) {
@@ -278,7 +319,8 @@ app_parse_options(int argc, char **argv, struct app_opts *o)
 	o->backend = GCAP_BACKEND_AUTO;
 	o->mem = GCAP_MEM_AUTO;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+i:r:w:F:s:c:C:G:W:qUvdh", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+i:r:w:F:s:c:C:G:W:qUvdh", long_opts,
+				NULL)) != -1) {
 		switch (c) {
 		case 'i':
 			if (o->nports == APP_MAX_PORTS)
@@ -292,7 +334,8 @@ app_parse_options(int argc, char **argv, struct app_opts *o)
 			break;
 		case 'w':
 			if (o->nouts == GCAP_MAX_OUTPUTS)
-				return -app_err("at most %u outputs (-w)", GCAP_MAX_OUTPUTS);
+				return -app_err("at most %u outputs (-w)",
+						GCAP_MAX_OUTPUTS);
 			if (parse_output(optarg, &o->outs[o->nouts]) < 0)
 				return -1;
 			o->nouts++;
@@ -303,100 +346,81 @@ app_parse_options(int argc, char **argv, struct app_opts *o)
 			else if (strcmp(optarg, "pcapng") == 0)
 				o->fmt = GCAP_FMT_PCAPNG;
 			else
-				return -app_err("-F '%s': expected pcap or pcapng", optarg);
+				return -app_err("-F '%s': expected pcap or pcapng",
+						optarg);
 			break;
 		case 's':
 			PARSE_U("-s", optarg, 0, 262144, o->snaplen);
 			if (o->snaplen == 0)
 				o->snaplen = 262144;
 			break;
-		case 'c':
-			PARSE_U("-c", optarg, 1, UINT64_MAX, o->count);
-			break;
+		case 'c': PARSE_U("-c", optarg, 1, UINT64_MAX, o->count); break;
 		case 'C':
 			PARSE_U("-C", optarg, 1, UINT64_MAX / 1000000u, mb);
 			o->rotate_bytes = mb * 1000000u;
 			break;
-		case 'G':
-			PARSE_U("-G", optarg, 1, UINT32_MAX, o->rotate_secs);
-			break;
-		case 'W':
-			PARSE_U("-W", optarg, 1, 100000, o->max_files);
-			break;
-		case 'q':
-			o->quiet = true;
-			break;
-		case 'U':
-			o->packet_buffered = true;
-			break;
-		case 'v':
-			o->verbose = true;
-			break;
-		case 'd':
-			o->dump_level++;
-			break;
-		case 'h':
-			app_usage();
-			return 1;
+		case 'G': PARSE_U("-G", optarg, 1, UINT32_MAX, o->rotate_secs); break;
+		case 'W': PARSE_U("-W", optarg, 1, 100000, o->max_files); break;
+		case 'q': o->quiet = true; break;
+		case 'U': o->packet_buffered = true; break;
+		case 'v': o->verbose = true; break;
+		case 'd': o->dump_level++; break;
+		case 'h': app_usage(); return 1;
 		case OPT_VERSION:
 			printf("gpu-capture %s (%s)\n", GCAP_VERSION, pcap_lib_version());
 			return 1;
 		case OPT_STATS:
 			PARSE_U("--stats", optarg, 1, 86400, o->stats_secs);
 			break;
-		case OPT_SUMMARY_JSON:
-			o->summary_json = optarg;
-			break;
-		case OPT_QUEUES:
-			PARSE_U("--queues", optarg, 1, 64, o->queues);
-			break;
+		case OPT_SUMMARY_JSON: o->summary_json = optarg; break;
+		case OPT_QUEUES: PARSE_U("--queues", optarg, 1, 64, o->queues); break;
 		case OPT_LCORES: {
 			int n = gcap_cpulist_parse(optarg, NULL, GCAP_CPU_MAX);
 
 			if (n < 0)
 				return -app_err("bad --lcores list '%s': expected CPUs "
-						"such as 2-5,8", optarg);
+						"such as 2-5,8",
+						optarg);
 			o->lcores = optarg;
 			o->nlcores = (unsigned)n;
 			break;
 		}
 		case OPT_BACKEND:
 			if (gcap_backend_parse(optarg, &o->backend) < 0)
-				return -app_err("--backend '%s': expected cpu, gpu or auto", optarg);
+				return -app_err(
+					"--backend '%s': expected cpu, gpu or auto",
+					optarg);
 			break;
 		case OPT_MEM:
 			if (gcap_mem_parse(optarg, &o->mem) < 0)
-				return -app_err("--mem '%s': expected gpu, host, copy or auto", optarg);
+				return -app_err(
+					"--mem '%s': expected gpu, host, copy or auto",
+					optarg);
 			break;
 		case OPT_GPU:
 			if (parse_gpus(optarg, o) < 0)
 				return -1;
 			break;
-		case OPT_GPU_INTERP:
-			o->interp = true;
-			break;
+		case OPT_GPU_INTERP: o->interp = true; break;
 		case OPT_GPU_BLOCKS:
 			PARSE_U("--gpu-blocks", optarg, 1, 64, o->gpu_blocks);
 			if ((o->gpu_blocks & (o->gpu_blocks - 1)) != 0)
-				return -app_err("--gpu-blocks '%s': must be a power of two", optarg);
+				return -app_err(
+					"--gpu-blocks '%s': must be a power of two",
+					optarg);
 			break;
-		case OPT_EAL:
-			o->eal = optarg;
-			break;
+		case OPT_EAL: o->eal = optarg; break;
 		case OPT_BATCH:
 			PARSE_U("--batch", optarg, 1, GCAP_BATCH_MAX, o->batch);
 			break;
 		case OPT_RING:
 			PARSE_U("--ring", optarg, 2, 4096, o->ring);
 			if ((o->ring & (o->ring - 1)) != 0)
-				return -app_err("--ring '%s': must be a power of two", optarg);
+				return -app_err("--ring '%s': must be a power of two",
+						optarg);
 			break;
-		case OPT_RXD:
-			PARSE_U("--rxd", optarg, 32, 32768, o->nb_rxd);
-			break;
-		case OPT_MBUFS:
-			PARSE_U("--mbufs", optarg, 64, 16777216, o->mbufs);
-			break;
+		case OPT_RXD: PARSE_U("--rxd", optarg, 32, 32768, o->nb_rxd); break;
+		case OPT_MBUFS: PARSE_U("--mbufs", optarg, 64, 16777216, o->mbufs); break;
 		case OPT_DURATION:
 			PARSE_U("--duration", optarg, 1, UINT32_MAX, o->duration);
 			break;
@@ -404,44 +428,26 @@ app_parse_options(int argc, char **argv, struct app_opts *o)
 			PARSE_U("--rx-burst", optarg, 1, GCAP_BATCH_MAX, o->rx_burst);
 			break;
 		case OPT_RX_RATE:
-			PARSE_U("--rx-rate", optarg, 1, UINT64_MAX / 1000000000u, o->rx_rate);
+			PARSE_U("--rx-rate", optarg, 1, UINT64_MAX / 1000000000u,
+				o->rx_rate);
 			break;
-		case OPT_BACKPRESSURE:
-			o->backpressure = true;
-			break;
-		case OPT_BUSY_POLL:
-			o->busy_poll = true;
-			break;
-		case OPT_POLL_PHASES:
-			o->poll_phases = true;
-			break;
-		case OPT_KERNEL:
-			o->kernel = optarg;
-			break;
-		case OPT_KERNEL_ARG:
-			o->kernel_arg = optarg;
-			break;
-		case OPT_KERNEL_STATE:
-			o->kernel_state = optarg;
-			break;
-		case OPT_DUMP_GPU_CODE:
-			o->dump_gpu_code = true;
-			break;
-		case OPT_DOCTOR:
-			o->doctor = true;
-			break;
-		case OPT_DOCTOR_ROOT:
-			o->doctor_conf.root = optarg;
-			break;
-		case OPT_JSON:
-			o->doctor_conf.json = true;
-			break;
+		case OPT_BACKPRESSURE: o->backpressure = true; break;
+		case OPT_BUSY_POLL: o->busy_poll = true; break;
+		case OPT_POLL_PHASES: o->poll_phases = true; break;
+		case OPT_KERNEL: o->kernel = optarg; break;
+		case OPT_KERNEL_ARG: o->kernel_arg = optarg; break;
+		case OPT_KERNEL_STATE: o->kernel_state = optarg; break;
+		case OPT_DUMP_GPU_CODE: o->dump_gpu_code = true; break;
+		case OPT_DOCTOR: o->doctor = true; break;
+		case OPT_DOCTOR_ROOT: o->doctor_conf.root = optarg; break;
+		case OPT_JSON: o->doctor_conf.json = true; break;
 		case '?':
 		default:
 			if (optopt != 0 && strchr("irwFscCGW", optopt) != NULL)
 				return -app_err("option -%c needs a value", optopt);
 			if (optopt != 0)
-				return -app_err("unknown option -%c (see --help)", optopt);
+				return -app_err("unknown option -%c (see --help)",
+						optopt);
 			return -app_err("unknown or incomplete option '%s' (see --help)",
 					argv[optind - 1]);
 		}
@@ -479,9 +485,11 @@ app_parse_options(int argc, char **argv, struct app_opts *o)
 	for (unsigned i = 0; i < o->nouts; i++)
 		for (unsigned j = 0; j < i; j++)
 			if (strcmp(o->outs[i].path, o->outs[j].path) == 0)
-				return -app_err("output '%s' given twice", o->outs[i].path);
+				return -app_err("output '%s' given twice",
+						o->outs[i].path);
 	/* -d prints the programs and exits before a backend is chosen */
-	if (o->dump_level == 0 && o->backend == GCAP_BACKEND_CPU && o->mem != GCAP_MEM_AUTO)
+	if (o->dump_level == 0 && o->backend == GCAP_BACKEND_CPU &&
+	    o->mem != GCAP_MEM_AUTO)
 		return -app_err("--mem %s needs the gpu backend", gcap_mem_name(o->mem));
 	for (unsigned i = 0; i < o->nouts; i++)
 		o->outs[i].filter = o->outs[i].expr ? o->outs[i].expr : o->expr;

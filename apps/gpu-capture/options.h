@@ -15,56 +15,56 @@
 #define APP_MAX_GPUS 16
 
 struct app_output {
-	char *path;       /* file name, "-" for stdout */
-	char *expr;       /* its own expression (-w FILE:EXPR), or NULL */
+	char *path;         /* file name, "-" for stdout */
+	char *expr;         /* its own expression (-w FILE:EXPR), or NULL */
 	const char *filter; /* what it passes: expr, else the trailing one */
 };
 
 struct app_opts {
 	const char *ports[APP_MAX_PORTS];
 	unsigned nports;
-	const char *read_file;            /* -r */
+	const char *read_file; /* -r */
 	struct app_output outs[GCAP_MAX_OUTPUTS];
 	unsigned nouts;
-	enum gcap_fmt fmt;                /* -F */
-	uint32_t snaplen;                 /* -s */
-	uint64_t count;                   /* -c */
-	uint64_t rotate_bytes;            /* -C, in bytes */
-	uint32_t rotate_secs;             /* -G */
-	uint32_t max_files;               /* -W */
-	bool quiet;                       /* -q */
-	bool packet_buffered;             /* -U */
-	int dump_level;                   /* -d, -dd, -ddd */
-	bool dump_gpu_code;               /* --dump-gpu-code */
-	bool verbose;                     /* -v */
-	unsigned stats_secs;              /* --stats */
-	const char *summary_json;         /* --summary-json */
-	unsigned queues;                  /* --queues */
-	const char *lcores;               /* --lcores */
-	unsigned nlcores;                 /* CPUs --lcores names (0: none given) */
-	enum gcap_backend backend;        /* --backend */
-	enum gcap_mem mem;                /* --mem */
-	int gpus[APP_MAX_GPUS];           /* --gpu */
+	enum gcap_fmt fmt;         /* -F */
+	uint32_t snaplen;          /* -s */
+	uint64_t count;            /* -c */
+	uint64_t rotate_bytes;     /* -C, in bytes */
+	uint32_t rotate_secs;      /* -G */
+	uint32_t max_files;        /* -W */
+	bool quiet;                /* -q */
+	bool packet_buffered;      /* -U */
+	int dump_level;            /* -d, -dd, -ddd */
+	bool dump_gpu_code;        /* --dump-gpu-code */
+	bool verbose;              /* -v */
+	unsigned stats_secs;       /* --stats */
+	const char *summary_json;  /* --summary-json */
+	unsigned queues;           /* --queues */
+	const char *lcores;        /* --lcores */
+	unsigned nlcores;          /* CPUs --lcores names (0: none given) */
+	enum gcap_backend backend; /* --backend */
+	enum gcap_mem mem;         /* --mem */
+	int gpus[APP_MAX_GPUS];    /* --gpu */
 	unsigned ngpus;
-	bool interp;                      /* --gpu-interp */
-	unsigned gpu_blocks;              /* --gpu-blocks */
-	const char *eal;                  /* --eal */
-	unsigned batch;                   /* --batch */
-	unsigned ring;                    /* --ring */
-	unsigned nb_rxd;                  /* --rxd */
-	unsigned mbufs;                   /* --mbufs (default: enough for
+	bool interp;                         /* --gpu-interp */
+	unsigned gpu_blocks;                 /* --gpu-blocks */
+	const char *eal;                     /* --eal */
+	unsigned batch;                      /* --batch */
+	unsigned ring;                       /* --ring */
+	unsigned nb_rxd;                     /* --rxd */
+	unsigned mbufs;                      /* --mbufs (default: enough for
 					   --rxd, --batch and --ring) */
-	unsigned duration;                /* --duration */
-	uint64_t rx_rate;                 /* --rx-rate (pps per queue) */
-	unsigned rx_burst;                /* --rx-burst (0: the batch's room) */
-	bool backpressure;                /* --backpressure */
-	bool busy_poll;                   /* --busy-poll */
-	bool poll_phases;                 /* --poll-phases */
-	const char *kernel;               /* --kernel */
-	const char *kernel_arg;           /* --kernel-arg */
-	const char *kernel_state;         /* --kernel-state */
-	char *expr;                       /* trailing words, joined */
-	bool doctor;                      /* --doctor */
+	unsigned duration;                   /* --duration */
+	uint64_t rx_rate;                    /* --rx-rate (pps per queue) */
+	unsigned rx_burst;                   /* --rx-burst (0: the batch's room) */
+	bool backpressure;                   /* --backpressure */
+	bool busy_poll;                      /* --busy-poll */
+	bool poll_phases;                    /* --poll-phases */
+	const char *kernel;                  /* --kernel */
+	const char *kernel_arg;              /* --kernel-arg */
+	const char *kernel_state;            /* --kernel-state */
+	char *expr;                          /* trailing words, joined */
+	bool doctor;                         /* --doctor */
 	struct gcap_doctor_conf doctor_conf; /* --doctor-root, --json, -i, --gpu */
 };
 

@@ -84,8 +84,8 @@ app_report_stats_line(const struct app *a, struct app_totals *prev, double dt)
 
 	sum_queues(a, 0, true, &t);
 	fprintf(stderr,
-		"gpu-capture: %.3f Mpps %.3f Gb/s | received %" PRIu64 " captured %" PRIu64
-		" written %" PRIu64 " dropped %" PRIu64,
+		"gpu-capture: %.3f Mpps %.3f Gb/s | received %" PRIu64
+		" captured %" PRIu64 " written %" PRIu64 " dropped %" PRIu64,
 		(double)(t.q.rx_pkts - prev->q.rx_pkts) / dt / 1e6,
 		(double)(t.q.rx_bytes - prev->q.rx_bytes) * 8 / dt / 1e9, t.q.rx_pkts,
 		t.q.captured, gcap_pipeline_written(a->pl), dropped(&t));
@@ -98,8 +98,10 @@ app_report_stats_line(const struct app *a, struct app_totals *prev, double dt)
 	}
 	/* busy RX lcores that lost their CPUs in this interval */
 	if (a->o->busy_poll && t.q.poll_gaps[1] > prev->q.poll_gaps[1] && a->nqueues > 0)
-		fprintf(stderr, " | poll gaps >= 10 us %.0f/s per queue (longest so far %.0f us)",
-			(double)(t.q.poll_gaps[1] - prev->q.poll_gaps[1]) / dt / a->nqueues,
+		fprintf(stderr,
+			" | poll gaps >= 10 us %.0f/s per queue (longest so far %.0f us)",
+			(double)(t.q.poll_gaps[1] - prev->q.poll_gaps[1]) / dt /
+				a->nqueues,
 			(double)t.q.poll_gap_max_ns / 1e3);
 	fputc('\n', stderr);
 	*prev = t;
@@ -116,15 +118,18 @@ print_poll_gaps(const struct app *a, const struct app_totals *t, double secs)
 	if (!a->o->busy_poll || t->q.poll_gaps[1] == 0 || secs <= 0 || a->nqueues == 0)
 		return;
 	fprintf(stderr,
-		"RX polls paused >= %u us %" PRIu64 " times (%.1f/s per queue; >= %u us: %.1f/s), "
-		"longest %.0f us, %.2f%% of the time in gaps of %u us or more: the RX lcores "
+		"RX polls paused >= %u us %" PRIu64
+		" times (%.1f/s per queue; >= %u us: %.1f/s), "
+		"longest %.0f us, %.2f%% of the time in gaps of %u us or more: the RX "
+		"lcores "
 		"lost their CPUs, or at full load a poll's own work took that long "
 		"(their threads: %" PRIu64 " involuntary context switches, %" PRIu64
 		" page faults; see docs/tuning.md)\n",
-		us[1], t->q.poll_gaps[1], (double)t->q.poll_gaps[1] / secs / a->nqueues, us[3],
-		(double)t->q.poll_gaps[3] / secs / a->nqueues, (double)t->q.poll_gap_max_ns / 1e3,
-		(double)t->q.poll_gap_ns / 1e7 / secs / a->nqueues, us[0], t->q.lcore_nivcsw,
-		t->q.lcore_minflt + t->q.lcore_majflt);
+		us[1], t->q.poll_gaps[1], (double)t->q.poll_gaps[1] / secs / a->nqueues,
+		us[3], (double)t->q.poll_gaps[3] / secs / a->nqueues,
+		(double)t->q.poll_gap_max_ns / 1e3,
+		(double)t->q.poll_gap_ns / 1e7 / secs / a->nqueues, us[0],
+		t->q.lcore_nivcsw, t->q.lcore_minflt + t->q.lcore_majflt);
 }
 
 /* --poll-phases: the RX lcores' timed polling, every phase together (ns) */
@@ -149,7 +154,8 @@ print_poll_phases(const struct app *a, const struct app_totals *t, double secs)
 		return;
 	if (all == 0)
 		return;
-	fprintf(stderr, "RX poll phases (share of the time; spans >= %u us per s per queue):",
+	fprintf(stderr,
+		"RX poll phases (share of the time; spans >= %u us per s per queue):",
 		GCAP_POLL_PHASE_LONG_US);
 	for (unsigned k = 0; k < GCAP_POLL_PHASES; k++)
 		fprintf(stderr, "%s %s %.1f%% (%.0f)", k ? "," : "", phase_names[k],
@@ -175,9 +181,10 @@ app_report_summary(const struct app *a, uint64_t captured, double secs)
 
 		sum_queues(a, p, false, &pt);
 		fprintf(stderr,
-			"  %s: received %" PRIu64 ", captured %" PRIu64 ", filtered out %" PRIu64
-			", dropped %" PRIu64 "\n",
-			a->ports[p].name, pt.q.rx_pkts, pt.q.captured, pt.q.filtered, dropped(&pt));
+			"  %s: received %" PRIu64 ", captured %" PRIu64
+			", filtered out %" PRIu64 ", dropped %" PRIu64 "\n",
+			a->ports[p].name, pt.q.rx_pkts, pt.q.captured, pt.q.filtered,
+			dropped(&pt));
 	}
 	print_poll_gaps(a, &t, secs);
 	print_poll_phases(a, &t, secs);
@@ -209,9 +216,12 @@ app_report_if_stats(const struct app *a, struct gcap_writer_if_stats *st)
 static void
 json_latency(struct gcap_json *j, const struct app *a, enum gcap_lat_kind kind)
 {
-	gcap_json_key_f64(j, "p50", gcap_pipeline_latency_of_ns(a->pl, kind, 50) / 1e3, 1);
-	gcap_json_key_f64(j, "p99", gcap_pipeline_latency_of_ns(a->pl, kind, 99) / 1e3, 1);
-	gcap_json_key_f64(j, "p999", gcap_pipeline_latency_of_ns(a->pl, kind, 99.9) / 1e3, 1);
+	gcap_json_key_f64(j, "p50", gcap_pipeline_latency_of_ns(a->pl, kind, 50) / 1e3,
+			  1);
+	gcap_json_key_f64(j, "p99", gcap_pipeline_latency_of_ns(a->pl, kind, 99) / 1e3,
+			  1);
+	gcap_json_key_f64(j, "p999", gcap_pipeline_latency_of_ns(a->pl, kind, 99.9) / 1e3,
+			  1);
 }
 
 /* where the latency's tail is: the batch's round trip (submit to
@@ -224,12 +234,12 @@ json_latency_parts(struct gcap_json *j, const struct app *a)
 		const char *name;
 		enum gcap_lat_kind kind;
 	} parts[] = {
-		{"cycle", GCAP_LAT_CYCLE},
-		{"exec", GCAP_LAT_EXEC},
-		{"in", GCAP_LAT_IN},
-		{"back", GCAP_LAT_BACK},
+		{ "cycle", GCAP_LAT_CYCLE },
+		{ "exec", GCAP_LAT_EXEC },
+		{ "in", GCAP_LAT_IN },
+		{ "back", GCAP_LAT_BACK },
 	};
-	static const double pct[] = {50, 99};
+	static const double pct[] = { 50, 99 };
 	char key[32];
 
 	gcap_json_object_begin(j, "latency_parts_us");
@@ -237,8 +247,10 @@ json_latency_parts(struct gcap_json *j, const struct app *a)
 		for (unsigned k = 0; k < sizeof(pct) / sizeof(pct[0]); k++) {
 			snprintf(key, sizeof(key), "%s_p%.0f", parts[i].name, pct[k]);
 			gcap_json_key_f64(j, key,
-					  gcap_pipeline_latency_of_ns(a->pl, parts[i].kind,
-								      pct[k]) / 1e3, 1);
+					  gcap_pipeline_latency_of_ns(
+						  a->pl, parts[i].kind, pct[k]) /
+						  1e3,
+					  1);
 		}
 	gcap_json_object_end(j);
 }
@@ -252,10 +264,12 @@ json_poll_gaps(struct gcap_json *j, const struct app_totals *t, double per)
 	gcap_json_object_begin(j, "poll_gaps");
 	for (unsigned k = 0; k < GCAP_POLL_GAP_BUCKETS; k++) {
 		snprintf(key, sizeof(key), "ge%uus_per_s", gap_us[k]);
-		gcap_json_key_f64(j, key, per > 0 ? (double)t->q.poll_gaps[k] / per : 0.0, 1);
+		gcap_json_key_f64(j, key, per > 0 ? (double)t->q.poll_gaps[k] / per : 0.0,
+				  1);
 	}
 	gcap_json_key_f64(j, "longest_us", (double)t->q.poll_gap_max_ns / 1e3, 1);
-	gcap_json_key_f64(j, "time_pct", per > 0 ? (double)t->q.poll_gap_ns / 1e7 / per : 0.0, 3);
+	gcap_json_key_f64(j, "time_pct",
+			  per > 0 ? (double)t->q.poll_gap_ns / 1e7 / per : 0.0, 3);
 	gcap_json_object_end(j);
 }
 
@@ -270,9 +284,11 @@ json_poll_phases(struct gcap_json *j, const struct app_totals *t, double per)
 	gcap_json_object_begin(j, "poll_phases");
 	for (unsigned k = 0; k < GCAP_POLL_PHASES; k++) {
 		gcap_json_object_begin(j, phase_names[k]);
-		gcap_json_key_f64(j, "time_pct",
-				  all ? 100.0 * (double)t->q.phase_ns[k] / (double)all : 0.0, 2);
-		gcap_json_key_f64(j, key, per > 0 ? (double)t->q.phase_long[k] / per : 0.0, 1);
+		gcap_json_key_f64(
+			j, "time_pct",
+			all ? 100.0 * (double)t->q.phase_ns[k] / (double)all : 0.0, 2);
+		gcap_json_key_f64(j, key,
+				  per > 0 ? (double)t->q.phase_long[k] / per : 0.0, 1);
 		gcap_json_object_end(j);
 	}
 	gcap_json_object_end(j);
@@ -326,8 +342,10 @@ json_summary(struct gcap_json *j, const struct app *a, const struct app_totals *
 	gcap_json_key_u64(j, "pipeline_full", q->drop_pipeline);
 	gcap_json_key_u64(j, "writer_behind", q->drop_writer);
 	gcap_json_object_end(j);
-	gcap_json_key_f64(j, "rx_mpps", secs > 0 ? (double)q->rx_pkts / secs / 1e6 : 0.0, 4);
-	gcap_json_key_f64(j, "rx_gbps", secs > 0 ? (double)q->rx_bytes * 8 / secs / 1e9 : 0.0, 4);
+	gcap_json_key_f64(j, "rx_mpps", secs > 0 ? (double)q->rx_pkts / secs / 1e6 : 0.0,
+			  4);
+	gcap_json_key_f64(j, "rx_gbps",
+			  secs > 0 ? (double)q->rx_bytes * 8 / secs / 1e9 : 0.0, 4);
 	gcap_json_object_begin(j, "latency_us");
 	json_latency(j, a, GCAP_LAT_TOTAL);
 	gcap_json_object_end(j);
@@ -335,20 +353,25 @@ json_summary(struct gcap_json *j, const struct app *a, const struct app_totals *
 	/* batching as the load made it, and the executor's share of the
 	 * latency (its own time per batch; the rest is doorbells and waits) */
 	gcap_json_key_u64(j, "batches", q->batches);
-	gcap_json_key_f64(j, "batch_mean", q->batches ?
-			  (double)(q->rx_pkts - q->drop_pipeline - q->drop_writer) /
-			  (double)q->batches : 0.0, 1);
-	gcap_json_key_f64(j, "exec_us_mean", q->batches ?
-			  (double)q->exec_ns / (double)q->batches / 1e3 : 0.0, 2);
-	gcap_json_key_f64(j, "cycle_us_mean", q->batches ?
-			  (double)q->cycle_ns / (double)q->batches / 1e3 : 0.0, 2);
+	gcap_json_key_f64(
+		j, "batch_mean",
+		q->batches ? (double)(q->rx_pkts - q->drop_pipeline - q->drop_writer) /
+				     (double)q->batches :
+			     0.0,
+		1);
+	gcap_json_key_f64(
+		j, "exec_us_mean",
+		q->batches ? (double)q->exec_ns / (double)q->batches / 1e3 : 0.0, 2);
+	gcap_json_key_f64(
+		j, "cycle_us_mean",
+		q->batches ? (double)q->cycle_ns / (double)q->batches / 1e3 : 0.0, 2);
 	/* how the RX lcores' polls cut the traffic: packets per poll that
 	 * received some, and how often such a poll came on each queue */
 	gcap_json_key_u64(j, "rx_polls", q->polls);
-	gcap_json_key_f64(j, "pkts_per_poll", q->polls ?
-			  (double)q->rx_pkts / (double)q->polls : 0.0, 1);
-	gcap_json_key_f64(j, "poll_interval_us", q->polls ?
-			  secs * 1e6 * a->nqueues / (double)q->polls : 0.0, 2);
+	gcap_json_key_f64(j, "pkts_per_poll",
+			  q->polls ? (double)q->rx_pkts / (double)q->polls : 0.0, 1);
+	gcap_json_key_f64(j, "poll_interval_us",
+			  q->polls ? secs * 1e6 * a->nqueues / (double)q->polls : 0.0, 2);
 	json_poll_gaps(j, t, per);
 	/* the RX lcore threads' page faults and context switches */
 	gcap_json_object_begin(j, "rx_lcores");

@@ -71,8 +71,9 @@ app_compile_filters(struct app *a)
 		const char *e = o->nouts ? o->outs[i].filter : o->expr;
 
 		int r = a->file != NULL ?
-			gcap_filter_compile_on(a->file, e, &a->progs[i], a->err) :
-			gcap_filter_compile(e, a->linktype, o->snaplen, &a->progs[i], a->err);
+				gcap_filter_compile_on(a->file, e, &a->progs[i], a->err) :
+				gcap_filter_compile(e, a->linktype, o->snaplen,
+						    &a->progs[i], a->err);
 
 		if (r < 0) {
 			app_err("bad filter '%s' (link type %s): %s", e,
@@ -124,8 +125,8 @@ app_choose_backend(struct app *a)
 	}
 	for (unsigned i = 0; i < o->ngpus; i++)
 		if (o->gpus[i] >= ndev)
-			return app_err("--gpu %d: no such GPU (this machine has %s)", o->gpus[i],
-				       ndev == 1 ? "one" : "fewer");
+			return app_err("--gpu %d: no such GPU (this machine has %s)",
+				       o->gpus[i], ndev == 1 ? "one" : "fewer");
 	a->ops = gops;
 	if (!o->quiet && o->backend == GCAP_BACKEND_AUTO)
 		fprintf(stderr, "gpu-capture: backend gpu (%d GPU%s found)\n", ndev,
@@ -146,8 +147,8 @@ app_exec_conf(const struct app *a, struct gcap_exec_conf *c, unsigned nqueues,
 	c->batch_max = o->batch;
 	/* the pipeline's sizing; it cannot fail for the --ring, --batch
 	 * and -s ranges options.c accepts */
-	(void)gcap_pipeline_xmem_size(o->ring, o->batch, cap, stage,
-				      &c->nxbufs, &c->xbuf_size);
+	(void)gcap_pipeline_xmem_size(o->ring, o->batch, cap, stage, &c->nxbufs,
+				      &c->xbuf_size);
 	c->stage_size = stage;
 	c->snaplen = o->snaplen;
 	c->nfilters = a->nprogs;

@@ -18,34 +18,55 @@ static int
 known_opcode(unsigned code)
 {
 	switch (code) {
-	case BPF_RET | BPF_K: case BPF_RET | BPF_A:
-	case BPF_LD | BPF_W | BPF_ABS: case BPF_LD | BPF_H | BPF_ABS:
+	case BPF_RET | BPF_K:
+	case BPF_RET | BPF_A:
+	case BPF_LD | BPF_W | BPF_ABS:
+	case BPF_LD | BPF_H | BPF_ABS:
 	case BPF_LD | BPF_B | BPF_ABS:
-	case BPF_LD | BPF_W | BPF_IND: case BPF_LD | BPF_H | BPF_IND:
+	case BPF_LD | BPF_W | BPF_IND:
+	case BPF_LD | BPF_H | BPF_IND:
 	case BPF_LD | BPF_B | BPF_IND:
-	case BPF_LD | BPF_W | BPF_LEN: case BPF_LDX | BPF_W | BPF_LEN:
+	case BPF_LD | BPF_W | BPF_LEN:
+	case BPF_LDX | BPF_W | BPF_LEN:
 	case BPF_LDX | BPF_MSH | BPF_B:
-	case BPF_LD | BPF_IMM: case BPF_LDX | BPF_IMM:
-	case BPF_LD | BPF_MEM: case BPF_LDX | BPF_MEM:
-	case BPF_ST: case BPF_STX:
+	case BPF_LD | BPF_IMM:
+	case BPF_LDX | BPF_IMM:
+	case BPF_LD | BPF_MEM:
+	case BPF_LDX | BPF_MEM:
+	case BPF_ST:
+	case BPF_STX:
 	case BPF_JMP | BPF_JA:
-	case BPF_JMP | BPF_JGT | BPF_K: case BPF_JMP | BPF_JGE | BPF_K:
-	case BPF_JMP | BPF_JEQ | BPF_K: case BPF_JMP | BPF_JSET | BPF_K:
-	case BPF_JMP | BPF_JGT | BPF_X: case BPF_JMP | BPF_JGE | BPF_X:
-	case BPF_JMP | BPF_JEQ | BPF_X: case BPF_JMP | BPF_JSET | BPF_X:
-	case BPF_ALU | BPF_ADD | BPF_X: case BPF_ALU | BPF_SUB | BPF_X:
-	case BPF_ALU | BPF_MUL | BPF_X: case BPF_ALU | BPF_DIV | BPF_X:
-	case BPF_ALU | BPF_MOD | BPF_X: case BPF_ALU | BPF_AND | BPF_X:
-	case BPF_ALU | BPF_OR | BPF_X: case BPF_ALU | BPF_XOR | BPF_X:
-	case BPF_ALU | BPF_LSH | BPF_X: case BPF_ALU | BPF_RSH | BPF_X:
-	case BPF_ALU | BPF_ADD | BPF_K: case BPF_ALU | BPF_SUB | BPF_K:
-	case BPF_ALU | BPF_MUL | BPF_K: case BPF_ALU | BPF_DIV | BPF_K:
-	case BPF_ALU | BPF_MOD | BPF_K: case BPF_ALU | BPF_AND | BPF_K:
-	case BPF_ALU | BPF_OR | BPF_K: case BPF_ALU | BPF_XOR | BPF_K:
-	case BPF_ALU | BPF_LSH | BPF_K: case BPF_ALU | BPF_RSH | BPF_K:
+	case BPF_JMP | BPF_JGT | BPF_K:
+	case BPF_JMP | BPF_JGE | BPF_K:
+	case BPF_JMP | BPF_JEQ | BPF_K:
+	case BPF_JMP | BPF_JSET | BPF_K:
+	case BPF_JMP | BPF_JGT | BPF_X:
+	case BPF_JMP | BPF_JGE | BPF_X:
+	case BPF_JMP | BPF_JEQ | BPF_X:
+	case BPF_JMP | BPF_JSET | BPF_X:
+	case BPF_ALU | BPF_ADD | BPF_X:
+	case BPF_ALU | BPF_SUB | BPF_X:
+	case BPF_ALU | BPF_MUL | BPF_X:
+	case BPF_ALU | BPF_DIV | BPF_X:
+	case BPF_ALU | BPF_MOD | BPF_X:
+	case BPF_ALU | BPF_AND | BPF_X:
+	case BPF_ALU | BPF_OR | BPF_X:
+	case BPF_ALU | BPF_XOR | BPF_X:
+	case BPF_ALU | BPF_LSH | BPF_X:
+	case BPF_ALU | BPF_RSH | BPF_X:
+	case BPF_ALU | BPF_ADD | BPF_K:
+	case BPF_ALU | BPF_SUB | BPF_K:
+	case BPF_ALU | BPF_MUL | BPF_K:
+	case BPF_ALU | BPF_DIV | BPF_K:
+	case BPF_ALU | BPF_MOD | BPF_K:
+	case BPF_ALU | BPF_AND | BPF_K:
+	case BPF_ALU | BPF_OR | BPF_K:
+	case BPF_ALU | BPF_XOR | BPF_K:
+	case BPF_ALU | BPF_LSH | BPF_K:
+	case BPF_ALU | BPF_RSH | BPF_K:
 	case BPF_ALU | BPF_NEG:
-	case BPF_MISC | BPF_TAX: case BPF_MISC | BPF_TXA:
-		return 1;
+	case BPF_MISC | BPF_TAX:
+	case BPF_MISC | BPF_TXA: return 1;
 	}
 	return 0;
 }
@@ -71,8 +92,8 @@ check_insns(const struct bpf_insn *ins, unsigned n, char *errbuf, const char *wh
 	if (ins == NULL)
 		return gcap_err(errbuf, EINVAL, "%s: no instructions", what);
 	if (n > GCAP_BPFC_MAX_INSNS)
-		return gcap_err(errbuf, EINVAL, "%s: %u instructions, at most %u",
-				what, n, GCAP_BPFC_MAX_INSNS);
+		return gcap_err(errbuf, EINVAL, "%s: %u instructions, at most %u", what,
+				n, GCAP_BPFC_MAX_INSNS);
 	for (unsigned i = 0; i < n; i++) {
 		const struct bpf_insn *in = &ins[i];
 		unsigned c = in->code;
@@ -82,38 +103,51 @@ check_insns(const struct bpf_insn *ins, unsigned n, char *errbuf, const char *wh
 		 * the packet, the filter returns 0. libpcap emits them for some
 		 * link types (e.g. Juniper's) even on a savefile handle. */
 		if (!known_opcode(c))
-			return gcap_err(errbuf, EINVAL,
-					"%s: instruction %u has opcode 0x%02x that bpf_filter() "
-					"does not execute", what, i, c);
+			return gcap_err(
+				errbuf, EINVAL,
+				"%s: instruction %u has opcode 0x%02x that bpf_filter() "
+				"does not execute",
+				what, i, c);
 		switch (c) {
-		case BPF_LD | BPF_MEM: case BPF_LDX | BPF_MEM:
-		case BPF_ST: case BPF_STX:
+		case BPF_LD | BPF_MEM:
+		case BPF_LDX | BPF_MEM:
+		case BPF_ST:
+		case BPF_STX:
 			if (in->k >= BPF_MEMWORDS)
-				return gcap_err(errbuf, EINVAL,
-						"%s: instruction %u uses scratch word M[%u] "
-						"(there are %d)", what, i, in->k, BPF_MEMWORDS);
+				return gcap_err(
+					errbuf, EINVAL,
+					"%s: instruction %u uses scratch word M[%u] "
+					"(there are %d)",
+					what, i, in->k, BPF_MEMWORDS);
 			break;
-		case BPF_ALU | BPF_DIV | BPF_K: case BPF_ALU | BPF_MOD | BPF_K:
+		case BPF_ALU | BPF_DIV | BPF_K:
+		case BPF_ALU | BPF_MOD | BPF_K:
 			if (in->k == 0)
-				return gcap_err(errbuf, EINVAL,
-						"%s: instruction %u divides by the constant 0",
-						what, i);
+				return gcap_err(
+					errbuf, EINVAL,
+					"%s: instruction %u divides by the constant 0",
+					what, i);
 			break;
-		default:
-			break;
+		default: break;
 		}
 		if (BPF_CLASS(c) == BPF_JMP) {
 			if (BPF_OP(c) == BPF_JA) {
 				if (in->k == 0xffffffffu)
-					return gcap_err(errbuf, EINVAL,
-							"%s: instruction %u jumps to itself", what, i);
+					return gcap_err(
+						errbuf, EINVAL,
+						"%s: instruction %u jumps to itself",
+						what, i);
 				if (jump_target(i, n, in, 1) < 0)
 					return gcap_err(errbuf, EINVAL,
-							"%s: instruction %u jumps out of the program",
+							"%s: instruction %u jumps out of "
+							"the program",
 							what, i);
-			} else if (jump_target(i, n, in, 1) < 0 || jump_target(i, n, in, 0) < 0) {
-				return gcap_err(errbuf, EINVAL,
-						"%s: instruction %u jumps out of the program", what, i);
+			} else if (jump_target(i, n, in, 1) < 0 ||
+				   jump_target(i, n, in, 0) < 0) {
+				return gcap_err(
+					errbuf, EINVAL,
+					"%s: instruction %u jumps out of the program",
+					what, i);
 			}
 		}
 	}
@@ -221,7 +255,8 @@ emit_load(struct gen *g, unsigned size, int ind, uint32_t k)
 		return;
 	}
 	if (ind)
-		fprintf(f, "\tif (caplen < 0x%llxu || X > caplen - 0x%llxu)\n\t\t", end, end);
+		fprintf(f, "\tif (caplen < 0x%llxu || X > caplen - 0x%llxu)\n\t\t", end,
+			end);
 	else
 		fprintf(f, "\tif (caplen < 0x%llxu)\n\t\t", end);
 	emit_fail(g);
@@ -229,8 +264,10 @@ emit_load(struct gen *g, unsigned size, int ind, uint32_t k)
 	if (size == 1)
 		fprintf(f, ind ? "\tA = p[X + 0x%xu];\n" : "\tA = p[0x%xu];\n", k);
 	else
-		fprintf(f, ind ? "\tA = gcap_bpfc_ld%u(p + (X + 0x%xu));\n" :
-			"\tA = gcap_bpfc_ld%u(p + 0x%xu);\n", size * 8, k);
+		fprintf(f,
+			ind ? "\tA = gcap_bpfc_ld%u(p + (X + 0x%xu));\n" :
+			      "\tA = gcap_bpfc_ld%u(p + 0x%xu);\n",
+			size * 8, k);
 }
 
 /* the targets a conditional jump needs gotos for (-1: none) */
@@ -243,14 +280,14 @@ cond_targets(unsigned i, const struct bpf_insn *in, long *t1, long *t2, int *neg
 	*neg = 0;
 	if (tt == tf) {
 		if (tt != next)
-			*t2 = tt;     /* unconditional */
+			*t2 = tt; /* unconditional */
 	} else if (tt == next) {
-		*t1 = tf;             /* if (!c) goto tf */
+		*t1 = tf; /* if (!c) goto tf */
 		*neg = 1;
 	} else if (tf == next) {
-		*t1 = tt;             /* if (c) goto tt */
+		*t1 = tt; /* if (c) goto tt */
 	} else {
-		*t1 = tt;             /* if (c) goto tt; goto tf */
+		*t1 = tt; /* if (c) goto tt; goto tf */
 		*t2 = tf;
 	}
 }
@@ -399,15 +436,13 @@ emit_insn(struct gen *g, unsigned i, const struct bpf_insn *in)
 	case BPF_ALU | BPF_NEG: fputs("\tA = 0u - A;\n", f); break;
 	case BPF_MISC | BPF_TAX: fputs("\tX = A;\n", f); break;
 	case BPF_MISC | BPF_TXA: fputs("\tA = X;\n", f); break;
-	default: /* unreachable: checked */
-		emit_guard(g, "1");
-		break;
+	default: /* unreachable: checked */ emit_guard(g, "1"); break;
 	}
 }
 
 /* which scratch words and features a program uses */
 struct usage {
-	unsigned mem;  /* bit k: M[k] used */
+	unsigned mem;      /* bit k: M[k] used */
 	unsigned backward; /* backward jumps */
 };
 
@@ -420,12 +455,11 @@ scan(const struct bpf_insn *ins, unsigned n, unsigned char *lab, struct usage *u
 		const struct bpf_insn *in = &ins[i];
 
 		switch (in->code) {
-		case BPF_LD | BPF_MEM: case BPF_LDX | BPF_MEM:
-		case BPF_ST: case BPF_STX:
-			u->mem |= 1u << in->k;
-			break;
-		default:
-			break;
+		case BPF_LD | BPF_MEM:
+		case BPF_LDX | BPF_MEM:
+		case BPF_ST:
+		case BPF_STX: u->mem |= 1u << in->k; break;
+		default: break;
 		}
 		if (BPF_CLASS(in->code) != BPF_JMP)
 			continue;
@@ -454,7 +488,8 @@ emit_body(struct gen *g, const struct bpf_insn *ins, unsigned n)
 		if (g->lab[i])
 			emit_label(g, i);
 		if (!(g->flags & GCAP_BPFC_F_NO_COMMENTS))
-			fprintf(g->f, "\t/* %s */\n", bpf_image((struct bpf_insn *)&ins[i], (int)i));
+			fprintf(g->f, "\t/* %s */\n",
+				bpf_image((struct bpf_insn *)&ins[i], (int)i));
 		if (g->flags & GCAP_BPFC_F_TRACE)
 			fprintf(g->f, "\tGCAP_BPFC_TRACE(%u, %u);\n", g->prog, i);
 		emit_insn(g, i, &ins[i]);
@@ -464,13 +499,14 @@ emit_body(struct gen *g, const struct bpf_insn *ins, unsigned n)
 static void
 emit_decls(FILE *f, const struct usage *u, int init)
 {
-	fprintf(f, "\tunsigned int A%s, X%s;\n", init ? " = 0u" : "", init ? " = 0u" : "");
+	fprintf(f, "\tunsigned int A%s, X%s;\n", init ? " = 0u" : "",
+		init ? " = 0u" : "");
 	for (unsigned k = 0; k < BPF_MEMWORDS; k++)
 		if (u->mem & (1u << k))
 			fprintf(f, "\tunsigned int M%u%s;\n", k, init ? " = 0u" : "");
 	if (u->backward)
-		fprintf(f, "\tunsigned long long bj%s, bjmax%s;\n",
-			init ? " = 0ull" : "", init ? " = 0ull" : "");
+		fprintf(f, "\tunsigned long long bj%s, bjmax%s;\n", init ? " = 0ull" : "",
+			init ? " = 0ull" : "");
 	for (unsigned k = 0; k < BPF_MEMWORDS; k++)
 		if (u->mem & (1u << k))
 			fprintf(f, "\t(void)M%u;\n", k);
@@ -482,8 +518,7 @@ emit_decls(FILE *f, const struct usage *u, int init)
 static void
 emit_bjmax(FILE *f, unsigned nback)
 {
-	fprintf(f, "\tbjmax = %uull * ((unsigned long long)caplen * 8u + 16u);\n",
-		nback);
+	fprintf(f, "\tbjmax = %uull * ((unsigned long long)caplen * 8u + 16u);\n", nback);
 }
 
 static int
@@ -494,11 +529,15 @@ emit_single(struct gen *g, const struct bpf_program *prog, unsigned idx)
 	unsigned n = prog->bf_len;
 
 	fprintf(f, "\n/* program %u: %u instructions */\n", idx, n);
-	fprintf(f, "GCAP_BPFC_API unsigned int\n%s_%u(const unsigned char *p, "
-		"unsigned int wirelen, unsigned int caplen)\n{\n", g->pfx, idx);
+	fprintf(f,
+		"GCAP_BPFC_API unsigned int\n%s_%u(const unsigned char *p, "
+		"unsigned int wirelen, unsigned int caplen)\n{\n",
+		g->pfx, idx);
 	if (n == 0) {
 		fputs("\t(void)p; (void)wirelen; (void)caplen;\n"
-		      "\treturn 0xffffffffu; /* empty program: matches everything */\n}\n", f);
+		      "\treturn 0xffffffffu; /* empty program: matches everything "
+		      "*/\n}\n",
+		      f);
 		return 0;
 	}
 	scan(prog->bf_insns, n, g->lab, &u);
@@ -518,7 +557,7 @@ emit_mask(struct gen *g, const struct bpf_program *progs, unsigned nprogs,
 	  unsigned char **labs)
 {
 	FILE *f = g->f;
-	struct usage all = {0}, u;
+	struct usage all = { 0 }, u;
 
 	for (unsigned i = 0; i < nprogs; i++) {
 		if (progs[i].bf_len == 0)
@@ -527,10 +566,14 @@ emit_mask(struct gen *g, const struct bpf_program *progs, unsigned nprogs,
 		all.mem |= u.mem;
 		all.backward |= u.backward;
 	}
-	fprintf(f, "\n/* all %u programs in one pass: bit i set iff program i "
-		"returns non-zero */\n", nprogs);
-	fprintf(f, "GCAP_BPFC_API unsigned long long\n%s_mask(const unsigned char *p, "
-		"unsigned int wirelen, unsigned int caplen)\n{\n", g->pfx);
+	fprintf(f,
+		"\n/* all %u programs in one pass: bit i set iff program i "
+		"returns non-zero */\n",
+		nprogs);
+	fprintf(f,
+		"GCAP_BPFC_API unsigned long long\n%s_mask(const unsigned char *p, "
+		"unsigned int wirelen, unsigned int caplen)\n{\n",
+		g->pfx);
 	fputs("\tunsigned long long m = 0ull;\n", f);
 	emit_decls(f, &all, 0);
 	fputs("\t(void)p; (void)wirelen; (void)caplen;\n", f);
@@ -567,15 +610,18 @@ emit_kernel(struct gen *g)
 {
 	fprintf(g->f,
 		"\n#if defined(__CUDACC__) || defined(__CUDACC_RTC__)\n"
-		"/* batch kernel: mask[i] = %s_mask(base + off[i], wirelen[i], caplen[i]) */\n"
+		"/* batch kernel: mask[i] = %s_mask(base + off[i], wirelen[i], "
+		"caplen[i]) */\n"
 		"extern \"C\" __global__ void\n%s_kernel(const unsigned char *base, "
 		"const unsigned long long *off,\n\tconst unsigned int *wirelen, "
-		"const unsigned int *caplen, unsigned int n,\n\tunsigned long long *mask)\n"
+		"const unsigned int *caplen, unsigned int n,\n\tunsigned long long "
+		"*mask)\n"
 		"{\n"
 		"\tunsigned int i = blockIdx.x * blockDim.x + threadIdx.x;\n\n"
 		"\tif (i < n)\n"
 		"\t\tmask[i] = %s_mask(base + off[i], wirelen[i], caplen[i]);\n"
-		"}\n#endif\n", g->pfx, g->pfx, g->pfx);
+		"}\n#endif\n",
+		g->pfx, g->pfx, g->pfx);
 }
 
 static int
@@ -599,7 +645,7 @@ gcap_bpfc_translate(const struct bpf_program *progs, unsigned nprogs,
 		    const char *fn_prefix, unsigned flags, char *errbuf)
 {
 	struct gen g = { .pfx = fn_prefix, .flags = flags };
-	unsigned char *labs[GCAP_BPFC_MAX_PROGS] = {0};
+	unsigned char *labs[GCAP_BPFC_MAX_PROGS] = { 0 };
 	char *buf = NULL;
 	size_t len = 0;
 	int r = 0;
@@ -611,15 +657,16 @@ gcap_bpfc_translate(const struct bpf_program *progs, unsigned nprogs,
 	}
 	if (nprogs > GCAP_BPFC_MAX_PROGS) {
 		errno = E2BIG;
-		gcap_err(errbuf, E2BIG, "%u programs, at most %d in one unit",
-			 nprogs, GCAP_BPFC_MAX_PROGS);
+		gcap_err(errbuf, E2BIG, "%u programs, at most %d in one unit", nprogs,
+			 GCAP_BPFC_MAX_PROGS);
 		return NULL;
 	}
 	if (!valid_prefix(fn_prefix)) {
 		errno = EINVAL;
-		gcap_err(errbuf, EINVAL, "function prefix \"%s\" is not a C identifier "
-			 "of at most %d characters", fn_prefix ? fn_prefix : "(null)",
-			 MAX_PREFIX);
+		gcap_err(errbuf, EINVAL,
+			 "function prefix \"%s\" is not a C identifier "
+			 "of at most %d characters",
+			 fn_prefix ? fn_prefix : "(null)", MAX_PREFIX);
 		return NULL;
 	}
 	if (flags & ~(GCAP_BPFC_F_KERNEL | GCAP_BPFC_F_NO_COMMENTS | GCAP_BPFC_F_TRACE)) {

@@ -17,9 +17,9 @@ extern "C" {
 #endif
 
 /** Doorbell states of a slot (gcap_gpu_slot.status). */
-#define GCAP_GPU_FREE  0u
+#define GCAP_GPU_FREE 0u
 #define GCAP_GPU_READY 1u
-#define GCAP_GPU_DONE  2u
+#define GCAP_GPU_DONE 2u
 
 /** Most threads per block of the persistent kernel. */
 #define GCAP_GPU_THREADS_MAX 512u
@@ -41,8 +41,8 @@ struct gcap_gpu_slot {
 
 /** A READY slot's arg: n descriptors, export buffer xbuf of the queue. */
 #define GCAP_GPU_ARG(n, xbuf) ((uint32_t)(n) | ((uint32_t)(xbuf) << 16))
-#define GCAP_GPU_ARG_N(a)     ((a) & 0xffffu)
-#define GCAP_GPU_ARG_XBUF(a)  ((a) >> 16)
+#define GCAP_GPU_ARG_N(a) ((a)&0xffffu)
+#define GCAP_GPU_ARG_XBUF(a) ((a) >> 16)
 
 /** Device view of struct gcap_xbuf (same layout; checked on the host). */
 struct gcap_gpu_xbuf {
@@ -87,10 +87,10 @@ struct gcap_gpu_prog {
 
 /** The persistent kernel's parameters (passed by value). */
 struct gcap_gpu_kparams {
-	uint64_t queues;   /**< device address of gridDim.x qdescs */
-	uint64_t quit;     /**< device address of the uint32 quit flag */
-	uint64_t insns;    /**< device address of the BPF instructions */
-	uint64_t progs;    /**< device address of nfilters gcap_gpu_prog */
+	uint64_t queues; /**< device address of gridDim.x qdescs */
+	uint64_t quit;   /**< device address of the uint32 quit flag */
+	uint64_t insns;  /**< device address of the BPF instructions */
+	uint64_t progs;  /**< device address of nfilters gcap_gpu_prog */
 	uint32_t nfilters;
 	uint32_t snaplen;
 	uint32_t fault_at; /**< debug: trap on this (1-based) batch of block 0 */

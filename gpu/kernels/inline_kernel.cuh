@@ -21,8 +21,8 @@
  * Running round r's packets between barriers, r = 0, 1, ..., runs the
  * packets of one key in thread order.
  */
-GCAP_DEV uint32_t gcap_order_round(uint64_t key, uint64_t *keys, uint32_t *max,
-				   uint32_t *rounds)
+GCAP_DEV uint32_t
+gcap_order_round(uint64_t key, uint64_t *keys, uint32_t *max, uint32_t *rounds)
 {
 	uint32_t t = threadIdx.x, r = 0;
 
@@ -50,9 +50,9 @@ GCAP_DEV uint32_t gcap_order_round(uint64_t key, uint64_t *keys, uint32_t *max,
  * otherwise all at once and keys/max are unused.
  * @return the verdict (GCAP_DROP for a thread without a packet).
  */
-GCAP_DEV uint32_t gcap_kernel_block_run(bool run, const struct gcap_kpkt *pkt,
-					struct gcap_kstate *st, uint64_t *keys,
-					uint32_t *max)
+GCAP_DEV uint32_t
+gcap_kernel_block_run(bool run, const struct gcap_kpkt *pkt, struct gcap_kstate *st,
+		      uint64_t *keys, uint32_t *max)
 {
 #ifdef GCAP_KERNEL_ORDERED
 	uint32_t v = 0, rounds;

@@ -39,8 +39,7 @@
 
 /* The kernel's view of a packet descriptor. */
 static __device__ __forceinline__ void
-gcap_gpu_kpkt(struct gcap_kpkt *kpkt, const struct gcap_pkt *d,
-	      const unsigned char *p)
+gcap_gpu_kpkt(struct gcap_kpkt *kpkt, const struct gcap_pkt *d, const unsigned char *p)
 {
 	kpkt->data = p;
 	kpkt->caplen = d->caplen;
@@ -130,8 +129,7 @@ static __device__ __forceinline__ void
 gcap_warp_copy(unsigned char *dst, const unsigned char *src, unsigned int len,
 	       unsigned int lane)
 {
-	const unsigned int *ws = (const unsigned int *)
-		((unsigned long long)src & ~3ull);
+	const unsigned int *ws = (const unsigned int *)((unsigned long long)src & ~3ull);
 	unsigned int lead = (unsigned int)((unsigned long long)src & 3u);
 	unsigned int nw = len ? (lead + len + 3u) >> 2 : 0u, base, k, b;
 	unsigned int padded = (len + 7u) & ~7u;
@@ -195,8 +193,7 @@ gcap_gpu_prefetch(const unsigned char *p, unsigned int caplen, unsigned int n)
 	e = (unsigned long long)p + (caplen < n ? caplen : n);
 #pragma unroll
 	for (k = 0; k < GCAP_GPU_PREFETCH_SECTORS; k++)
-		v[k] = a + 32u * k < e ?
-		       __ldca((const unsigned int *)(a + 32u * k)) : 0u;
+		v[k] = a + 32u * k < e ? __ldca((const unsigned int *)(a + 32u * k)) : 0u;
 #pragma unroll
 	for (k = 0; k < GCAP_GPU_PREFETCH_SECTORS; k++)
 		acc += v[k];
@@ -238,9 +235,8 @@ struct gcap_gpu_shared {
  * further. Ordered kernels (gcap_kern_entry.h, "Ordered kernels"):
  * packets sharing an order key run one after the other in packet order. */
 static __device__ __forceinline__ void
-gcap_gpu_inline_chunk(const struct gcap_gpu_kparams *kp,
-		      struct gcap_gpu_shared *s, bool active,
-		      unsigned long long *mask, const struct gcap_pkt *d,
+gcap_gpu_inline_chunk(const struct gcap_gpu_kparams *kp, struct gcap_gpu_shared *s,
+		      bool active, unsigned long long *mask, const struct gcap_pkt *d,
 		      const unsigned char *p, unsigned int *caplen)
 {
 #ifdef GCAP_GPU_INLINE_KERNEL
@@ -252,12 +248,12 @@ gcap_gpu_inline_chunk(const struct gcap_gpu_kparams *kp,
 	if (run)
 		gcap_gpu_kpkt(&kpkt, d, p);
 #ifdef GCAP_KERNEL_ORDERED
-	v = gcap_kernel_block_run(run, &kpkt, (struct gcap_kstate *)kp->kstate,
-				  s->okey, &s->omax);
+	v = gcap_kernel_block_run(run, &kpkt, (struct gcap_kstate *)kp->kstate, s->okey,
+				  &s->omax);
 #else
 	(void)s;
-	v = gcap_kernel_block_run(run, &kpkt, (struct gcap_kstate *)kp->kstate,
-				  NULL, NULL);
+	v = gcap_kernel_block_run(run, &kpkt, (struct gcap_kstate *)kp->kstate, NULL,
+				  NULL);
 #endif
 	if (!run)
 		return;
@@ -266,7 +262,12 @@ gcap_gpu_inline_chunk(const struct gcap_gpu_kparams *kp,
 	if (snap < *caplen)
 		*caplen = snap;
 #else
-	(void)kp; (void)s; (void)active; (void)mask; (void)d; (void)p;
+	(void)kp;
+	(void)s;
+	(void)active;
+	(void)mask;
+	(void)d;
+	(void)p;
 	(void)caplen;
 #endif
 }
@@ -280,10 +281,8 @@ gcap_gpu_outmask(const struct gcap_gpu_kparams *kp, const unsigned char *p,
 	(void)kp;
 	return gcap_flt_mask(p, wirelen, caplen);
 #else
-	const struct gcap_gpu_prog *progs =
-		(const struct gcap_gpu_prog *)kp->progs;
-	const struct gcap_bpf_insn *insns =
-		(const struct gcap_bpf_insn *)kp->insns;
+	const struct gcap_gpu_prog *progs = (const struct gcap_gpu_prog *)kp->progs;
+	const struct gcap_bpf_insn *insns = (const struct gcap_bpf_insn *)kp->insns;
 	unsigned long long mask = 0;
 	unsigned int j;
 
@@ -323,8 +322,8 @@ gcap_gpu_batch(const struct gcap_gpu_kparams *kp, struct gcap_gpu_shared *s)
 	if (tid < s->n) {
 		d0 = s->pkts[tid];
 		if (kp->prefetch)
-			pf = gcap_gpu_prefetch((const unsigned char *)d0.addr,
-					       d0.caplen, kp->prefetch);
+			pf = gcap_gpu_prefetch((const unsigned char *)d0.addr, d0.caplen,
+					       kp->prefetch);
 	}
 	if (tid < GCAP_MAX_OUTPUTS)
 		s->out[tid] = 0;
@@ -354,8 +353,8 @@ gcap_gpu_batch(const struct gcap_gpu_kparams *kp, struct gcap_gpu_shared *s)
 				d = s->pkts[i];
 				if (kp->prefetch)
 					gcap_gpu_wait(gcap_gpu_prefetch(
-						(const unsigned char *)d.addr,
-						d.caplen, kp->prefetch));
+						(const unsigned char *)d.addr, d.caplen,
+						kp->prefetch));
 			}
 			p = (const unsigned char *)d.addr;
 			mask = gcap_gpu_outmask(kp, p, d.wirelen, d.caplen);
@@ -376,8 +375,8 @@ gcap_gpu_batch(const struct gcap_gpu_kparams *kp, struct gcap_gpu_shared *s)
 				atomicAdd(&s->n_truncated, 1u);
 		}
 		if (wflag) {
-			struct gcap_rec *r = (struct gcap_rec *)
-				(s->xdata + s->len + excl);
+			struct gcap_rec *r =
+				(struct gcap_rec *)(s->xdata + s->len + excl);
 			unsigned long long m = mask;
 
 			r->ts_ns = d.ts_ns;
@@ -408,8 +407,7 @@ gcap_gpu_batch(const struct gcap_gpu_kparams *kp, struct gcap_gpu_shared *s)
 
 			gcap_warp_copy((unsigned char *)(s->xdata + s->off[t] +
 							 sizeof(struct gcap_rec)),
-				       (const unsigned char *)s->src[t],
-				       s->cap[t], lane);
+				       (const unsigned char *)s->src[t], s->cap[t], lane);
 		}
 		__syncthreads();
 		if (tid == 0) {
@@ -447,8 +445,8 @@ gcap_gpu_batch(const struct gcap_gpu_kparams *kp, struct gcap_gpu_shared *s)
 	__syncthreads();
 }
 
-extern "C" __global__ void __launch_bounds__(GCAP_GPU_THREADS_MAX)
-gcap_pipeline_kernel(struct gcap_gpu_kparams kp)
+extern "C" __global__ void
+__launch_bounds__(GCAP_GPU_THREADS_MAX) gcap_pipeline_kernel(struct gcap_gpu_kparams kp)
 {
 	__shared__ struct gcap_gpu_shared s;
 	const struct gcap_gpu_qdesc *qd =
@@ -466,13 +464,12 @@ gcap_pipeline_kernel(struct gcap_gpu_kparams kp)
 
 			for (;;) {
 				/* status (low half) and arg in one read */
-				w = gcap_ld_acquire_sys64((const unsigned long long *)
-							  &sl->status);
+				w = gcap_ld_acquire_sys64(
+					(const unsigned long long *)&sl->status);
 				st = (unsigned int)w;
 				if (st == GCAP_GPU_READY)
 					break;
-				if ((++spins & 63u) == 0 &&
-				    gcap_ld_acquire_sys(quit)) {
+				if ((++spins & 63u) == 0 && gcap_ld_acquire_sys(quit)) {
 					st = GCAP_GPU_FREE;
 					break;
 				}
@@ -517,17 +514,14 @@ gcap_pipeline_kernel(struct gcap_gpu_kparams kp)
  * device-mapped host memory): how the executor reads the state back after
  * the persistent kernel has ended. Words when both are 8-byte aligned. */
 extern "C" __global__ void
-gcap_kstate_copy(unsigned long long dst, unsigned long long src,
-		 unsigned long long n)
+gcap_kstate_copy(unsigned long long dst, unsigned long long src, unsigned long long n)
 {
-	unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x +
-			       threadIdx.x;
+	unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
 	unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
 	unsigned long long nw = ((dst | src) & 7ull) ? 0ull : n >> 3, k;
 
 	for (k = i; k < nw; k += stride)
-		((unsigned long long *)dst)[k] =
-			((const unsigned long long *)src)[k];
+		((unsigned long long *)dst)[k] = ((const unsigned long long *)src)[k];
 	for (k = nw * 8ull + i; k < n; k += stride)
 		((unsigned char *)dst)[k] = ((const unsigned char *)src)[k];
 }

@@ -66,8 +66,10 @@ static struct {
 static void
 nvrtc_open(void)
 {
-	static const char *const names[] = { "libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so" };
-	const char *dirs[3] = { getenv("GCAP_CUDA_HOME"), GCAP_CUDA_HOME, "/usr/local/cuda" };
+	static const char *const names[] = { "libnvrtc.so.13", "libnvrtc.so.12",
+					     "libnvrtc.so" };
+	const char *dirs[3] = { getenv("GCAP_CUDA_HOME"), GCAP_CUDA_HOME,
+				"/usr/local/cuda" };
 	char path[PATH_MAX];
 
 	for (unsigned i = 0; i < 3 && nv.handle == NULL; i++)
@@ -81,19 +83,21 @@ nvrtc_open(void)
 		}
 	}
 	if (nv.handle == NULL) {
-		nv.err = gcap_err(nv.msg, ENOTSUP,
-				  "NVRTC not found (tried libnvrtc.so.13, .so.12, .so in the "
-				  "library path, $GCAP_CUDA_HOME/lib64, %s/lib64, "
-				  "/usr/local/cuda/lib64)", GCAP_CUDA_HOME);
+		nv.err = gcap_err(
+			nv.msg, ENOTSUP,
+			"NVRTC not found (tried libnvrtc.so.13, .so.12, .so in the "
+			"library path, $GCAP_CUDA_HOME/lib64, %s/lib64, "
+			"/usr/local/cuda/lib64)",
+			GCAP_CUDA_HOME);
 		return;
 	}
-#define SYM(field, name)                                                        \
-	do {                                                                    \
-		*(void **)&nv.field = dlsym(nv.handle, name);                  \
-		if (nv.field == NULL) {                                         \
+#define SYM(field, name)                                                               \
+	do {                                                                           \
+		*(void **)&nv.field = dlsym(nv.handle, name);                          \
+		if (nv.field == NULL) {                                                \
 			nv.err = gcap_err(nv.msg, ENOTSUP, "libnvrtc lacks %s", name); \
-			return;                                                 \
-		}                                                               \
+			return;                                                        \
+		}                                                                      \
 	} while (0)
 	SYM(get_error_string, "nvrtcGetErrorString");
 	SYM(version, "nvrtcVersion");
@@ -136,10 +140,10 @@ gcap_rtc_version(int *major, int *minor, char *errbuf)
 struct entry_hdr {
 	char magic[8];
 	uint32_t version;
-	uint32_t arch;      /* cc_major * 10 + cc_minor */
+	uint32_t arch; /* cc_major * 10 + cc_minor */
 	uint8_t key[32];
-	uint64_t size;      /* payload bytes */
-	uint8_t sum[32];    /* SHA-256 of the payload */
+	uint64_t size;   /* payload bytes */
+	uint8_t sum[32]; /* SHA-256 of the payload */
 };
 
 int
@@ -159,8 +163,8 @@ now_ms(void)
 
 /* read an entry: 1 hit (image filled), 0 absent, -1 present but unusable */
 static int
-cache_read(const char *path, uint32_t arch, const uint8_t key[32],
-	   void **image, size_t *image_size)
+cache_read(const char *path, uint32_t arch, const uint8_t key[32], void **image,
+	   size_t *image_size)
 {
 	struct entry_hdr h;
 	struct stat st;
@@ -174,9 +178,8 @@ cache_read(const char *path, uint32_t arch, const uint8_t key[32],
 	if (fstat(fd, &st) != 0 || (size_t)st.st_size < sizeof(h) ||
 	    read(fd, &h, sizeof(h)) != (ssize_t)sizeof(h) ||
 	    memcmp(h.magic, ENTRY_MAGIC, sizeof(ENTRY_MAGIC)) != 0 ||
-	    h.version != ENTRY_VERSION || h.arch != arch ||
-	    memcmp(h.key, key, 32) != 0 || h.size == 0 ||
-	    h.size != (uint64_t)st.st_size - sizeof(h)) {
+	    h.version != ENTRY_VERSION || h.arch != arch || memcmp(h.key, key, 32) != 0 ||
+	    h.size == 0 || h.size != (uint64_t)st.st_size - sizeof(h)) {
 		close(fd);
 		return -1;
 	}
@@ -239,20 +242,24 @@ cache_write(const char *dir, const char *path, uint32_t arch, const uint8_t key[
 		return gcap_err(warn, ENAMETOOLONG, "cache path too long");
 	fd = mkstemp(tmp);
 	if (fd < 0)
-		return gcap_err(warn, errno, "cannot create a file in cache directory %s: %s; "
-				"compiled without cache", dir, strerror(errno));
+		return gcap_err(warn, errno,
+				"cannot create a file in cache directory %s: %s; "
+				"compiled without cache",
+				dir, strerror(errno));
 	if (write_all(fd, &h, sizeof(h)) != 0 || write_all(fd, image, size) != 0 ||
 	    close(fd) != 0) {
 		int e = errno ? errno : EIO;
 
 		unlink(tmp);
-		return gcap_err(warn, e, "cannot write cache entry in %s: %s", dir, strerror(e));
+		return gcap_err(warn, e, "cannot write cache entry in %s: %s", dir,
+				strerror(e));
 	}
 	if (rename(tmp, path) != 0) {
 		int e = errno;
 
 		unlink(tmp);
-		return gcap_err(warn, e, "cannot store cache entry %s: %s", path, strerror(e));
+		return gcap_err(warn, e, "cannot store cache entry %s: %s", path,
+				strerror(e));
 	}
 	return 0;
 }
@@ -313,13 +320,14 @@ nvrtc_build(const char *src, const char *name, const char *arch_opt,
 		char line[GCAP_ERRBUF_SIZE - 96];
 
 		log_summary(log, line, sizeof(line));
-		r = gcap_err(errbuf, ENOEXEC, "NVRTC cannot compile %s for %s: %s",
-			     name, arch_opt + sizeof("--gpu-architecture=") - 1, line);
+		r = gcap_err(errbuf, ENOEXEC, "NVRTC cannot compile %s for %s: %s", name,
+			     arch_opt + sizeof("--gpu-architecture=") - 1, line);
 	} else if (rc != NVRTC_SUCCESS) {
 		r = gcap_err(errbuf, EIO, "NVRTC failed for %s (%s): %s", name, arch_opt,
 			     nv.get_error_string(rc));
 	} else if (nv.cubin_size(prog, size) != NVRTC_SUCCESS || *size == 0) {
-		r = gcap_err(errbuf, EIO, "NVRTC produced no CUBIN for %s (%s)", name, arch_opt);
+		r = gcap_err(errbuf, EIO, "NVRTC produced no CUBIN for %s (%s)", name,
+			     arch_opt);
 	} else if ((*image = malloc(*size)) == NULL) {
 		r = gcap_err(errbuf, ENOMEM, "out of memory");
 	} else if (nv.cubin(prog, *image) != NVRTC_SUCCESS) {
@@ -373,10 +381,12 @@ gcap_rtc_compile(const char *src, const char *name, int cc_major, int cc_minor,
 	if (info == NULL)
 		info = &local;
 	memset(info, 0, sizeof(*info));
-	if (src == NULL || image == NULL || image_size == NULL || (nopts > 0 && opts == NULL))
+	if (src == NULL || image == NULL || image_size == NULL ||
+	    (nopts > 0 && opts == NULL))
 		return gcap_err(errbuf, EINVAL, "gcap_rtc_compile: missing argument");
 	if (cc_major < 1 || cc_major > 99 || cc_minor < 0 || cc_minor > 9)
-		return gcap_err(errbuf, EINVAL, "bad compute capability %d.%d", cc_major, cc_minor);
+		return gcap_err(errbuf, EINVAL, "bad compute capability %d.%d", cc_major,
+				cc_minor);
 	if (flags & ~GCAP_RTC_F_NO_CACHE)
 		return gcap_err(errbuf, EINVAL, "unknown flags 0x%x", flags);
 	*image = NULL;
@@ -387,7 +397,8 @@ gcap_rtc_compile(const char *src, const char *name, int cc_major, int cc_minor,
 	if (r < 0)
 		return r;
 	arch = (uint32_t)(cc_major * 10 + cc_minor);
-	snprintf(arch_opt, sizeof(arch_opt), "--gpu-architecture=sm_%d%d", cc_major, cc_minor);
+	snprintf(arch_opt, sizeof(arch_opt), "--gpu-architecture=sm_%d%d", cc_major,
+		 cc_minor);
 
 	/* key: format, source, options, architecture, NVRTC version */
 	gcap_sha256_init(&s);
@@ -396,30 +407,39 @@ gcap_rtc_compile(const char *src, const char *name, int cc_major, int cc_minor,
 	for (unsigned i = 0; i < nopts; i++)
 		sha256_field(&s, opts[i], strlen(opts[i]));
 	sha256_field(&s, arch_opt, strlen(arch_opt));
-	snprintf(verbuf, sizeof(verbuf), "nvrtc %d.%d", info->nvrtc_major, info->nvrtc_minor);
+	snprintf(verbuf, sizeof(verbuf), "nvrtc %d.%d", info->nvrtc_major,
+		 info->nvrtc_minor);
 	sha256_field(&s, verbuf, strlen(verbuf));
 	gcap_sha256_final(&s, key);
 	hex(key, 32, info->key);
 
 	if (use_cache) {
 		if (cache_dir != NULL)
-			r = snprintf(dir, sizeof(dir), "%s", cache_dir) >= (int)sizeof(dir) ?
-			    -ENAMETOOLONG : 0;
+			r = snprintf(dir, sizeof(dir), "%s", cache_dir) >=
+					    (int)sizeof(dir) ?
+				    -ENAMETOOLONG :
+				    0;
 		else
 			r = gcap_rtc_default_cache_dir(dir, sizeof(dir));
 		if (r < 0) {
-			gcap_err(info->cache_warning, -r, "no cache directory (%s): "
-				 "compiled without cache", strerror(-r));
+			gcap_err(info->cache_warning, -r,
+				 "no cache directory (%s): "
+				 "compiled without cache",
+				 strerror(-r));
 			use_cache = 0;
 		} else if ((r = gcap_mkdirs(dir)) < 0 || access(dir, W_OK | X_OK) != 0) {
 			int e = r < 0 ? -r : errno;
 
-			gcap_err(info->cache_warning, e, "cache directory %s unusable (%s): "
-				 "compiled without cache", dir, strerror(e));
+			gcap_err(info->cache_warning, e,
+				 "cache directory %s unusable (%s): "
+				 "compiled without cache",
+				 dir, strerror(e));
 			use_cache = 0;
-		} else if (snprintf(info->cache_path, sizeof(info->cache_path), "%s/%s.cubin",
-				    dir, info->key) >= (int)sizeof(info->cache_path)) {
-			gcap_err(info->cache_warning, ENAMETOOLONG, "cache path too long: "
+		} else if (snprintf(info->cache_path, sizeof(info->cache_path),
+				    "%s/%s.cubin", dir,
+				    info->key) >= (int)sizeof(info->cache_path)) {
+			gcap_err(info->cache_warning, ENAMETOOLONG,
+				 "cache path too long: "
 				 "compiled without cache");
 			info->cache_path[0] = '\0';
 			use_cache = 0;
@@ -436,14 +456,15 @@ gcap_rtc_compile(const char *src, const char *name, int cc_major, int cc_minor,
 		info->cache_rebuilt = r < 0;
 	}
 	t0 = now_ms();
-	r = nvrtc_build(src, name, arch_opt, opts, nopts, image, image_size, &info->log, errbuf);
+	r = nvrtc_build(src, name, arch_opt, opts, nopts, image, image_size, &info->log,
+			errbuf);
 	info->compile_ms = now_ms() - t0;
 	if (info == &local)
 		gcap_rtc_info_clear(&local);
 	if (r < 0)
 		return r;
-	if (use_cache && cache_write(dir, info->cache_path, arch, key, *image, *image_size,
-				     info->cache_warning) == 0)
+	if (use_cache && cache_write(dir, info->cache_path, arch, key, *image,
+				     *image_size, info->cache_warning) == 0)
 		info->cache_written = 1;
 	return 0;
 }

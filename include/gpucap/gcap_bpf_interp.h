@@ -60,7 +60,7 @@ struct gcap_bpf_insn {
  * in bpf_filter() too) returns 0. Counted in 64 bits.
  */
 #define GCAP_BPF_BACKWARD_LIMIT(nback, caplen) \
-	((unsigned long long)(nback) * ((unsigned long long)(caplen) * 8u + 16u))
+	((unsigned long long)(nback) * (8u * (unsigned long long)(caplen) + 16u))
 
 /**
  * Run a classic BPF program on one packet.
@@ -75,12 +75,11 @@ struct gcap_bpf_insn {
  *         0xffffffff when len is 0. Never fails otherwise.
  */
 GCAP_BPF_INTERP_FN unsigned int
-gcap_bpf_interp(const struct gcap_bpf_insn *pc, unsigned int len,
-		const unsigned char *p, unsigned int wirelen,
-		unsigned int caplen)
+gcap_bpf_interp(const struct gcap_bpf_insn *pc, unsigned int len, const unsigned char *p,
+		unsigned int wirelen, unsigned int caplen)
 {
 	unsigned int A = 0, X = 0, k, i = 0;
-	unsigned int mem[16] = {0};
+	unsigned int mem[16] = { 0 };
 	unsigned long long bj = 0, bjmax = 0; /* bjmax: counted at the first */
 
 	if (len == 0)
@@ -93,10 +92,8 @@ gcap_bpf_interp(const struct gcap_bpf_insn *pc, unsigned int len,
 		in = &pc[i++];
 		k = in->k;
 		switch (in->code) {
-		case 0x06: /* ret #k */
-			return k;
-		case 0x16: /* ret a */
-			return A;
+		case 0x06: /* ret #k */ return k;
+		case 0x16: /* ret a */ return A;
 		case 0x20: /* ld [k] */
 			if (k > caplen || 4u > caplen - k)
 				return 0;
@@ -131,23 +128,15 @@ gcap_bpf_interp(const struct gcap_bpf_insn *pc, unsigned int len,
 				return 0;
 			A = p[k + X];
 			break;
-		case 0x80: /* ld #pktlen */
-			A = wirelen;
-			break;
-		case 0x81: /* ldx #pktlen */
-			X = wirelen;
-			break;
+		case 0x80: /* ld #pktlen */ A = wirelen; break;
+		case 0x81: /* ldx #pktlen */ X = wirelen; break;
 		case 0xb1: /* ldxb 4*([k]&0xf) */
 			if (k >= caplen)
 				return 0;
 			X = (unsigned int)(p[k] & 0xf) << 2;
 			break;
-		case 0x00: /* ld #k */
-			A = k;
-			break;
-		case 0x01: /* ldx #k */
-			X = k;
-			break;
+		case 0x00: /* ld #k */ A = k; break;
+		case 0x01: /* ldx #k */ X = k; break;
 		case 0x60: /* ld M[k] */
 			if (k >= 16u)
 				return 0;
@@ -232,8 +221,7 @@ gcap_bpf_interp(const struct gcap_bpf_insn *pc, unsigned int len,
 		case 0x84: A = 0u - A; break;
 		case 0x07: X = A; break; /* tax */
 		case 0x87: A = X; break; /* txa */
-		default:
-			return 0;
+		default: return 0;
 		}
 	}
 }

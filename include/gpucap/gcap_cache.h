@@ -17,7 +17,7 @@ extern "C" {
 /** SHA-256 state (FIPS 180-4). */
 struct gcap_sha256 {
 	uint32_t h[8];
-	uint64_t len;   /**< bytes hashed so far */
+	uint64_t len; /**< bytes hashed so far */
 	uint8_t buf[64];
 	unsigned nbuf;
 };

@@ -23,11 +23,11 @@ struct gcap_doctor_conf {
 				       libraries are read (NULL: "/") */
 	const char *const *ports; /**< -i PORT ...; none: every NIC found */
 	unsigned nports;
-	const int *gpus;          /**< --gpu ordinals: port i on
+	const int *gpus; /**< --gpu ordinals: port i on
 				       gpus[i % ngpus]; NULL: the GPU
 				       gpu-capture picks (its NUMA node's) */
 	unsigned ngpus;
-	bool json;                /**< a JSON document instead of lines */
+	bool json; /**< a JSON document instead of lines */
 };
 
 /**
@@ -38,8 +38,7 @@ struct gcap_doctor_conf {
  *         for some NIC when none is given), 1 when it cannot; -ENOTDIR when
  *         conf->root is not a directory, -ENOMEM; message in errbuf.
  */
-int gcap_doctor_run(const struct gcap_doctor_conf *conf, FILE *out,
-		    char *errbuf);
+int gcap_doctor_run(const struct gcap_doctor_conf *conf, FILE *out, char *errbuf);
 
 #ifdef __cplusplus
 }

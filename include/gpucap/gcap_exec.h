@@ -59,7 +59,7 @@ struct gcap_batch_result {
 	/** packets that matched at least one output and whose record was
 	 *  written to the export buffer */
 	uint32_t n_captured;
-	uint32_t n_filtered;   /**< packets that matched no output */
+	uint32_t n_filtered; /**< packets that matched no output */
 	/** packets that matched but whose record did not fit: the executor
 	 *  stops writing at the first record that does not fit, and counts it
 	 *  and every later matching packet of the batch here (the pipeline
@@ -85,20 +85,20 @@ struct gcap_batch_result {
 
 /** One batch slot. */
 struct gcap_batch {
-	struct gcap_pkt *pkts;   /**< batch_max descriptors, executor-readable */
-	uint32_t n;              /**< descriptors filled by the source */
-	uint16_t queue;          /**< pipeline queue */
-	uint16_t flags;          /**< reserved */
+	struct gcap_pkt *pkts; /**< batch_max descriptors, executor-readable */
+	uint32_t n;            /**< descriptors filled by the source */
+	uint16_t queue;        /**< pipeline queue */
+	uint16_t flags;        /**< reserved */
 	/** where the executor writes export records: after the len bytes
 	 *  (nrec records) of earlier batches already there, updating both */
 	struct gcap_xbuf *xbuf;
-	uint8_t *stage;          /**< stage_size bytes for sources that copy
+	uint8_t *stage; /**< stage_size bytes for sources that copy
 	                              packet bytes (file reader), executor-readable */
 	uint32_t stage_size;
 	uint32_t stage_used;
-	uint64_t seq;            /**< batch sequence number within the queue */
+	uint64_t seq;                  /**< batch sequence number within the queue */
 	struct gcap_batch_result *res; /**< results, executor-written */
-	void *mbufs[GCAP_BATCH_MAX]; /**< source bookkeeping (rte_mbuf pointers) */
+	void *mbufs[GCAP_BATCH_MAX];   /**< source bookkeeping (rte_mbuf pointers) */
 	/** source bookkeeping: packets [burst_end[i - 1], burst_end[i]) were
 	 *  received by the poll at burst_t[i] (CLOCK_MONOTONIC ns) or by
 	 *  later ones (less than GCAP_BURST_GRAIN_NS after it, or merged
@@ -115,14 +115,14 @@ struct gcap_batch {
 
 /** What an executor is created with. */
 struct gcap_exec_conf {
-	unsigned nqueues;     /**< pipeline queues (RX queues, or 1 for a file) */
-	unsigned ring_size;   /**< batch slots per queue, a power of two */
-	unsigned batch_max;   /**< packets per batch, <= GCAP_BATCH_MAX */
-	unsigned nxbufs;      /**< export buffers per queue (descriptors; see gcap_xbuf) */
-	uint32_t xbuf_size;   /**< bytes of export memory per buffer, laid out back to back */
-	uint32_t stage_size;  /**< staging bytes per batch slot (0: none) */
-	uint32_t snaplen;     /**< longest caplen written to records */
-	unsigned nfilters;    /**< outputs; 1..GCAP_MAX_OUTPUTS */
+	unsigned nqueues;   /**< pipeline queues (RX queues, or 1 for a file) */
+	unsigned ring_size; /**< batch slots per queue, a power of two */
+	unsigned batch_max; /**< packets per batch, <= GCAP_BATCH_MAX */
+	unsigned nxbufs;    /**< export buffers per queue (descriptors; see gcap_xbuf) */
+	uint32_t xbuf_size; /**< bytes of export memory per buffer, laid out back to back */
+	uint32_t stage_size; /**< staging bytes per batch slot (0: none) */
+	uint32_t snaplen;    /**< longest caplen written to records */
+	unsigned nfilters;   /**< outputs; 1..GCAP_MAX_OUTPUTS */
 	/** nfilters programs; a program with bf_len 0 accepts every packet. */
 	const struct bpf_program *filters;
 	int linktype;         /**< DLT of the packets (for compiled filters) */
@@ -151,15 +151,13 @@ struct gcap_exec_ops {
 	 * Create an executor. @return NULL with errno set and a message in
 	 * errbuf (GCAP_ERRBUF_SIZE) on failure.
 	 */
-	struct gcap_exec *(*create)(const struct gcap_exec_conf *conf,
-				    char *errbuf);
+	struct gcap_exec *(*create)(const struct gcap_exec_conf *conf, char *errbuf);
 
 	/** Stop (see stop) if needed and free everything. NULL is a no-op. */
 	void (*destroy)(struct gcap_exec *ex);
 
 	/** Export buffers of queue q: *xbufs gets an array of nxbufs. @return nxbufs. */
-	unsigned (*xbufs)(struct gcap_exec *ex, unsigned q,
-			  struct gcap_xbuf **xbufs);
+	unsigned (*xbufs)(struct gcap_exec *ex, unsigned q, struct gcap_xbuf **xbufs);
 
 	/** The next FREE slot of queue q, or NULL when the ring is full. */
 	struct gcap_batch *(*batch_get)(struct gcap_exec *ex, unsigned q);
@@ -168,15 +166,13 @@ struct gcap_exec_ops {
 	 * Publish a filled slot (FREE -> READY). b->n may be 0 only if the
 	 * slot is not submitted at all. @return 0, or a negative errno.
 	 */
-	int (*batch_submit)(struct gcap_exec *ex, unsigned q,
-			    struct gcap_batch *b);
+	int (*batch_submit)(struct gcap_exec *ex, unsigned q, struct gcap_batch *b);
 
 	/** The oldest DONE slot of queue q, or NULL if none is done yet. */
 	struct gcap_batch *(*batch_poll)(struct gcap_exec *ex, unsigned q);
 
 	/** Hand a consumed slot back (DONE -> FREE). */
-	void (*batch_release)(struct gcap_exec *ex, unsigned q,
-			      struct gcap_batch *b);
+	void (*batch_release)(struct gcap_exec *ex, unsigned q, struct gcap_batch *b);
 
 	/**
 	 * How many batches of queue q the executor works on at the same time
@@ -225,8 +221,7 @@ struct gcap_exec_ops {
 	 * Write the inline kernel's state as JSON to path (NULL: no-op).
 	 * @return 0 or a negative errno.
 	 */
-	int (*kernel_state)(struct gcap_exec *ex, const char *path,
-			    char *errbuf);
+	int (*kernel_state)(struct gcap_exec *ex, const char *path, char *errbuf);
 };
 
 /** The cpu executor (always built). */

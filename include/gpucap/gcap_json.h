@@ -34,14 +34,15 @@ extern "C" {
  * indentation and string escapes.
  */
 struct gcap_json {
-	FILE *f;                /**< where the text goes */
-	int depth;              /**< current nesting */
-	int err;                /**< set on misuse (too deep, unbalanced) */
+	FILE *f;                              /**< where the text goes */
+	int depth;                            /**< current nesting */
+	int err;                              /**< set on misuse (too deep, unbalanced) */
 	unsigned char n[GCAP_JSON_MAX_DEPTH]; /**< members written per level */
 };
 
 /** Start a document on f: the top-level object is open, members follow. */
-static inline void gcap_json_begin(struct gcap_json *j, FILE *f)
+static inline void
+gcap_json_begin(struct gcap_json *j, FILE *f)
 {
 	memset(j, 0, sizeof(*j));
 	j->f = f;
@@ -50,7 +51,8 @@ static inline void gcap_json_begin(struct gcap_json *j, FILE *f)
 }
 
 /** Comma, newline and indentation before a member. */
-static inline void gcap_json__sep(struct gcap_json *j)
+static inline void
+gcap_json__sep(struct gcap_json *j)
 {
 	if (j->depth > 0 && j->depth <= GCAP_JSON_MAX_DEPTH) {
 		if (j->n[j->depth - 1])
@@ -63,8 +65,8 @@ static inline void gcap_json__sep(struct gcap_json *j)
 }
 
 /** Write n bytes of s as a JSON string (escaped; non-ASCII as \\u00XX). */
-static inline void gcap_json__strn(struct gcap_json *j, const char *s,
-				   size_t n)
+static inline void
+gcap_json__strn(struct gcap_json *j, const char *s, size_t n)
 {
 	fputc('"', j->f);
 	for (size_t i = 0; i < n; i++) {
@@ -80,7 +82,8 @@ static inline void gcap_json__strn(struct gcap_json *j, const char *s,
 }
 
 /** Separator, then `"key": ` when key is not NULL (members of objects). */
-static inline void gcap_json__key(struct gcap_json *j, const char *key)
+static inline void
+gcap_json__key(struct gcap_json *j, const char *key)
 {
 	gcap_json__sep(j);
 	if (key) {
@@ -91,7 +94,8 @@ static inline void gcap_json__key(struct gcap_json *j, const char *key)
 
 /** Open an object: a member `key` of the current object, or an array
  *  element when key is NULL. */
-static inline void gcap_json_object_begin(struct gcap_json *j, const char *key)
+static inline void
+gcap_json_object_begin(struct gcap_json *j, const char *key)
 {
 	gcap_json__key(j, key);
 	fputc('{', j->f);
@@ -103,7 +107,8 @@ static inline void gcap_json_object_begin(struct gcap_json *j, const char *key)
 }
 
 /** Close the innermost object. */
-static inline void gcap_json_object_end(struct gcap_json *j)
+static inline void
+gcap_json_object_end(struct gcap_json *j)
 {
 	if (j->depth <= 0) {
 		j->err = 1;
@@ -119,7 +124,8 @@ static inline void gcap_json_object_end(struct gcap_json *j)
 }
 
 /** Open an array (key as for gcap_json_object_begin()). */
-static inline void gcap_json_array_begin(struct gcap_json *j, const char *key)
+static inline void
+gcap_json_array_begin(struct gcap_json *j, const char *key)
 {
 	gcap_json__key(j, key);
 	fputc('[', j->f);
@@ -131,7 +137,8 @@ static inline void gcap_json_array_begin(struct gcap_json *j, const char *key)
 }
 
 /** Close the innermost array. */
-static inline void gcap_json_array_end(struct gcap_json *j)
+static inline void
+gcap_json_array_end(struct gcap_json *j)
 {
 	if (j->depth <= 0) {
 		j->err = 1;
@@ -152,7 +159,8 @@ static inline void gcap_json_array_end(struct gcap_json *j)
  * @return 0; -EINVAL after misuse (unbalanced or too deep); -EIO when
  * the stream had a write error.
  */
-static inline int gcap_json_end(struct gcap_json *j)
+static inline int
+gcap_json_end(struct gcap_json *j)
 {
 	int balanced = j->depth == 1 && !j->err;
 
@@ -165,16 +173,16 @@ static inline int gcap_json_end(struct gcap_json *j)
 }
 
 /** `"key": v` (key NULL: an array element). */
-static inline void gcap_json_key_u64(struct gcap_json *j, const char *key,
-				     uint64_t v)
+static inline void
+gcap_json_key_u64(struct gcap_json *j, const char *key, uint64_t v)
 {
 	gcap_json__key(j, key);
 	fprintf(j->f, "%llu", (unsigned long long)v);
 }
 
 /** `"key": v` for a signed value. */
-static inline void gcap_json_key_i64(struct gcap_json *j, const char *key,
-				     int64_t v)
+static inline void
+gcap_json_key_i64(struct gcap_json *j, const char *key, int64_t v)
 {
 	gcap_json__key(j, key);
 	fprintf(j->f, "%lld", (long long)v);
@@ -184,8 +192,8 @@ static inline void gcap_json_key_i64(struct gcap_json *j, const char *key,
  * `"key": v` with digits decimals (printf's %.*f); a value that is not
  * finite writes null (JSON has no NaN or infinity).
  */
-static inline void gcap_json_key_f64(struct gcap_json *j, const char *key,
-				     double v, int digits)
+static inline void
+gcap_json_key_f64(struct gcap_json *j, const char *key, double v, int digits)
 {
 	gcap_json__key(j, key);
 	if (__builtin_isfinite(v))
@@ -195,16 +203,16 @@ static inline void gcap_json_key_f64(struct gcap_json *j, const char *key,
 }
 
 /** `"key": true|false`. */
-static inline void gcap_json_key_bool(struct gcap_json *j, const char *key,
-				      bool v)
+static inline void
+gcap_json_key_bool(struct gcap_json *j, const char *key, bool v)
 {
 	gcap_json__key(j, key);
 	fputs(v ? "true" : "false", j->f);
 }
 
 /** `"key": "s"` (s escaped; NULL writes null). */
-static inline void gcap_json_key_str(struct gcap_json *j, const char *key,
-				     const char *s)
+static inline void
+gcap_json_key_str(struct gcap_json *j, const char *key, const char *s)
 {
 	gcap_json__key(j, key);
 	if (s)
@@ -214,16 +222,16 @@ static inline void gcap_json_key_str(struct gcap_json *j, const char *key,
 }
 
 /** `"key": "s"` from n bytes of s (escaped). */
-static inline void gcap_json_key_strn(struct gcap_json *j, const char *key,
-				      const char *s, size_t n)
+static inline void
+gcap_json_key_strn(struct gcap_json *j, const char *key, const char *s, size_t n)
 {
 	gcap_json__key(j, key);
 	gcap_json__strn(j, s, n);
 }
 
 /** `"key": "hex"` of n bytes. */
-static inline void gcap_json_key_hex(struct gcap_json *j, const char *key,
-				     const void *b, size_t n)
+static inline void
+gcap_json_key_hex(struct gcap_json *j, const char *key, const void *b, size_t n)
 {
 	const uint8_t *s = (const uint8_t *)b;
 	gcap_json__key(j, key);
@@ -237,8 +245,8 @@ static inline void gcap_json_key_hex(struct gcap_json *j, const char *key,
  * `"key": "address"`: IPv4 dotted quad (version 4, first 4 bytes) or
  * IPv6 as eight groups of hex without zero compression (version 6).
  */
-static inline void gcap_json_key_ip(struct gcap_json *j, const char *key,
-				    const uint8_t *a, int version)
+static inline void
+gcap_json_key_ip(struct gcap_json *j, const char *key, const uint8_t *a, int version)
 {
 	gcap_json__key(j, key);
 	if (version == 4) {

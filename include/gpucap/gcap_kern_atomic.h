@@ -22,7 +22,8 @@ extern "C" {
 #endif
 
 /** Add v to *p. @return the old value. */
-GCAP_DEV uint64_t gcap_atomic_add_u64(uint64_t *p, uint64_t v)
+GCAP_DEV uint64_t
+gcap_atomic_add_u64(uint64_t *p, uint64_t v)
 {
 #ifdef GCAP_DEVICE
 	return atomicAdd(GCAP_ULL(p), (unsigned long long)v);
@@ -32,7 +33,8 @@ GCAP_DEV uint64_t gcap_atomic_add_u64(uint64_t *p, uint64_t v)
 }
 
 /** Add v to *p. @return the old value. */
-GCAP_DEV uint32_t gcap_atomic_add_u32(uint32_t *p, uint32_t v)
+GCAP_DEV uint32_t
+gcap_atomic_add_u32(uint32_t *p, uint32_t v)
 {
 #ifdef GCAP_DEVICE
 	return atomicAdd(GCAP_UINT(p), v);
@@ -42,76 +44,80 @@ GCAP_DEV uint32_t gcap_atomic_add_u32(uint32_t *p, uint32_t v)
 }
 
 /** Set *p to desired if it equals expected. @return the old value. */
-GCAP_DEV uint32_t gcap_atomic_cas_u32(uint32_t *p, uint32_t expected,
-				      uint32_t desired)
+GCAP_DEV uint32_t
+gcap_atomic_cas_u32(uint32_t *p, uint32_t expected, uint32_t desired)
 {
 #ifdef GCAP_DEVICE
 	return atomicCAS(GCAP_UINT(p), expected, desired);
 #else
-	__atomic_compare_exchange_n(p, &expected, desired, false,
-				    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+	__atomic_compare_exchange_n(p, &expected, desired, false, __ATOMIC_ACQ_REL,
+				    __ATOMIC_ACQUIRE);
 	return expected;
 #endif
 }
 
 /** Set *p to desired if it equals expected. @return the old value. */
-GCAP_DEV uint64_t gcap_atomic_cas_u64(uint64_t *p, uint64_t expected,
-				      uint64_t desired)
+GCAP_DEV uint64_t
+gcap_atomic_cas_u64(uint64_t *p, uint64_t expected, uint64_t desired)
 {
 #ifdef GCAP_DEVICE
 	return atomicCAS(GCAP_ULL(p), (unsigned long long)expected,
 			 (unsigned long long)desired);
 #else
-	__atomic_compare_exchange_n(p, &expected, desired, false,
-				    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+	__atomic_compare_exchange_n(p, &expected, desired, false, __ATOMIC_ACQ_REL,
+				    __ATOMIC_ACQUIRE);
 	return expected;
 #endif
 }
 
 /** *p = max(*p, v). @return the old value. */
-GCAP_DEV uint64_t gcap_atomic_max_u64(uint64_t *p, uint64_t v)
+GCAP_DEV uint64_t
+gcap_atomic_max_u64(uint64_t *p, uint64_t v)
 {
 #ifdef GCAP_DEVICE
 	return atomicMax(GCAP_ULL(p), (unsigned long long)v);
 #else
 	uint64_t old = __atomic_load_n(p, __ATOMIC_RELAXED);
-	while (old < v && !__atomic_compare_exchange_n(p, &old, v, true,
-			__ATOMIC_RELAXED, __ATOMIC_RELAXED))
+	while (old < v && !__atomic_compare_exchange_n(p, &old, v, true, __ATOMIC_RELAXED,
+						       __ATOMIC_RELAXED))
 		;
 	return old;
 #endif
 }
 
 /** *p = min(*p, v). @return the old value. */
-GCAP_DEV uint64_t gcap_atomic_min_u64(uint64_t *p, uint64_t v)
+GCAP_DEV uint64_t
+gcap_atomic_min_u64(uint64_t *p, uint64_t v)
 {
 #ifdef GCAP_DEVICE
 	return atomicMin(GCAP_ULL(p), (unsigned long long)v);
 #else
 	uint64_t old = __atomic_load_n(p, __ATOMIC_RELAXED);
-	while (old > v && !__atomic_compare_exchange_n(p, &old, v, true,
-			__ATOMIC_RELAXED, __ATOMIC_RELAXED))
+	while (old > v && !__atomic_compare_exchange_n(p, &old, v, true, __ATOMIC_RELAXED,
+						       __ATOMIC_RELAXED))
 		;
 	return old;
 #endif
 }
 
 /** *p = max(*p, v). @return the old value. */
-GCAP_DEV uint32_t gcap_atomic_max_u32(uint32_t *p, uint32_t v)
+GCAP_DEV uint32_t
+gcap_atomic_max_u32(uint32_t *p, uint32_t v)
 {
 #ifdef GCAP_DEVICE
 	return atomicMax(GCAP_UINT(p), v);
 #else
 	uint32_t old = __atomic_load_n(p, __ATOMIC_RELAXED);
-	while (old < v && !__atomic_compare_exchange_n(p, &old, v, true,
-			__ATOMIC_RELAXED, __ATOMIC_RELAXED))
+	while (old < v && !__atomic_compare_exchange_n(p, &old, v, true, __ATOMIC_RELAXED,
+						       __ATOMIC_RELAXED))
 		;
 	return old;
 #endif
 }
 
 /** *p |= v. @return the old value. */
-GCAP_DEV uint64_t gcap_atomic_or_u64(uint64_t *p, uint64_t v)
+GCAP_DEV uint64_t
+gcap_atomic_or_u64(uint64_t *p, uint64_t v)
 {
 #ifdef GCAP_DEVICE
 	return atomicOr(GCAP_ULL(p), (unsigned long long)v);
@@ -121,7 +127,8 @@ GCAP_DEV uint64_t gcap_atomic_or_u64(uint64_t *p, uint64_t v)
 }
 
 /** Store v in *p, ordered after every write before it. */
-GCAP_DEV void gcap_atomic_store_release_u32(uint32_t *p, uint32_t v)
+GCAP_DEV void
+gcap_atomic_store_release_u32(uint32_t *p, uint32_t v)
 {
 #ifdef GCAP_DEVICE
 	__threadfence();
@@ -132,7 +139,8 @@ GCAP_DEV void gcap_atomic_store_release_u32(uint32_t *p, uint32_t v)
 }
 
 /** @return *p, read before every read after it. */
-GCAP_DEV uint32_t gcap_atomic_load_acquire_u32(const uint32_t *p)
+GCAP_DEV uint32_t
+gcap_atomic_load_acquire_u32(const uint32_t *p)
 {
 #ifdef GCAP_DEVICE
 	uint32_t v = *(const volatile uint32_t *)p;
@@ -144,7 +152,8 @@ GCAP_DEV uint32_t gcap_atomic_load_acquire_u32(const uint32_t *p)
 }
 
 /** @return *p, a single untorn 64-bit read. */
-GCAP_DEV uint64_t gcap_atomic_load_u64(const uint64_t *p)
+GCAP_DEV uint64_t
+gcap_atomic_load_u64(const uint64_t *p)
 {
 #ifdef GCAP_DEVICE
 	return *(const volatile uint64_t *)p;
@@ -154,7 +163,8 @@ GCAP_DEV uint64_t gcap_atomic_load_u64(const uint64_t *p)
 }
 
 /** Spin-wait hint (a no-op on the GPU). */
-GCAP_DEV void gcap_cpu_relax(void)
+GCAP_DEV void
+gcap_cpu_relax(void)
 {
 #if !defined(GCAP_DEVICE) && (defined(__x86_64__) || defined(__i386__))
 	__builtin_ia32_pause();

@@ -28,8 +28,7 @@ extern "C" {
 struct gcap_kstate;
 
 /** The entry point every kernel source defines (see below). */
-GCAP_KERNEL uint32_t gcap_kernel(const struct gcap_kpkt *pkt,
-				 struct gcap_kstate *st);
+GCAP_KERNEL uint32_t gcap_kernel(const struct gcap_kpkt *pkt, struct gcap_kstate *st);
 
 /*
  * Required, in the kernel source:
@@ -94,13 +93,11 @@ GCAP_KERNEL uint64_t gcap_kernel_order(const struct gcap_kpkt *pkt,
 
 #ifndef GCAP_DEVICE
 /** Entry point type (host build). */
-typedef uint32_t (*gcap_kernel_fn)(const struct gcap_kpkt *pkt,
-				   struct gcap_kstate *st);
+typedef uint32_t (*gcap_kernel_fn)(const struct gcap_kpkt *pkt, struct gcap_kstate *st);
 /** Init hook type. */
 typedef int (*gcap_kernel_init_fn)(struct gcap_kstate *st, const char *args);
 /** Report hook type. */
-typedef void (*gcap_kernel_report_fn)(const struct gcap_kstate *st,
-				      struct gcap_json *j);
+typedef void (*gcap_kernel_report_fn)(const struct gcap_kstate *st, struct gcap_json *j);
 
 /** Size of the message buffer gcap_kernel_error() fills. */
 #define GCAP_KERNEL_ERR_SIZE 256
@@ -113,8 +110,8 @@ typedef void (*gcap_kernel_report_fn)(const struct gcap_kstate *st,
 extern char gcap_kernel_errmsg[GCAP_KERNEL_ERR_SIZE];
 
 /** Record why init failed. @return -1, for `return gcap_kernel_error(...)`. */
-__attribute__((format(printf, 1, 2), unused))
-static inline int gcap_kernel_error(const char *fmt, ...)
+__attribute__((format(printf, 1, 2), unused)) static inline int
+gcap_kernel_error(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -124,11 +121,11 @@ static inline int gcap_kernel_error(const char *fmt, ...)
 }
 
 /** Optional init hook (host build only); see above. */
-__attribute__((visibility("default")))
-int gcap_kernel_init(struct gcap_kstate *st, const char *args);
+__attribute__((visibility("default"))) int
+gcap_kernel_init(struct gcap_kstate *st, const char *args);
 /** Optional report hook (host build only); see above. */
-__attribute__((visibility("default")))
-void gcap_kernel_report(const struct gcap_kstate *st, struct gcap_json *j);
+__attribute__((visibility("default"))) void
+gcap_kernel_report(const struct gcap_kstate *st, struct gcap_json *j);
 #endif
 
 #ifdef __cplusplus

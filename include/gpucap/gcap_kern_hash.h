@@ -38,11 +38,11 @@ struct gcap_hslot {
 };
 
 /** Declare a hash table member of nslots (any size >= 1) slots. */
-#define GCAP_HASH_DECLARE(name, nslots) \
-	struct { \
-		uint32_t used;  /* slots in use */ \
-		uint32_t full;  /* inserts refused: no free slot in reach */ \
-		struct gcap_hslot slot[nslots]; \
+#define GCAP_HASH_DECLARE(name, nslots)                                     \
+	struct {                                                            \
+		uint32_t used; /* slots in use */                           \
+		uint32_t full; /* inserts refused: no free slot in reach */ \
+		struct gcap_hslot slot[nslots];                             \
 	} name
 
 /** Slots an insert or lookup examines before giving up. */
@@ -52,7 +52,8 @@ struct gcap_hslot {
 #define GCAP_HSLOT_USED 0x80000000u
 
 /** Mix a 32-bit value (finaliser of a 32-bit avalanche hash). */
-GCAP_DEV uint32_t gcap_mix32(uint32_t h)
+GCAP_DEV uint32_t
+gcap_mix32(uint32_t h)
 {
 	h ^= h >> 16;
 	h *= 0x7feb352du;
@@ -63,7 +64,8 @@ GCAP_DEV uint32_t gcap_mix32(uint32_t h)
 }
 
 /** @return a 32-bit hash of a key. */
-GCAP_DEV uint32_t gcap_hash_key(const struct gcap_hkey *k)
+GCAP_DEV uint32_t
+gcap_hash_key(const struct gcap_hkey *k)
 {
 	uint32_t h = 0x9e3779b9u;
 	for (uint32_t i = 0; i < 4u; i++)
@@ -72,7 +74,8 @@ GCAP_DEV uint32_t gcap_hash_key(const struct gcap_hkey *k)
 }
 
 /** @return a 64-bit FNV-1a hash of n bytes (seeded). */
-GCAP_DEV uint64_t gcap_hash_bytes(const void *b, uint32_t n, uint64_t seed)
+GCAP_DEV uint64_t
+gcap_hash_bytes(const void *b, uint32_t n, uint64_t seed)
 {
 	const uint8_t *s = (const uint8_t *)b;
 	uint64_t h = 0xcbf29ce484222325ull ^ seed;
@@ -84,7 +87,8 @@ GCAP_DEV uint64_t gcap_hash_bytes(const void *b, uint32_t n, uint64_t seed)
 }
 
 /** Set a key from up to 16 bytes (the rest zero). */
-GCAP_DEV void gcap_hkey_set(struct gcap_hkey *k, const void *b, uint32_t n)
+GCAP_DEV void
+gcap_hkey_set(struct gcap_hkey *k, const void *b, uint32_t n)
 {
 	uint8_t *o = (uint8_t *)k->w;
 	const uint8_t *s = (const uint8_t *)b;
@@ -106,15 +110,14 @@ GCAP_DEV void gcap_hkey_set(struct gcap_hkey *k, const void *b, uint32_t n)
  * @param inserted  set to true when this call inserted the key (may be NULL)
  * @return the slot index, or -1 when no free slot was in reach (table full).
  */
-GCAP_DEV int32_t gcap_hash_insert(struct gcap_hslot *slots, uint32_t nslots,
-				  uint32_t *used, uint32_t *full,
-				  const struct gcap_hkey *key, bool *inserted)
+GCAP_DEV int32_t
+gcap_hash_insert(struct gcap_hslot *slots, uint32_t nslots, uint32_t *used,
+		 uint32_t *full, const struct gcap_hkey *key, bool *inserted)
 {
 	uint32_t h = gcap_hash_key(key);
 	uint32_t tag = h | GCAP_HSLOT_USED;
 	uint32_t i = h % nslots;
-	uint32_t probes = nslots < GCAP_HASH_MAX_PROBE ? nslots
-						       : GCAP_HASH_MAX_PROBE;
+	uint32_t probes = nslots < GCAP_HASH_MAX_PROBE ? nslots : GCAP_HASH_MAX_PROBE;
 	if (inserted)
 		*inserted = false;
 	for (uint32_t n = 0; n < probes; n++) {
@@ -158,14 +161,14 @@ GCAP_DEV int32_t gcap_hash_insert(struct gcap_hslot *slots, uint32_t nslots,
  * Find key without inserting it.
  * @return the slot index, or -1 when absent.
  */
-GCAP_DEV int32_t gcap_hash_find(const struct gcap_hslot *slots,
-				uint32_t nslots, const struct gcap_hkey *key)
+GCAP_DEV int32_t
+gcap_hash_find(const struct gcap_hslot *slots, uint32_t nslots,
+	       const struct gcap_hkey *key)
 {
 	uint32_t h = gcap_hash_key(key);
 	uint32_t tag = h | GCAP_HSLOT_USED;
 	uint32_t i = h % nslots;
-	uint32_t probes = nslots < GCAP_HASH_MAX_PROBE ? nslots
-						       : GCAP_HASH_MAX_PROBE;
+	uint32_t probes = nslots < GCAP_HASH_MAX_PROBE ? nslots : GCAP_HASH_MAX_PROBE;
 	for (uint32_t n = 0; n < probes; n++) {
 		const struct gcap_hslot *s = &slots[i];
 		uint32_t t = gcap_atomic_load_acquire_u32(&s->tag);
@@ -175,9 +178,8 @@ GCAP_DEV int32_t gcap_hash_find(const struct gcap_hslot *slots,
 			gcap_cpu_relax();
 			t = gcap_atomic_load_acquire_u32(&s->tag);
 		}
-		if (t == tag && s->key[0] == key->w[0] &&
-		    s->key[1] == key->w[1] && s->key[2] == key->w[2] &&
-		    s->key[3] == key->w[3])
+		if (t == tag && s->key[0] == key->w[0] && s->key[1] == key->w[1] &&
+		    s->key[2] == key->w[2] && s->key[3] == key->w[3])
 			return (int32_t)i;
 		i = i + 1u == nslots ? 0u : i + 1u;
 	}
@@ -185,7 +187,7 @@ GCAP_DEV int32_t gcap_hash_find(const struct gcap_hslot *slots,
 }
 
 /** gcap_hash_insert() on a table declared with GCAP_HASH_DECLARE. */
-#define gcap_htab_insert(tab, key, inserted) \
+#define gcap_htab_insert(tab, key, inserted)                                  \
 	gcap_hash_insert((tab)->slot, (uint32_t)GCAP_ARRAY_SIZE((tab)->slot), \
 			 &(tab)->used, &(tab)->full, (key), (inserted))
 /** gcap_hash_find() on a table declared with GCAP_HASH_DECLARE. */
@@ -195,7 +197,8 @@ GCAP_DEV int32_t gcap_hash_find(const struct gcap_hslot *slots,
 #define gcap_htab_size(tab) ((uint32_t)GCAP_ARRAY_SIZE((tab)->slot))
 
 /** @return true when slot s holds a key (host side, after the run). */
-GCAP_DEV bool gcap_hslot_used(const struct gcap_hslot *s)
+GCAP_DEV bool
+gcap_hslot_used(const struct gcap_hslot *s)
 {
 	return (s->tag & GCAP_HSLOT_USED) != 0;
 }
@@ -211,7 +214,8 @@ struct gcap_hsort_row {
 };
 
 /** qsort order of gcap_hash_sorted(): count descending, then key bytes. */
-static inline int gcap_hsort_cmp(const void *a, const void *b)
+static inline int
+gcap_hsort_cmp(const void *a, const void *b)
 {
 	const struct gcap_hsort_row *x = (const struct gcap_hsort_row *)a;
 	const struct gcap_hsort_row *y = (const struct gcap_hsort_row *)b;
@@ -233,17 +237,16 @@ static inline int gcap_hsort_cmp(const void *a, const void *b)
  * @return the number of indices written (min(used, max)), or 0 when out
  *         of memory.
  */
-static inline uint32_t gcap_hash_sorted(const struct gcap_hslot *slots,
-					uint32_t nslots, const uint64_t *counts,
-					uint32_t *idx, uint32_t max)
+static inline uint32_t
+gcap_hash_sorted(const struct gcap_hslot *slots, uint32_t nslots, const uint64_t *counts,
+		 uint32_t *idx, uint32_t max)
 {
 	uint32_t n = 0;
 	for (uint32_t i = 0; i < nslots; i++)
 		n += gcap_hslot_used(&slots[i]);
 	if (n == 0 || max == 0)
 		return 0;
-	struct gcap_hsort_row *rows =
-		(struct gcap_hsort_row *)malloc(n * sizeof(*rows));
+	struct gcap_hsort_row *rows = (struct gcap_hsort_row *)malloc(n * sizeof(*rows));
 	if (!rows)
 		return 0;
 	n = 0;

@@ -19,20 +19,21 @@ extern "C" {
 #endif
 
 /** struct gcap_parsed flags: which layers were found. */
-#define GCAP_PF_ETH      0x0001u /**< an Ethernet header (14 bytes) */
-#define GCAP_PF_VLAN     0x0002u /**< at least one 802.1Q/802.1ad tag */
-#define GCAP_PF_IPV4     0x0004u /**< an IPv4 header, options included */
-#define GCAP_PF_IPV6     0x0008u /**< an IPv6 header (+ extension headers) */
-#define GCAP_PF_TCP      0x0010u /**< a TCP header, options included */
-#define GCAP_PF_UDP      0x0020u /**< a UDP header */
-#define GCAP_PF_ICMP     0x0040u /**< an ICMP header (type, code) */
-#define GCAP_PF_ICMP6    0x0080u /**< an ICMPv6 header (type, code) */
-#define GCAP_PF_FRAG     0x0100u /**< an IP fragment (first or later) */
+#define GCAP_PF_ETH 0x0001u        /**< an Ethernet header (14 bytes) */
+#define GCAP_PF_VLAN 0x0002u       /**< at least one 802.1Q/802.1ad tag */
+#define GCAP_PF_IPV4 0x0004u       /**< an IPv4 header, options included */
+#define GCAP_PF_IPV6 0x0008u       /**< an IPv6 header (+ extension headers) */
+#define GCAP_PF_TCP 0x0010u        /**< a TCP header, options included */
+#define GCAP_PF_UDP 0x0020u        /**< a UDP header */
+#define GCAP_PF_ICMP 0x0040u       /**< an ICMP header (type, code) */
+#define GCAP_PF_ICMP6 0x0080u      /**< an ICMPv6 header (type, code) */
+#define GCAP_PF_FRAG 0x0100u       /**< an IP fragment (first or later) */
 #define GCAP_PF_FRAG_LATER 0x0200u /**< a later fragment: no L4 header */
-#define GCAP_PF_IPOPT    0x0400u /**< IPv4 options or IPv6 ext headers */
-#define GCAP_PF_TRUNC    0x0800u /**< a header ended past caplen: parsing
+#define GCAP_PF_IPOPT 0x0400u      /**< IPv4 options or IPv6 ext headers */
+#define GCAP_PF_TRUNC \
+	0x0800u                /**< a header ended past caplen: parsing
 				      stopped at the last complete layer */
-#define GCAP_PF_BADHDR   0x1000u /**< a malformed length field */
+#define GCAP_PF_BADHDR 0x1000u /**< a malformed length field */
 
 /** TCP flag bits (struct gcap_parsed.tcp_flags). */
 #define GCAP_TCP_FIN 0x01u
@@ -45,21 +46,21 @@ extern "C" {
 #define GCAP_TCP_CWR 0x80u
 
 /** IP protocol numbers the parser knows. */
-#define GCAP_IPPROTO_HOPOPTS  0u
-#define GCAP_IPPROTO_ICMP     1u
-#define GCAP_IPPROTO_TCP      6u
-#define GCAP_IPPROTO_UDP      17u
-#define GCAP_IPPROTO_ROUTING  43u
+#define GCAP_IPPROTO_HOPOPTS 0u
+#define GCAP_IPPROTO_ICMP 1u
+#define GCAP_IPPROTO_TCP 6u
+#define GCAP_IPPROTO_UDP 17u
+#define GCAP_IPPROTO_ROUTING 43u
 #define GCAP_IPPROTO_FRAGMENT 44u
-#define GCAP_IPPROTO_AH       51u
-#define GCAP_IPPROTO_ICMPV6   58u
-#define GCAP_IPPROTO_DSTOPTS  60u
+#define GCAP_IPPROTO_AH 51u
+#define GCAP_IPPROTO_ICMPV6 58u
+#define GCAP_IPPROTO_DSTOPTS 60u
 
 /** Ethertypes the parser knows. */
-#define GCAP_ETH_IPV4  0x0800u
-#define GCAP_ETH_IPV6  0x86ddu
-#define GCAP_ETH_VLAN  0x8100u
-#define GCAP_ETH_QINQ  0x88a8u
+#define GCAP_ETH_IPV4 0x0800u
+#define GCAP_ETH_IPV6 0x86ddu
+#define GCAP_ETH_VLAN 0x8100u
+#define GCAP_ETH_QINQ 0x88a8u
 #define GCAP_ETH_QINQ_OLD 0x9100u
 
 /** Most VLAN tags the parser walks; more is marked GCAP_PF_BADHDR. */
@@ -72,42 +73,42 @@ extern "C" {
  * whose layer's flag is clear is 0. Everything was read within caplen.
  */
 struct gcap_parsed {
-	uint32_t flags;       /**< GCAP_PF_* */
-	uint16_t l2_off;      /**< Ethernet header (0) */
-	uint16_t ethertype;   /**< after the VLAN tags */
-	uint16_t vlan[2];     /**< TCI of the outer and inner tag */
-	uint8_t nvlan;        /**< tags seen (up to GCAP_PARSE_MAX_VLAN) */
-	uint8_t ip_version;   /**< 4, 6 or 0 */
-	uint8_t l4_proto;     /**< IPv4 protocol or the last IPv6 next header */
-	uint8_t ttl;          /**< IPv4 TTL / IPv6 hop limit */
-	uint8_t tcp_flags;    /**< GCAP_TCP_* */
-	uint8_t icmp_type;    /**< ICMP / ICMPv6 type */
-	uint8_t icmp_code;    /**< ICMP / ICMPv6 code */
-	uint8_t n_ext;        /**< IPv6 extension headers walked */
-	uint16_t l3_off;      /**< IP header */
-	uint16_t l3_hlen;     /**< IPv4 header with options (IHL*4); 40 for IPv6 */
-	uint16_t l4_off;      /**< TCP/UDP/ICMP header (after ext headers) */
-	uint16_t l4_hlen;     /**< TCP data offset*4, 8 for UDP and ICMP */
-	uint32_t l3_len;      /**< IP datagram length from its header */
-	uint16_t sport;       /**< TCP/UDP source port */
-	uint16_t dport;       /**< TCP/UDP destination port */
-	uint32_t frag_off;    /**< fragment offset in bytes */
+	uint32_t flags;     /**< GCAP_PF_* */
+	uint16_t l2_off;    /**< Ethernet header (0) */
+	uint16_t ethertype; /**< after the VLAN tags */
+	uint16_t vlan[2];   /**< TCI of the outer and inner tag */
+	uint8_t nvlan;      /**< tags seen (up to GCAP_PARSE_MAX_VLAN) */
+	uint8_t ip_version; /**< 4, 6 or 0 */
+	uint8_t l4_proto;   /**< IPv4 protocol or the last IPv6 next header */
+	uint8_t ttl;        /**< IPv4 TTL / IPv6 hop limit */
+	uint8_t tcp_flags;  /**< GCAP_TCP_* */
+	uint8_t icmp_type;  /**< ICMP / ICMPv6 type */
+	uint8_t icmp_code;  /**< ICMP / ICMPv6 code */
+	uint8_t n_ext;      /**< IPv6 extension headers walked */
+	uint16_t l3_off;    /**< IP header */
+	uint16_t l3_hlen;   /**< IPv4 header with options (IHL*4); 40 for IPv6 */
+	uint16_t l4_off;    /**< TCP/UDP/ICMP header (after ext headers) */
+	uint16_t l4_hlen;   /**< TCP data offset*4, 8 for UDP and ICMP */
+	uint32_t l3_len;    /**< IP datagram length from its header */
+	uint16_t sport;     /**< TCP/UDP source port */
+	uint16_t dport;     /**< TCP/UDP destination port */
+	uint32_t frag_off;  /**< fragment offset in bytes */
 	/** first byte after the L4 header (0 when that header is cut by the
 	 *  capture); payload_off + payload_len <= caplen always */
 	uint16_t payload_off;
 	uint16_t reserved;
 	/** captured payload bytes: up to the IP datagram's end, within caplen */
 	uint32_t payload_len;
-	uint32_t tcp_seq;     /**< TCP sequence number */
-	uint32_t tcp_ack;     /**< TCP acknowledgement number */
+	uint32_t tcp_seq; /**< TCP sequence number */
+	uint32_t tcp_ack; /**< TCP acknowledgement number */
 	/** source address: IPv4 in the first 4 bytes (network order), rest 0 */
 	uint8_t src[16];
-	uint8_t dst[16];      /**< destination address, as src */
+	uint8_t dst[16]; /**< destination address, as src */
 };
 
 /** Walk the L4 header at p->l4_off (p->l4_proto set). */
-GCAP_DEV void gcap_parse_l4(const struct gcap_kpkt *pkt, uint32_t l3_end,
-			    struct gcap_parsed *p)
+GCAP_DEV void
+gcap_parse_l4(const struct gcap_kpkt *pkt, uint32_t l3_end, struct gcap_parsed *p)
 {
 	uint32_t off = p->l4_off;
 	uint8_t v8;
@@ -156,11 +157,10 @@ GCAP_DEV void gcap_parse_l4(const struct gcap_kpkt *pkt, uint32_t l3_end,
 		gcap_load_u8(pkt, off, &p->icmp_type);
 		gcap_load_u8(pkt, off + 1, &p->icmp_code);
 		p->l4_hlen = 8;
-		p->flags |= p->l4_proto == GCAP_IPPROTO_ICMP ? GCAP_PF_ICMP
-							     : GCAP_PF_ICMP6;
+		p->flags |=
+			p->l4_proto == GCAP_IPPROTO_ICMP ? GCAP_PF_ICMP : GCAP_PF_ICMP6;
 		break;
-	default:
-		return;
+	default: return;
 	}
 	uint32_t end = l3_end < pkt->caplen ? l3_end : pkt->caplen;
 	uint32_t poff = off + p->l4_hlen;
@@ -178,8 +178,8 @@ GCAP_DEV void gcap_parse_l4(const struct gcap_kpkt *pkt, uint32_t l3_end,
  * version nibble). Fills the L3 and L4 fields of p (p is not cleared).
  * @return true when an IP header was found.
  */
-GCAP_DEV bool gcap_parse_ip(const struct gcap_kpkt *pkt, uint32_t off,
-			    struct gcap_parsed *p)
+GCAP_DEV bool
+gcap_parse_ip(const struct gcap_kpkt *pkt, uint32_t off, struct gcap_parsed *p)
 {
 	uint8_t v8;
 	uint16_t v16;
@@ -221,8 +221,10 @@ GCAP_DEV bool gcap_parse_ip(const struct gcap_kpkt *pkt, uint32_t off,
 			return true;
 		p->l4_off = (uint16_t)l4;
 		/* total length 0 (TSO, captured before segmentation): up to caplen */
-		gcap_parse_l4(pkt, p->l3_len == 0 ? pkt->caplen :
-			      off + (p->l3_len > ihl ? p->l3_len : ihl), p);
+		gcap_parse_l4(pkt,
+			      p->l3_len == 0 ? pkt->caplen :
+					       off + (p->l3_len > ihl ? p->l3_len : ihl),
+			      p);
 		return true;
 	}
 	if ((v8 >> 4) == 6) {
@@ -243,9 +245,9 @@ GCAP_DEV bool gcap_parse_ip(const struct gcap_kpkt *pkt, uint32_t off,
 		uint32_t cur = off + 40u;
 		for (uint32_t i = 0; i < GCAP_PARSE_MAX_EXT; i++) {
 			uint8_t len8;
-			if (nh != GCAP_IPPROTO_HOPOPTS && nh != GCAP_IPPROTO_ROUTING
-			    && nh != GCAP_IPPROTO_FRAGMENT && nh != GCAP_IPPROTO_DSTOPTS
-			    && nh != GCAP_IPPROTO_AH)
+			if (nh != GCAP_IPPROTO_HOPOPTS && nh != GCAP_IPPROTO_ROUTING &&
+			    nh != GCAP_IPPROTO_FRAGMENT && nh != GCAP_IPPROTO_DSTOPTS &&
+			    nh != GCAP_IPPROTO_AH)
 				break;
 			if (gcap_avail(pkt, cur) < 8u) {
 				p->flags |= GCAP_PF_TRUNC;
@@ -292,8 +294,8 @@ GCAP_DEV bool gcap_parse_ip(const struct gcap_kpkt *pkt, uint32_t off,
  * stops the walk and sets GCAP_PF_TRUNC.
  * @return p->flags (0: not even an Ethernet header).
  */
-GCAP_DEV uint32_t gcap_parse(const struct gcap_kpkt *pkt,
-			     struct gcap_parsed *p)
+GCAP_DEV uint32_t
+gcap_parse(const struct gcap_kpkt *pkt, struct gcap_parsed *p)
 {
 	uint8_t *z = (uint8_t *)p;
 	for (uint32_t i = 0; i < (uint32_t)sizeof(*p); i++)
@@ -308,8 +310,7 @@ GCAP_DEV uint32_t gcap_parse(const struct gcap_kpkt *pkt,
 	uint16_t et;
 	gcap_load_u16be(pkt, off, &et);
 	for (uint32_t i = 0; i < GCAP_PARSE_MAX_VLAN + 1u; i++) {
-		if (et != GCAP_ETH_VLAN && et != GCAP_ETH_QINQ &&
-		    et != GCAP_ETH_QINQ_OLD)
+		if (et != GCAP_ETH_VLAN && et != GCAP_ETH_QINQ && et != GCAP_ETH_QINQ_OLD)
 			break;
 		if (i == GCAP_PARSE_MAX_VLAN) {
 			p->flags |= GCAP_PF_BADHDR;

@@ -35,8 +35,8 @@ struct gcap_kpkt {
  * Load one byte at offset off.
  * @return true and *out set, or false (and *out = 0) when off >= caplen.
  */
-GCAP_DEV bool gcap_load_u8(const struct gcap_kpkt *pkt, uint32_t off,
-			   uint8_t *out)
+GCAP_DEV bool
+gcap_load_u8(const struct gcap_kpkt *pkt, uint32_t off, uint8_t *out)
 {
 	if (off >= pkt->caplen) {
 		*out = 0;
@@ -50,8 +50,8 @@ GCAP_DEV bool gcap_load_u8(const struct gcap_kpkt *pkt, uint32_t off,
  * Load a big-endian (network order) 16-bit value at off.
  * @return true, or false (*out = 0) when off + 2 > caplen.
  */
-GCAP_DEV bool gcap_load_u16be(const struct gcap_kpkt *pkt, uint32_t off,
-			      uint16_t *out)
+GCAP_DEV bool
+gcap_load_u16be(const struct gcap_kpkt *pkt, uint32_t off, uint16_t *out)
 {
 	if (off >= pkt->caplen || pkt->caplen - off < 2u) {
 		*out = 0;
@@ -65,16 +65,16 @@ GCAP_DEV bool gcap_load_u16be(const struct gcap_kpkt *pkt, uint32_t off,
  * Load a big-endian 32-bit value at off.
  * @return true, or false (*out = 0) when off + 4 > caplen.
  */
-GCAP_DEV bool gcap_load_u32be(const struct gcap_kpkt *pkt, uint32_t off,
-			      uint32_t *out)
+GCAP_DEV bool
+gcap_load_u32be(const struct gcap_kpkt *pkt, uint32_t off, uint32_t *out)
 {
 	if (off >= pkt->caplen || pkt->caplen - off < 4u) {
 		*out = 0;
 		return false;
 	}
 	const uint8_t *d = pkt->data + off;
-	*out = ((uint32_t)d[0] << 24) | ((uint32_t)d[1] << 16) |
-	       ((uint32_t)d[2] << 8) | (uint32_t)d[3];
+	*out = ((uint32_t)d[0] << 24) | ((uint32_t)d[1] << 16) | ((uint32_t)d[2] << 8) |
+	       (uint32_t)d[3];
 	return true;
 }
 
@@ -82,8 +82,8 @@ GCAP_DEV bool gcap_load_u32be(const struct gcap_kpkt *pkt, uint32_t off,
  * Load a little-endian 16-bit value at off.
  * @return true, or false (*out = 0) when off + 2 > caplen.
  */
-GCAP_DEV bool gcap_load_u16le(const struct gcap_kpkt *pkt, uint32_t off,
-			      uint16_t *out)
+GCAP_DEV bool
+gcap_load_u16le(const struct gcap_kpkt *pkt, uint32_t off, uint16_t *out)
 {
 	if (off >= pkt->caplen || pkt->caplen - off < 2u) {
 		*out = 0;
@@ -97,16 +97,16 @@ GCAP_DEV bool gcap_load_u16le(const struct gcap_kpkt *pkt, uint32_t off,
  * Load a little-endian 32-bit value at off.
  * @return true, or false (*out = 0) when off + 4 > caplen.
  */
-GCAP_DEV bool gcap_load_u32le(const struct gcap_kpkt *pkt, uint32_t off,
-			      uint32_t *out)
+GCAP_DEV bool
+gcap_load_u32le(const struct gcap_kpkt *pkt, uint32_t off, uint32_t *out)
 {
 	if (off >= pkt->caplen || pkt->caplen - off < 4u) {
 		*out = 0;
 		return false;
 	}
 	const uint8_t *d = pkt->data + off;
-	*out = ((uint32_t)d[3] << 24) | ((uint32_t)d[2] << 16) |
-	       ((uint32_t)d[1] << 8) | (uint32_t)d[0];
+	*out = ((uint32_t)d[3] << 24) | ((uint32_t)d[2] << 16) | ((uint32_t)d[1] << 8) |
+	       (uint32_t)d[0];
 	return true;
 }
 
@@ -114,8 +114,8 @@ GCAP_DEV bool gcap_load_u32le(const struct gcap_kpkt *pkt, uint32_t off,
  * Copy n bytes at off into dst.
  * @return true, or false (nothing copied) when off + n > caplen.
  */
-GCAP_DEV bool gcap_load_bytes(const struct gcap_kpkt *pkt, uint32_t off,
-			      void *dst, uint32_t n)
+GCAP_DEV bool
+gcap_load_bytes(const struct gcap_kpkt *pkt, uint32_t off, void *dst, uint32_t n)
 {
 	if (off > pkt->caplen || pkt->caplen - off < n)
 		return false;
@@ -129,8 +129,8 @@ GCAP_DEV bool gcap_load_bytes(const struct gcap_kpkt *pkt, uint32_t off,
  * A bounded view of n bytes at off: the kernel may then index ptr[0..n).
  * @return a pointer to the bytes, or NULL when off + n > caplen.
  */
-GCAP_DEV const uint8_t *gcap_ptr(const struct gcap_kpkt *pkt, uint32_t off,
-				 uint32_t n)
+GCAP_DEV const uint8_t *
+gcap_ptr(const struct gcap_kpkt *pkt, uint32_t off, uint32_t n)
 {
 	if (off > pkt->caplen || pkt->caplen - off < n)
 		return (const uint8_t *)0;
@@ -138,13 +138,15 @@ GCAP_DEV const uint8_t *gcap_ptr(const struct gcap_kpkt *pkt, uint32_t off,
 }
 
 /** @return the byte at off, or 0 when off >= caplen (as BPF loads do). */
-GCAP_DEV uint8_t gcap_byte(const struct gcap_kpkt *pkt, uint32_t off)
+GCAP_DEV uint8_t
+gcap_byte(const struct gcap_kpkt *pkt, uint32_t off)
 {
 	return off < pkt->caplen ? pkt->data[off] : (uint8_t)0;
 }
 
 /** @return bytes from off to the end of the capture (0 past it). */
-GCAP_DEV uint32_t gcap_avail(const struct gcap_kpkt *pkt, uint32_t off)
+GCAP_DEV uint32_t
+gcap_avail(const struct gcap_kpkt *pkt, uint32_t off)
 {
 	return off < pkt->caplen ? pkt->caplen - off : 0u;
 }

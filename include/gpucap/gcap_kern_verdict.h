@@ -36,15 +36,15 @@ extern "C" {
  * Capture, cut to n bytes (n = 0: the whole packet; n is clamped to
  * GCAP_VERDICT_SNAP_MAX).
  */
-#define GCAP_SNAP(n) \
-	(GCAP_CAPTURE | ((uint32_t)(n) > GCAP_VERDICT_SNAP_MAX ? \
-			 GCAP_VERDICT_SNAP_MAX : (uint32_t)(n)))
+#define GCAP_SNAP(n)                                                                     \
+	(GCAP_CAPTURE | ((uint32_t)(n) > GCAP_VERDICT_SNAP_MAX ? GCAP_VERDICT_SNAP_MAX : \
+								 (uint32_t)(n)))
 /** Capture to output i (0..63) only, whatever the filters said. */
 #define GCAP_OUTPUT(i) \
-	(GCAP_CAPTURE | GCAP_VERDICT_OUTPUT_FLAG | (((uint32_t)(i) & 63u) << 24))
+	(GCAP_CAPTURE | GCAP_VERDICT_OUTPUT_FLAG | (((uint32_t)(i)&63u) << 24))
 
 /** @return the snap length of a verdict (0: none). */
-#define GCAP_VERDICT_SNAPLEN(v) ((v) & GCAP_VERDICT_SNAP_MAX)
+#define GCAP_VERDICT_SNAPLEN(v) ((v)&GCAP_VERDICT_SNAP_MAX)
 
 /**
  * Apply a kernel's verdict to a packet, as both executors do.
@@ -58,9 +58,9 @@ extern "C" {
  * @param snap         bytes to write: caplen, or less for GCAP_SNAP(n)
  * @return true when the packet is captured (*outmask != 0).
  */
-GCAP_DEV bool gcap_verdict_apply(uint32_t verdict, uint64_t filter_mask,
-				 uint32_t caplen, uint64_t *outmask,
-				 uint32_t *snap)
+GCAP_DEV bool
+gcap_verdict_apply(uint32_t verdict, uint64_t filter_mask, uint32_t caplen,
+		   uint64_t *outmask, uint32_t *snap)
 {
 	if (!(verdict & GCAP_CAPTURE)) {
 		*outmask = 0;

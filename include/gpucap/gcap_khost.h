@@ -43,8 +43,8 @@ struct gcap_khost_opts {
 	 *  else $XDG_CACHE_HOME/gpucap, else ~/.cache/gpucap, else a
 	 *  temporary directory removed after loading) */
 	const char *cache_dir;
-	bool no_cache;      /**< always compile, never reuse a cached object */
-	size_t max_state;   /**< state size limit (0: GCAP_KSTATE_MAX) */
+	bool no_cache;    /**< always compile, never reuse a cached object */
+	size_t max_state; /**< state size limit (0: GCAP_KSTATE_MAX) */
 	/** when not NULL, receives the compiler's diagnostics (rewritten to
 	 *  FILE:LINE: ...), NUL-terminated, cut to log_size */
 	char *log;
@@ -68,15 +68,13 @@ struct gcap_khost_opts {
  *         dlopen failed).
  */
 struct gcap_khost *gcap_khost_load_opts(const char *path, const char *args,
-					const struct gcap_khost_opts *opts,
-					char *errbuf);
+					const struct gcap_khost_opts *opts, char *errbuf);
 
 /**
  * gcap_khost_load_opts() with the default options.
  * @return as gcap_khost_load_opts().
  */
-struct gcap_khost *gcap_khost_load(const char *path, const char *args,
-				   char *errbuf);
+struct gcap_khost *gcap_khost_load(const char *path, const char *args, char *errbuf);
 
 /** Unload a kernel and free its state. NULL is a no-op. */
 void gcap_khost_free(struct gcap_khost *k);
@@ -113,8 +111,8 @@ int gcap_khost_reset(struct gcap_khost *k, char *errbuf);
  * @return 0, or -EIO (write error), -EINVAL (the report hook left the
  *         JSON unbalanced).
  */
-int gcap_khost_report_json(const struct gcap_khost *k, FILE *f,
-			   const void *state_override);
+int
+gcap_khost_report_json(const struct gcap_khost *k, FILE *f, const void *state_override);
 
 /**
  * gcap_khost_report_json() into a file, replaced atomically (written to

@@ -57,7 +57,10 @@ enum gcap_lat_kind {
 
 /** Buckets of gcap_queue_stats.poll_gaps and their lower bounds (us). */
 #define GCAP_POLL_GAP_BUCKETS 4
-#define GCAP_POLL_GAP_US {5u, 10u, 20u, 50u}
+#define GCAP_POLL_GAP_US          \
+	{                         \
+		5u, 10u, 20u, 50u \
+	}
 
 /**
  * Phases of one RX poll of a queue, timed with --poll-phases
@@ -82,7 +85,10 @@ enum gcap_poll_phase {
 };
 
 /** Names of enum gcap_poll_phase, in order. */
-#define GCAP_POLL_PHASE_NAMES {"loop", "done", "prep", "rx", "describe", "submit"}
+#define GCAP_POLL_PHASE_NAMES                                      \
+	{                                                          \
+		"loop", "done", "prep", "rx", "describe", "submit" \
+	}
 /** A phase span this long or longer (us) counts in phase_long. */
 #define GCAP_POLL_PHASE_LONG_US 10u
 
@@ -94,11 +100,11 @@ struct gcap_queue_stats {
 	uint64_t captured_bytes; /**< wire bytes of those */
 	uint64_t filtered;       /**< packets no output wanted */
 	uint64_t drop_pipeline;  /**< dropped: no free batch slot (executor behind) */
-	uint64_t drop_writer;    /**< dropped: no free export buffer / no room (writer behind) */
-	uint64_t batches;        /**< batches completed */
-	uint64_t exec_ns;        /**< executor time summed over those batches */
-	uint64_t cycle_ns;       /**< submit-to-consume time summed over live batches */
-	uint64_t polls;          /**< RX polls that received packets (live) */
+	uint64_t drop_writer; /**< dropped: no free export buffer / no room (writer behind) */
+	uint64_t batches;     /**< batches completed */
+	uint64_t exec_ns;     /**< executor time summed over those batches */
+	uint64_t cycle_ns; /**< submit-to-consume time summed over live batches */
+	uint64_t polls;    /**< RX polls that received packets (live) */
 	/** RX-to-verdict latency per packet, from the poll that received it
 	 *  (a batch keeps up to GCAP_BATCH_BURSTS arrival times, polls
 	 *  closer than GCAP_BURST_GRAIN_NS sharing one, neighbours merged
@@ -166,29 +172,28 @@ struct gcap_pipeline_queue {
  * @return 0; -EINVAL for a zero ring_size or batch_max; -E2BIG when a
  *         descriptor's share would not fit in 32 bits.
  */
-int gcap_pipeline_xmem_size(unsigned ring_size, unsigned batch_max,
-			    uint32_t max_caplen, uint32_t stage,
-			    unsigned *nxbufs, uint32_t *xbuf_size);
+int gcap_pipeline_xmem_size(unsigned ring_size, unsigned batch_max, uint32_t max_caplen,
+			    uint32_t stage, unsigned *nxbufs, uint32_t *xbuf_size);
 
 /** What a pipeline is created with. */
 struct gcap_pipeline_conf {
-	const struct gcap_exec_ops *ops; /**< executor */
-	struct gcap_exec *ex;            /**< created with ops->create */
-	unsigned nqueues;                /**< as the executor's nqueues */
+	const struct gcap_exec_ops *ops;          /**< executor */
+	struct gcap_exec *ex;                     /**< created with ops->create */
+	unsigned nqueues;                         /**< as the executor's nqueues */
 	const struct gcap_pipeline_queue *queues; /**< live sources, or NULL for a file */
-	unsigned batch_max;              /**< packets per batch */
+	unsigned batch_max;                       /**< packets per batch */
 	/** packets asked of the port per receive call (rte_eth_rx_burst);
 	 *  a poll calls it until the open batch is full or the port has no
 	 *  more. 0: one call for all the batch has room for */
 	unsigned rx_burst;
-	unsigned nwriters;               /**< outputs; writer i takes outmask bit i */
+	unsigned nwriters; /**< outputs; writer i takes outmask bit i */
 	struct gcap_writer *const *writers;
-	uint64_t max_packets;            /**< -c: stop after this many records (0: no limit) */
-	bool busy_poll;                  /**< never sleep when a queue is idle */
-	bool backpressure;               /**< full pipeline: stop polling instead of dropping */
-	uint64_t rx_rate_pps;            /**< per queue RX rate limit (benchmarks; 0: none) */
-	uint32_t snaplen;                /**< longest record caplen (0: no cut), as the executor's */
-	unsigned flush_ms;               /**< flush outputs at least this often */
+	uint64_t max_packets; /**< -c: stop after this many records (0: no limit) */
+	bool busy_poll;       /**< never sleep when a queue is idle */
+	bool backpressure;    /**< full pipeline: stop polling instead of dropping */
+	uint64_t rx_rate_pps; /**< per queue RX rate limit (benchmarks; 0: none) */
+	uint32_t snaplen;     /**< longest record caplen (0: no cut), as the executor's */
+	unsigned flush_ms;    /**< flush outputs at least this often */
 	/** time the phases of every RX poll (enum gcap_poll_phase): a few
 	 *  TSC reads a poll, for diagnosis; off in normal runs */
 	bool poll_phases;
@@ -200,8 +205,8 @@ struct gcap_pipeline;
  * Create a pipeline (no thread started).
  * @return the pipeline, or NULL with errno (EINVAL, ENOMEM) and errbuf set.
  */
-struct gcap_pipeline *gcap_pipeline_create(const struct gcap_pipeline_conf *conf,
-					   char *errbuf);
+struct gcap_pipeline *
+gcap_pipeline_create(const struct gcap_pipeline_conf *conf, char *errbuf);
 
 /**
  * Read a capture file through the pipeline in the calling thread (the
@@ -254,8 +259,8 @@ uint64_t gcap_pipeline_written(const struct gcap_pipeline *pl);
 uint64_t gcap_pipeline_latency_ns(const struct gcap_pipeline *pl, double pct);
 
 /** Packets counted in a latency's histograms (all queues). */
-uint64_t gcap_pipeline_latency_count(const struct gcap_pipeline *pl,
-				     enum gcap_lat_kind kind);
+uint64_t
+gcap_pipeline_latency_count(const struct gcap_pipeline *pl, enum gcap_lat_kind kind);
 
 /** As gcap_pipeline_latency_ns(), of the latency or one of its parts. */
 uint64_t gcap_pipeline_latency_of_ns(const struct gcap_pipeline *pl,

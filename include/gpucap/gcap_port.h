@@ -28,14 +28,14 @@ enum gcap_port_kind {
 
 /** One port. */
 struct gcap_port {
-	char spec[512];         /**< the -i argument */
-	char name[64];          /**< ethdev name (RTE_ETH_NAME_MAX_LEN); if_name in pcapng */
-	char devargs[640];      /**< what the EAL gets (-a or --vdev) */
+	char spec[512];    /**< the -i argument */
+	char name[64];     /**< ethdev name (RTE_ETH_NAME_MAX_LEN); if_name in pcapng */
+	char devargs[640]; /**< what the EAL gets (-a or --vdev) */
 	enum gcap_port_kind kind;
-	unsigned index;         /**< position among -i (interface index) */
-	uint16_t port_id;       /**< after gcap_port_find() */
-	uint16_t nqueues;       /**< RX queues */
-	int socket;             /**< NUMA node, or -1 */
+	unsigned index;   /**< position among -i (interface index) */
+	uint16_t port_id; /**< after gcap_port_find() */
+	uint16_t nqueues; /**< RX queues */
+	int socket;       /**< NUMA node, or -1 */
 	bool started;
 };
 
@@ -46,19 +46,18 @@ struct gcap_port {
  * @return 0; -EINVAL (bad syntax), -ENOENT (no such interface or file),
  *         -EACCES (unreadable file), with a message in errbuf.
  */
-int gcap_port_parse(const char *spec, unsigned index, struct gcap_port *p,
-		    char *errbuf);
+int gcap_port_parse(const char *spec, unsigned index, struct gcap_port *p, char *errbuf);
 
 /** EAL set-up. */
 struct gcap_eal_conf {
-	const char *prog;          /**< argv[0] */
+	const char *prog; /**< argv[0] */
 	struct gcap_port *ports;
 	unsigned nports;
-	unsigned nlcores;          /**< lcores wanted: main + RX lcores */
-	const char *cpus;          /**< --lcores CPU list for the RX lcores, or NULL */
-	const char *extra;         /**< --eal "ARGS", or NULL */
-	unsigned mem_mb;           /**< memory without hugepages */
-	bool verbose;              /**< DPDK logs at info, not error */
+	unsigned nlcores;  /**< lcores wanted: main + RX lcores */
+	const char *cpus;  /**< --lcores CPU list for the RX lcores, or NULL */
+	const char *extra; /**< --eal "ARGS", or NULL */
+	unsigned mem_mb;   /**< memory without hugepages */
+	bool verbose;      /**< DPDK logs at info, not error */
 };
 
 /**

@@ -40,14 +40,14 @@ extern "C" {
 
 /** What one gcap_rtc_compile() did. */
 struct gcap_rtc_info {
-	int cache_hit;        /**< 1: the image came from the cache */
-	int cache_rebuilt;    /**< 1: an entry existed but was corrupt or foreign */
-	int cache_written;    /**< 1: a new entry was stored */
-	double compile_ms;    /**< time spent in NVRTC (0 on a hit) */
-	double load_ms;       /**< time spent reading and checking the entry */
-	int nvrtc_major;      /**< NVRTC version */
-	int nvrtc_minor;      /**< NVRTC version */
-	char key[65];         /**< cache key, hex SHA-256 */
+	int cache_hit;         /**< 1: the image came from the cache */
+	int cache_rebuilt;     /**< 1: an entry existed but was corrupt or foreign */
+	int cache_written;     /**< 1: a new entry was stored */
+	double compile_ms;     /**< time spent in NVRTC (0 on a hit) */
+	double load_ms;        /**< time spent reading and checking the entry */
+	int nvrtc_major;       /**< NVRTC version */
+	int nvrtc_minor;       /**< NVRTC version */
+	char key[65];          /**< cache key, hex SHA-256 */
 	char cache_path[1024]; /**< the entry's file ("" without cache) */
 	/** non-empty when the cache could not be used (the compile still ran) */
 	char cache_warning[GCAP_ERRBUF_SIZE];

@@ -34,23 +34,23 @@ enum gcap_fmt {
 
 /** One interface, i.e. one pcapng IDB (index = gcap_rec.port). */
 struct gcap_writer_if {
-	const char *name;  /**< if_name option, e.g. "net_pcap0" or "eth0" */
-	int linktype;      /**< DLT_* */
+	const char *name; /**< if_name option, e.g. "net_pcap0" or "eth0" */
+	int linktype;     /**< DLT_* */
 };
 
 /** Per-interface counters written into pcapng ISBs at close. */
 struct gcap_writer_if_stats {
-	uint64_t received; /**< isb_ifrecv */
-	uint64_t dropped;  /**< isb_ifdrop */
+	uint64_t received;        /**< isb_ifrecv */
+	uint64_t dropped;         /**< isb_ifdrop */
 	uint64_t filter_accepted; /**< isb_filteraccept */
 };
 
 /** What a writer is opened with. */
 struct gcap_writer_conf {
-	const char *path;        /**< file name, "-" for stdout */
+	const char *path; /**< file name, "-" for stdout */
 	enum gcap_fmt fmt;
-	uint32_t snaplen;        /**< records longer than this are cut (0: 262144) */
-	unsigned nifs;           /**< interfaces (>= 1) */
+	uint32_t snaplen; /**< records longer than this are cut (0: 262144) */
+	unsigned nifs;    /**< interfaces (>= 1) */
 	const struct gcap_writer_if *ifs;
 	/** -C: before a record, a file larger than this many bytes is closed
 	 *  and the next opened: path, path1, path2, ... (0: off) */
@@ -80,8 +80,7 @@ struct gcap_writer;
  * @return the writer, or NULL with errno set and a one-line message in
  *         errbuf (EINVAL bad conf, EACCES/ENOENT/EISDIR/... from open).
  */
-struct gcap_writer *gcap_writer_open(const struct gcap_writer_conf *conf,
-				     char *errbuf);
+struct gcap_writer *gcap_writer_open(const struct gcap_writer_conf *conf, char *errbuf);
 
 /**
  * Append one record (header + caplen bytes at data). The record is cut to
@@ -96,8 +95,8 @@ struct gcap_writer *gcap_writer_open(const struct gcap_writer_conf *conf,
  *         file on rotation (-EACCES, ...); -ECANCELED once -W with -G has
  *         written its last file (done, the record is not written).
  */
-int gcap_writer_write(struct gcap_writer *w, const struct gcap_rec *rec,
-		      const void *data);
+int
+gcap_writer_write(struct gcap_writer *w, const struct gcap_rec *rec, const void *data);
 
 /**
  * Step through the records of an export buffer (struct gcap_rec headers,
@@ -108,8 +107,8 @@ int gcap_writer_write(struct gcap_writer *w, const struct gcap_rec *rec,
  *         record at *off does not lie inside len (*off is left there).
  */
 static inline int
-gcap_rec_step(const uint8_t *buf, uint32_t len, uint32_t *off,
-	      struct gcap_rec *rec, const uint8_t **data)
+gcap_rec_step(const uint8_t *buf, uint32_t len, uint32_t *off, struct gcap_rec *rec,
+	      const uint8_t **data)
 {
 	uint32_t o = *off;
 	uint64_t sz;
@@ -135,8 +134,8 @@ gcap_rec_step(const uint8_t *buf, uint32_t len, uint32_t *off,
  *         or a bad port (nothing of the buffer is written); or a negative
  *         errno as gcap_writer_write (records before it were written).
  */
-int gcap_writer_write_buf(struct gcap_writer *w, const uint8_t *buf,
-			  uint32_t len, unsigned bit);
+int gcap_writer_write_buf(struct gcap_writer *w, const uint8_t *buf, uint32_t len,
+			  unsigned bit);
 
 /**
  * Called periodically with the current time (ns since the epoch) so that
@@ -159,8 +158,7 @@ int gcap_writer_flush(struct gcap_writer *w);
  * records lost from the buffer are no longer counted, so the counts match
  * what the files hold. Either pointer may be NULL.
  */
-void gcap_writer_counts(const struct gcap_writer *w, uint64_t *records,
-			uint64_t *bytes);
+void gcap_writer_counts(const struct gcap_writer *w, uint64_t *records, uint64_t *bytes);
 
 /**
  * @return the one-line message of the first error ("" if none); valid
@@ -181,8 +179,8 @@ const char *gcap_writer_filename(const struct gcap_writer *w);
  * @return 0 or the first error seen (-ENOSPC, -EIO, ..., with its message
  *         in errbuf); -ECANCELED (-W with -G done) is not an error here.
  */
-int gcap_writer_close(struct gcap_writer *w,
-		      const struct gcap_writer_if_stats *stats, char *errbuf);
+int gcap_writer_close(struct gcap_writer *w, const struct gcap_writer_if_stats *stats,
+		      char *errbuf);
 
 #ifdef __cplusplus
 }

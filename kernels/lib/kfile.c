@@ -17,7 +17,8 @@
 #include "gpucap/gcap_khost.h"
 #include "kfile.h"
 
-char *gcap_kfile_read(const char *path, size_t *len)
+char *
+gcap_kfile_read(const char *path, size_t *len)
 {
 	FILE *f = fopen(path, "rb");
 	if (!f)
@@ -54,7 +55,8 @@ char *gcap_kfile_read(const char *path, size_t *len)
 	return buf;
 }
 
-int gcap_khost_include_of(const char *l, size_t n, char *out, size_t outsz)
+int
+gcap_khost_include_of(const char *l, size_t n, char *out, size_t outsz)
 {
 	size_t i = 0, j;
 	char close;
@@ -84,17 +86,18 @@ int gcap_khost_include_of(const char *l, size_t n, char *out, size_t outsz)
 
 /* `#include "NAME"` with NAME a plain file name: a part of the kernel
  * header, beside it. */
-static bool part_include(const char *l, size_t n, char *out, size_t outsz)
+static bool
+part_include(const char *l, size_t n, char *out, size_t outsz)
 {
-	return gcap_khost_include_of(l, n, out, outsz) == '"' &&
-	       strchr(out, '/') == NULL;
+	return gcap_khost_include_of(l, n, out, outsz) == '"' && strchr(out, '/') == NULL;
 }
 
 /* Append a header to *buf, its own parts (quoted includes of files beside
  * it) inlined in place, each part once, so that the text is one
  * self-contained unit (NVRTC compiles it without include paths). */
-static int inline_header(const char *dir, const char *name, char **buf,
-			 size_t *len, unsigned depth, char *seen, size_t seensz)
+static int
+inline_header(const char *dir, const char *name, char **buf, size_t *len, unsigned depth,
+	      char *seen, size_t seensz)
 {
 	char path[PATH_MAX], part[256];
 	size_t flen;
@@ -123,8 +126,8 @@ static int inline_header(const char *dir, const char *name, char **buf,
 					return -E2BIG;
 				}
 				strcat(seen, tag);
-				rc = inline_header(dir, part, buf, len, depth + 1,
-						   seen, seensz);
+				rc = inline_header(dir, part, buf, len, depth + 1, seen,
+						   seensz);
 			}
 			add = NULL;
 		}
@@ -153,7 +156,8 @@ static int inline_header(const char *dir, const char *name, char **buf,
 	return 0;
 }
 
-char *gcap_kfile_header(const char *incdir, size_t *len)
+char *
+gcap_kfile_header(const char *incdir, size_t *len)
 {
 	char dir[PATH_MAX], seen[2048] = "";
 	char *buf = NULL;
@@ -173,4 +177,3 @@ char *gcap_kfile_header(const char *incdir, size_t *len)
 	*len = n;
 	return buf;
 }
-

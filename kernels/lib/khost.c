@@ -31,34 +31,35 @@ extern char **environ;
 #define FOOTER_NAME "<gpucap-kernel-footer>"
 
 struct gcap_khost {
-	char *path;         /* as given */
-	char *src;          /* source text */
+	char *path; /* as given */
+	char *src;  /* source text */
 	size_t src_len;
-	char *incdir;       /* holds gpucap/gcap_kernel.h */
-	char *header;       /* gcap_kernel.h as read once, for the GPU's TU */
+	char *incdir; /* holds gpucap/gcap_kernel.h */
+	char *header; /* gcap_kernel.h as read once, for the GPU's TU */
 	size_t header_len;
-	char *object;       /* the .so loaded */
-	char *args;         /* --kernel-arg, or NULL */
+	char *object; /* the .so loaded */
+	char *args;   /* --kernel-arg, or NULL */
 	uint64_t hash;
 	void *dl;
 	gcap_kernel_fn entry;
 	gcap_kernel_init_fn init;
 	gcap_kernel_report_fn report;
-	void *order;        /* gcap_kernel_order, when defined */
-	char *errmsg;       /* the object's gcap_kernel_errmsg */
+	void *order;  /* gcap_kernel_order, when defined */
+	char *errmsg; /* the object's gcap_kernel_errmsg */
 	void *state;
 	size_t state_size;
 	size_t map_size;
 };
 
 /* one NUL-terminated field of the cache key (the NUL separates fields) */
-static void key_str(struct gcap_sha256 *h, const char *s)
+static void
+key_str(struct gcap_sha256 *h, const char *s)
 {
 	gcap_sha256_update(h, s ? s : "", (s ? strlen(s) : 0) + 1);
 }
 
-
-static bool has_header(const char *dir)
+static bool
+has_header(const char *dir)
 {
 	char p[PATH_MAX];
 	if (!dir || !*dir)
@@ -68,7 +69,8 @@ static bool has_header(const char *dir)
 	return access(p, R_OK) == 0;
 }
 
-static const char *find_incdir(const struct gcap_khost_opts *o)
+static const char *
+find_incdir(const struct gcap_khost_opts *o)
 {
 	const char *e = getenv("GCAP_INCLUDE_DIR");
 	if (o->include_dir)
@@ -83,7 +85,8 @@ static const char *find_incdir(const struct gcap_khost_opts *o)
 }
 
 /* The cache directory, created; NULL when none is usable. */
-static char *cache_dir(const struct gcap_khost_opts *o)
+static char *
+cache_dir(const struct gcap_khost_opts *o)
 {
 	char p[PATH_MAX];
 	const char *e;
@@ -100,7 +103,8 @@ static char *cache_dir(const struct gcap_khost_opts *o)
 }
 
 /* Append s to a #line-safe string literal body. */
-static void put_escaped(FILE *f, const char *s)
+static void
+put_escaped(FILE *f, const char *s)
 {
 	for (; *s; s++) {
 		if (*s == '"' || *s == '\\')
@@ -112,7 +116,8 @@ static void put_escaped(FILE *f, const char *s)
 }
 
 /* Write the translation unit the compiler sees. */
-static int write_unit(const char *upath, const struct gcap_khost *k)
+static int
+write_unit(const char *upath, const struct gcap_khost *k)
 {
 	FILE *f = fopen(upath, "w");
 	if (!f)
@@ -126,7 +131,8 @@ static int write_unit(const char *upath, const struct gcap_khost *k)
 	      "char gcap_kernel_errmsg[GCAP_KERNEL_ERR_SIZE];\n"
 	      "__attribute__((visibility(\"default\")))\n"
 	      "const unsigned long long gcap_kernel_state_size =\n"
-	      "\tsizeof(struct gcap_kstate);\n", f);
+	      "\tsizeof(struct gcap_kstate);\n",
+	      f);
 	if (fclose(f) != 0)
 		return -errno;
 	return 0;
@@ -136,8 +142,9 @@ static int write_unit(const char *upath, const struct gcap_khost *k)
  * Rewrite the first error of a compiler log as "FILE:LINE: error: msg"
  * into errbuf, and the whole log (columns dropped) into o->log.
  */
-static void diag_rewrite(const char *logtext, const struct gcap_khost *k,
-			 const struct gcap_khost_opts *o, char *errbuf)
+static void
+diag_rewrite(const char *logtext, const struct gcap_khost *k,
+	     const struct gcap_khost_opts *o, char *errbuf)
 {
 	char first[GCAP_ERRBUF_SIZE] = "";
 	const char *fallback = NULL;
@@ -172,10 +179,10 @@ static void diag_rewrite(const char *logtext, const struct gcap_khost *k,
 						 (int)(c2 - line), line, c3);
 			}
 		}
-		if (!first[0] && (strstr(out, ": error:") ||
-				  strstr(out, ": fatal error:"))) {
-			if (strncmp(out, FOOTER_NAME, sizeof(FOOTER_NAME) - 1) == 0
-			    && strstr(out, "gcap_kstate"))
+		if (!first[0] &&
+		    (strstr(out, ": error:") || strstr(out, ": fatal error:"))) {
+			if (strncmp(out, FOOTER_NAME, sizeof(FOOTER_NAME) - 1) == 0 &&
+			    strstr(out, "gcap_kstate"))
 				snprintf(first, sizeof(first),
 					 "%s: no struct gcap_kstate defined"
 					 " (declare one, with at least one member)",
@@ -186,12 +193,13 @@ static void diag_rewrite(const char *logtext, const struct gcap_khost *k,
 		if (!fallback && strstr(out, "undefined reference"))
 			fallback = strstr(out, "undefined reference");
 		if (!first[0] && fallback)
-			snprintf(first, sizeof(first), "%.250s: %.250s", k->path, fallback);
+			snprintf(first, sizeof(first), "%.250s: %.250s", k->path,
+				 fallback);
 		if (o->log && o->log_size > 1 && lo + 1 < o->log_size) {
 			int w = snprintf(o->log + lo, o->log_size - lo, "%s\n", out);
 			if (w > 0)
-				lo += (size_t)w < o->log_size - lo ? (size_t)w
-								   : o->log_size - lo - 1;
+				lo += (size_t)w < o->log_size - lo ? (size_t)w :
+								     o->log_size - lo - 1;
 		}
 	}
 	if (!first[0])
@@ -200,7 +208,8 @@ static void diag_rewrite(const char *logtext, const struct gcap_khost *k,
 }
 
 /* Split a space-separated flag string into argv (modifies s). */
-static int split_flags(char *s, char **argv, int max)
+static int
+split_flags(char *s, char **argv, int max)
 {
 	int n = 0;
 	for (char *t = strtok(s, " \t"); t && n < max; t = strtok(NULL, " \t"))
@@ -209,9 +218,10 @@ static int split_flags(char *s, char **argv, int max)
 }
 
 /* Compile the unit into obj. Returns 0, -ENOEXEC (errbuf set), or -EIO. */
-static int compile(struct gcap_khost *k, const struct gcap_khost_opts *o,
-		   const char *cc, const char *extra, const char *unit,
-		   const char *obj, const char *logpath, char *errbuf)
+static int
+compile(struct gcap_khost *k, const struct gcap_khost_opts *o, const char *cc,
+	const char *extra, const char *unit, const char *obj, const char *logpath,
+	char *errbuf)
 {
 	char srcdir[PATH_MAX];
 	char *argv[96];
@@ -232,7 +242,7 @@ static int compile(struct gcap_khost *k, const struct gcap_khost_opts *o,
 		free(extra_copy);
 		return gcap_err(errbuf, ENOMEM, "out of memory");
 	}
-	argc += split_flags(cc_copy, argv, 8);  /* "ccache cc" works */
+	argc += split_flags(cc_copy, argv, 8); /* "ccache cc" works */
 	argv[argc++] = "-std=gnu11";
 	argv[argc++] = "-O2";
 	argv[argc++] = "-shared";
@@ -258,8 +268,8 @@ static int compile(struct gcap_khost *k, const struct gcap_khost_opts *o,
 
 	posix_spawn_file_actions_t fa;
 	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, 1, logpath,
-					 O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	posix_spawn_file_actions_addopen(&fa, 1, logpath, O_WRONLY | O_CREAT | O_TRUNC,
+					 0600);
 	posix_spawn_file_actions_adddup2(&fa, 1, 2);
 	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
 	/* ASCII diagnostics whatever the locale: LC_ALL=C for the compiler */
@@ -300,8 +310,8 @@ static int compile(struct gcap_khost *k, const struct gcap_khost_opts *o,
 	}
 	char *logtext = gcap_kfile_read(logpath, NULL);
 	if (WIFEXITED(st) && WEXITSTATUS(st) == 127 && logtext && !logtext[0])
-		rc = gcap_err(errbuf, EIO, "%s: cannot run the C compiler '%s'",
-			      k->path, argv[0]);
+		rc = gcap_err(errbuf, EIO, "%s: cannot run the C compiler '%s'", k->path,
+			      argv[0]);
 	else {
 		diag_rewrite(logtext ? logtext : "", k, o, errbuf);
 		rc = -ENOEXEC;
@@ -314,25 +324,27 @@ out:
 }
 
 /* Bind the object's symbols and check them. */
-static int bind_object(struct gcap_khost *k, const struct gcap_khost_opts *o,
-		char *errbuf)
+static int
+bind_object(struct gcap_khost *k, const struct gcap_khost_opts *o, char *errbuf)
 {
 	k->dl = dlopen(k->object, RTLD_NOW | RTLD_LOCAL);
 	if (!k->dl)
 		return gcap_err(errbuf, EIO, "%s: dlopen: %s", k->path, dlerror());
 	*(void **)&k->entry = dlsym(k->dl, "gcap_kernel");
 	if (!k->entry)
-		return gcap_err(errbuf, ENOSYS, "%s: no function gcap_kernel",
-				k->path);
+		return gcap_err(errbuf, ENOSYS, "%s: no function gcap_kernel", k->path);
 	const unsigned long long *sz = dlsym(k->dl, "gcap_kernel_state_size");
 	if (!sz)
-		return gcap_err(errbuf, EIO, "%s: no gcap_kernel_state_size "
-				"(not built by the gpucap loader)", k->path);
+		return gcap_err(errbuf, EIO,
+				"%s: no gcap_kernel_state_size "
+				"(not built by the gpucap loader)",
+				k->path);
 	size_t max = o->max_state ? o->max_state : (size_t)GCAP_KSTATE_MAX;
 	if (*sz > max)
 		return gcap_err(errbuf, EFBIG,
 				"%s: state too large: struct gcap_kstate is %llu bytes"
-				" (limit %zu)", k->path, *sz, max);
+				" (limit %zu)",
+				k->path, *sz, max);
 	k->state_size = (size_t)*sz;
 	*(void **)&k->init = dlsym(k->dl, "gcap_kernel_init");
 	*(void **)&k->report = dlsym(k->dl, "gcap_kernel_report");
@@ -341,7 +353,8 @@ static int bind_object(struct gcap_khost *k, const struct gcap_khost_opts *o,
 	return 0;
 }
 
-static int state_init(struct gcap_khost *k, char *errbuf)
+static int
+state_init(struct gcap_khost *k, char *errbuf)
 {
 	memset(k->state, 0, k->state_size);
 	if (!k->init)
@@ -351,16 +364,15 @@ static int state_init(struct gcap_khost *k, char *errbuf)
 	int rc = k->init((struct gcap_kstate *)k->state, k->args);
 	if (rc != 0) {
 		const char *why = k->errmsg && k->errmsg[0] ? k->errmsg : "";
-		return gcap_err(errbuf, ECANCELED,
-				"%s: gcap_kernel_init failed (%d)%s%s", k->path, rc,
-				why[0] ? ": " : "", why);
+		return gcap_err(errbuf, ECANCELED, "%s: gcap_kernel_init failed (%d)%s%s",
+				k->path, rc, why[0] ? ": " : "", why);
 	}
 	return 0;
 }
 
-struct gcap_khost *gcap_khost_load_opts(const char *path, const char *args,
-					const struct gcap_khost_opts *opts,
-					char *errbuf)
+struct gcap_khost *
+gcap_khost_load_opts(const char *path, const char *args,
+		     const struct gcap_khost_opts *opts, char *errbuf)
 {
 	static const struct gcap_khost_opts defaults;
 	const struct gcap_khost_opts *o = opts ? opts : &defaults;
@@ -390,14 +402,16 @@ struct gcap_khost *gcap_khost_load_opts(const char *path, const char *args,
 	}
 	k->src = gcap_kfile_read(path, &k->src_len);
 	if (!k->src) {
-		rc = gcap_err(errbuf, errno == ENOMEM ? ENOMEM : ENOENT,
-			      "%s: %s", path, strerror(errno));
+		rc = gcap_err(errbuf, errno == ENOMEM ? ENOMEM : ENOENT, "%s: %s", path,
+			      strerror(errno));
 		goto fail;
 	}
 	const char *inc = find_incdir(o);
 	if (!inc) {
-		rc = gcap_err(errbuf, ENOENT, "%s: gpucap/gcap_kernel.h not found "
-			      "(set GCAP_INCLUDE_DIR)", path);
+		rc = gcap_err(errbuf, ENOENT,
+			      "%s: gpucap/gcap_kernel.h not found "
+			      "(set GCAP_INCLUDE_DIR)",
+			      path);
 		goto fail;
 	}
 	k->incdir = strdup(inc);
@@ -519,13 +533,14 @@ fail:
 	return NULL;
 }
 
-struct gcap_khost *gcap_khost_load(const char *path, const char *args,
-				   char *errbuf)
+struct gcap_khost *
+gcap_khost_load(const char *path, const char *args, char *errbuf)
 {
 	return gcap_khost_load_opts(path, args, NULL, errbuf);
 }
 
-void gcap_khost_free(struct gcap_khost *k)
+void
+gcap_khost_free(struct gcap_khost *k)
 {
 	if (!k)
 		return;
@@ -542,44 +557,51 @@ void gcap_khost_free(struct gcap_khost *k)
 	free(k);
 }
 
-uint32_t gcap_khost_run(struct gcap_khost *k, const struct gcap_kpkt *pkt)
+uint32_t
+gcap_khost_run(struct gcap_khost *k, const struct gcap_kpkt *pkt)
 {
 	return k->entry(pkt, (struct gcap_kstate *)k->state);
 }
 
-gcap_kernel_fn gcap_khost_entry(const struct gcap_khost *k)
+gcap_kernel_fn
+gcap_khost_entry(const struct gcap_khost *k)
 {
 	return k->entry;
 }
 
-void *gcap_khost_state(struct gcap_khost *k)
+void *
+gcap_khost_state(struct gcap_khost *k)
 {
 	return k->state;
 }
 
-size_t gcap_khost_state_size(const struct gcap_khost *k)
+size_t
+gcap_khost_state_size(const struct gcap_khost *k)
 {
 	return k->state_size;
 }
 
-int gcap_khost_reset(struct gcap_khost *k, char *errbuf)
+int
+gcap_khost_reset(struct gcap_khost *k, char *errbuf)
 {
 	return state_init(k, errbuf);
 }
 
-int gcap_khost_report_json(const struct gcap_khost *k, FILE *f,
-			   const void *state_override)
+int
+gcap_khost_report_json(const struct gcap_khost *k, FILE *f, const void *state_override)
 {
 	struct gcap_json j;
 	gcap_json_begin(&j, f);
 	if (k->report)
-		k->report((const struct gcap_kstate *)(state_override
-				? state_override : k->state), &j);
+		k->report((const struct gcap_kstate *)(state_override ? state_override :
+									k->state),
+			  &j);
 	return gcap_json_end(&j);
 }
 
-int gcap_khost_report_file(const struct gcap_khost *k, const char *path,
-			   const void *state_override, char *errbuf)
+int
+gcap_khost_report_file(const struct gcap_khost *k, const char *path,
+		       const void *state_override, char *errbuf)
 {
 	char tmp[PATH_MAX];
 	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
@@ -600,51 +622,61 @@ int gcap_khost_report_file(const struct gcap_khost *k, const char *path,
 		return gcap_err(errbuf, e, "%s: %s", path, strerror(e));
 	}
 	if (rc == -EINVAL)
-		return gcap_err(errbuf, EINVAL, "%s: the kernel's report left "
-				"the JSON unbalanced", path);
+		return gcap_err(errbuf, EINVAL,
+				"%s: the kernel's report left "
+				"the JSON unbalanced",
+				path);
 	return 0;
 }
 
-bool gcap_khost_has_report(const struct gcap_khost *k)
+bool
+gcap_khost_has_report(const struct gcap_khost *k)
 {
 	return k->report != NULL;
 }
 
-bool gcap_khost_ordered(const struct gcap_khost *k)
+bool
+gcap_khost_ordered(const struct gcap_khost *k)
 {
 	return k->order != NULL;
 }
 
-const char *gcap_khost_source(const struct gcap_khost *k, size_t *len)
+const char *
+gcap_khost_source(const struct gcap_khost *k, size_t *len)
 {
 	if (len)
 		*len = k->src_len;
 	return k->src;
 }
 
-const char *gcap_khost_path(const struct gcap_khost *k)
+const char *
+gcap_khost_path(const struct gcap_khost *k)
 {
 	return k->path;
 }
 
-const char *gcap_khost_include_dir(const struct gcap_khost *k)
+const char *
+gcap_khost_include_dir(const struct gcap_khost *k)
 {
 	return k->incdir;
 }
 
-const char *gcap_khost_header(const struct gcap_khost *k, size_t *len)
+const char *
+gcap_khost_header(const struct gcap_khost *k, size_t *len)
 {
 	if (len)
 		*len = k->header_len;
 	return k->header;
 }
 
-uint64_t gcap_khost_hash(const struct gcap_khost *k)
+uint64_t
+gcap_khost_hash(const struct gcap_khost *k)
 {
 	return k->hash;
 }
 
-const char *gcap_khost_object(const struct gcap_khost *k)
+const char *
+gcap_khost_object(const struct gcap_khost *k)
 {
 	return k->object;
 }

@@ -72,12 +72,12 @@ static const struct expr exprs[] = {
 	{ DLT_EN10MB, "ip[0] + ip[1] > 100" },
 	{ DLT_EN10MB, "ip[0] - ip[9] < 60" },
 	{ DLT_EN10MB, "ip[0] * ip[9] > 100" },
-	{ DLT_EN10MB, "ip[2:2] / ip[1] > 3" },      /* ip[1] is often 0 */
+	{ DLT_EN10MB, "ip[2:2] / ip[1] > 3" }, /* ip[1] is often 0 */
 	{ DLT_EN10MB, "ip[2:2] % ip[1] = 0" },
 	{ DLT_EN10MB, "ip[0] & ip[1] != 0" },
 	{ DLT_EN10MB, "ip[0] | ip[1] > 70" },
 	{ DLT_EN10MB, "ip[0] ^ ip[8] > 10" },
-	{ DLT_EN10MB, "ip[2:2] << ip[8] > 0" },     /* TTL >= 32: shift gives 0 */
+	{ DLT_EN10MB, "ip[2:2] << ip[8] > 0" }, /* TTL >= 32: shift gives 0 */
 	{ DLT_EN10MB, "ip[2:2] >> ip[9] > 0" },
 	{ DLT_EN10MB, "-ip[0] > 100" },
 	{ DLT_EN10MB, "ip[0] > ip[1]" },
@@ -97,7 +97,8 @@ static const struct expr exprs[] = {
 	{ DLT_EN10MB, "len - ip[2:2] > 14" },
 	{ DLT_EN10MB, "ip[2:2] + 5 > 1 + len" },
 	{ DLT_EN10MB, "ip[ip[0] & 0xf] + ip[ip[1] & 7] > 1" },
-	{ DLT_EN10MB, "(ip[0] + ip[1]) * (ip[2] + ip[3]) > (ip[4] - ip[5]) / (ip[6] + 1)" },
+	{ DLT_EN10MB,
+	  "(ip[0] + ip[1]) * (ip[2] + ip[3]) > (ip[4] - ip[5]) / (ip[6] + 1)" },
 	{ DLT_EN10MB, "ether[len - 4] = 0" },
 	{ DLT_EN10MB, "icmp[icmptype] = icmp-echo" },
 	{ DLT_EN10MB, "portrange 1-1023" },
@@ -163,8 +164,10 @@ pick(const uint32_t *v, unsigned n)
 static inline uint32_t
 rnd_k(void)
 {
-	static const uint32_t edge[] = { 0, 1, 2, 3, 4, 31, 32, 33, 63, 64, 0x7fffffff,
-		0x80000000, 0xfffffffc, 0xfffffffe, 0xffffffff, 0xffffefff };
+	static const uint32_t edge[] = { 0,          1,          2,          3,
+					 4,          31,         32,         33,
+					 63,         64,         0x7fffffff, 0x80000000,
+					 0xfffffffc, 0xfffffffe, 0xffffffff, 0xffffefff };
 
 	switch (rnd() % 4) {
 	case 0: return rnd() % 16;
@@ -181,7 +184,8 @@ static inline uint32_t
 rnd_off(int ind)
 {
 	static const uint32_t far[] = { 0xffffefff, 0xffffeffe, 0xffffeffc, 0x7fffffff,
-		65535, 65536, 0xfffffffc, 0xfffffffd, 0xffffffff, 0xfffff030 };
+					65535,      65536,      0xfffffffc, 0xfffffffd,
+					0xffffffff, 0xfffff030 };
 
 	(void)ind;
 	return rnd() % 10 == 0 ? pick(far, sizeof(far) / sizeof(far[0])) : rnd() % 100;
@@ -195,7 +199,7 @@ static inline unsigned
 random_prog(struct bpf_insn *out, unsigned max)
 {
 	static const uint16_t alu_k[] = { BPF_ADD, BPF_SUB, BPF_MUL, BPF_DIV, BPF_MOD,
-		BPF_AND, BPF_OR, BPF_XOR, BPF_LSH, BPF_RSH };
+					  BPF_AND, BPF_OR,  BPF_XOR, BPF_LSH, BPF_RSH };
 	static const uint16_t jmp[] = { BPF_JEQ, BPF_JGT, BPF_JGE, BPF_JSET };
 	unsigned body = 4 + rnd() % 40, n = 0, written = 0, total;
 
@@ -222,27 +226,53 @@ random_prog(struct bpf_insn *out, unsigned max)
 			mk = rnd() % BPF_MEMWORDS;
 		while (!(written & (1u << mk)));
 		switch (rnd() % 24) {
-		case 0: *in = (struct bpf_insn)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, rnd_off(0)); break;
-		case 1: *in = (struct bpf_insn)BPF_STMT(BPF_LD | BPF_H | BPF_ABS, rnd_off(0)); break;
-		case 2: *in = (struct bpf_insn)BPF_STMT(BPF_LD | BPF_B | BPF_ABS, rnd_off(0)); break;
-		case 3: *in = (struct bpf_insn)BPF_STMT(BPF_LD | BPF_W | BPF_IND, rnd_off(1)); break;
-		case 4: *in = (struct bpf_insn)BPF_STMT(BPF_LD | BPF_H | BPF_IND, rnd_off(1)); break;
-		case 5: *in = (struct bpf_insn)BPF_STMT(BPF_LD | BPF_B | BPF_IND, rnd_off(1)); break;
-		case 6: *in = (struct bpf_insn)BPF_STMT(BPF_LDX | BPF_MSH | BPF_B, rnd_off(1)); break;
-		case 7: *in = (struct bpf_insn)BPF_STMT(BPF_LDX | BPF_IMM, rnd_k()); break;
+		case 0:
+			*in = (struct bpf_insn)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+							rnd_off(0));
+			break;
+		case 1:
+			*in = (struct bpf_insn)BPF_STMT(BPF_LD | BPF_H | BPF_ABS,
+							rnd_off(0));
+			break;
+		case 2:
+			*in = (struct bpf_insn)BPF_STMT(BPF_LD | BPF_B | BPF_ABS,
+							rnd_off(0));
+			break;
+		case 3:
+			*in = (struct bpf_insn)BPF_STMT(BPF_LD | BPF_W | BPF_IND,
+							rnd_off(1));
+			break;
+		case 4:
+			*in = (struct bpf_insn)BPF_STMT(BPF_LD | BPF_H | BPF_IND,
+							rnd_off(1));
+			break;
+		case 5:
+			*in = (struct bpf_insn)BPF_STMT(BPF_LD | BPF_B | BPF_IND,
+							rnd_off(1));
+			break;
+		case 6:
+			*in = (struct bpf_insn)BPF_STMT(BPF_LDX | BPF_MSH | BPF_B,
+							rnd_off(1));
+			break;
+		case 7:
+			*in = (struct bpf_insn)BPF_STMT(BPF_LDX | BPF_IMM, rnd_k());
+			break;
 		case 8:
-			*in = (struct bpf_insn)BPF_STMT(rnd() % 2 ? BPF_LD | BPF_W | BPF_LEN :
-							BPF_LDX | BPF_W | BPF_LEN, 0);
+			*in = (struct bpf_insn)BPF_STMT(rnd() % 2 ?
+								BPF_LD | BPF_W | BPF_LEN :
+								BPF_LDX | BPF_W | BPF_LEN,
+							0);
 			break;
 		case 9: *in = (struct bpf_insn)BPF_STMT(BPF_LD | BPF_IMM, rnd_k()); break;
 		case 10:
-			*in = (struct bpf_insn)BPF_STMT(rnd() % 2 ? BPF_LD | BPF_MEM :
-							BPF_LDX | BPF_MEM, mk);
+			*in = (struct bpf_insn)BPF_STMT(
+				rnd() % 2 ? BPF_LD | BPF_MEM : BPF_LDX | BPF_MEM, mk);
 			break;
 		case 11:
 			*in = (struct bpf_insn)BPF_STMT(rnd() % 2 ? BPF_ST : BPF_STX, mk);
 			break;
-		case 12: case 13: {
+		case 12:
+		case 13: {
 			uint16_t op = alu_k[rnd() % 10];
 			uint32_t k = rnd_k();
 
@@ -253,32 +283,33 @@ random_prog(struct bpf_insn *out, unsigned max)
 			*in = (struct bpf_insn)BPF_STMT(BPF_ALU | op | BPF_K, k);
 			break;
 		}
-		case 14: case 15:
-			*in = (struct bpf_insn)BPF_STMT(BPF_ALU | alu_k[rnd() % 10] | BPF_X, 0);
+		case 14:
+		case 15:
+			*in = (struct bpf_insn)BPF_STMT(
+				BPF_ALU | alu_k[rnd() % 10] | BPF_X, 0);
 			break;
-		case 16:
-			*in = (struct bpf_insn)BPF_STMT(BPF_ALU | BPF_NEG, 0);
-			break;
+		case 16: *in = (struct bpf_insn)BPF_STMT(BPF_ALU | BPF_NEG, 0); break;
 		case 17:
-			*in = (struct bpf_insn)BPF_STMT(BPF_MISC | (rnd() % 2 ? BPF_TAX : BPF_TXA), 0);
+			*in = (struct bpf_insn)BPF_STMT(
+				BPF_MISC | (rnd() % 2 ? BPF_TAX : BPF_TXA), 0);
 			break;
-		case 18: case 19: case 20: {
+		case 18:
+		case 19:
+		case 20: {
 			unsigned jt = rnd() % (left < 8 ? left : 8);
 			unsigned jf = rnd() % (left < 8 ? left : 8);
 
-			*in = (struct bpf_insn)BPF_JUMP(BPF_JMP | jmp[rnd() % 4] |
-				(rnd() % 2 ? BPF_X : BPF_K), rnd() % 3 ? rnd() % 8 : rnd_k(), jt, jf);
+			*in = (struct bpf_insn)BPF_JUMP(
+				BPF_JMP | jmp[rnd() % 4] | (rnd() % 2 ? BPF_X : BPF_K),
+				rnd() % 3 ? rnd() % 8 : rnd_k(), jt, jf);
 			break;
 		}
 		case 21:
-			*in = (struct bpf_insn)BPF_STMT(BPF_JMP | BPF_JA, rnd() % (left < 6 ? left : 6));
+			*in = (struct bpf_insn)BPF_STMT(BPF_JMP | BPF_JA,
+							rnd() % (left < 6 ? left : 6));
 			break;
-		case 22:
-			*in = (struct bpf_insn)BPF_STMT(BPF_RET | BPF_K, rnd_k());
-			break;
-		default:
-			*in = (struct bpf_insn)BPF_STMT(BPF_RET | BPF_A, 0);
-			break;
+		case 22: *in = (struct bpf_insn)BPF_STMT(BPF_RET | BPF_K, rnd_k()); break;
+		default: *in = (struct bpf_insn)BPF_STMT(BPF_RET | BPF_A, 0); break;
 		}
 	}
 	out[total - 2] = (struct bpf_insn)BPF_STMT(BPF_RET | BPF_A, 0);
@@ -348,7 +379,7 @@ bpf_gen_each_file(const char *dir, void (*fn)(const char *path))
 /* The expressions whose programs loop (backward jumps). */
 static const char *const protochain_exprs[] = {
 	"ip6 protochain 17", "ip6 protochain 6", "ip6 protochain 58",
-	"ip protochain 17", "ip protochain 6", "protochain 17",
+	"ip protochain 17",  "ip protochain 6",  "protochain 17",
 };
 #define NPROTOCHAIN_EXPRS (sizeof(protochain_exprs) / sizeof(protochain_exprs[0]))
 
@@ -378,18 +409,18 @@ protochain_pkt(uint8_t *b, int v6, unsigned nhdr, uint8_t last, int self_loop)
 	uint32_t x, len;
 
 	memset(b, 0, PROTOCHAIN_FRAME);
-	memset(b, 0xff, 6);                 /* destination */
-	b[6] = 0x02;                        /* source, locally administered */
+	memset(b, 0xff, 6); /* destination */
+	b[6] = 0x02;        /* source, locally administered */
 	b[12] = v6 ? 0x86 : 0x08;
 	b[13] = v6 ? 0xdd : 0x00;
 	if (v6) {
 		b[14] = 0x60;
-		b[21] = 64;                 /* hop limit */
+		b[21] = 64; /* hop limit */
 		x = 40;
 		b[20] = nhdr ? v6types[0] : last;
 		for (unsigned k = 0; k < nhdr; k++, x += 8) {
 			b[14 + x] = k + 1 < nhdr ? v6types[(k + 1) % 4] : last;
-			b[14 + x + 1] = 0;  /* (0 + 1) * 8 bytes */
+			b[14 + x + 1] = 0; /* (0 + 1) * 8 bytes */
 		}
 		len = 14 + x + 8;
 		b[18] = (uint8_t)((len - 54) >> 8); /* payload length */
@@ -397,11 +428,11 @@ protochain_pkt(uint8_t *b, int v6, unsigned nhdr, uint8_t last, int self_loop)
 		return len;
 	}
 	b[14] = 0x45;
-	b[22] = 64;                         /* TTL */
+	b[22] = 64; /* TTL */
 	b[23] = (nhdr || self_loop) ? 51 : last;
 	if (self_loop) {
-		b[14 + 20] = 51;            /* next: AH, */
-		b[14 + 21] = 3;             /* at (3 + 2) * 4 = 20: this one */
+		b[14 + 20] = 51; /* next: AH, */
+		b[14 + 21] = 3;  /* at (3 + 2) * 4 = 20: this one */
 		len = 14 + 20 + 24;
 	} else {
 		x = 20;

@@ -109,8 +109,8 @@ load_corpus(void)
 		printf("corpus %s absent: only tests/data/bpfc is used\n", dir);
 	load_dir(dir);
 	free(dir);
-	printf("packets: %u from %u readable files (%u unreadable skipped)\n",
-	       npkts, nfiles, nskipped);
+	printf("packets: %u from %u readable files (%u unreadable skipped)\n", npkts,
+	       nfiles, nskipped);
 	ck_assert_uint_gt(npkts, 0);
 }
 
@@ -119,12 +119,12 @@ load_corpus(void)
 struct unit {
 	char prefix[16];
 	int dlt;
-	unsigned n;              /* programs */
+	unsigned n; /* programs */
 	struct bpf_program *progs;
 	unsigned maxlen;
 	single_fn fn[GCAP_BPFC_MAX_PROGS];
 	mask_fn mask;
-	unsigned char *hits;     /* [n][maxlen]: instruction ran */
+	unsigned char *hits; /* [n][maxlen]: instruction ran */
 };
 
 struct so {
@@ -157,7 +157,8 @@ build_units(struct unit *u, unsigned nu, struct so *so)
 		src = gcap_bpfc_translate(u[i].progs, u[i].n, u[i].prefix,
 					  GCAP_BPFC_F_TRACE, eb);
 		ck_assert_msg(src != NULL, "translate %s: %s", u[i].prefix, eb);
-		fprintf(f, "unsigned char %s_hits[%u][%u];\n#undef GCAP_BPFC_TRACE\n"
+		fprintf(f,
+			"unsigned char %s_hits[%u][%u];\n#undef GCAP_BPFC_TRACE\n"
 			"#define GCAP_BPFC_TRACE(i, j) (%s_hits[i][j] = 1)\n%s\n",
 			u[i].prefix, u[i].n, maxlen, u[i].prefix, src);
 		free(src);
@@ -165,8 +166,10 @@ build_units(struct unit *u, unsigned nu, struct so *so)
 	ck_assert_int_eq(fclose(f), 0);
 	if (cc == NULL)
 		cc = GCAP_HOST_CC;
-	ck_assert(asprintf(&cmd, "%s -std=gnu11 -O1 -shared -fPIC -Wall -Wextra -Werror "
-			   "-DGCAP_BPFC_API= -o %s/filters.so %s", cc, so->dir, path) > 0);
+	ck_assert(asprintf(&cmd,
+			   "%s -std=gnu11 -O1 -shared -fPIC -Wall -Wextra -Werror "
+			   "-DGCAP_BPFC_API= -o %s/filters.so %s",
+			   cc, so->dir, path) > 0);
 	ck_assert_msg(system(cmd) == 0, "failed: %s", cmd);
 	free(cmd);
 	free(path);
@@ -218,9 +221,10 @@ report(const struct unit *u, unsigned j, const struct pkt *k, const char *what,
        unsigned long long got, unsigned long long want)
 {
 	if (mismatches++ < 20)
-		fprintf(stderr, "MISMATCH %s %s prog %u (dlt %d, caplen %u, wirelen %u): "
-			"got 0x%llx want 0x%llx\n", what, u->prefix, j, k->dlt,
-			k->caplen, k->wirelen, got, want);
+		fprintf(stderr,
+			"MISMATCH %s %s prog %u (dlt %d, caplen %u, wirelen %u): "
+			"got 0x%llx want 0x%llx\n",
+			what, u->prefix, j, k->dlt, k->caplen, k->wirelen, got, want);
 }
 
 /* run every unit on every packet of its link type (dlt -1: all packets);
@@ -242,10 +246,11 @@ run_units(struct unit *u, unsigned nu, const struct pkt *pk, unsigned np)
 			for (unsigned j = 0; j < u[i].n; j++) {
 				const struct bpf_program *pr = &u[i].progs[j];
 				unsigned int ref = ref_filter(pr, k);
-				unsigned int got = u[i].fn[j](k->data, k->wirelen, k->caplen);
+				unsigned int got =
+					u[i].fn[j](k->data, k->wirelen, k->caplen);
 				unsigned int in = gcap_bpf_interp(
-					(const struct gcap_bpf_insn *)pr->bf_insns, pr->bf_len,
-					k->data, k->wirelen, k->caplen);
+					(const struct gcap_bpf_insn *)pr->bf_insns,
+					pr->bf_len, k->data, k->wirelen, k->caplen);
 
 				if (got != ref)
 					report(&u[i], j, k, "translated", got, ref);
@@ -266,7 +271,7 @@ run_units(struct unit *u, unsigned nu, const struct pkt *pk, unsigned np)
 static unsigned
 coverage(const struct unit *u, unsigned nu, const char *what, int all_known)
 {
-	unsigned char present[256] = {0}, ran[256] = {0};
+	unsigned char present[256] = { 0 }, ran[256] = { 0 };
 	unsigned np = 0, nr = 0, missing = 0;
 
 	for (unsigned i = 0; i < nu; i++)
@@ -281,7 +286,8 @@ coverage(const struct unit *u, unsigned nu, const char *what, int all_known)
 	if (all_known) {
 		/* every opcode bpf_filter() executes: decode them all */
 		for (unsigned c = 0; c < 256; c++) {
-			struct bpf_insn in[2] = { BPF_STMT(c, 1), BPF_STMT(BPF_RET | BPF_K, 0) };
+			struct bpf_insn in[2] = { BPF_STMT(c, 1),
+						  BPF_STMT(BPF_RET | BPF_K, 0) };
 			struct bpf_program pr = { 2, in };
 
 			if (BPF_CLASS(c) == BPF_JMP || BPF_CLASS(c) == BPF_RET)
@@ -296,8 +302,8 @@ coverage(const struct unit *u, unsigned nu, const char *what, int all_known)
 		if (present[c] && !ran[c]) {
 			struct bpf_insn in = BPF_STMT(c, 0);
 
-			fprintf(stderr, "%s: opcode 0x%02x (%s) never executed\n", what, c,
-				bpf_image(&in, 0));
+			fprintf(stderr, "%s: opcode 0x%02x (%s) never executed\n", what,
+				c, bpf_image(&in, 0));
 			missing++;
 		}
 	}
@@ -319,7 +325,8 @@ START_TEST(test_expressions)
 
 	load_corpus();
 	for (unsigned i = 0; i < NEXPRS; i++) {
-		int r = gcap_filter_compile(exprs[i].e, exprs[i].dlt, SNAPLEN, &progs[i], eb);
+		int r = gcap_filter_compile(exprs[i].e, exprs[i].dlt, SNAPLEN, &progs[i],
+					    eb);
 
 		ck_assert_msg(r == 0, "compile \"%s\": %s", exprs[i].e, eb);
 		ck_assert_int_eq(gcap_bpfc_check(&progs[i], eb), 0);
@@ -340,7 +347,8 @@ START_TEST(test_expressions)
 	mismatches = 0;
 	evals = run_units(u, nu, pkts, npkts);
 	printf("expressions: %zu (%u for EN10MB) in %u units, %lu evaluations, "
-	       "%lu mismatches\n", NEXPRS, n_en10mb, nu, evals, mismatches);
+	       "%lu mismatches\n",
+	       NEXPRS, n_en10mb, nu, evals, mismatches);
 	ck_assert_uint_gt(evals, 0);
 	ck_assert_uint_eq(mismatches, 0);
 	ck_assert_uint_eq(coverage(u, nu, "libpcap-emitted opcodes", 0), 0);
@@ -394,10 +402,11 @@ START_TEST(test_random_programs)
 	evals = run_units(u, NRANDOM_UNITS, rp, nrp);
 	evals += run_units(u, NRANDOM_UNITS, pkts, npkts);
 	printf("random programs: %u over %u random + %u corpus packets, %lu evaluations, "
-	       "%lu mismatches\n", NRANDOM_UNITS * GCAP_BPFC_MAX_PROGS, nrp, npkts,
-	       evals, mismatches);
+	       "%lu mismatches\n",
+	       NRANDOM_UNITS * GCAP_BPFC_MAX_PROGS, nrp, npkts, evals, mismatches);
 	ck_assert_uint_eq(mismatches, 0);
-	ck_assert_uint_eq(coverage(u, NRANDOM_UNITS, "random programs, all opcodes", 1), 0);
+	ck_assert_uint_eq(coverage(u, NRANDOM_UNITS, "random programs, all opcodes", 1),
+			  0);
 	free_so(&so);
 	for (unsigned i = 0; i < nrp; i++)
 		free(rp[i].data);
@@ -425,8 +434,11 @@ START_TEST(test_backward_jumps)
 {
 	/* the bound for one backward ja: 8 x caplen + 16 jumps (48, 816) */
 	static const uint32_t caplens[] = { 4, 100 };
-	static const uint32_t counts[] = { 1, 2, 10, 48, 49, 50, 65, 100, 816, 817, 818, 2000 };
-	enum { NC = sizeof(counts) / sizeof(counts[0]) };
+	static const uint32_t counts[] = { 1,  2,   10,  48,  49,  50,
+					   65, 100, 816, 817, 818, 2000 };
+	enum {
+		NC = sizeof(counts) / sizeof(counts[0])
+	};
 	struct bpf_insn ins[NC][8];
 	struct bpf_program progs[NC];
 	struct unit u = { .prefix = "bj", .dlt = -1, .n = NC, .progs = progs };
@@ -446,16 +458,21 @@ START_TEST(test_backward_jumps)
 
 		for (unsigned i = 0; i < NC; i++) {
 			/* n - 1 backward jumps; one past the bound returns 0 */
-			uint32_t want = counts[i] - 1 <= GCAP_BPF_BACKWARD_LIMIT(1, caplens[c]) ?
-					counts[i] : 0;
+			uint32_t want =
+				counts[i] - 1 <= GCAP_BPF_BACKWARD_LIMIT(1, caplens[c]) ?
+					counts[i] :
+					0;
 
 			ck_assert_uint_eq(u.fn[i](pkt, caplens[c], caplens[c]), want);
-			ck_assert_uint_eq(gcap_bpf_interp((const struct gcap_bpf_insn *)ins[i], 8,
-							  pkt, caplens[c], caplens[c]), want);
+			ck_assert_uint_eq(
+				gcap_bpf_interp((const struct gcap_bpf_insn *)ins[i], 8,
+						pkt, caplens[c], caplens[c]),
+				want);
 			ck_assert_uint_eq((m >> i) & 1, want != 0);
 			if (want != 0) /* bpf_filter() has no bound: the same below it */
-				ck_assert_uint_eq(bpf_filter(ins[i], pkt, caplens[c], caplens[c]),
-						  want);
+				ck_assert_uint_eq(
+					bpf_filter(ins[i], pkt, caplens[c], caplens[c]),
+					want);
 		}
 	}
 	free_so(&so);
@@ -471,8 +488,9 @@ START_TEST(test_protochain)
 {
 	static const uint8_t v6last[] = { 17, 6, 58 }, v4last[] = { 17, 6 };
 	struct bpf_program progs[NPROTOCHAIN_EXPRS];
-	struct unit u = { .prefix = "pc", .dlt = -1, .n = NPROTOCHAIN_EXPRS,
-			  .progs = progs };
+	struct unit u = {
+		.prefix = "pc", .dlt = -1, .n = NPROTOCHAIN_EXPRS, .progs = progs
+	};
 	struct pkt *pk = calloc(4 * (PROTOCHAIN_V6_MAX + 1), sizeof(*pk));
 	unsigned np = 0, longest_hits = 0;
 	unsigned long evals;
@@ -481,8 +499,9 @@ START_TEST(test_protochain)
 
 	ck_assert_ptr_nonnull(pk);
 	for (unsigned i = 0; i < NPROTOCHAIN_EXPRS; i++) {
-		ck_assert_int_eq(gcap_filter_compile(protochain_exprs[i], DLT_EN10MB, SNAPLEN,
-						     &progs[i], eb), 0);
+		ck_assert_int_eq(gcap_filter_compile(protochain_exprs[i], DLT_EN10MB,
+						     SNAPLEN, &progs[i], eb),
+				 0);
 		ck_assert_int_eq(gcap_bpfc_check(&progs[i], eb), 0);
 	}
 	build_units(&u, 1, &so);
@@ -497,11 +516,12 @@ START_TEST(test_protochain)
 				k->data = malloc(PROTOCHAIN_FRAME);
 				ck_assert_ptr_nonnull(k->data);
 				k->dlt = DLT_EN10MB;
-				k->caplen = k->wirelen = protochain_pkt(k->data, v6, n,
-					v6 ? v6last[l] : v4last[l], 0);
+				k->caplen = k->wirelen = protochain_pkt(
+					k->data, v6, n, v6 ? v6last[l] : v4last[l], 0);
 				ck_assert_uint_le(k->caplen, PROTOCHAIN_FRAME);
-				if (n == max && bpf_filter(progs[v6 ? l : 3 + l].bf_insns,
-							   k->data, k->wirelen, k->caplen))
+				if (n == max &&
+				    bpf_filter(progs[v6 ? l : 3 + l].bf_insns, k->data,
+					       k->wirelen, k->caplen))
 					longest_hits++;
 			}
 	}
@@ -510,8 +530,8 @@ START_TEST(test_protochain)
 	mismatches = 0;
 	evals = run_units(&u, 1, pk, np);
 	printf("protochain: %u packets (chains of 0..%u IPv6, 0..%u IPv4 headers), "
-	       "%lu evaluations, %lu mismatches\n", np, PROTOCHAIN_V6_MAX,
-	       PROTOCHAIN_V4_MAX, evals, mismatches);
+	       "%lu evaluations, %lu mismatches\n",
+	       np, PROTOCHAIN_V6_MAX, PROTOCHAIN_V4_MAX, evals, mismatches);
 	ck_assert_uint_eq(mismatches, 0);
 	{
 		uint8_t b[PROTOCHAIN_FRAME];
@@ -519,9 +539,11 @@ START_TEST(test_protochain)
 
 		for (unsigned i = 0; i < NPROTOCHAIN_EXPRS; i++) {
 			ck_assert_uint_eq(u.fn[i](b, len, len), 0);
-			ck_assert_uint_eq(gcap_bpf_interp((const struct gcap_bpf_insn *)
-							  progs[i].bf_insns, progs[i].bf_len,
-							  b, len, len), 0);
+			ck_assert_uint_eq(
+				gcap_bpf_interp(
+					(const struct gcap_bpf_insn *)progs[i].bf_insns,
+					progs[i].bf_len, b, len, len),
+				0);
 		}
 		ck_assert_uint_eq(u.mask(b, len, len), 0);
 	}
@@ -550,13 +572,16 @@ START_TEST(test_ancillary_as_bpf_filter)
 	 * SKF_AD_OFF + 4094) for Juniper link types on a savefile: without
 	 * aux data bpf_filter() returns 0 for them; so must the translation */
 	struct bpf_insn ins[] = {
-		BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 0xfffff000u + 48), /* SKF_AD_VLAN_TAG_PRESENT */
+		BPF_STMT(BPF_LD | BPF_B | BPF_ABS,
+			 0xfffff000u + 48), /* SKF_AD_VLAN_TAG_PRESENT */
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 1, 0, 1),
 		BPF_STMT(BPF_RET | BPF_K, 262144),
 		BPF_STMT(BPF_RET | BPF_K, 7),
 	};
-	static const uint32_t ks[] = { 0xfffff000u + 48, 0xfffffffeu, 0xffffffffu, 0xfffff000u };
-	static const uint16_t codes[] = { BPF_LD | BPF_B | BPF_ABS, BPF_LD | BPF_H | BPF_ABS,
+	static const uint32_t ks[] = { 0xfffff000u + 48, 0xfffffffeu, 0xffffffffu,
+				       0xfffff000u };
+	static const uint16_t codes[] = { BPF_LD | BPF_B | BPF_ABS,
+					  BPF_LD | BPF_H | BPF_ABS,
 					  BPF_LD | BPF_W | BPF_ABS };
 	struct bpf_program p = { 4, ins };
 	uint8_t pkt[64];
@@ -573,9 +598,12 @@ START_TEST(test_ancillary_as_bpf_filter)
 			src = gcap_bpfc_translate(&p, 1, "f", 0, eb);
 			ck_assert_msg(src != NULL, "%s", eb);
 			free(src);
-			ck_assert_uint_eq(gcap_bpf_interp((const struct gcap_bpf_insn *)ins, 4, pkt, sizeof(pkt), sizeof(pkt)),
-					  bpf_filter(ins, pkt, sizeof(pkt), sizeof(pkt)));
-			ck_assert_uint_eq(bpf_filter(ins, pkt, sizeof(pkt), sizeof(pkt)), 0);
+			ck_assert_uint_eq(
+				gcap_bpf_interp((const struct gcap_bpf_insn *)ins, 4, pkt,
+						sizeof(pkt), sizeof(pkt)),
+				bpf_filter(ins, pkt, sizeof(pkt), sizeof(pkt)));
+			ck_assert_uint_eq(bpf_filter(ins, pkt, sizeof(pkt), sizeof(pkt)),
+					  0);
 		}
 }
 END_TEST
@@ -585,21 +613,21 @@ START_TEST(test_reject_invalid)
 	char eb[GCAP_ERRBUF_SIZE];
 	const struct bpf_insn ret = BPF_STMT(BPF_RET | BPF_K, 1);
 	struct bpf_insn bad[][2] = {
-		{ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 5, 0), ret },  /* jt out */
-		{ BPF_JUMP(BPF_JMP | BPF_JGT | BPF_K, 0, 0, 1), ret },  /* jf out */
-		{ BPF_STMT(BPF_JMP | BPF_JA, 1), ret },                 /* ja out */
-		{ BPF_STMT(BPF_JMP | BPF_JA, 0xffffffffu), ret },       /* ja itself */
-		{ BPF_STMT(BPF_JMP | BPF_JA, 0xfffffff0u), ret },       /* ja before 0 */
-		{ BPF_STMT(BPF_ALU | BPF_DIV | BPF_K, 0), ret },        /* / 0 */
-		{ BPF_STMT(BPF_ALU | BPF_MOD | BPF_K, 0), ret },        /* % 0 */
-		{ BPF_STMT(BPF_LD | BPF_MEM, 16), ret },                /* M[16] */
+		{ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 5, 0), ret }, /* jt out */
+		{ BPF_JUMP(BPF_JMP | BPF_JGT | BPF_K, 0, 0, 1), ret }, /* jf out */
+		{ BPF_STMT(BPF_JMP | BPF_JA, 1), ret },                /* ja out */
+		{ BPF_STMT(BPF_JMP | BPF_JA, 0xffffffffu), ret },      /* ja itself */
+		{ BPF_STMT(BPF_JMP | BPF_JA, 0xfffffff0u), ret },      /* ja before 0 */
+		{ BPF_STMT(BPF_ALU | BPF_DIV | BPF_K, 0), ret },       /* / 0 */
+		{ BPF_STMT(BPF_ALU | BPF_MOD | BPF_K, 0), ret },       /* % 0 */
+		{ BPF_STMT(BPF_LD | BPF_MEM, 16), ret },               /* M[16] */
 		{ BPF_STMT(BPF_STX, 99), ret },
-		{ BPF_STMT(BPF_LD | BPF_H | BPF_LEN, 0), ret },         /* bpf_filter aborts */
+		{ BPF_STMT(BPF_LD | BPF_H | BPF_LEN, 0), ret }, /* bpf_filter aborts */
 		{ BPF_STMT(BPF_LDX | BPF_W | BPF_ABS, 0), ret },
 		{ BPF_STMT(BPF_ALU | BPF_NEG | BPF_X, 0), ret },
 		{ BPF_STMT(BPF_MISC | 0x10, 0), ret },
 		{ BPF_STMT(BPF_JMP | 0x50, 0), ret },
-		{ ret, BPF_STMT(BPF_LD | BPF_IMM, 0) },                 /* no final ret */
+		{ ret, BPF_STMT(BPF_LD | BPF_IMM, 0) }, /* no final ret */
 	};
 
 	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -654,7 +682,9 @@ END_TEST
 START_TEST(test_empty_and_full_mask)
 {
 	struct bpf_program p[GCAP_BPFC_MAX_PROGS];
-	struct unit u = { .prefix = "full", .dlt = -1, .n = GCAP_BPFC_MAX_PROGS, .progs = p };
+	struct unit u = {
+		.prefix = "full", .dlt = -1, .n = GCAP_BPFC_MAX_PROGS, .progs = p
+	};
 	unsigned char pkt[20] = { 0 };
 	char eb[GCAP_ERRBUF_SIZE];
 	struct so so;
@@ -664,7 +694,8 @@ START_TEST(test_empty_and_full_mask)
 
 		/* program i matches iff the packet is longer than i bytes */
 		snprintf(e, sizeof(e), i == 0 ? "" : "len > %u", i);
-		ck_assert_int_eq(gcap_filter_compile(e, DLT_EN10MB, SNAPLEN, &p[i], eb), 0);
+		ck_assert_int_eq(gcap_filter_compile(e, DLT_EN10MB, SNAPLEN, &p[i], eb),
+				 0);
 	}
 	build_units(&u, 1, &so);
 	ck_assert_uint_eq(u.fn[0](pkt, 0, 0), 0xffffffffu);

@@ -42,16 +42,21 @@ START_TEST(test_sha256)
 {
 	char *a = malloc(1000000);
 
-	check_sha("", 0, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
-	check_sha("abc", 3, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+	check_sha("", 0,
+		  "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+	check_sha("abc", 3,
+		  "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
 	check_sha("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq", 56,
 		  "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
 	ck_assert_ptr_nonnull(a);
 	memset(a, 'a', 1000000);
-	check_sha(a, 1000000, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+	check_sha(a, 1000000,
+		  "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
 	/* 55, 56, 63, 64 bytes: the padding edges */
-	check_sha(a, 55, "9f4390f8d30c2dd92ec9f095b65e2b9ae9b0a925a5258e241c9f1e910f734318");
-	check_sha(a, 64, "ffe054fe7ae0cb6dc65c3af9b61d5209f439851db43d0ba5997337df154668eb");
+	check_sha(a, 55,
+		  "9f4390f8d30c2dd92ec9f095b65e2b9ae9b0a925a5258e241c9f1e910f734318");
+	check_sha(a, 64,
+		  "ffe054fe7ae0cb6dc65c3af9b61d5209f439851db43d0ba5997337df154668eb");
 	free(a);
 }
 END_TEST
@@ -79,12 +84,13 @@ static char *
 filters_source(const char *prefix)
 {
 	static const char *const e[] = { "ip", "tcp port 80 or udp port 53",
-		"ip6 protochain 6", "ip[2:2] / ip[1] > 3", "" };
+					 "ip6 protochain 6", "ip[2:2] / ip[1] > 3", "" };
 	struct bpf_program p[5];
 	char eb[GCAP_ERRBUF_SIZE], *s;
 
 	for (int i = 0; i < 5; i++)
-		ck_assert_int_eq(gcap_filter_compile(e[i], DLT_EN10MB, 262144, &p[i], eb), 0);
+		ck_assert_int_eq(gcap_filter_compile(e[i], DLT_EN10MB, 262144, &p[i], eb),
+				 0);
 	s = gcap_bpfc_translate(p, 5, prefix, GCAP_BPFC_F_KERNEL, eb);
 	ck_assert_msg(s != NULL, "%s", eb);
 	for (int i = 0; i < 5; i++)
@@ -109,8 +115,9 @@ START_TEST(test_compile_and_cache)
 
 	make_tmpdir();
 	/* miss: compiled and stored */
-	ck_assert_msg(gcap_rtc_compile(src, "filters.cu", 9, 0, NULL, 0, tmpdir, 0, &img, &n,
-				       &info, eb) == 0, "%s", eb);
+	ck_assert_msg(gcap_rtc_compile(src, "filters.cu", 9, 0, NULL, 0, tmpdir, 0, &img,
+				       &n, &info, eb) == 0,
+		      "%s", eb);
 	printf("NVRTC %d.%d: %zu-byte CUBIN for sm_90 in %.1f ms (miss)\n",
 	       info.nvrtc_major, info.nvrtc_minor, n, info.compile_ms);
 	ck_assert_int_eq(info.cache_hit, 0);
@@ -124,8 +131,9 @@ START_TEST(test_compile_and_cache)
 	gcap_rtc_info_clear(&info);
 
 	/* hit: the same bytes, no NVRTC */
-	ck_assert_int_eq(gcap_rtc_compile(src, "filters.cu", 9, 0, NULL, 0, tmpdir, 0, &img2,
-					  &n2, &info, eb), 0);
+	ck_assert_int_eq(gcap_rtc_compile(src, "filters.cu", 9, 0, NULL, 0, tmpdir, 0,
+					  &img2, &n2, &info, eb),
+			 0);
 	printf("cache hit: load %.3f ms\n", info.load_ms);
 	ck_assert_int_eq(info.cache_hit, 1);
 	ck_assert_int_eq(info.cache_written, 0);
@@ -140,19 +148,22 @@ START_TEST(test_compile_and_cache)
 		const char *opt[] = { "-DGCAP_X=1" };
 		char key[65];
 
-		ck_assert_int_eq(gcap_rtc_compile(src, NULL, 9, 0, NULL, 0, tmpdir, 0, &img2,
-						  &n2, &info, eb), 0);
+		ck_assert_int_eq(gcap_rtc_compile(src, NULL, 9, 0, NULL, 0, tmpdir, 0,
+						  &img2, &n2, &info, eb),
+				 0);
 		strcpy(key, info.key);
 		free(img2);
 		gcap_rtc_info_clear(&info);
-		ck_assert_int_eq(gcap_rtc_compile(src, NULL, 8, 0, NULL, 0, tmpdir, 0, &img2,
-						  &n2, &info, eb), 0);
+		ck_assert_int_eq(gcap_rtc_compile(src, NULL, 8, 0, NULL, 0, tmpdir, 0,
+						  &img2, &n2, &info, eb),
+				 0);
 		ck_assert_int_eq(info.cache_hit, 0);
 		ck_assert_str_ne(info.key, key);
 		free(img2);
 		gcap_rtc_info_clear(&info);
-		ck_assert_int_eq(gcap_rtc_compile(src, NULL, 9, 0, opt, 1, tmpdir, 0, &img2,
-						  &n2, &info, eb), 0);
+		ck_assert_int_eq(gcap_rtc_compile(src, NULL, 9, 0, opt, 1, tmpdir, 0,
+						  &img2, &n2, &info, eb),
+				 0);
 		ck_assert_int_eq(info.cache_hit, 0);
 		ck_assert_str_ne(info.key, key);
 		free(img2);
@@ -174,21 +185,25 @@ damage_and_rebuild(const char *src, void (*damage)(const char *path), const char
 	size_t n;
 
 	ck_assert_int_eq(gcap_rtc_compile(src, NULL, 9, 0, NULL, 0, tmpdir, 0, &img, &n,
-					  &info, eb), 0);
+					  &info, eb),
+			 0);
 	strcpy(path, info.cache_path);
 	free(img);
 	gcap_rtc_info_clear(&info);
 	damage(path);
 	ck_assert_int_eq(gcap_rtc_compile(src, NULL, 9, 0, NULL, 0, tmpdir, 0, &img, &n,
-					  &info, eb), 0);
-	ck_assert_msg(info.cache_hit == 0 && info.cache_rebuilt == 1 && info.cache_written == 1,
+					  &info, eb),
+			 0);
+	ck_assert_msg(info.cache_hit == 0 && info.cache_rebuilt == 1 &&
+			      info.cache_written == 1,
 		      "%s: hit %d rebuilt %d written %d", what, info.cache_hit,
 		      info.cache_rebuilt, info.cache_written);
 	ck_assert_int_eq(memcmp(img, "\177ELF", 4), 0);
 	free(img);
 	gcap_rtc_info_clear(&info);
 	ck_assert_int_eq(gcap_rtc_compile(src, NULL, 9, 0, NULL, 0, tmpdir, 0, &img, &n,
-					  &info, eb), 0);
+					  &info, eb),
+			 0);
 	ck_assert_msg(info.cache_hit == 1, "%s: not a hit after rebuilding", what);
 	free(img);
 	gcap_rtc_info_clear(&info);
@@ -276,8 +291,9 @@ START_TEST(test_cache_unusable)
 	ck_assert_ptr_nonnull(f);
 	fclose(f);
 	strcat(dir, "/cache");
-	ck_assert_int_eq(gcap_rtc_compile(src, NULL, 9, 0, NULL, 0, dir, 0, &img, &n,
-					  &info, eb), 0);
+	ck_assert_int_eq(
+		gcap_rtc_compile(src, NULL, 9, 0, NULL, 0, dir, 0, &img, &n, &info, eb),
+		0);
 	printf("warning: %s\n", info.cache_warning);
 	ck_assert_str_ne(info.cache_warning, "");
 	ck_assert_ptr_nonnull(strstr(info.cache_warning, "without cache"));
@@ -288,8 +304,9 @@ START_TEST(test_cache_unusable)
 	gcap_rtc_info_clear(&info);
 
 	/* GCAP_RTC_F_NO_CACHE: nothing read or written, no warning */
-	ck_assert_int_eq(gcap_rtc_compile(src, NULL, 9, 0, NULL, 0, tmpdir, GCAP_RTC_F_NO_CACHE,
-					  &img, &n, &info, eb), 0);
+	ck_assert_int_eq(gcap_rtc_compile(src, NULL, 9, 0, NULL, 0, tmpdir,
+					  GCAP_RTC_F_NO_CACHE, &img, &n, &info, eb),
+			 0);
 	ck_assert_str_eq(info.cache_warning, "");
 	ck_assert_str_eq(info.cache_path, "");
 	ck_assert_int_eq(info.cache_written, 0);
@@ -313,8 +330,9 @@ START_TEST(test_cache_env)
 	setenv("GCAP_CACHE_DIR", want, 1);
 	ck_assert_int_eq(gcap_rtc_default_cache_dir(buf, sizeof(buf)), 0);
 	ck_assert_str_eq(buf, want);
-	ck_assert_int_eq(gcap_rtc_compile(src, NULL, 9, 0, NULL, 0, NULL, 0, &img, &n,
-					  &info, eb), 0);
+	ck_assert_int_eq(
+		gcap_rtc_compile(src, NULL, 9, 0, NULL, 0, NULL, 0, &img, &n, &info, eb),
+		0);
 	ck_assert_int_eq(strncmp(info.cache_path, want, strlen(want)), 0);
 	ck_assert_int_eq(access(info.cache_path, R_OK), 0);
 	free(img);
@@ -343,8 +361,9 @@ START_TEST(test_compile_error)
 	const char *bad = "__device__ int f(void) { return undeclared_thing + ; }\n";
 
 	make_tmpdir();
-	ck_assert_int_eq(gcap_rtc_compile(bad, "bad.cu", 9, 0, NULL, 0, tmpdir, 0, &img, &n,
-					  &info, eb), -ENOEXEC);
+	ck_assert_int_eq(gcap_rtc_compile(bad, "bad.cu", 9, 0, NULL, 0, tmpdir, 0, &img,
+					  &n, &info, eb),
+			 -ENOEXEC);
 	printf("errbuf: %s\n", eb);
 	ck_assert_ptr_null(img);
 	ck_assert_ptr_nonnull(strstr(eb, "bad.cu"));
@@ -356,14 +375,18 @@ START_TEST(test_compile_error)
 	ck_assert_ptr_null(info.log);
 	/* bad arguments */
 	ck_assert_int_eq(gcap_rtc_compile(NULL, NULL, 9, 0, NULL, 0, tmpdir, 0, &img, &n,
-					  &info, eb), -EINVAL);
-	ck_assert_int_eq(gcap_rtc_compile("", NULL, 0, 0, NULL, 0, tmpdir, 0, &img, &n,
-					  &info, eb), -EINVAL);
-	ck_assert_int_eq(gcap_rtc_compile("", NULL, 9, 0, NULL, 1, tmpdir, 0, &img, &n,
-					  &info, eb), -EINVAL);
+					  &info, eb),
+			 -EINVAL);
+	ck_assert_int_eq(
+		gcap_rtc_compile("", NULL, 0, 0, NULL, 0, tmpdir, 0, &img, &n, &info, eb),
+		-EINVAL);
+	ck_assert_int_eq(
+		gcap_rtc_compile("", NULL, 9, 0, NULL, 1, tmpdir, 0, &img, &n, &info, eb),
+		-EINVAL);
 	/* an architecture NVRTC does not know */
-	ck_assert_int_eq(gcap_rtc_compile("__device__ int x;", NULL, 1, 0, NULL, 0, tmpdir, 0,
-					  &img, &n, &info, eb) < 0, 1);
+	ck_assert_int_eq(gcap_rtc_compile("__device__ int x;", NULL, 1, 0, NULL, 0,
+					  tmpdir, 0, &img, &n, &info, eb) < 0,
+			 1);
 	gcap_rtc_info_clear(&info);
 	rm_tmpdir();
 }
@@ -388,7 +411,8 @@ START_TEST(test_nvcc_compiles_translation)
 	ck_assert_ptr_nonnull(f);
 	fputs(src, f);
 	fclose(f);
-	snprintf(cmd, sizeof(cmd), "%s -c -x cu -arch=sm_90 -o %s/dump.o %s", nvcc, tmpdir, path);
+	snprintf(cmd, sizeof(cmd), "%s -c -x cu -arch=sm_90 -o %s/dump.o %s", nvcc,
+		 tmpdir, path);
 	ck_assert_msg(system(cmd) == 0, "failed: %s", cmd);
 	free(src);
 	rm_tmpdir();

@@ -56,9 +56,9 @@ load(void)
 			continue;
 		if (strncmp(line, "gpu ", 4) == 0 && ngpus < MAX_GPUS &&
 		    sscanf(line + 4, "%127[^|]|%31[^|]|%d.%d|%d|%d|%d|%d|%llu|%llu|%llu",
-			   g->name, g->bus, &g->major, &g->minor,
-			   &g->integrated, &g->rdma, &g->flush, &g->ordering,
-			   &g->vram, &g->bar1, &g->bar1_free) == 11)
+			   g->name, g->bus, &g->major, &g->minor, &g->integrated,
+			   &g->rdma, &g->flush, &g->ordering, &g->vram, &g->bar1,
+			   &g->bar1_free) == 11)
 			ngpus++;
 	}
 	fclose(f);
@@ -82,9 +82,9 @@ fake_driver_version(int *v)
 static CUresult
 fake_error_name(CUresult r, const char **s)
 {
-	*s = r == CUDA_ERROR_NO_DEVICE ? "CUDA_ERROR_NO_DEVICE" :
+	*s = r == CUDA_ERROR_NO_DEVICE      ? "CUDA_ERROR_NO_DEVICE" :
 	     r == CUDA_ERROR_INVALID_DEVICE ? "CUDA_ERROR_INVALID_DEVICE" :
-	     "CUDA_ERROR_NOT_SUPPORTED";
+					      "CUDA_ERROR_NOT_SUPPORTED";
 	return CUDA_SUCCESS;
 }
 
@@ -126,7 +126,9 @@ fake_attr(int *v, CUdevice_attribute a, CUdevice d)
 	case CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY: *v = 1; break;
 	case CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING: *v = 1; break;
 	case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED: *v = g->rdma; break;
-	case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS: *v = g->flush; break;
+	case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS:
+		*v = g->flush;
+		break;
 	case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING: *v = g->ordering; break;
 	default: *v = 0; break;
 	}
@@ -172,43 +174,43 @@ static const struct {
 	const char *name;
 	void *fn;
 } table[] = {
-	{"cuInit", (void *)fake_init},
-	{"cuDriverGetVersion", (void *)fake_driver_version},
-	{"cuGetErrorName", (void *)fake_error_name},
-	{"cuGetErrorString", (void *)fake_error_string},
-	{"cuDeviceGetCount", (void *)fake_count},
-	{"cuDeviceGet", (void *)fake_get},
-	{"cuDeviceGetAttribute", (void *)fake_attr},
-	{"cuDeviceGetName", (void *)fake_name},
-	{"cuDeviceGetPCIBusId", (void *)fake_bus},
-	{"cuDeviceTotalMem", (void *)fake_total_mem},
-	{"cuDevicePrimaryCtxRetain", (void *)fake_unsupported},
-	{"cuDevicePrimaryCtxRelease", (void *)fake_unsupported},
-	{"cuCtxSetCurrent", (void *)fake_unsupported},
-	{"cuMemHostAlloc", (void *)fake_unsupported},
-	{"cuMemFreeHost", (void *)fake_unsupported},
-	{"cuMemHostGetDevicePointer", (void *)fake_unsupported},
-	{"cuMemAlloc", (void *)fake_unsupported},
-	{"cuMemFree", (void *)fake_unsupported},
-	{"cuMemcpyHtoD", (void *)fake_unsupported},
-	{"cuMemcpyHtoDAsync", (void *)fake_unsupported},
-	{"cuMemsetD8", (void *)fake_unsupported},
-	{"cuPointerSetAttribute", (void *)fake_unsupported},
-	{"cuModuleLoadData", (void *)fake_unsupported},
-	{"cuModuleUnload", (void *)fake_unsupported},
-	{"cuModuleGetFunction", (void *)fake_unsupported},
-	{"cuLaunchKernel", (void *)fake_unsupported},
-	{"cuStreamCreate", (void *)fake_unsupported},
-	{"cuStreamDestroy", (void *)fake_unsupported},
-	{"cuStreamQuery", (void *)fake_unsupported},
-	{"cuStreamSynchronize", (void *)fake_unsupported},
-	{"cuStreamWriteValue32", (void *)fake_unsupported},
+	{ "cuInit", (void *)fake_init },
+	{ "cuDriverGetVersion", (void *)fake_driver_version },
+	{ "cuGetErrorName", (void *)fake_error_name },
+	{ "cuGetErrorString", (void *)fake_error_string },
+	{ "cuDeviceGetCount", (void *)fake_count },
+	{ "cuDeviceGet", (void *)fake_get },
+	{ "cuDeviceGetAttribute", (void *)fake_attr },
+	{ "cuDeviceGetName", (void *)fake_name },
+	{ "cuDeviceGetPCIBusId", (void *)fake_bus },
+	{ "cuDeviceTotalMem", (void *)fake_total_mem },
+	{ "cuDevicePrimaryCtxRetain", (void *)fake_unsupported },
+	{ "cuDevicePrimaryCtxRelease", (void *)fake_unsupported },
+	{ "cuCtxSetCurrent", (void *)fake_unsupported },
+	{ "cuMemHostAlloc", (void *)fake_unsupported },
+	{ "cuMemFreeHost", (void *)fake_unsupported },
+	{ "cuMemHostGetDevicePointer", (void *)fake_unsupported },
+	{ "cuMemAlloc", (void *)fake_unsupported },
+	{ "cuMemFree", (void *)fake_unsupported },
+	{ "cuMemcpyHtoD", (void *)fake_unsupported },
+	{ "cuMemcpyHtoDAsync", (void *)fake_unsupported },
+	{ "cuMemsetD8", (void *)fake_unsupported },
+	{ "cuPointerSetAttribute", (void *)fake_unsupported },
+	{ "cuModuleLoadData", (void *)fake_unsupported },
+	{ "cuModuleUnload", (void *)fake_unsupported },
+	{ "cuModuleGetFunction", (void *)fake_unsupported },
+	{ "cuLaunchKernel", (void *)fake_unsupported },
+	{ "cuStreamCreate", (void *)fake_unsupported },
+	{ "cuStreamDestroy", (void *)fake_unsupported },
+	{ "cuStreamQuery", (void *)fake_unsupported },
+	{ "cuStreamSynchronize", (void *)fake_unsupported },
+	{ "cuStreamWriteValue32", (void *)fake_unsupported },
 };
 
 /* cuda.h makes this cuGetProcAddress_v2, the name the loader looks up */
 CUresult CUDAAPI
-cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,
-		 cuuint64_t flags, CUdriverProcAddressQueryResult *status)
+cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
+		 CUdriverProcAddressQueryResult *status)
 {
 	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++)
 		if (strcmp(table[i].name, symbol) == 0) {

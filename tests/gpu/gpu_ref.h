@@ -22,9 +22,8 @@ struct ref_out {
 /* Append the batch's records to buf (which holds base_len bytes already). */
 static inline void
 ref_batch(const struct bpf_program *progs, unsigned nprogs, uint32_t snaplen,
-	  const struct gcap_pkt *pkts, unsigned n, uint8_t *buf,
-	  uint32_t size, uint32_t base_len, uint32_t base_nrec,
-	  struct ref_out *o)
+	  const struct gcap_pkt *pkts, unsigned n, uint8_t *buf, uint32_t size,
+	  uint32_t base_len, uint32_t base_nrec, struct ref_out *o)
 {
 	unsigned i, j;
 	int stopped = 0;

@@ -43,8 +43,10 @@ wait_done(struct gcap_exec *ex, unsigned q)
 
 	while ((b = ops->batch_poll(ex, q)) == NULL) {
 		ck_assert_msg(ops->health(ex, err) == 0, "health: %s", err);
-		ck_assert_msg(now_s() - t0 < 30.0, "queue %u: no batch done "
-			      "within 30 s", q);
+		ck_assert_msg(now_s() - t0 < 30.0,
+			      "queue %u: no batch done "
+			      "within 30 s",
+			      q);
 	}
 	return b;
 }
@@ -87,13 +89,13 @@ base_conf(struct gcap_exec_conf *c, struct bpf_program *progs)
 	c->mem = GCAP_MEM_HOST;
 	/* GCAP_GPU_BLOCKS=N: N blocks share each queue's batches */
 	if (getenv("GCAP_GPU_BLOCKS") != NULL)
-		c->blocks_per_queue = (unsigned)strtoul(getenv("GCAP_GPU_BLOCKS"), NULL, 10);
+		c->blocks_per_queue =
+			(unsigned)strtoul(getenv("GCAP_GPU_BLOCKS"), NULL, 10);
 }
 
 /* Fill slot b with n synthetic packets (seq in bytes 0..3 and in desc). */
 static void
-fill_batch(struct gcap_batch *b, unsigned n, unsigned q, uint32_t *seq,
-	   uint64_t *rs)
+fill_batch(struct gcap_batch *b, unsigned n, unsigned q, uint32_t *seq, uint64_t *rs)
 {
 	uint32_t off = 0;
 	unsigned i;
@@ -128,8 +130,7 @@ fill_batch(struct gcap_batch *b, unsigned n, unsigned q, uint32_t *seq,
 
 /* Check a DONE batch against the reference; returns records checked. */
 static unsigned
-check_batch(const struct gcap_exec_conf *c, struct gcap_batch *b,
-	    uint8_t *scratch)
+check_batch(const struct gcap_exec_conf *c, struct gcap_batch *b, uint8_t *scratch)
 {
 	struct ref_out ro;
 
@@ -138,18 +139,18 @@ check_batch(const struct gcap_exec_conf *c, struct gcap_batch *b,
 	/* plain ifs: a passing ck_assert costs a syscall (about 5 us) */
 	if (b->xbuf->nrec != ro.nrec || b->xbuf->len != ro.len)
 		ck_abort_msg("batch %" PRIu64 ": xbuf nrec %u len %u, expected "
-			     "%u %u", b->seq, b->xbuf->nrec, b->xbuf->len,
-			     ro.nrec, ro.len);
+			     "%u %u",
+			     b->seq, b->xbuf->nrec, b->xbuf->len, ro.nrec, ro.len);
 	if (b->res->n_captured != ro.res.n_captured ||
 	    b->res->n_filtered != ro.res.n_filtered ||
 	    b->res->n_truncated != ro.res.n_truncated ||
 	    b->res->captured_bytes != ro.res.captured_bytes)
 		ck_abort_msg("batch %" PRIu64 ": counters %u/%u/%u/%" PRIu64
-			     ", expected %u/%u/%u/%" PRIu64, b->seq,
-			     b->res->n_captured, b->res->n_filtered,
+			     ", expected %u/%u/%u/%" PRIu64,
+			     b->seq, b->res->n_captured, b->res->n_filtered,
 			     b->res->n_truncated, b->res->captured_bytes,
-			     ro.res.n_captured, ro.res.n_filtered,
-			     ro.res.n_truncated, ro.res.captured_bytes);
+			     ro.res.n_captured, ro.res.n_filtered, ro.res.n_truncated,
+			     ro.res.captured_bytes);
 	if (memcmp(b->res->out_pkts, ro.res.out_pkts, sizeof(ro.res.out_pkts)))
 		ck_abort_msg("batch %" PRIu64 ": out_pkts differ", b->seq);
 	if (memcmp(b->xbuf->data, scratch, ro.len))
@@ -208,7 +209,8 @@ stress_thread(void *arg)
 
 			if (b->seq != done || b->pkts[0].seq != next_seq)
 				ck_abort_msg("queue %u: batch %" PRIu64 " polled "
-					     "out of order", a->q, b->seq);
+					     "out of order",
+					     a->q, b->seq);
 			a->recs += check_batch(c, b, scratch);
 			/* sequence numbers inside the records, in order */
 			for (k = 0; k < b->xbuf->nrec; k++) {
@@ -230,13 +232,13 @@ stress_thread(void *arg)
 		}
 		if (done != done0)
 			last = now_s();
-		else
-		{
+		else {
 			char e[GCAP_ERRBUF_SIZE] = "";
 
-			ck_assert_msg(now_s() - last < 30.0, "queue %u: stuck at "
-				      "batch %" PRIu64 " (health %d: %s)", a->q,
-				      done, ops->health(a->ex, e), e);
+			ck_assert_msg(now_s() - last < 30.0,
+				      "queue %u: stuck at "
+				      "batch %" PRIu64 " (health %d: %s)",
+				      a->q, done, ops->health(a->ex, e), e);
 		}
 	}
 	ck_assert_uint_eq(next_seq, seq);
@@ -383,8 +385,9 @@ START_TEST(test_copy_overflow)
 		for (k = 0; k < 9000; k++)
 			p[k] = (uint8_t)(i * 7 + k);
 		p[4] = 0;
-		b->pkts[i] = (struct gcap_pkt){ (uint64_t)(uintptr_t)p, i, 9000,
-						9000, 0, 0, i };
+		b->pkts[i] = (struct gcap_pkt){
+			(uint64_t)(uintptr_t)p, i, 9000, 9000, 0, 0, i
+		};
 	}
 	b->n = n;
 	b->xbuf = &xb[0];
@@ -429,13 +432,13 @@ START_TEST(test_truncation)
 
 		b = ops->batch_get(ex, 0);
 		ck_assert_msg(b != NULL, "batch_get: %s",
-		      ops->health(ex, err) ? err : "ring full");
+			      ops->health(ex, err) ? err : "ring full");
 		fill_batch(b, 1 + round * 20, 0, &seq, &rs);
 		b->xbuf = &xb[0]; /* appended to, batch after batch */
 		ck_assert_int_eq(ops->batch_submit(ex, 0, b), 0);
 		b = wait_done(ex, 0);
-		ref_batch(c.filters, c.nfilters, c.snaplen, b->pkts, b->n,
-			  scratch, c.xbuf_size, blen, bnrec, &ro);
+		ref_batch(c.filters, c.nfilters, c.snaplen, b->pkts, b->n, scratch,
+			  c.xbuf_size, blen, bnrec, &ro);
 		ck_assert_uint_eq(xb[0].len, ro.len);
 		ck_assert_uint_eq(xb[0].nrec, ro.nrec);
 		ck_assert_uint_eq(b->res->n_truncated, ro.res.n_truncated);
@@ -495,7 +498,8 @@ START_TEST(test_quit_full_load)
 	for (q = 0; q < c.nqueues; q++) {
 		while ((b = ops->batch_poll(ex, q)) != NULL) {
 			ck_assert_uint_eq(b->res->n_captured + b->res->n_filtered +
-					  b->res->n_truncated, b->n);
+						  b->res->n_truncated,
+					  b->n);
 			ops->batch_release(ex, q, b);
 			ndone++;
 		}
@@ -623,7 +627,7 @@ START_TEST(test_kernel_fault)
 	for (i = 0; i < 5; i++) {
 		b = ops->batch_get(ex, 0);
 		ck_assert_msg(b != NULL, "batch_get: %s",
-		      ops->health(ex, err) ? err : "ring full");
+			      ops->health(ex, err) ? err : "ring full");
 		fill_batch(b, 10, 0, &seq, &rs);
 		b->xbuf = &xb[i];
 		xb[i].len = xb[i].nrec = 0;
@@ -648,11 +652,30 @@ END_TEST
 /* Corpus packets, many filters: the GPU's records equal bpf_filter()'s
  * verdicts, in host and copy modes. */
 static const char *exprs[] = {
-	"", "tcp", "udp", "icmp", "arp", "ip6", "tcp port 80", "udp port 53",
-	"vlan", "ip and len > 500", "tcp[tcpflags] & tcp-syn != 0", "not ip",
-	"ether broadcast", "ip multicast", "portrange 1-1024", "greater 1000",
-	"less 100", "ip[8] < 64", "net 10.0.0.0/8", "icmp6", "port 443 or port 22",
-	"ip6 and tcp", "udp[8:2] > 100", "ether[12:2] = 0x0800",
+	"",
+	"tcp",
+	"udp",
+	"icmp",
+	"arp",
+	"ip6",
+	"tcp port 80",
+	"udp port 53",
+	"vlan",
+	"ip and len > 500",
+	"tcp[tcpflags] & tcp-syn != 0",
+	"not ip",
+	"ether broadcast",
+	"ip multicast",
+	"portrange 1-1024",
+	"greater 1000",
+	"less 100",
+	"ip[8] < 64",
+	"net 10.0.0.0/8",
+	"icmp6",
+	"port 443 or port 22",
+	"ip6 and tcp",
+	"udp[8:2] > 100",
+	"ether[12:2] = 0x0800",
 };
 
 static void
@@ -680,8 +703,9 @@ run_corpus(enum gcap_mem mem, bool compiled)
 	pc = pcap_open_offline(path, perr);
 	ck_assert_msg(pc != NULL, "%s", perr);
 	for (j = 0; j < nf; j++)
-		ck_assert_int_eq(gcap_filter_compile(exprs[j], DLT_EN10MB, 262144,
-						     &progs[j], err), 0);
+		ck_assert_int_eq(
+			gcap_filter_compile(exprs[j], DLT_EN10MB, 262144, &progs[j], err),
+			0);
 	memset(&c, 0, sizeof(c));
 	c.nqueues = 1;
 	c.ring_size = 8;
@@ -704,10 +728,9 @@ run_corpus(enum gcap_mem mem, bool compiled)
 		uint32_t off = 0;
 
 		ck_assert_msg(b != NULL, "batch_get: %s",
-		      ops->health(ex, err) ? err : "ring full");
+			      ops->health(ex, err) ? err : "ring full");
 		b->n = 0;
-		while (b->n < c.batch_max &&
-		       (r = pcap_next_ex(pc, &h, &data)) == 1) {
+		while (b->n < c.batch_max && (r = pcap_next_ex(pc, &h, &data)) == 1) {
 			struct gcap_pkt *d = &b->pkts[b->n];
 
 			if (off + h->caplen > c.stage_size) {
@@ -738,8 +761,8 @@ run_corpus(enum gcap_mem mem, bool compiled)
 		ops->batch_release(ex, 0, b);
 	}
 	printf("corpus mem=%s%s: %" PRIu64 " packets, %u filters, %" PRIu64
-	       " records, all equal to bpf_filter()\n", gcap_mem_name(mem),
-	       compiled ? " (compiled filters)" : "", npk, nf, nrec);
+	       " records, all equal to bpf_filter()\n",
+	       gcap_mem_name(mem), compiled ? " (compiled filters)" : "", npk, nf, nrec);
 	ck_assert_uint_gt(npk, 1000);
 	ck_assert_uint_gt(nrec, 0);
 	free(scratch);
@@ -773,9 +796,9 @@ END_TEST
  * a clear message; auto falls back to host. */
 START_TEST(test_pools)
 {
-	char *eal[16] = { "test_gpu", "--no-huge", "-m", "256", "--no-pci",
-			  "--no-shconf", "--vdev", "net_null0", "--log-level",
-			  "*:error", NULL };
+	char *eal[16] = { "test_gpu",    "--no-huge",   "-m",     "256",
+			  "--no-pci",    "--no-shconf", "--vdev", "net_null0",
+			  "--log-level", "*:error",     NULL };
 	int neal = 10;
 	struct gcap_exec_conf c;
 	struct bpf_program progs[2];
@@ -799,8 +822,7 @@ START_TEST(test_pools)
 	c.mem = GCAP_MEM_GPU;
 	ex = ops->create(&c, err);
 	ck_assert_msg(ex != NULL, "create: %s", err);
-	mp = ops->pool_create(ex, 0, 0, "gpu_pool", 1024, 2048 + 128,
-			     SOCKET_ID_ANY, err);
+	mp = ops->pool_create(ex, 0, 0, "gpu_pool", 1024, 2048 + 128, SOCKET_ID_ANY, err);
 	printf("gpu mode on net_null: %s\n", err);
 	ck_assert_ptr_null(mp);
 	ck_assert_msg(strstr(err, "software port") != NULL, "%s", err);
@@ -809,8 +831,8 @@ START_TEST(test_pools)
 	c.mem = GCAP_MEM_AUTO;
 	ex = ops->create(&c, err);
 	ck_assert_msg(ex != NULL, "create: %s", err);
-	mp = ops->pool_create(ex, 0, 0, "auto_pool", 1024, 2048 + 128,
-			     SOCKET_ID_ANY, err);
+	mp = ops->pool_create(ex, 0, 0, "auto_pool", 1024, 2048 + 128, SOCKET_ID_ANY,
+			      err);
 	ck_assert_msg(mp != NULL, "auto pool: %s", err);
 	ck_assert_int_eq(rte_pktmbuf_alloc_bulk(mp, m, 8), 0);
 	ops->xbufs(ex, 0, &xb);
@@ -822,8 +844,8 @@ START_TEST(test_pools)
 		for (k = 0; k < 100; k++)
 			p[k] = (uint8_t)(k + i);
 		p[4] = (uint8_t)(2 * i);
-		b->pkts[i] = (struct gcap_pkt){ (uint64_t)(uintptr_t)p, i, 100,
-						100, 0, 0, i };
+		b->pkts[i] =
+			(struct gcap_pkt){ (uint64_t)(uintptr_t)p, i, 100, 100, 0, 0, i };
 		b->mbufs[i] = m[i];
 	}
 	b->n = 8;
@@ -888,11 +910,11 @@ START_TEST(test_multi_gpu)
 END_TEST
 
 /* GCAP_GPU_TESTS=name,name runs only those (e.g. under compute-sanitizer) */
-#define ADD(tc, fn)                                                           \
-	do {                                                                  \
-		const char *only = getenv("GCAP_GPU_TESTS");                  \
-		if (only == NULL || strstr(only, #fn) != NULL)                \
-			tcase_add_test(tc, fn);                               \
+#define ADD(tc, fn)                                            \
+	do {                                                   \
+		const char *only = getenv("GCAP_GPU_TESTS");   \
+		if (only == NULL || strstr(only, #fn) != NULL) \
+			tcase_add_test(tc, fn);                \
 	} while (0)
 
 int

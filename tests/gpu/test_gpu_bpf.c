@@ -69,10 +69,10 @@ env_ul(const char *name, unsigned long dflt)
 /* ---- packets ---- */
 
 struct pkt {
-	int dlt;               /* -1: random bytes (random programs only) */
+	int dlt; /* -1: random bytes (random programs only) */
 	uint32_t wirelen, caplen;
 	unsigned char *data;
-	const char *file;      /* for messages */
+	const char *file; /* for messages */
 };
 
 static struct pkt *pkts;
@@ -81,8 +81,7 @@ static char **names; /* the files' names the packets point to, one each */
 static unsigned nnames;
 
 static void
-add_pkt(int dlt, uint32_t wirelen, uint32_t caplen, unsigned char *data,
-	const char *file)
+add_pkt(int dlt, uint32_t wirelen, uint32_t caplen, unsigned char *data, const char *file)
 {
 	struct pkt *k;
 
@@ -185,14 +184,15 @@ load_packets(unsigned nrandom)
 		printf("mix-en10mb.pcap absent (%s, GCAP_GPU_CORPUS): not used\n", p);
 	free(p);
 	printf("packets: %u random + %u from %u readable files (%u unreadable "
-	       "skipped)\n", nrandom, npkts - nrandom, nfiles, nskipped);
+	       "skipped)\n",
+	       nrandom, npkts - nrandom, nfiles, nskipped);
 }
 
 /* ---- one unit: up to 64 programs through the executor ---- */
 
 struct unit {
 	char name[32];
-	int dlt;                /* -1: all packets */
+	int dlt; /* -1: all packets */
 	unsigned n;
 	const struct bpf_program *progs;
 };
@@ -212,16 +212,17 @@ dump_prog(const struct bpf_program *p)
 static unsigned reported;
 
 static void
-report_pkt(const struct unit *u, const char *mode, const struct pkt *k,
-	   uint64_t got, uint64_t want, const char *what)
+report_pkt(const struct unit *u, const char *mode, const struct pkt *k, uint64_t got,
+	   uint64_t want, const char *what)
 {
 	uint64_t diff = got ^ want;
 
 	if (reported++ >= 20)
 		return;
-	fprintf(stderr, "MISMATCH %s %s: %s (%s, dlt %d, caplen %u, wirelen "
-		"%u): outmask 0x%016" PRIx64 " want 0x%016" PRIx64 "\n", mode,
-		u->name, what, k->file, k->dlt, k->caplen, k->wirelen, got, want);
+	fprintf(stderr,
+		"MISMATCH %s %s: %s (%s, dlt %d, caplen %u, wirelen "
+		"%u): outmask 0x%016" PRIx64 " want 0x%016" PRIx64 "\n",
+		mode, u->name, what, k->file, k->dlt, k->caplen, k->wirelen, got, want);
 	if (diff != 0 && reported <= 5) {
 		unsigned j = (unsigned)__builtin_ctzll(diff);
 
@@ -232,19 +233,17 @@ report_pkt(const struct unit *u, const char *mode, const struct pkt *k,
 }
 
 static void
-report_batch(const struct unit *u, const char *mode, uint64_t seq,
-	     const char *what)
+report_batch(const struct unit *u, const char *mode, uint64_t seq, const char *what)
 {
 	if (reported++ < 20)
-		fprintf(stderr, "MISMATCH %s %s: batch %" PRIu64 ": %s\n", mode,
-			u->name, seq, what);
+		fprintf(stderr, "MISMATCH %s %s: batch %" PRIu64 ": %s\n", mode, u->name,
+			seq, what);
 }
 
 /* What bpf_filter() says, for each packet of the feed; an empty program
  * matches (bpf_filter(NULL) convention, as executors take it). */
 static void
-ref_masks(const struct unit *u, struct pkt *const *feed, unsigned nfeed,
-	  uint64_t *ref)
+ref_masks(const struct unit *u, struct pkt *const *feed, unsigned nfeed, uint64_t *ref)
 {
 	for (unsigned i = 0; i < nfeed; i++) {
 		const struct pkt *k = feed[i];
@@ -305,8 +304,8 @@ check_batch(const struct unit *u, const char *mode, const struct gcap_batch *b,
 		if (got != want) {
 			t->bad_evals += (unsigned long)__builtin_popcountll(got ^ want);
 			t->bad_pkts++;
-			report_pkt(u, mode, k, got, want, want && !got ?
-				   "not written" : "outmask differs");
+			report_pkt(u, mode, k, got, want,
+				   want && !got ? "not written" : "outmask differs");
 		}
 		if (want) {
 			ncap++;
@@ -341,8 +340,7 @@ struct run_conf {
  * batches handed to the queues in turn, every DONE batch checked. */
 static void
 run_unit(const struct unit *u, const struct run_conf *rc, bool compiled,
-	 struct pkt *const *feed, unsigned nfeed, const uint64_t *ref,
-	 struct tally *t)
+	 struct pkt *const *feed, unsigned nfeed, const uint64_t *ref, struct tally *t)
 {
 	const char *mode = !on_gpu ? "cpu" : compiled ? "gpu-nvrtc" : "gpu-interp";
 	struct gcap_exec_conf c;
@@ -429,13 +427,15 @@ run_unit(const struct unit *u, const struct run_conf *rc, bool compiled,
 			last = now_s();
 			continue;
 		}
-		ck_assert_msg(ops->health(ex, err) == 0, "%s %s: health: %s",
-			      mode, u->name, err);
-		ck_assert_msg(now_s() - last < 30.0, "%s %s: no batch done within "
-			      "30 s (%u of %u packets)", mode, u->name, done, nfeed);
+		ck_assert_msg(ops->health(ex, err) == 0, "%s %s: health: %s", mode,
+			      u->name, err);
+		ck_assert_msg(now_s() - last < 30.0,
+			      "%s %s: no batch done within "
+			      "30 s (%u of %u packets)",
+			      mode, u->name, done, nfeed);
 	}
-	ck_assert_msg(ops->stop(ex, 5000, err) == 0, "%s %s: stop: %s", mode,
-		      u->name, err);
+	ck_assert_msg(ops->stop(ex, 5000, err) == 0, "%s %s: stop: %s", mode, u->name,
+		      err);
 	ops->destroy(ex);
 	t->units++;
 	if (getenv("GCAP_GPU_BPF_VERBOSE"))
@@ -502,8 +502,7 @@ run_conf_get(struct run_conf *rc)
 /* Every unit through every mode: gpu with NVRTC-compiled filters and with
  * the interpreter (GCAP_GPU_BPF_MODES), or the cpu executor once. */
 static void
-run_units(const struct unit *us, unsigned nu, const char *what,
-	  struct tally *t)
+run_units(const struct unit *us, unsigned nu, const char *what, struct tally *t)
 {
 	const char *modes = getenv("GCAP_GPU_BPF_MODES");
 	struct run_conf rc;
@@ -529,8 +528,8 @@ run_units(const struct unit *us, unsigned nu, const char *what,
 			if (u->dlt < 0 || pkts[p].dlt == u->dlt)
 				feed[nfeed++] = &pkts[p];
 		if (nfeed == 0) {
-			printf("%s: %s has no packet of link type %d\n", what,
-			       u->name, u->dlt);
+			printf("%s: %s has no packet of link type %d\n", what, u->name,
+			       u->dlt);
 			continue;
 		}
 		ref_masks(u, feed, nfeed, ref);
@@ -546,18 +545,21 @@ run_units(const struct unit *us, unsigned nu, const char *what,
 	}
 	if (want_nvrtc)
 		printf("%s: %u of %u units' gpu translation units compiled by NVRTC "
-		       "for sm_90 in %.1f s%s\n", what, nvrtc, nu, tnvrtc,
-		       nvrtc ? "" : " (NVRTC not available)");
+		       "for sm_90 in %.1f s%s\n",
+		       what, nvrtc, nu, tnvrtc, nvrtc ? "" : " (NVRTC not available)");
 	printf("%s on %s (%s%s%s, mem %s, %u queues, batches of %u): %lu programs "
 	       "(%lu refused by gcap_bpfc_check, skipped) in %lu unit runs, %lu "
 	       "packets, %lu evaluations, %lu records; mismatches: %lu evaluations, "
 	       "%lu packets, %lu batches; %.1f s (bpf_filter() reference %.1f s)\n",
-	       what, on_gpu ? "gpu" : "cpu", !on_gpu ? "cpu executor" :
-	       mode_on[1] ? "nvrtc" : "", mode_on[0] && mode_on[1] ? "+" : "",
+	       what, on_gpu ? "gpu" : "cpu",
+	       !on_gpu    ? "cpu executor" :
+	       mode_on[1] ? "nvrtc" :
+			    "",
+	       mode_on[0] && mode_on[1] ? "+" : "",
 	       on_gpu && mode_on[0] ? "interpreter" : "", gcap_mem_name(rc.mem),
-	       rc.nqueues, rc.batch_max, t->programs, t->skipped, t->units,
-	       t->packets, t->evals, t->records, t->bad_evals, t->bad_pkts,
-	       t->bad_batches, now_s() - t0, tref);
+	       rc.nqueues, rc.batch_max, t->programs, t->skipped, t->units, t->packets,
+	       t->evals, t->records, t->bad_evals, t->bad_pkts, t->bad_batches,
+	       now_s() - t0, tref);
 	free(feed);
 	free(ref);
 }
@@ -577,7 +579,8 @@ accept_prog(const struct bpf_program *p, struct tally *t, const char *what)
 	if (gcap_bpfc_check(p, eb) != 0) {
 		t->skipped++;
 		if (t->skipped <= 5)
-			printf("%s: refused by gcap_bpfc_check (%s), skipped\n", what, eb);
+			printf("%s: refused by gcap_bpfc_check (%s), skipped\n", what,
+			       eb);
 		return false;
 	}
 	t->programs++;
@@ -605,8 +608,8 @@ START_TEST(test_random_programs)
 
 	ck_assert(progs != NULL && us != NULL);
 	/* the default seed is test_bpfc's: its programs and random packets */
-	rng_state = env_ul("GCAP_GPU_BPF_SEED", 0) ? env_ul("GCAP_GPU_BPF_SEED", 0)
-						   : 0x9e3779b97f4a7c15ull;
+	rng_state = env_ul("GCAP_GPU_BPF_SEED", 0) ? env_ul("GCAP_GPU_BPF_SEED", 0) :
+						     0x9e3779b97f4a7c15ull;
 	for (unsigned i = 0; i < nprog; i++) {
 		struct bpf_insn *ins = calloc(RANDOM_PROG_MAX, sizeof(*ins));
 		char what[32];
@@ -689,15 +692,17 @@ START_TEST(test_protochain)
 {
 	static const uint8_t v6last[] = { 17, 6, 58 }, v4last[] = { 17, 6 };
 	static struct bpf_program progs[NPROTOCHAIN_EXPRS];
-	struct unit u = { .name = "protochain", .dlt = DLT_EN10MB,
-			  .n = NPROTOCHAIN_EXPRS, .progs = progs };
+	struct unit u = { .name = "protochain",
+			  .dlt = DLT_EN10MB,
+			  .n = NPROTOCHAIN_EXPRS,
+			  .progs = progs };
 	struct tally t = { 0 };
 	char eb[GCAP_ERRBUF_SIZE];
 
 	for (unsigned i = 0; i < NPROTOCHAIN_EXPRS; i++) {
-		ck_assert_msg(gcap_filter_compile(protochain_exprs[i], DLT_EN10MB, SNAPLEN,
-						  &progs[i], eb) == 0, "%s: %s",
-			      protochain_exprs[i], eb);
+		ck_assert_msg(gcap_filter_compile(protochain_exprs[i], DLT_EN10MB,
+						  SNAPLEN, &progs[i], eb) == 0,
+			      "%s: %s", protochain_exprs[i], eb);
 		ck_assert(accept_prog(&progs[i], &t, protochain_exprs[i]));
 	}
 	free_packets();
@@ -714,7 +719,8 @@ START_TEST(test_protochain)
 				uint32_t len;
 
 				ck_assert_ptr_nonnull(d);
-				len = protochain_pkt(d, v6, n, v6 ? v6last[l] : v4last[l], 0);
+				len = protochain_pkt(d, v6, n, v6 ? v6last[l] : v4last[l],
+						     0);
 				add_pkt(DLT_EN10MB, len, len, d, "protochain");
 			}
 	}
@@ -748,8 +754,9 @@ START_TEST(test_harness_detects)
 {
 	struct bpf_program progs[NPROGS_MAX];
 	struct bpf_insn ins[NPROGS_MAX][4];
-	struct unit u = { .name = "self-check", .dlt = -1, .n = NPROGS_MAX,
-			  .progs = progs };
+	struct unit u = {
+		.name = "self-check", .dlt = -1, .n = NPROGS_MAX, .progs = progs
+	};
 	struct run_conf rc;
 	struct pkt **feed;
 	uint64_t *ref;
@@ -760,8 +767,8 @@ START_TEST(test_harness_detects)
 	/* program j matches packets longer than 20 + j bytes on the wire */
 	for (unsigned j = 0; j < NPROGS_MAX; j++) {
 		ins[j][0] = (struct bpf_insn)BPF_STMT(BPF_LD | BPF_W | BPF_LEN, 0);
-		ins[j][1] = (struct bpf_insn)BPF_JUMP(BPF_JMP | BPF_JGT | BPF_K,
-						      20 + j, 0, 1);
+		ins[j][1] = (struct bpf_insn)BPF_JUMP(BPF_JMP | BPF_JGT | BPF_K, 20 + j,
+						      0, 1);
 		ins[j][2] = (struct bpf_insn)BPF_STMT(BPF_RET | BPF_K, 1);
 		ins[j][3] = (struct bpf_insn)BPF_STMT(BPF_RET | BPF_K, 0);
 		progs[j].bf_insns = ins[j];
@@ -787,15 +794,15 @@ START_TEST(test_harness_detects)
 		      "self-check packets not found");
 	printf("self-check: 3 mismatches planted; the MISMATCH lines below are "
 	       "expected\n");
-	ref[zero] = 1ull << 63;   /* must be written: it is not */
+	ref[zero] = 1ull << 63; /* must be written: it is not */
 	was_full = ref[full];
-	ref[full] = 0;             /* must not be written: it is */
-	ref[some] ^= 1ull << 5;    /* one output differs */
+	ref[full] = 0;          /* must not be written: it is */
+	ref[some] ^= 1ull << 5; /* one output differs */
 	run_conf_get(&rc);
 	run_unit(&u, &rc, false, feed, 500, ref, &t);
 	printf("self-check: %lu evaluations, %lu mismatching evaluations, %lu "
-	       "packets, %lu batches\n", t.evals, t.bad_evals, t.bad_pkts,
-	       t.bad_batches);
+	       "packets, %lu batches\n",
+	       t.evals, t.bad_evals, t.bad_pkts, t.bad_batches);
 	ck_assert_uint_eq(t.evals, 500ul * NPROGS_MAX);
 	ck_assert_uint_eq(t.bad_pkts, 3);
 	ck_assert_uint_eq(t.bad_evals,

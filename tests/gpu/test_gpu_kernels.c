@@ -43,7 +43,7 @@ static const struct gcap_exec_ops *gpu_ops;
 struct example {
 	const char *name;
 	const char *arg;
-	bool ordered;  /* defines gcap_kernel_order() */
+	bool ordered; /* defines gcap_kernel_order() */
 };
 
 /* the arguments tests/kernels uses over the same corpus */
@@ -55,7 +55,7 @@ static const struct example examples[] = {
 };
 
 struct corpus {
-	uint8_t *data;      /* packet bytes back to back */
+	uint8_t *data; /* packet bytes back to back */
 	size_t *off;
 	struct pcap_pkthdr *hdr;
 	size_t n;
@@ -64,7 +64,7 @@ struct corpus {
 
 /* what one executor produced over the corpus */
 struct run {
-	uint8_t *rec;       /* every record, in order */
+	uint8_t *rec; /* every record, in order */
 	size_t len, cap;
 	uint64_t nrec, captured, filtered, truncated, bytes;
 	uint64_t out[GCAP_MAX_OUTPUTS];
@@ -171,8 +171,8 @@ run_exec(const struct gcap_exec_ops *ops, bool is_gpu, const struct corpus *co,
 	int fd;
 
 	memset(r, 0, sizeof(*r));
-	snprintf(kpath, sizeof(kpath), "%s/kernels/examples/%s/%s.c",
-		 root ? root : ".", e->name, e->name);
+	snprintf(kpath, sizeof(kpath), "%s/kernels/examples/%s/%s.c", root ? root : ".",
+		 e->name, e->name);
 	memset(&c, 0, sizeof(c));
 	c.nqueues = 1;
 	c.ring_size = 8;
@@ -246,13 +246,12 @@ run_exec(const struct gcap_exec_ops *ops, bool is_gpu, const struct corpus *co,
 
 			ck_assert_int_ge(sfd, 0);
 			close(sfd);
-			ck_assert_msg(ops->kernel_state(ex, sp, err) == 0,
-				      "snapshot: %s", err);
+			ck_assert_msg(ops->kernel_state(ex, sp, err) == 0, "snapshot: %s",
+				      err);
 			snap = read_all(sp, &sl);
 			unlink(sp);
-			ck_assert_msg(sl > 2 && snap[0] == '{' &&
-				      snap[sl - 2] == '}', "snapshot: %.200s",
-				      snap);
+			ck_assert_msg(sl > 2 && snap[0] == '{' && snap[sl - 2] == '}',
+				      "snapshot: %.200s", snap);
 			free(snap);
 		}
 		run_append(r, b->xbuf->data, b->xbuf->len);
@@ -270,14 +269,13 @@ run_exec(const struct gcap_exec_ops *ops, bool is_gpu, const struct corpus *co,
 	fd = mkstemp(jpath);
 	ck_assert_int_ge(fd, 0);
 	close(fd);
-	ck_assert_msg(ops->kernel_state(ex, jpath, err) == 0, "kernel_state: %s",
-		      err);
+	ck_assert_msg(ops->kernel_state(ex, jpath, err) == 0, "kernel_state: %s", err);
 	ops->destroy(ex);
 	r->json = read_all(jpath, &r->json_len);
 	unlink(jpath);
 	printf("%s %s batch %u: %" PRIu64 " batches, %" PRIu64 " records, "
-	       "%zu bytes of records, %zu bytes of JSON\n", ops->name, e->name,
-	       batch_max, nb, r->nrec, r->len, r->json_len);
+	       "%zu bytes of records, %zu bytes of JSON\n",
+	       ops->name, e->name, batch_max, nb, r->nrec, r->len, r->json_len);
 }
 
 static void
@@ -299,10 +297,11 @@ first_diff(const struct run *a, const struct run *b, char *msg, size_t len)
 		size_t sa = GCAP_REC_SIZE(ra->caplen), sb = GCAP_REC_SIZE(rb->caplen);
 
 		if (sa != sb || memcmp(ra, rb, sa) != 0) {
-			snprintf(msg, len, "record %zu: seq %u/%u outmask %#" PRIx64
-				 "/%#" PRIx64 " caplen %u/%u", k, ra->seq, rb->seq,
-				 (uint64_t)ra->outmask, (uint64_t)rb->outmask,
-				 ra->caplen, rb->caplen);
+			snprintf(msg, len,
+				 "record %zu: seq %u/%u outmask %#" PRIx64 "/%#" PRIx64
+				 " caplen %u/%u",
+				 k, ra->seq, rb->seq, (uint64_t)ra->outmask,
+				 (uint64_t)rb->outmask, ra->caplen, rb->caplen);
 			return;
 		}
 		oa += sa;
@@ -357,10 +356,10 @@ compare(const struct example *e, unsigned batch_max)
 	ck_assert_uint_gt(h.json_len, 2);
 
 	/* the state: identical JSON in every case */
-	ck_assert_msg(g.json_len == h.json_len &&
-		      memcmp(g.json, h.json, h.json_len) == 0,
+	ck_assert_msg(g.json_len == h.json_len && memcmp(g.json, h.json, h.json_len) == 0,
 		      "%s batch %u: JSON state differs\n--- gpu\n%.2000s\n--- cpu\n"
-		      "%.2000s", e->name, batch_max, g.json, h.json);
+		      "%.2000s",
+		      e->name, batch_max, g.json, h.json);
 	/* how many, in every case */
 	ck_assert_uint_eq(g.nrec, h.nrec);
 	ck_assert_uint_eq(g.captured, h.captured);
@@ -374,12 +373,12 @@ compare(const struct example *e, unsigned batch_max)
 	if (g.len != h.len || memcmp(g.rec, h.rec, h.len) != 0) {
 		first_diff(&g, &h, why, sizeof(why));
 		ck_abort_msg("%s batch %u: records differ (gpu %zu bytes, "
-			     "cpu %zu): %s", e->name, batch_max, g.len, h.len,
-			     why);
+			     "cpu %zu): %s",
+			     e->name, batch_max, g.len, h.len, why);
 	}
 	ck_assert_uint_eq(g.bytes, h.bytes);
-	printf("%s batch %u: %" PRIu64 " records and the state identical%s\n",
-	       e->name, batch_max, h.nrec, e->ordered ? " (ordered kernel)" : "");
+	printf("%s batch %u: %" PRIu64 " records and the state identical%s\n", e->name,
+	       batch_max, h.nrec, e->ordered ? " (ordered kernel)" : "");
 	run_free(&g);
 	run_free(&h);
 	corpus_free(&co);
@@ -413,8 +412,7 @@ START_TEST(test_kernel_two_gpus)
 	int gpus[2] = { 0, 1 }, n = 0;
 	struct gcap_exec_conf c;
 
-	if (gpu_ops == &gcap_exec_cpu_ops || gcap_gpu_probe(&n, err) != 0 ||
-	    n < 2) {
+	if (gpu_ops == &gcap_exec_cpu_ops || gcap_gpu_probe(&n, err) != 0 || n < 2) {
 		printf("two GPUs needed: skipped\n");
 		return;
 	}
@@ -470,8 +468,7 @@ main(void)
 		}
 	}
 	if (gcap_filter_compile("", DLT_EN10MB, 262144, &progs[0], err) != 0 ||
-	    gcap_filter_compile("ip or ip6", DLT_EN10MB, 262144, &progs[1],
-				err) != 0) {
+	    gcap_filter_compile("ip or ip6", DLT_EN10MB, 262144, &progs[1], err) != 0) {
 		printf("filter: %s\n", err);
 		return 1;
 	}

@@ -33,13 +33,14 @@ mk_conf(struct gcap_exec_conf *c)
 	char err[GCAP_ERRBUF_SIZE];
 
 	if (progs[1].bf_len == 0) {
-		ck_assert_int_eq(gcap_filter_compile("", DLT_EN10MB, 65535,
-						     &progs[0], err), 0);
-		ck_assert_int_eq(gcap_filter_compile("tcp port 80", DLT_EN10MB,
-						     65535, &progs[1], err), 0);
-		ck_assert_int_eq(gcap_filter_compile("udp and len > 100",
-						     DLT_EN10MB, 65535,
-						     &progs[2], err), 0);
+		ck_assert_int_eq(
+			gcap_filter_compile("", DLT_EN10MB, 65535, &progs[0], err), 0);
+		ck_assert_int_eq(gcap_filter_compile("tcp port 80", DLT_EN10MB, 65535,
+						     &progs[1], err),
+				 0);
+		ck_assert_int_eq(gcap_filter_compile("udp and len > 100", DLT_EN10MB,
+						     65535, &progs[2], err),
+				 0);
 	}
 	memset(c, 0, sizeof(*c));
 	c->nqueues = 2;
@@ -79,7 +80,7 @@ START_TEST(test_bad_conf)
 	struct {
 		const char *what;
 		void (*fn)(struct gcap_exec_conf *);
-	} *t;
+	} * t;
 
 	if (ops == NULL)
 		return;
@@ -170,8 +171,7 @@ nvcc_compile(const char *src, const char *tag)
 	f = fdopen(fd, "w");
 	fputs(src, f);
 	fclose(f);
-	snprintf(cmd, sizeof(cmd), "%s -c -x cu -arch=sm_90 -o /dev/null %s",
-		 nvcc, path);
+	snprintf(cmd, sizeof(cmd), "%s -c -x cu -arch=sm_90 -o /dev/null %s", nvcc, path);
 	rc = system(cmd);
 	unlink(path);
 	ck_assert_msg(rc == 0, "%s: nvcc -c -x cu failed", tag);
@@ -245,16 +245,14 @@ START_TEST(test_code_nvrtc)
 		c.compile_filters = variant;
 		src = gcap_gpu_code(&c, err);
 		ck_assert_msg(src != NULL, "%s", err);
-		rc = gcap_rtc_compile(src, "gpucap_pipeline.cu", 9, 0, NULL, 0,
-				      NULL, GCAP_RTC_F_NO_CACHE, &img, &len,
-				      &info, err);
+		rc = gcap_rtc_compile(src, "gpucap_pipeline.cu", 9, 0, NULL, 0, NULL,
+				      GCAP_RTC_F_NO_CACHE, &img, &len, &info, err);
 		ck_assert_msg(rc == 0, "nvrtc (%s): %d %s\n%s",
 			      variant ? "compiled" : "interp", rc, err,
 			      info.log ? info.log : "");
 		ck_assert_uint_gt(len, 0);
 		printf("nvrtc %s TU: %zu bytes of cubin in %.0f ms\n",
-		       variant ? "compiled-filter" : "interpreter", len,
-		       info.compile_ms);
+		       variant ? "compiled-filter" : "interpreter", len, info.compile_ms);
 		free(img);
 		free(src);
 		gcap_rtc_info_clear(&info);
@@ -263,9 +261,7 @@ START_TEST(test_code_nvrtc)
 }
 END_TEST
 
-
-static const char *kernel_examples[] = { "dns", "synflood", "sigmatch",
-					 "flowfirst" };
+static const char *kernel_examples[] = { "dns", "synflood", "sigmatch", "flowfirst" };
 
 static const char *
 example_path(const char *name)
@@ -273,8 +269,8 @@ example_path(const char *name)
 	static char buf[4096];
 	const char *root = getenv("GCAP_SOURCE_ROOT");
 
-	snprintf(buf, sizeof(buf), "%s/kernels/examples/%s/%s.c",
-		 root ? root : ".", name, name);
+	snprintf(buf, sizeof(buf), "%s/kernels/examples/%s/%s.c", root ? root : ".", name,
+		 name);
 	return buf;
 }
 
@@ -334,9 +330,10 @@ START_TEST(test_code_kernel)
 	ck_assert_ptr_nonnull(strstr(src, "gcap_kstate_copy"));
 	ck_assert_ptr_nonnull(strstr(src, "inlined above"));
 	/* ordered kernels (gcap_kernel_order) get the define, others not */
-	ck_assert_msg((strstr(src, "#define GCAP_KERNEL_ORDERED 1") != NULL) ==
-		      (strcmp(name, "synflood") == 0 ||
-		       strcmp(name, "flowfirst") == 0), "%s: ordered?", name);
+	ck_assert_msg(
+		(strstr(src, "#define GCAP_KERNEL_ORDERED 1") != NULL) ==
+			(strcmp(name, "synflood") == 0 || strcmp(name, "flowfirst") == 0),
+		"%s: ordered?", name);
 	/* standalone: nothing left to find on an include path */
 	ck_assert_ptr_null(strstr(src, "#include \""));
 	ck_assert_ptr_null(strstr(src, "\n#include <gpucap/"));
@@ -354,8 +351,7 @@ START_TEST(test_code_kernel)
 		rc = gcap_gpu_rtc_build(src, k, 9, 0, &img, &len, err);
 		ck_assert_msg(rc == 0, "%s: NVRTC: %d %s", name, rc, err);
 		ck_assert_uint_gt(len, 1000);
-		printf("%s: TU compiled by NVRTC for sm_90, %zu bytes\n", name,
-		       len);
+		printf("%s: TU compiled by NVRTC for sm_90, %zu bytes\n", name, len);
 		free(img);
 		gcap_khost_free(k);
 	}
@@ -380,7 +376,8 @@ START_TEST(test_kernel_ordered_blocks)
 	ck_assert_ptr_null(ops->create(&c, err));
 	ck_assert_int_eq(errno, EINVAL);
 	ck_assert_msg(strstr(err, "gcap_kernel_order") != NULL &&
-		      strstr(err, "--gpu-blocks 2") != NULL, "%s", err);
+			      strstr(err, "--gpu-blocks 2") != NULL,
+		      "%s", err);
 }
 END_TEST
 
@@ -414,7 +411,8 @@ START_TEST(test_kernel_syntax_error)
 	snprintf(want, sizeof(want), "%s:", path);
 	ck_assert_msg(strncmp(err, want, strlen(want)) == 0, "%s", err);
 	ck_assert_msg(strncmp(err + strlen(want), "6:", 2) == 0 ||
-		      strncmp(err + strlen(want), "7:", 2) == 0, "%s", err);
+			      strncmp(err + strlen(want), "7:", 2) == 0,
+		      "%s", err);
 	ck_assert_ptr_nonnull(ops);
 	err[0] = '\0';
 	ck_assert_ptr_null(ops->create(&c, err));

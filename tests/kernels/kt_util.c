@@ -9,18 +9,21 @@
 
 #include "kt_util.h"
 
-static void put16(uint8_t *p, uint16_t v)
+static void
+put16(uint8_t *p, uint16_t v)
 {
 	p[0] = (uint8_t)(v >> 8);
 	p[1] = (uint8_t)v;
 }
 
-static uint16_t get16(const uint8_t *p)
+static uint16_t
+get16(const uint8_t *p)
 {
 	return (uint16_t)((p[0] << 8) | p[1]);
 }
 
-uint32_t kt_build(const struct kt_spec *s, uint8_t *b)
+uint32_t
+kt_build(const struct kt_spec *s, uint8_t *b)
 {
 	uint32_t o = 12;
 	memset(b, 0, 2048);
@@ -65,7 +68,8 @@ uint32_t kt_build(const struct kt_spec *s, uint8_t *b)
 			*nh = s->ext[i];
 			nh = b + c;
 			if (s->ext[i] == 44) {
-				put16(b + c + 2, (uint16_t)(s->frag_off | (s->mf ? 1 : 0)));
+				put16(b + c + 2,
+				      (uint16_t)(s->frag_off | (s->mf ? 1 : 0)));
 				c += 8;
 			} else if (s->ext[i] == 51) {
 				b[c + 1] = 2; /* (2 + 2) * 4 = 16 bytes */
@@ -108,8 +112,7 @@ uint32_t kt_build(const struct kt_spec *s, uint8_t *b)
 			b[o + 1] = s->icmp_code;
 			o += 8;
 			break;
-		default:
-			break;
+		default: break;
 		}
 	}
 	if (s->plen)
@@ -122,7 +125,8 @@ uint32_t kt_build(const struct kt_spec *s, uint8_t *b)
 	return o;
 }
 
-struct gcap_kpkt kt_view(const uint8_t *d, uint32_t len)
+struct gcap_kpkt
+kt_view(const uint8_t *d, uint32_t len)
 {
 	struct gcap_kpkt p;
 	memset(&p, 0, sizeof(p));
@@ -132,7 +136,8 @@ struct gcap_kpkt kt_view(const uint8_t *d, uint32_t len)
 	return p;
 }
 
-uint8_t *kt_guard_copy(const void *src, uint32_t len)
+uint8_t *
+kt_guard_copy(const void *src, uint32_t len)
 {
 	long pg = sysconf(_SC_PAGESIZE);
 	size_t data_pages = ((size_t)len + (size_t)pg - 1) / (size_t)pg;
@@ -140,15 +145,15 @@ uint8_t *kt_guard_copy(const void *src, uint32_t len)
 	uint8_t *m = mmap(NULL, total, PROT_READ | PROT_WRITE,
 			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ck_assert_ptr_ne(m, MAP_FAILED);
-	ck_assert_int_eq(mprotect(m + data_pages * (size_t)pg, (size_t)pg,
-				  PROT_NONE), 0);
+	ck_assert_int_eq(mprotect(m + data_pages * (size_t)pg, (size_t)pg, PROT_NONE), 0);
 	uint8_t *p = m + data_pages * (size_t)pg - len;
 	if (len)
 		memcpy(p, src, len);
 	return p;
 }
 
-void kt_guard_free(uint8_t *p, uint32_t len)
+void
+kt_guard_free(uint8_t *p, uint32_t len)
 {
 	long pg = sysconf(_SC_PAGESIZE);
 	size_t data_pages = ((size_t)len + (size_t)pg - 1) / (size_t)pg;
@@ -156,13 +161,14 @@ void kt_guard_free(uint8_t *p, uint32_t len)
 	munmap(m, (data_pages + 1) * (size_t)pg);
 }
 
-uint32_t kt_dns_query(const char *name, uint16_t id, uint8_t *out)
+uint32_t
+kt_dns_query(const char *name, uint16_t id, uint8_t *out)
 {
 	uint32_t o = 12;
 	memset(out, 0, 12);
 	put16(out, id);
-	put16(out + 2, 0x0100);  /* RD */
-	put16(out + 4, 1);       /* QDCOUNT */
+	put16(out + 2, 0x0100); /* RD */
+	put16(out + 4, 1);      /* QDCOUNT */
 	while (*name) {
 		const char *dot = strchr(name, '.');
 		size_t n = dot ? (size_t)(dot - name) : strlen(name);
@@ -172,12 +178,13 @@ uint32_t kt_dns_query(const char *name, uint16_t id, uint8_t *out)
 		name += n + (dot ? 1 : 0);
 	}
 	out[o++] = 0;
-	put16(out + o, 1);  /* A */
+	put16(out + o, 1);     /* A */
 	put16(out + o + 2, 1); /* IN */
 	return o + 4;
 }
 
-void kt_parse(const uint8_t *d, uint32_t caplen, struct kt_flow *f)
+void
+kt_parse(const uint8_t *d, uint32_t caplen, struct kt_flow *f)
 {
 	memset(f, 0, sizeof(*f));
 	if (caplen < 14)
@@ -197,7 +204,7 @@ void kt_parse(const uint8_t *d, uint32_t caplen, struct kt_flow *f)
 	o += 2;
 	if (o >= caplen)
 		return;
-	uint32_t end;      /* end of the IP datagram within the capture */
+	uint32_t end; /* end of the IP datagram within the capture */
 	uint32_t l4;
 	uint8_t proto;
 	if (et == 0x0800 && (d[o] >> 4) == 4) {
@@ -277,16 +284,18 @@ void kt_parse(const uint8_t *d, uint32_t caplen, struct kt_flow *f)
 	}
 }
 
-const char *kt_example(const char *name)
+const char *
+kt_example(const char *name)
 {
 	static char buf[4096];
 	const char *root = getenv("GCAP_SOURCE_ROOT");
-	snprintf(buf, sizeof(buf), "%s/kernels/examples/%s/%s.c",
-		 root ? root : ".", name, name);
+	snprintf(buf, sizeof(buf), "%s/kernels/examples/%s/%s.c", root ? root : ".", name,
+		 name);
 	return buf;
 }
 
-const char *kt_corpus(void)
+const char *
+kt_corpus(void)
 {
 	static char buf[4096];
 	const char *root = getenv("GCAP_SOURCE_ROOT");
@@ -295,7 +304,8 @@ const char *kt_corpus(void)
 	return access(buf, R_OK) == 0 ? buf : NULL;
 }
 
-char *kt_write_tmp(const char *name, const char *text)
+char *
+kt_write_tmp(const char *name, const char *text)
 {
 	char dir[] = "/tmp/gcap-kt-XXXXXX";
 	ck_assert_ptr_nonnull(mkdtemp(dir));
@@ -309,7 +319,8 @@ char *kt_write_tmp(const char *name, const char *text)
 	return path;
 }
 
-struct gcap_khost *kt_load(const char *path, const char *args)
+struct gcap_khost *
+kt_load(const char *path, const char *args)
 {
 	char eb[GCAP_ERRBUF_SIZE] = "";
 	struct gcap_khost *k = gcap_khost_load(path, args, eb);

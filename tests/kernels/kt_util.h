@@ -14,8 +14,8 @@
 
 /** What kt_build() crafts. Zero means "absent / default". */
 struct kt_spec {
-	int nvlan;                /* 0..2 tags */
-	uint16_t tpid[2];         /* 0x8100 / 0x88a8 (default 0x8100) */
+	int nvlan;        /* 0..2 tags */
+	uint16_t tpid[2]; /* 0x8100 / 0x88a8 (default 0x8100) */
 	uint16_t tci[2];
 	uint16_t ethertype;       /* raw ethertype when ipv == 0 */
 	int ipv;                  /* 4, 6, or 0 (not IP) */
@@ -25,10 +25,10 @@ struct kt_spec {
 	uint8_t ext[4];           /* their types: 0, 43, 44, 60, 51 */
 	uint16_t frag_off;        /* bytes, multiple of 8 */
 	bool mf;
-	uint8_t proto;            /* 6, 17, 1, 58, or other */
+	uint8_t proto; /* 6, 17, 1, 58, or other */
 	uint16_t sport, dport;
 	uint8_t tcp_flags;
-	int tcp_optlen;           /* multiple of 4 */
+	int tcp_optlen; /* multiple of 4 */
 	uint8_t icmp_type, icmp_code;
 	const void *payload;
 	uint32_t plen;
@@ -52,14 +52,14 @@ uint32_t kt_dns_query(const char *name, uint16_t id, uint8_t *out);
 
 /** Result of the independent parser. */
 struct kt_flow {
-	int ipv;                 /* 0: not IP (or IP header truncated) */
+	int ipv; /* 0: not IP (or IP header truncated) */
 	uint8_t src[16], dst[16];
 	uint8_t proto;
-	bool ports;              /* TCP/UDP header present */
+	bool ports; /* TCP/UDP header present */
 	uint16_t sport, dport;
 	uint8_t tcp_flags;
 	bool later_frag;
-	const uint8_t *pl;       /* UDP/TCP payload (within caplen and IP length) */
+	const uint8_t *pl; /* UDP/TCP payload (within caplen and IP length) */
 	uint32_t pllen;
 };
 

@@ -15,7 +15,8 @@ char gcap_kernel_errmsg[GCAP_KERNEL_ERR_SIZE];
 static const uint8_t A4[16] = { 192, 0, 2, 1 };
 static const uint8_t R4[16] = { 192, 0, 2, 53 };
 
-static uint32_t run(struct gcap_khost *k, const uint8_t *b, uint32_t len)
+static uint32_t
+run(struct gcap_khost *k, const uint8_t *b, uint32_t len)
 {
 	uint8_t *g = kt_guard_copy(b, len);
 	struct gcap_kpkt p = kt_view(g, len);
@@ -24,12 +25,13 @@ static uint32_t run(struct gcap_khost *k, const uint8_t *b, uint32_t len)
 	return v;
 }
 
-static uint32_t query(struct gcap_khost *k, int ipv, const char *name,
-		      uint16_t dport, uint8_t proto)
+static uint32_t
+query(struct gcap_khost *k, int ipv, const char *name, uint16_t dport, uint8_t proto)
 {
 	uint8_t dns[512], b[2048];
-	struct kt_spec s = { .ipv = ipv, .proto = proto, .sport = 33333,
-			     .dport = dport, .payload = dns };
+	struct kt_spec s = {
+		.ipv = ipv, .proto = proto, .sport = 33333, .dport = dport, .payload = dns
+	};
 	memcpy(s.src, A4, 16);
 	memcpy(s.dst, R4, 16);
 	if (ipv == 6) {
@@ -41,11 +43,11 @@ static uint32_t query(struct gcap_khost *k, int ipv, const char *name,
 	return run(k, b, kt_build(&s, b));
 }
 
-static int64_t count_of(const struct gcap_kstate *st, const char *name)
+static int64_t
+count_of(const struct gcap_kstate *st, const char *name)
 {
 	for (uint32_t i = 0; i < DNS_SLOTS; i++)
-		if (gcap_hslot_used(&st->names.slot[i]) &&
-		    st->nlen[i] == strlen(name) &&
+		if (gcap_hslot_used(&st->names.slot[i]) && st->nlen[i] == strlen(name) &&
 		    memcmp(st->name[i], name, st->nlen[i]) == 0)
 			return (int64_t)st->count[i];
 	return -1;
@@ -53,8 +55,8 @@ static int64_t count_of(const struct gcap_kstate *st, const char *name)
 
 START_TEST(crafted)
 {
-	struct gcap_khost *k = kt_load(kt_example("dns"),
-				       "example.com, .Evil.ORG.,top=3");
+	struct gcap_khost *k =
+		kt_load(kt_example("dns"), "example.com, .Evil.ORG.,top=3");
 	const struct gcap_kstate *st = gcap_khost_state(k);
 	ck_assert_uint_eq(st->nsuffix, 2);
 	ck_assert_uint_eq(st->top, 3);
@@ -72,8 +74,9 @@ START_TEST(crafted)
 
 	/* a response is not counted */
 	uint8_t dns[512], b[2048];
-	struct kt_spec s = { .ipv = 4, .proto = 17, .sport = 1, .dport = 53,
-			     .payload = dns };
+	struct kt_spec s = {
+		.ipv = 4, .proto = 17, .sport = 1, .dport = 53, .payload = dns
+	};
 	s.plen = kt_dns_query("www.example.com", 2, dns);
 	dns[2] |= 0x80;
 	ck_assert_uint_eq(run(k, b, kt_build(&s, b)), GCAP_DROP);
@@ -109,10 +112,10 @@ START_TEST(crafted)
 	ck_assert_int_eq(gcap_khost_report_json(k, f, NULL), 0);
 	fclose(f);
 	ck_assert_ptr_nonnull(strstr(txt, "\"suffixes\": [\n    \"example.com\",\n"
-				     "    \"evil.org\"\n  ]"));
+					  "    \"evil.org\"\n  ]"));
 	ck_assert_ptr_nonnull(strstr(txt, "\"top\": [\n    {\n      \"name\": "
-				     "\"www.example.com\",\n      \"count\": 2,\n"
-				     "      \"matched\": true\n    },"));
+					  "\"www.example.com\",\n      \"count\": 2,\n"
+					  "      \"matched\": true\n    },"));
 	/* top=3: three entries */
 	int entries = 0;
 	for (const char *c = strstr(txt, "\"top\""); (c = strstr(c, "\"name\"")); c++)
@@ -133,7 +136,7 @@ START_TEST(bad_args)
 	ck_assert_ptr_nonnull(strstr(eb, "/nonexistent: cannot open"));
 	/* @FILE with comments */
 	char *p = kt_write_tmp("sfx.txt", "# watch list\nexample.com evil.org\n"
-			       "\n tcpdump.org # project\n");
+					  "\n tcpdump.org # project\n");
 	char arg[4200];
 	snprintf(arg, sizeof(arg), "@%s", p);
 	struct gcap_khost *k = kt_load(kt_example("dns"), arg);
@@ -153,7 +156,8 @@ struct name_count {
 };
 
 /* Question name as lower-case text; -1 malformed (independent code). */
-static int my_qname(const uint8_t *p, uint32_t len, char *out)
+static int
+my_qname(const uint8_t *p, uint32_t len, char *out)
 {
 	uint32_t o = 12, n = 0;
 	for (;;) {
@@ -174,7 +178,8 @@ static int my_qname(const uint8_t *p, uint32_t len, char *out)
 	return (int)n;
 }
 
-static bool ends_with_label(const char *name, const char *sfx)
+static bool
+ends_with_label(const char *name, const char *sfx)
 {
 	size_t n = strlen(name), l = strlen(sfx);
 	return l <= n && strcmp(name + n - l, sfx) == 0 &&
@@ -218,7 +223,8 @@ START_TEST(corpus)
 							break;
 					if (i == nnames) {
 						ck_assert_uint_lt(nnames, 4096);
-						snprintf(names[nnames++].name, 256, "%.255s", nm);
+						snprintf(names[nnames++].name, 256,
+							 "%.255s", nm);
 					}
 					names[i].n++;
 					want = ends_with_label(nm, "example.com") ||
@@ -247,7 +253,8 @@ START_TEST(corpus)
 }
 END_TEST
 
-int main(void)
+int
+main(void)
 {
 	const TTest *const tests[] = { crafted, bad_args, NULL };
 

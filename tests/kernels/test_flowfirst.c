@@ -14,12 +14,17 @@ char gcap_kernel_errmsg[GCAP_KERNEL_ERR_SIZE];
 static const uint8_t A[16] = { 10, 1, 0, 1 };
 static const uint8_t B[16] = { 10, 1, 0, 2 };
 
-static uint32_t pkt(struct gcap_khost *k, const uint8_t *src, uint16_t sp,
-		    const uint8_t *dst, uint16_t dp, uint8_t proto)
+static uint32_t
+pkt(struct gcap_khost *k, const uint8_t *src, uint16_t sp, const uint8_t *dst,
+    uint16_t dp, uint8_t proto)
 {
 	uint8_t b[2048];
-	struct kt_spec s = { .ipv = 4, .proto = proto, .sport = sp, .dport = dp,
-			     .payload = "x", .plen = 1 };
+	struct kt_spec s = { .ipv = 4,
+			     .proto = proto,
+			     .sport = sp,
+			     .dport = dp,
+			     .payload = "x",
+			     .plen = 1 };
 	memcpy(s.src, src, 16);
 	memcpy(s.dst, dst, 16);
 	uint32_t n = kt_build(&s, b);
@@ -48,7 +53,8 @@ START_TEST(crafted_bi)
 	/* not IP: always captured */
 	uint8_t b[2048];
 	static const uint8_t arp_body[28] = "arp.....";
-	struct kt_spec arp = { .ethertype = 0x0806, .payload = arp_body,
+	struct kt_spec arp = { .ethertype = 0x0806,
+			       .payload = arp_body,
 			       .plen = sizeof(arp_body) };
 	uint32_t n = kt_build(&arp, b);
 	for (int i = 0; i < 3; i++) {
@@ -65,10 +71,11 @@ START_TEST(crafted_bi)
 	FILE *f = open_memstream(&txt, &tl);
 	ck_assert_int_eq(gcap_khost_report_json(k, f, NULL), 0);
 	fclose(f);
-	ck_assert_ptr_nonnull(strstr(txt, "\"top\": [\n    {\n      \"a\": \"10.1.0.1\",\n"
-				     "      \"a_port\": 1000,\n      \"b\": \"10.1.0.2\",\n"
-				     "      \"b_port\": 80,\n      \"proto\": 6,\n"
-				     "      \"packets\": 4\n    },"));
+	ck_assert_ptr_nonnull(
+		strstr(txt, "\"top\": [\n    {\n      \"a\": \"10.1.0.1\",\n"
+			    "      \"a_port\": 1000,\n      \"b\": \"10.1.0.2\",\n"
+			    "      \"b_port\": 80,\n      \"proto\": 6,\n"
+			    "      \"packets\": 4\n    },"));
 	ck_assert_ptr_nonnull(strstr(txt, "\"dropped\": 3,"));
 	free(txt);
 	gcap_khost_free(k);
@@ -98,7 +105,8 @@ struct flow {
 	uint64_t seen, captured;
 };
 
-static int flow_cmp(const void *a, const void *b)
+static int
+flow_cmp(const void *a, const void *b)
 {
 	return memcmp(a, b, 40);
 }
@@ -172,7 +180,8 @@ START_TEST(corpus)
 }
 END_TEST
 
-int main(void)
+int
+main(void)
 {
 	const TTest *const tests[] = { crafted_bi, crafted_uni_and_args, NULL };
 

@@ -17,13 +17,15 @@ static const uint8_t B4[16] = { 10, 0, 0, 2 };
 static const uint8_t A6[16] = { 0x20, 0x01, 0x0d, 0xb8, [15] = 1 };
 static const uint8_t B6[16] = { 0x20, 0x01, 0x0d, 0xb8, [15] = 2 };
 
-static uint32_t build(struct kt_spec *s, uint8_t *b)
+static uint32_t
+build(struct kt_spec *s, uint8_t *b)
 {
 	return kt_build(s, b);
 }
 
 /* Parse through a guard-page copy so that any overread faults. */
-static uint32_t parse(const uint8_t *b, uint32_t len, struct gcap_parsed *p)
+static uint32_t
+parse(const uint8_t *b, uint32_t len, struct gcap_parsed *p)
 {
 	uint8_t *g = kt_guard_copy(b, len);
 	struct gcap_kpkt k = kt_view(g, len);
@@ -36,9 +38,14 @@ START_TEST(parse_ipv4_tcp)
 {
 	uint8_t b[2048];
 	struct gcap_parsed p;
-	struct kt_spec s = { .ipv = 4, .proto = 6, .sport = 1234, .dport = 80,
+	struct kt_spec s = { .ipv = 4,
+			     .proto = 6,
+			     .sport = 1234,
+			     .dport = 80,
 			     .tcp_flags = GCAP_TCP_SYN | GCAP_TCP_ACK,
-			     .tcp_optlen = 12, .payload = "hello", .plen = 5 };
+			     .tcp_optlen = 12,
+			     .payload = "hello",
+			     .plen = 5 };
 	memcpy(s.src, A4, 16);
 	memcpy(s.dst, B4, 16);
 	uint32_t n = build(&s, b);
@@ -68,16 +75,22 @@ START_TEST(parse_vlan_qinq_options_padding)
 {
 	uint8_t b[2048];
 	struct gcap_parsed p;
-	struct kt_spec s = { .nvlan = 2, .tpid = { 0x88a8, 0x8100 },
-			     .tci = { 0x0064, 0x20c8 }, .ipv = 4, .ip_optlen = 8,
-			     .proto = 17, .sport = 5353, .dport = 53,
-			     .payload = "abcd", .plen = 4 };
+	struct kt_spec s = { .nvlan = 2,
+			     .tpid = { 0x88a8, 0x8100 },
+			     .tci = { 0x0064, 0x20c8 },
+			     .ipv = 4,
+			     .ip_optlen = 8,
+			     .proto = 17,
+			     .sport = 5353,
+			     .dport = 53,
+			     .payload = "abcd",
+			     .plen = 4 };
 	uint32_t n = build(&s, b);
 	ck_assert_uint_eq(n, 14 + 8 + 28 + 8 + 4);
 	/* Ethernet padding after the datagram is not payload */
 	uint32_t f = parse(b, 80, &p);
-	ck_assert_uint_eq(f, GCAP_PF_ETH | GCAP_PF_VLAN | GCAP_PF_IPV4 |
-			  GCAP_PF_IPOPT | GCAP_PF_UDP);
+	ck_assert_uint_eq(f, GCAP_PF_ETH | GCAP_PF_VLAN | GCAP_PF_IPV4 | GCAP_PF_IPOPT |
+				     GCAP_PF_UDP);
 	ck_assert_uint_eq(p.nvlan, 2);
 	ck_assert_uint_eq(p.vlan[0], 0x0064);
 	ck_assert_uint_eq(p.vlan[1], 0x20c8);
@@ -89,12 +102,15 @@ START_TEST(parse_vlan_qinq_options_padding)
 	ck_assert_uint_eq(p.l3_len, 40);
 
 	/* single 802.1Q tag, ICMP echo */
-	struct kt_spec s2 = { .nvlan = 1, .tci = { 7 }, .ipv = 4, .proto = 1,
-			      .icmp_type = 8, .icmp_code = 0 };
+	struct kt_spec s2 = { .nvlan = 1,
+			      .tci = { 7 },
+			      .ipv = 4,
+			      .proto = 1,
+			      .icmp_type = 8,
+			      .icmp_code = 0 };
 	n = build(&s2, b);
 	f = parse(b, n, &p);
-	ck_assert_uint_eq(f, GCAP_PF_ETH | GCAP_PF_VLAN | GCAP_PF_IPV4 |
-			  GCAP_PF_ICMP);
+	ck_assert_uint_eq(f, GCAP_PF_ETH | GCAP_PF_VLAN | GCAP_PF_IPV4 | GCAP_PF_ICMP);
 	ck_assert_uint_eq(p.nvlan, 1);
 	ck_assert_uint_eq(p.vlan[0], 7);
 	ck_assert_uint_eq(p.icmp_type, 8);
@@ -117,15 +133,19 @@ START_TEST(parse_ipv6_ext_headers)
 {
 	uint8_t b[2048];
 	struct gcap_parsed p;
-	struct kt_spec s = { .ipv = 6, .next = 4, .ext = { 0, 43, 51, 60 },
-			     .proto = 17, .sport = 1000, .dport = 53,
-			     .payload = "xyz", .plen = 3 };
+	struct kt_spec s = { .ipv = 6,
+			     .next = 4,
+			     .ext = { 0, 43, 51, 60 },
+			     .proto = 17,
+			     .sport = 1000,
+			     .dport = 53,
+			     .payload = "xyz",
+			     .plen = 3 };
 	memcpy(s.src, A6, 16);
 	memcpy(s.dst, B6, 16);
 	uint32_t n = build(&s, b);
 	uint32_t f = parse(b, n, &p);
-	ck_assert_uint_eq(f, GCAP_PF_ETH | GCAP_PF_IPV6 | GCAP_PF_IPOPT |
-			  GCAP_PF_UDP);
+	ck_assert_uint_eq(f, GCAP_PF_ETH | GCAP_PF_IPV6 | GCAP_PF_IPOPT | GCAP_PF_UDP);
 	ck_assert_uint_eq(p.n_ext, 4);
 	ck_assert_uint_eq(p.l4_off, 14 + 40 + 64);
 	ck_assert_uint_eq(p.l4_proto, 17);
@@ -135,39 +155,44 @@ START_TEST(parse_ipv6_ext_headers)
 	ck_assert_mem_eq(p.dst, B6, 16);
 
 	/* first fragment: L4 header present */
-	struct kt_spec fr = { .ipv = 6, .next = 1, .ext = { 44 }, .mf = true,
-			      .proto = 6, .sport = 1, .dport = 2,
+	struct kt_spec fr = { .ipv = 6,
+			      .next = 1,
+			      .ext = { 44 },
+			      .mf = true,
+			      .proto = 6,
+			      .sport = 1,
+			      .dport = 2,
 			      .tcp_flags = GCAP_TCP_SYN };
 	n = build(&fr, b);
 	f = parse(b, n, &p);
-	ck_assert_uint_eq(f, GCAP_PF_ETH | GCAP_PF_IPV6 | GCAP_PF_IPOPT |
-			  GCAP_PF_FRAG | GCAP_PF_TCP);
+	ck_assert_uint_eq(f, GCAP_PF_ETH | GCAP_PF_IPV6 | GCAP_PF_IPOPT | GCAP_PF_FRAG |
+				     GCAP_PF_TCP);
 	/* later fragment: none */
 	fr.frag_off = 1480;
 	fr.payload = "zzzzzzzz";
 	fr.plen = 8;
 	n = build(&fr, b);
 	f = parse(b, n, &p);
-	ck_assert_uint_eq(f, GCAP_PF_ETH | GCAP_PF_IPV6 | GCAP_PF_IPOPT |
-			  GCAP_PF_FRAG | GCAP_PF_FRAG_LATER);
+	ck_assert_uint_eq(f, GCAP_PF_ETH | GCAP_PF_IPV6 | GCAP_PF_IPOPT | GCAP_PF_FRAG |
+				     GCAP_PF_FRAG_LATER);
 	ck_assert_uint_eq(p.frag_off, 1480);
 	ck_assert_uint_eq(p.sport, 0);
 
 	/* ICMPv6 */
-	struct kt_spec ic = { .ipv = 6, .proto = 58, .icmp_type = 135,
-			      .icmp_code = 0 };
+	struct kt_spec ic = { .ipv = 6, .proto = 58, .icmp_type = 135, .icmp_code = 0 };
 	n = build(&ic, b);
 	f = parse(b, n, &p);
 	ck_assert_uint_eq(f, GCAP_PF_ETH | GCAP_PF_IPV6 | GCAP_PF_ICMP6);
 	ck_assert_uint_eq(p.icmp_type, 135);
 
 	/* IPv4 later fragment */
-	struct kt_spec f4 = { .ipv = 4, .proto = 17, .frag_off = 8,
-			      .payload = "12345678", .plen = 8 };
+	struct kt_spec f4 = {
+		.ipv = 4, .proto = 17, .frag_off = 8, .payload = "12345678", .plen = 8
+	};
 	n = build(&f4, b);
 	f = parse(b, n, &p);
-	ck_assert_uint_eq(f, GCAP_PF_ETH | GCAP_PF_IPV4 | GCAP_PF_FRAG |
-			  GCAP_PF_FRAG_LATER);
+	ck_assert_uint_eq(f,
+			  GCAP_PF_ETH | GCAP_PF_IPV4 | GCAP_PF_FRAG | GCAP_PF_FRAG_LATER);
 	ck_assert_uint_eq(p.frag_off, 8);
 }
 END_TEST
@@ -178,10 +203,20 @@ START_TEST(parse_truncated_every_length)
 	uint8_t b[2048];
 	struct gcap_parsed p;
 	struct kt_spec specs[3] = {
-		{ .nvlan = 2, .ipv = 6, .next = 3, .ext = { 0, 44, 51 },
-		  .proto = 6, .tcp_optlen = 8, .payload = "data", .plen = 4 },
-		{ .nvlan = 1, .ipv = 4, .ip_optlen = 40, .proto = 17,
-		  .payload = "q", .plen = 1 },
+		{ .nvlan = 2,
+		  .ipv = 6,
+		  .next = 3,
+		  .ext = { 0, 44, 51 },
+		  .proto = 6,
+		  .tcp_optlen = 8,
+		  .payload = "data",
+		  .plen = 4 },
+		{ .nvlan = 1,
+		  .ipv = 4,
+		  .ip_optlen = 40,
+		  .proto = 17,
+		  .payload = "q",
+		  .plen = 1 },
 		{ .ipv = 4, .proto = 1, .icmp_type = 3 },
 	};
 	for (int i = 0; i < 3; i++) {
@@ -192,7 +227,8 @@ START_TEST(parse_truncated_every_length)
 				/* cut inside the headers: marked truncated;
 				 * cut in the payload: fewer payload bytes */
 				ck_assert_msg((f & GCAP_PF_TRUNC) ||
-					      p.payload_off + p.payload_len == len,
+						      p.payload_off + p.payload_len ==
+							      len,
 					      "spec %d len %u flags %x", i, len, f);
 			}
 			ck_assert_uint_le(p.payload_off + p.payload_len, len);
@@ -220,8 +256,7 @@ START_TEST(verdict_encoding)
 			  GCAP_VERDICT_SNAP_MAX);
 	ck_assert(gcap_verdict_apply(GCAP_OUTPUT(63), 0x1, 100, &m, &snap));
 	ck_assert_uint_eq(m, 1ull << 63);
-	ck_assert(gcap_verdict_apply(GCAP_OUTPUT(2) | GCAP_SNAP(10), 0, 100,
-				     &m, &snap));
+	ck_assert(gcap_verdict_apply(GCAP_OUTPUT(2) | GCAP_SNAP(10), 0, 100, &m, &snap));
 	ck_assert_uint_eq(m, 4);
 	ck_assert_uint_eq(snap, 10);
 	/* capture, but no output matched */
@@ -239,7 +274,8 @@ static struct gcap_hslot ht_slots[HT_SLOTS];
 static uint32_t ht_used, ht_full;
 static uint64_t ht_count[HT_SLOTS];
 
-static void *ht_worker(void *arg)
+static void *
+ht_worker(void *arg)
 {
 	unsigned seed = (unsigned)(uintptr_t)arg;
 	for (uint32_t r = 0; r < 4; r++)
@@ -278,8 +314,8 @@ START_TEST(hash_concurrent)
 		ck_assert_int_ge(s, 0);
 	}
 	uint32_t idx[HT_KEYS];
-	ck_assert_uint_eq(gcap_hash_sorted(ht_slots, HT_SLOTS, ht_count, idx,
-					   HT_KEYS), HT_KEYS);
+	ck_assert_uint_eq(gcap_hash_sorted(ht_slots, HT_SLOTS, ht_count, idx, HT_KEYS),
+			  HT_KEYS);
 }
 END_TEST
 
@@ -368,8 +404,8 @@ START_TEST(load_run_report)
 	ck_assert_int_eq(gcap_khost_report_json(k, f, NULL), 0);
 	fclose(f);
 	ck_assert_str_eq(txt, "{\n  \"n\": 2,\n  \"arg\": 42,\n  \"list\": [\n"
-			 "    \"a\\\"b\\u000a\",\n    {\n      \"t\": true\n    }\n"
-			 "  ],\n  \"empty\": []\n}\n");
+			      "    \"a\\\"b\\u000a\",\n    {\n      \"t\": true\n    }\n"
+			      "  ],\n  \"empty\": []\n}\n");
 	free(txt);
 
 	/* a state override (the GPU's copy) is what gets reported */
@@ -409,22 +445,26 @@ END_TEST
  * earlier packets define it, the two others do not. */
 START_TEST(examples_ordered)
 {
-	static const struct { const char *name, *arg; bool ordered; } ex[] = {
+	static const struct {
+		const char *name, *arg;
+		bool ordered;
+	} ex[] = {
 		{ "dns", "example.com", false },
 		{ "synflood", "5", true },
 		{ "flowfirst", "3", true },
 	};
 	for (unsigned i = 0; i < GCAP_ARRAY_SIZE(ex); i++) {
 		struct gcap_khost *k = kt_load(kt_example(ex[i].name), ex[i].arg);
-		ck_assert_msg(gcap_khost_ordered(k) == ex[i].ordered, "%s",
-			      ex[i].name);
+		ck_assert_msg(gcap_khost_ordered(k) == ex[i].ordered, "%s", ex[i].name);
 		gcap_khost_free(k);
 	}
 }
 END_TEST
 
 /* The parts of gcap_kernel.h, each with its include guard. */
-static const struct { const char *file, *guard; } parts[] = {
+static const struct {
+	const char *file, *guard;
+} parts[] = {
 	{ "gcap_kern_base.h", "GCAP_KERN_BASE_H" },
 	{ "gcap_kern_pkt.h", "GCAP_KERN_PKT_H" },
 	{ "gcap_kern_verdict.h", "GCAP_KERN_VERDICT_H" },
@@ -465,7 +505,8 @@ START_TEST(header_parts)
 			 "struct gcap_kstate { int x; };\n"
 			 "GCAP_KERNEL uint32_t gcap_kernel(const struct gcap_kpkt *p,\n"
 			 "                                 struct gcap_kstate *st)\n"
-			 "{ return GCAP_DROP; }\n", parts[i].file);
+			 "{ return GCAP_DROP; }\n",
+			 parts[i].file);
 		path = kt_write_tmp("part.c", src);
 		gcap_khost_free(kt_load(path, NULL));
 		free(path);
@@ -473,8 +514,9 @@ START_TEST(header_parts)
 }
 END_TEST
 
-static void expect_fail(const char *name, const char *src, const char *args,
-			int err, const char *msg_prefix_after_path)
+static void
+expect_fail(const char *name, const char *src, const char *args, int err,
+	    const char *msg_prefix_after_path)
 {
 	char *path = kt_write_tmp(name, src);
 	char eb[GCAP_ERRBUF_SIZE] = "";
@@ -500,7 +542,8 @@ START_TEST(err_syntax)
 		    "                                 struct gcap_kstate *st)\n"
 		    "{\n"
 		    "\treturn GCAP_DROP\n"
-		    "}\n", NULL, ENOEXEC, ":7: error:");
+		    "}\n",
+		    NULL, ENOEXEC, ":7: error:");
 	/* an undeclared function is an error, with its line */
 	expect_fail("undeclared.c",
 		    "#include <gpucap/gcap_kernel.h>\n"
@@ -509,7 +552,8 @@ START_TEST(err_syntax)
 		    "                                 struct gcap_kstate *st)\n"
 		    "{\n"
 		    "\treturn no_such_helper(p);\n"
-		    "}\n", NULL, ENOEXEC, ":6: error:");
+		    "}\n",
+		    NULL, ENOEXEC, ":6: error:");
 	/* the log has the rewritten diagnostics */
 	char *path = kt_write_tmp("syntax2.c", "int x = ;\n");
 	char eb[GCAP_ERRBUF_SIZE], log[8192];
@@ -529,20 +573,21 @@ START_TEST(err_no_entry)
 		    "struct gcap_kstate { int x; };\n"
 		    "GCAP_KERNEL uint32_t my_kernel(const struct gcap_kpkt *p,\n"
 		    "                               struct gcap_kstate *st)\n"
-		    "{ return GCAP_DROP; }\n", NULL, ENOSYS,
-		    ": no function gcap_kernel");
+		    "{ return GCAP_DROP; }\n",
+		    NULL, ENOSYS, ": no function gcap_kernel");
 	expect_fail("nostate.c",
 		    "#include <gpucap/gcap_kernel.h>\n"
 		    "GCAP_KERNEL uint32_t gcap_kernel(const struct gcap_kpkt *p,\n"
 		    "                                 struct gcap_kstate *st)\n"
-		    "{ return GCAP_DROP; }\n", NULL, ENOEXEC,
-		    ": no struct gcap_kstate defined");
+		    "{ return GCAP_DROP; }\n",
+		    NULL, ENOEXEC, ": no struct gcap_kstate defined");
 	/* a wrong signature conflicts with the header's prototype */
 	expect_fail("badsig.c",
 		    "#include <gpucap/gcap_kernel.h>\n"
 		    "struct gcap_kstate { int x; };\n"
 		    "GCAP_KERNEL int gcap_kernel(const struct gcap_kpkt *p)\n"
-		    "{ return 0; }\n", NULL, ENOEXEC, ":3: error:");
+		    "{ return 0; }\n",
+		    NULL, ENOEXEC, ":3: error:");
 }
 END_TEST
 
@@ -553,7 +598,8 @@ START_TEST(err_state_too_large)
 		    "struct gcap_kstate { uint8_t huge[3ull << 30]; };\n"
 		    "GCAP_KERNEL uint32_t gcap_kernel(const struct gcap_kpkt *p,\n"
 		    "                                 struct gcap_kstate *st)\n"
-		    "{ return GCAP_DROP; }\n", NULL, EFBIG, ": state too large");
+		    "{ return GCAP_DROP; }\n",
+		    NULL, EFBIG, ": state too large");
 }
 END_TEST
 
@@ -618,8 +664,13 @@ START_TEST(oob_bounded)
 	struct gcap_khost *k = kt_load(path, NULL);
 	const uint64_t *st = gcap_khost_state(k);
 	uint8_t b[2048];
-	struct kt_spec s = { .nvlan = 1, .ipv = 6, .next = 2, .ext = { 0, 60 },
-			     .proto = 6, .payload = "payload!", .plen = 8 };
+	struct kt_spec s = { .nvlan = 1,
+			     .ipv = 6,
+			     .next = 2,
+			     .ext = { 0, 60 },
+			     .proto = 6,
+			     .payload = "payload!",
+			     .plen = 8 };
 	uint32_t n = build(&s, b);
 	for (uint32_t i = 0; i < n; i++)
 		b[i] |= 1; /* every last byte is odd, non-zero */
@@ -643,7 +694,8 @@ START_TEST(oob_bounded)
 }
 END_TEST
 
-static Suite *suite(void)
+static Suite *
+suite(void)
 {
 	Suite *s = suite_create("kernels-khost");
 	TCase *t = tcase_create("api");
@@ -669,7 +721,8 @@ static Suite *suite(void)
 	return s;
 }
 
-int main(void)
+int
+main(void)
 {
 	SRunner *r = srunner_create(suite());
 	srunner_run_all(r, CK_NORMAL);

@@ -30,13 +30,15 @@ static const char *every_helper =
 	"GCAP_KERNEL uint32_t gcap_kernel(const struct gcap_kpkt *pkt,\n"
 	"                                 struct gcap_kstate *st)\n"
 	"{\n"
-	"\tstruct gcap_parsed p; uint8_t u8; uint16_t u16; uint32_t u32; uint8_t buf[4];\n"
+	"\tstruct gcap_parsed p; uint8_t u8; uint16_t u16; uint32_t u32; uint8_t "
+	"buf[4];\n"
 	"\tgcap_parse(pkt, &p);\n"
 	"\tgcap_load_u8(pkt, 0, &u8); gcap_load_u16be(pkt, 0, &u16);\n"
 	"\tgcap_load_u32be(pkt, 0, &u32); gcap_load_u16le(pkt, 0, &u16);\n"
 	"\tgcap_load_u32le(pkt, 0, &u32); gcap_load_bytes(pkt, 0, buf, 4);\n"
 	"\tconst uint8_t *q = gcap_ptr(pkt, 0, 4);\n"
-	"\tuint64_t x = gcap_atomic_add_u64(&st->a, gcap_byte(pkt, 3) + gcap_avail(pkt, 1));\n"
+	"\tuint64_t x = gcap_atomic_add_u64(&st->a, gcap_byte(pkt, 3) + gcap_avail(pkt, "
+	"1));\n"
 	"\tx += gcap_atomic_add_u32(&st->b, 1) + gcap_atomic_cas_u32(&st->b, 1, 2);\n"
 	"\tx += gcap_atomic_cas_u64(&st->a, 1, 2) + gcap_atomic_max_u64(&st->a, 3);\n"
 	"\tx += gcap_atomic_min_u64(&st->a, 3) + gcap_atomic_max_u32(&st->b, 3);\n"
@@ -53,7 +55,8 @@ static const char *every_helper =
 /* Compile source (as the gpu executor would) and fail with NVRTC's log. */
 /* Compile text with NVRTC for sm_90, uncached: 0, or -ENOEXEC with the
  * log in *log (malloc'd; NULL when there is none). */
-static int nvrtc_compile(const char *text, const char *name, char **log)
+static int
+nvrtc_compile(const char *text, const char *name, char **log)
 {
 	const char *root = getenv("GCAP_SOURCE_ROOT");
 	char inc[4200], eb[GCAP_ERRBUF_SIZE];
@@ -75,7 +78,8 @@ static int nvrtc_compile(const char *text, const char *name, char **log)
 }
 
 /* Compile source (as the gpu executor would) and fail with NVRTC's log. */
-static void nvrtc_check(const char *path, const char *src)
+static void
+nvrtc_check(const char *path, const char *src)
 {
 	size_t n = strlen(path) + strlen(src) + strlen(wrapper) + 64;
 	char *text = malloc(n), *log;
@@ -86,7 +90,8 @@ static void nvrtc_check(const char *path, const char *src)
 	free(text);
 }
 
-static void check_example(const char *name)
+static void
+check_example(const char *name)
 {
 	const char *path = kt_example(name);
 	FILE *f = fopen(path, "r");
@@ -98,15 +103,30 @@ static void check_example(const char *name)
 	nvrtc_check(path, src);
 }
 
-START_TEST(example_dns) { check_example("dns"); }
+START_TEST(example_dns)
+{
+	check_example("dns");
+}
 END_TEST
-START_TEST(example_synflood) { check_example("synflood"); }
+START_TEST(example_synflood)
+{
+	check_example("synflood");
+}
 END_TEST
-START_TEST(example_sigmatch) { check_example("sigmatch"); }
+START_TEST(example_sigmatch)
+{
+	check_example("sigmatch");
+}
 END_TEST
-START_TEST(example_flowfirst) { check_example("flowfirst"); }
+START_TEST(example_flowfirst)
+{
+	check_example("flowfirst");
+}
 END_TEST
-START_TEST(helpers) { nvrtc_check("every_helper.c", every_helper); }
+START_TEST(helpers)
+{
+	nvrtc_check("every_helper.c", every_helper);
+}
 END_TEST
 
 /* a syntax error is reported by NVRTC with the user's file and line */
@@ -121,7 +141,8 @@ START_TEST(error_line)
 }
 END_TEST
 
-int main(void)
+int
+main(void)
 {
 	char eb[GCAP_ERRBUF_SIZE];
 	if (gcap_rtc_load(eb) != 0) {

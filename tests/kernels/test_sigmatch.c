@@ -11,12 +11,16 @@
 
 char gcap_kernel_errmsg[GCAP_KERNEL_ERR_SIZE];
 
-static uint32_t feed(struct gcap_khost *k, uint8_t proto, const void *pl,
-		     uint32_t plen)
+static uint32_t
+feed(struct gcap_khost *k, uint8_t proto, const void *pl, uint32_t plen)
 {
 	uint8_t b[2048];
-	struct kt_spec s = { .ipv = 4, .proto = proto, .sport = 1, .dport = 2,
-			     .payload = pl, .plen = plen };
+	struct kt_spec s = { .ipv = 4,
+			     .proto = proto,
+			     .sport = 1,
+			     .dport = 2,
+			     .payload = pl,
+			     .plen = plen };
 	uint32_t n = kt_build(&s, b);
 	uint8_t *g = kt_guard_copy(b, n);
 	struct gcap_kpkt p = kt_view(g, n);
@@ -25,17 +29,16 @@ static uint32_t feed(struct gcap_khost *k, uint8_t proto, const void *pl,
 	return v;
 }
 
-static const char *small =
-	"# test patterns\n"
-	"he\n"
-	"she\n"
-	"his\n"
-	"hers\n"
-	"\\x00\\xffA\n"
-	"\n"
-	"he\n"
-	"\\#tag\n"
-	"CaseD\n";
+static const char *small = "# test patterns\n"
+			   "he\n"
+			   "she\n"
+			   "his\n"
+			   "hers\n"
+			   "\\x00\\xffA\n"
+			   "\n"
+			   "he\n"
+			   "\\#tag\n"
+			   "CaseD\n";
 
 START_TEST(crafted)
 {
@@ -52,7 +55,11 @@ START_TEST(crafted)
 	ck_assert_uint_eq(feed(k, 17, "hehehe his", 10), GCAP_CAPTURE);
 	ck_assert_uint_eq(st->pat_hits[0], 4);
 	ck_assert_uint_eq(st->pat_hits[2], 1);
-	ck_assert_uint_eq(feed(k, 17, "x\0\xff" "A#tag", 8), GCAP_CAPTURE);
+	ck_assert_uint_eq(feed(k, 17,
+			       "x\0\xff"
+			       "A#tag",
+			       8),
+			  GCAP_CAPTURE);
 	ck_assert_uint_eq(st->pat_hits[4], 1);
 	ck_assert_uint_eq(st->pat_hits[6], 1);
 	/* case matters without nocase */
@@ -71,7 +78,8 @@ START_TEST(crafted)
 	ck_assert_int_eq(gcap_khost_report_json(k, f, NULL), 0);
 	fclose(f);
 	ck_assert_ptr_nonnull(strstr(txt, "\"patterns\": 7,"));
-	ck_assert_ptr_nonnull(strstr(txt, "\"top\": [\n    {\n      \"pattern\": \"he\",\n"
+	ck_assert_ptr_nonnull(strstr(txt,
+				     "\"top\": [\n    {\n      \"pattern\": \"he\",\n"
 				     "      \"line_index\": 0,\n      \"hits\": 4\n"));
 	ck_assert_ptr_nonnull(strstr(txt, "\"pattern\": \"\\u0000\\u00ffA\""));
 	free(txt);
@@ -149,16 +157,16 @@ START_TEST(corpus)
 			}
 		}
 		matched += hits != 0;
-		ck_assert_msg(v == (hits ? GCAP_CAPTURE : GCAP_DROP),
-			      "packet %llu", (unsigned long long)pkts);
+		ck_assert_msg(v == (hits ? GCAP_CAPTURE : GCAP_DROP), "packet %llu",
+			      (unsigned long long)pkts);
 	}
 	pcap_close(pc);
 	ck_assert_uint_gt(matched, 0);
 	ck_assert_uint_eq(st->matched, matched);
 	for (uint32_t i = 0; i < st->npat; i++)
-		ck_assert_msg(st->pat_hits[i] == want[i], "pattern %u '%.*s': %llu != %llu",
-			      i, st->patlen[i], st->pat[i],
-			      (unsigned long long)st->pat_hits[i],
+		ck_assert_msg(st->pat_hits[i] == want[i],
+			      "pattern %u '%.*s': %llu != %llu", i, st->patlen[i],
+			      st->pat[i], (unsigned long long)st->pat_hits[i],
 			      (unsigned long long)want[i]);
 	free(want);
 	free(first);
@@ -166,7 +174,8 @@ START_TEST(corpus)
 }
 END_TEST
 
-int main(void)
+int
+main(void)
 {
 	const TTest *const tests[] = { crafted, bad_pattern_files, NULL };
 

@@ -10,12 +10,16 @@
 
 char gcap_kernel_errmsg[GCAP_KERNEL_ERR_SIZE];
 
-static uint32_t tcp(struct gcap_khost *k, int ipv, const uint8_t *src,
-		    const uint8_t *dst, uint8_t flags)
+static uint32_t
+tcp(struct gcap_khost *k, int ipv, const uint8_t *src, const uint8_t *dst, uint8_t flags)
 {
 	uint8_t b[2048];
-	struct kt_spec s = { .ipv = ipv, .proto = 6, .sport = 40000, .dport = 80,
-			     .tcp_flags = flags, .tcp_optlen = 20 };
+	struct kt_spec s = { .ipv = ipv,
+			     .proto = 6,
+			     .sport = 40000,
+			     .dport = 80,
+			     .tcp_flags = flags,
+			     .tcp_optlen = 20 };
 	memcpy(s.src, src, 16);
 	memcpy(s.dst, dst, 16);
 	uint32_t n = kt_build(&s, b);
@@ -26,7 +30,8 @@ static uint32_t tcp(struct gcap_khost *k, int ipv, const uint8_t *src,
 	return v;
 }
 
-static int32_t slot_of(const struct gcap_kstate *st, int ipv, const uint8_t *a)
+static int32_t
+slot_of(const struct gcap_kstate *st, int ipv, const uint8_t *a)
 {
 	uint8_t key[16] = { 0 };
 	if (ipv == 4) {
@@ -49,8 +54,8 @@ START_TEST(crafted)
 	struct gcap_khost *k = kt_load(kt_example("synflood"), "threshold=3,top=2");
 	const struct gcap_kstate *st = gcap_khost_state(k);
 	ck_assert_uint_eq(st->threshold, 3);
-	uint32_t want[6] = { GCAP_DROP, GCAP_DROP, GCAP_DROP, GCAP_CAPTURE,
-			     GCAP_CAPTURE, GCAP_CAPTURE };
+	uint32_t want[6] = { GCAP_DROP,    GCAP_DROP,    GCAP_DROP,
+			     GCAP_CAPTURE, GCAP_CAPTURE, GCAP_CAPTURE };
 	for (int i = 0; i < 6; i++)
 		ck_assert_uint_eq(tcp(k, 4, C, S1, GCAP_TCP_SYN), want[i]);
 	ck_assert_uint_eq(tcp(k, 4, S1, C, GCAP_TCP_SYN | GCAP_TCP_ACK), GCAP_DROP);
@@ -59,8 +64,9 @@ START_TEST(crafted)
 	for (int i = 0; i < 3; i++)
 		ck_assert_uint_eq(tcp(k, 4, C, S2, GCAP_TCP_SYN), GCAP_DROP);
 	for (int i = 0; i < 4; i++)
-		ck_assert_uint_eq(tcp(k, 6, C6, S6, GCAP_TCP_SYN | GCAP_TCP_ECE |
-				      GCAP_TCP_CWR), want[i]);
+		ck_assert_uint_eq(
+			tcp(k, 6, C6, S6, GCAP_TCP_SYN | GCAP_TCP_ECE | GCAP_TCP_CWR),
+			want[i]);
 	ck_assert_uint_eq(tcp(k, 6, S6, C6, GCAP_TCP_SYN | GCAP_TCP_ACK), GCAP_DROP);
 	ck_assert_uint_eq(st->syn, 13);
 	ck_assert_uint_eq(st->synack, 2);
@@ -84,8 +90,8 @@ START_TEST(crafted)
 	fclose(f);
 	ck_assert_ptr_nonnull(strstr(txt, "\"servers_over_threshold\": 2,"));
 	ck_assert_ptr_nonnull(strstr(txt, "\"addr\": \"203.0.113.1\",\n      "
-				     "\"syn\": 6,\n      \"synack\": 1,\n      "
-				     "\"over_threshold\": true"));
+					  "\"syn\": 6,\n      \"synack\": 1,\n      "
+					  "\"over_threshold\": true"));
 	ck_assert_ptr_nonnull(strstr(txt, "\"addr\": \"2001:db8:0:0:0:0:0:80\""));
 	ck_assert_ptr_null(strstr(txt, "203.0.113.2")); /* top=2 */
 	free(txt);
@@ -96,7 +102,8 @@ START_TEST(crafted)
 	ck_assert_int_eq(errno, ECANCELED);
 	ck_assert_ptr_nonnull(strstr(eb, "bad argument: lots"));
 	k = kt_load(kt_example("synflood"), "7");
-	ck_assert_uint_eq(((const struct gcap_kstate *)gcap_khost_state(k))->threshold, 7);
+	ck_assert_uint_eq(((const struct gcap_kstate *)gcap_khost_state(k))->threshold,
+			  7);
 	gcap_khost_free(k);
 }
 END_TEST
@@ -168,7 +175,8 @@ START_TEST(corpus)
 }
 END_TEST
 
-int main(void)
+int
+main(void)
 {
 	const TTest *const tests[] = { crafted, NULL };
 

@@ -66,9 +66,9 @@ static struct {
 	uint64_t done_at[RING];
 	uint64_t head, tail;
 	uint64_t batches, pkts, max_n, small; /* small: under 8 packets */
-	uint64_t stalls; /* pauses injected (stall_ns) */
+	uint64_t stalls;                      /* pauses injected (stall_ns) */
 	uint64_t one_put, chained; /* batches with free_pool set; with a chain */
-	bool put_bad;   /* free_pool set on a batch with an mbuf not plain */
+	bool put_bad;              /* free_pool set on a batch with an mbuf not plain */
 	uint32_t next_seq;
 	bool seq_bad;
 	bool seq_started;
@@ -92,8 +92,7 @@ real_minus_mono(void)
 
 	clock_gettime(CLOCK_REALTIME, &r);
 	clock_gettime(CLOCK_MONOTONIC, &m);
-	return (int64_t)(r.tv_sec - m.tv_sec) * 1000000000 +
-	       (r.tv_nsec - m.tv_nsec);
+	return (int64_t)(r.tv_sec - m.tv_sec) * 1000000000 + (r.tv_nsec - m.tv_nsec);
 }
 
 /* Nonzero: the mock holds the RX lcore stall_ns (busy) in the poll that
@@ -139,10 +138,9 @@ mock_submit(struct gcap_exec *ex, unsigned q, struct gcap_batch *b)
 		mk.seq_started = true;
 		mk.next_seq = b->pkts[i].seq + 1;
 		/* one put at done only for mbufs that DPDK would free so */
-		if (b->free_pool != NULL &&
-		    (m->pool != b->free_pool || m->nb_segs != 1 ||
-		     rte_mbuf_refcnt_read(m) != 1 ||
-		     (m->ol_flags & RTE_MBUF_F_INDIRECT) != 0))
+		if (b->free_pool != NULL && (m->pool != b->free_pool || m->nb_segs != 1 ||
+					     rte_mbuf_refcnt_read(m) != 1 ||
+					     (m->ol_flags & RTE_MBUF_F_INDIRECT) != 0))
 			mk.put_bad = true;
 		chain |= m->nb_segs > 1;
 	}
@@ -152,8 +150,8 @@ mock_submit(struct gcap_exec *ex, unsigned q, struct gcap_batch *b)
 	if (r < 0)
 		return r;
 	if (in_step_ns != 0)
-		b->res->start_ns = b->submit_t + (uint64_t)in_real_off +
-				   1000000000u + (mk.batches % 4) * in_step_ns;
+		b->res->start_ns = b->submit_t + (uint64_t)in_real_off + 1000000000u +
+				   (mk.batches % 4) * in_step_ns;
 	mk.done_at[mk.head++ % RING] = mono_ns() + mk.delay_ns;
 	mk.batches++;
 	if (stall_ns != 0 && stall_in_submit && mk.batches % stall_every == 0)
@@ -176,8 +174,7 @@ mock_poll(struct gcap_exec *ex, unsigned q)
 	b = gcap_exec_cpu_ops.batch_poll(ex, q);
 	if (b != NULL)
 		mk.tail++;
-	if (b != NULL && stall_ns != 0 && !stall_in_submit &&
-	    mk.tail % stall_every == 0)
+	if (b != NULL && stall_ns != 0 && !stall_in_submit && mk.tail % stall_every == 0)
 		mock_stall();
 	return b;
 }
@@ -194,29 +191,32 @@ mock_lanes(struct gcap_exec *ex, unsigned q)
 
 struct run_result {
 	struct gcap_queue_stats st;
-	uint64_t written;   /* records the pipeline wrote */
-	uint64_t in_file;   /* records libpcap reads back */
+	uint64_t written; /* records the pipeline wrote */
+	uint64_t in_file; /* records libpcap reads back */
 	double secs;
 	uint64_t lat_p1_ns; /* RX-to-verdict, 1st percentile */
 	uint64_t lat_p50_ns, lat_p99_ns;
-	uint64_t cycle_p1_ns, cycle_p50_ns, cycle_p99_ns; /* submit-to-verdict */
-	uint64_t exec_p50_ns;               /* the executor's own time */
+	uint64_t cycle_p1_ns, cycle_p50_ns, cycle_p99_ns;    /* submit-to-verdict */
+	uint64_t exec_p50_ns;                                /* the executor's own time */
 	uint64_t in_p1_ns, in_p50_ns, in_p99_ns, back_p1_ns; /* its doorbells */
 	uint64_t no_gap_p99_ns; /* of the packets no poll gap reached */
 };
 
 static void
-run(uint64_t delay_ns, unsigned lanes, uint64_t rate, unsigned ms,
-    bool backpressure, struct run_result *out)
+run(uint64_t delay_ns, unsigned lanes, uint64_t rate, unsigned ms, bool backpressure,
+    struct run_result *out)
 {
 	char err[GCAP_ERRBUF_SIZE] = "", path[600];
 	struct bpf_program prog;
 	struct gcap_exec *ex;
 	struct gcap_writer *w;
 	struct gcap_pipeline *pl;
-	struct gcap_writer_if wif = {.name = ports[cur_port].name, .linktype = DLT_EN10MB};
+	struct gcap_writer_if wif = { .name = ports[cur_port].name,
+				      .linktype = DLT_EN10MB };
 	struct gcap_pipeline_queue src = {
-		.port_id = ports[cur_port].port_id, .rx_queue = 0, .port_index = 0,
+		.port_id = ports[cur_port].port_id,
+		.rx_queue = 0,
+		.port_index = 0,
 		.lcore = rx_lcore,
 	};
 	uint64_t t0;
@@ -234,8 +234,9 @@ run(uint64_t delay_ns, unsigned lanes, uint64_t rate, unsigned ms,
 			.ring_size = RING,
 			.batch_max = run_batch ? run_batch : BATCH,
 			.nxbufs = run_nxbufs ? run_nxbufs : RING * 2,
-			.xbuf_size = run_nxbufs ? (uint32_t)(run_xmem / run_nxbufs) & ~63u
-						: BATCH * GCAP_REC_SIZE(SNAP),
+			.xbuf_size = run_nxbufs ?
+					     (uint32_t)(run_xmem / run_nxbufs) & ~63u :
+					     BATCH * GCAP_REC_SIZE(SNAP),
 			.snaplen = SNAP,
 			.nfilters = 1,
 			.filters = &prog,
@@ -248,7 +249,10 @@ run(uint64_t delay_ns, unsigned lanes, uint64_t rate, unsigned ms,
 	snprintf(path, sizeof(path), "%s/live.pcap", tmpdir);
 	{
 		struct gcap_writer_conf wc = {
-			.path = path, .snaplen = SNAP, .nifs = 1, .ifs = &wif,
+			.path = path,
+			.snaplen = SNAP,
+			.nifs = 1,
+			.ifs = &wif,
 		};
 
 		w = gcap_writer_open(&wc, err);
@@ -304,7 +308,7 @@ run(uint64_t delay_ns, unsigned lanes, uint64_t rate, unsigned ms,
 	ck_assert_msg(p != NULL, "%s: %s", path, err);
 	out->in_file = 0;
 	{
-		struct timeval prev = {0, 0};
+		struct timeval prev = { 0, 0 };
 
 		/* one queue: records in arrival order (timestamps per poll) */
 		while (pcap_next_ex(p, &h, &d) == 1) {
@@ -326,14 +330,15 @@ run(uint64_t delay_ns, unsigned lanes, uint64_t rate, unsigned ms,
 	       out->written, out->st.drop_pipeline, out->st.drop_writer,
 	       out->lat_p50_ns / 1000u, out->cycle_p50_ns / 1000u);
 	ck_assert_msg(!mk.seq_bad, "a packet reached the executor twice, late or never");
-	ck_assert_msg(!mk.put_bad, "a batch with an mbuf DPDK must free was to go back in one put");
+	ck_assert_msg(!mk.put_bad,
+		      "a batch with an mbuf DPDK must free was to go back in one put");
 	/* every packet not dropped before reaching the executor reached it
 	 * (a "writer behind" drop is either: no export buffer at the poll,
 	 * no room for the batch's records at its submission, or a record
 	 * that did not fit after the executor saw the packet) */
 	ck_assert_uint_le(mk.pkts, out->st.rx_pkts - out->st.drop_pipeline);
-	ck_assert_uint_ge(mk.pkts, out->st.rx_pkts - out->st.drop_pipeline -
-				   out->st.drop_writer);
+	ck_assert_uint_ge(mk.pkts,
+			  out->st.rx_pkts - out->st.drop_pipeline - out->st.drop_writer);
 	ck_assert_uint_eq(out->in_file, out->written);
 }
 
@@ -348,21 +353,29 @@ START_TEST(test_batches_grow_under_load)
 	ck_assert_uint_gt(r.st.rx_pkts, 10000);
 	ck_assert_msg(r.st.drop_pipeline == 0,
 		      "%" PRIu64 " packets dropped for want of a slot: batches "
-		      "did not grow while the executor was busy", r.st.drop_pipeline);
-	ck_assert_msg(mk.pkts >= 50 * mk.batches, "mean batch %.1f packets, "
-		      "expected about 200", (double)mk.pkts / (double)mk.batches);
+		      "did not grow while the executor was busy",
+		      r.st.drop_pipeline);
+	ck_assert_msg(mk.pkts >= 50 * mk.batches,
+		      "mean batch %.1f packets, "
+		      "expected about 200",
+		      (double)mk.pkts / (double)mk.batches);
 	/* the writer thread may lag on a loaded machine: what it could not
 	 * take is counted, never lost silently */
 	ck_assert_uint_eq(r.written + r.st.drop_writer, r.st.rx_pkts);
 	/* no packet's verdict can come sooner than the executor answers */
-	ck_assert_msg(r.lat_p1_ns >= 200000, "latency p1 %" PRIu64 " ns is "
-		      "below the executor's 200 us", r.lat_p1_ns);
+	ck_assert_msg(r.lat_p1_ns >= 200000,
+		      "latency p1 %" PRIu64 " ns is "
+		      "below the executor's 200 us",
+		      r.lat_p1_ns);
 	/* the parts: the delay is between submit and verdict, outside the
 	 * (cpu) executor's own time; a packet's latency holds its cycle */
-	ck_assert_msg(r.cycle_p1_ns >= 200000, "submit-to-verdict p1 %" PRIu64
-		      " ns is below the 200 us delay", r.cycle_p1_ns);
-	ck_assert_msg(r.exec_p50_ns < 200000, "executor time p50 %" PRIu64
-		      " ns holds the delay it does not spend", r.exec_p50_ns);
+	ck_assert_msg(r.cycle_p1_ns >= 200000,
+		      "submit-to-verdict p1 %" PRIu64 " ns is below the 200 us delay",
+		      r.cycle_p1_ns);
+	ck_assert_msg(r.exec_p50_ns < 200000,
+		      "executor time p50 %" PRIu64
+		      " ns holds the delay it does not spend",
+		      r.exec_p50_ns);
 	ck_assert_uint_ge(r.lat_p99_ns, r.cycle_p99_ns);
 	/* how long a packet waited in the open batch depends on how the
 	 * machine schedules the RX lcore: shown, not judged (the capture
@@ -386,18 +399,23 @@ START_TEST(test_in_back_split)
 	run(200000, 1, 100000, 400, false, &r);
 	in_step_ns = 0;
 	ck_assert_uint_gt(mk.batches, 100);
-	printf("in p1/p50/p99 %" PRIu64 "/%" PRIu64 "/%" PRIu64 " us, back p1 %"
-	       PRIu64 " us\n", r.in_p1_ns / 1000u, r.in_p50_ns / 1000u,
-	       r.in_p99_ns / 1000u, r.back_p1_ns / 1000u);
-	ck_assert_msg(r.in_p1_ns <= 1000, "in p1 %" PRIu64 " ns: the clocks' "
-		      "offset was not taken out", r.in_p1_ns);
+	printf("in p1/p50/p99 %" PRIu64 "/%" PRIu64 "/%" PRIu64 " us, back p1 %" PRIu64
+	       " us\n",
+	       r.in_p1_ns / 1000u, r.in_p50_ns / 1000u, r.in_p99_ns / 1000u,
+	       r.back_p1_ns / 1000u);
+	ck_assert_msg(r.in_p1_ns <= 1000,
+		      "in p1 %" PRIu64 " ns: the clocks' "
+		      "offset was not taken out",
+		      r.in_p1_ns);
 	ck_assert_msg(r.in_p50_ns >= 49000 && r.in_p50_ns <= 102000,
 		      "in p50 %" PRIu64 " ns, expected 50 or 100 us", r.in_p50_ns);
 	ck_assert_msg(r.in_p99_ns >= 149000 && r.in_p99_ns <= 152000,
 		      "in p99 %" PRIu64 " ns, expected 150 us", r.in_p99_ns);
 	/* a cycle is at least 200 us, "in" at most 150 */
-	ck_assert_msg(r.back_p1_ns >= 45000, "back p1 %" PRIu64 " ns, expected "
-		      "at least 50 us less the executor's time", r.back_p1_ns);
+	ck_assert_msg(r.back_p1_ns >= 45000,
+		      "back p1 %" PRIu64 " ns, expected "
+		      "at least 50 us less the executor's time",
+		      r.back_p1_ns);
 }
 END_TEST
 
@@ -414,7 +432,7 @@ START_TEST(test_lanes_spread)
 	q.lanes = 2;
 	q.cycle_ewma = 200000;
 	q.last_submit = 1000000;
-	ck_assert(gcap_pl_submit_due(&q, 1000000));          /* idle: at once */
+	ck_assert(gcap_pl_submit_due(&q, 1000000)); /* idle: at once */
 	q.inflight = 1;
 	ck_assert(!gcap_pl_submit_due(&q, 1000000 + 99999)); /* not yet */
 	ck_assert(gcap_pl_submit_due(&q, 1000000 + 100000)); /* half a round trip */
@@ -423,13 +441,13 @@ START_TEST(test_lanes_spread)
 	q.lanes = 4;
 	q.inflight = 3;
 	ck_assert(!gcap_pl_submit_due(&q, 1000000 + 49999));
-	ck_assert(gcap_pl_submit_due(&q, 1000000 + 50000));  /* a quarter */
+	ck_assert(gcap_pl_submit_due(&q, 1000000 + 50000)); /* a quarter */
 	/* and through the pipeline: every packet accounted for, and the
 	 * spread as the machine's scheduling let it happen, shown */
 	run(200000, 2, 1000000, 400, false, &r);
 	printf("two lanes: %" PRIu64 " of %" PRIu64 " batches under 8 packets, mean "
-	       "%.1f packets\n", mk.small, mk.batches,
-	       (double)mk.pkts / (double)mk.batches);
+	       "%.1f packets\n",
+	       mk.small, mk.batches, (double)mk.pkts / (double)mk.batches);
 	ck_assert_uint_eq(r.st.drop_pipeline, 0);
 	ck_assert_uint_eq(r.written + r.st.drop_writer, r.st.rx_pkts);
 }
@@ -449,13 +467,14 @@ START_TEST(test_low_load_small_batches)
 	ck_assert_msg((double)r.st.rx_pkts <= want * 1.02 + BATCH,
 		      "--rx-rate 200000 delivered %" PRIu64 " packets in %.3f s",
 		      r.st.rx_pkts, r.secs);
-	ck_assert_msg(r.st.rx_pkts >= 1000, "--rx-rate 200000 delivered only %"
-		      PRIu64 " packets in %.3f s", r.st.rx_pkts, r.secs);
+	ck_assert_msg(r.st.rx_pkts >= 1000,
+		      "--rx-rate 200000 delivered only %" PRIu64 " packets in %.3f s",
+		      r.st.rx_pkts, r.secs);
 	/* the last poll's packets may go at the stop, in the batch after */
 	ck_assert_msg(mk.batches >= r.st.polls && mk.batches <= r.st.polls + 1,
 		      "%" PRIu64 " batches from %" PRIu64 " polls that received "
-		      "packets: packets waited for a fuller batch", mk.batches,
-		      r.st.polls);
+		      "packets: packets waited for a fuller batch",
+		      mk.batches, r.st.polls);
 	ck_assert_uint_eq(r.st.drop_pipeline + r.st.drop_writer, 0);
 	ck_assert_uint_eq(r.written, r.st.rx_pkts);
 }
@@ -475,14 +494,16 @@ START_TEST(test_small_batches_writer_slack)
 	{
 		uint32_t each;
 
-		ck_assert_int_eq(gcap_pipeline_xmem_size(RING, BATCH, SNAP, 0,
-							 &run_nxbufs, &each), 0);
+		ck_assert_int_eq(
+			gcap_pipeline_xmem_size(RING, BATCH, SNAP, 0, &run_nxbufs, &each),
+			0);
 		ck_assert_uint_eq(run_nxbufs, RING * GCAP_PIPELINE_XBUFS_PER_SLOT);
 		run_xmem = (size_t)run_nxbufs * each * 4;
 	}
 	run(20000, 4, 1000000, 300, false, &r);
 	run_nxbufs = 0;
-	ck_assert_msg(mk.pkts < 32 * mk.batches, "mean batch %.1f packets: "
+	ck_assert_msg(mk.pkts < 32 * mk.batches,
+		      "mean batch %.1f packets: "
 		      "not the small batches this test is about",
 		      (double)mk.pkts / (double)mk.batches);
 	ck_assert_msg(r.st.drop_pipeline + r.st.drop_writer == 0,
@@ -505,9 +526,9 @@ START_TEST(test_writer_behind_counted)
 	run(0, 4, 0, 200, false, &r);
 	run_nxbufs = 0;
 	ck_assert_msg(r.st.drop_writer > 0, "no writer-behind drop: the writer "
-		      "kept up with one batch of export memory");
-	ck_assert_uint_eq(r.st.rx_pkts, r.written + r.st.drop_writer +
-					r.st.drop_pipeline);
+					    "kept up with one batch of export memory");
+	ck_assert_uint_eq(r.st.rx_pkts,
+			  r.written + r.st.drop_writer + r.st.drop_pipeline);
 }
 END_TEST
 
@@ -521,9 +542,10 @@ START_TEST(test_stop_submits_open_batch)
 	ck_assert_uint_gt(r.st.rx_pkts, 20);
 	ck_assert_uint_ge(mk.batches, 2);
 	ck_assert_uint_eq(r.st.drop_pipeline + r.st.drop_writer, 0);
-	ck_assert_msg(r.written == r.st.rx_pkts, "received %" PRIu64 ", written %"
-		      PRIu64 ": the open batch was lost at stop", r.st.rx_pkts,
-		      r.written);
+	ck_assert_msg(r.written == r.st.rx_pkts,
+		      "received %" PRIu64 ", written %" PRIu64
+		      ": the open batch was lost at stop",
+		      r.st.rx_pkts, r.written);
 }
 END_TEST
 
@@ -547,14 +569,16 @@ START_TEST(test_mbufs_return)
 			total += r.st.rx_pkts;
 			avail = rte_mempool_avail_count(pools[cur_port]);
 			ck_assert_uint_eq(r.st.drop_pipeline, 0);
-			ck_assert_msg(avail == pools[cur_port]->size, "%s pool: %u of %u "
+			ck_assert_msg(avail == pools[cur_port]->size,
+				      "%s pool: %u of %u "
 				      "mbufs back after the capture",
 				      cur_port ? "pinned" : "ordinary", avail,
 				      pools[cur_port]->size);
 		}
-		printf("%s pool: %" PRIu64 " packets through %u mbufs in %u runs, %u back\n",
-		       cur_port ? "pinned external buffer" : "ordinary",
-		       total, pools[cur_port]->size, runs, avail);
+		printf("%s pool: %" PRIu64
+		       " packets through %u mbufs in %u runs, %u back\n",
+		       cur_port ? "pinned external buffer" : "ordinary", total,
+		       pools[cur_port]->size, runs, avail);
 		ck_assert_uint_gt(total, 20u * pools[cur_port]->size);
 	}
 	cur_port = 0;
@@ -568,7 +592,7 @@ END_TEST
  * one call would take at most that many packets. */
 START_TEST(test_rx_burst)
 {
-	static const unsigned bursts[] = {1, 5};
+	static const unsigned bursts[] = { 1, 5 };
 
 	for (unsigned i = 0; i < 2; i++) {
 		struct run_result r;
@@ -583,7 +607,8 @@ START_TEST(test_rx_burst)
 		       " polls (%.1f a poll), batches of %.1f, largest %" PRIu64 "\n",
 		       bursts[i], r.st.rx_pkts, r.st.polls, per_poll,
 		       (double)mk.pkts / (double)mk.batches, mk.max_n);
-		ck_assert_msg(per_poll > 8.0 * bursts[i], "--rx-burst %u: %.1f "
+		ck_assert_msg(per_poll > 8.0 * bursts[i],
+			      "--rx-burst %u: %.1f "
 			      "packets a poll: the poll stopped after a call",
 			      bursts[i], per_poll);
 		ck_assert_uint_eq(mk.max_n, BATCH);
@@ -613,8 +638,8 @@ START_TEST(test_free_paths)
 	cur_port = 0;
 	avail = rte_mempool_avail_count(pools[2]);
 	printf("net_pcap: %" PRIu64 " batches, %" PRIu64 " in one put, %" PRIu64
-	       " with a chain; %u of %u mbufs back\n", mk.batches, mk.one_put,
-	       mk.chained, avail, pools[2]->size);
+	       " with a chain; %u of %u mbufs back\n",
+	       mk.batches, mk.one_put, mk.chained, avail, pools[2]->size);
 	ck_assert_uint_gt(mk.chained, 0);
 	ck_assert_uint_gt(mk.one_put, 0);
 	ck_assert_uint_le(mk.one_put + mk.chained, mk.batches);
@@ -639,8 +664,7 @@ START_TEST(test_main_off_rx_cpus)
 	ck_assert_int_eq(CPU_COUNT(&rx_set), 1);
 	ck_assert_int_eq(sched_getaffinity(0, sizeof(now), &now), 0);
 	printf("CPUs: %d allowed, RX lcore on %d, main on %d (thread %d)\n",
-	       CPU_COUNT(&allowed), rx_cpu, CPU_COUNT(&main_set),
-	       CPU_COUNT(&now));
+	       CPU_COUNT(&allowed), rx_cpu, CPU_COUNT(&main_set), CPU_COUNT(&now));
 	if (CPU_COUNT(&allowed) > 1) {
 		ck_assert(!CPU_ISSET(rx_cpu, &main_set));
 		ck_assert(!CPU_ISSET(rx_cpu, &now));
@@ -670,19 +694,22 @@ START_TEST(test_poll_gaps)
 	injected = mk.stalls;
 	stall_ns = 0;
 	stall_every = 0;
-	printf("poll gaps: %" PRIu64 " pauses of 100 us injected; counted >= 5/10/20/50 us: "
+	printf("poll gaps: %" PRIu64
+	       " pauses of 100 us injected; counted >= 5/10/20/50 us: "
 	       "%" PRIu64 "/%" PRIu64 "/%" PRIu64 "/%" PRIu64 ", longest %" PRIu64
-	       " us, %" PRIu64 " us in all\n", injected, r.st.poll_gaps[0],
-	       r.st.poll_gaps[1], r.st.poll_gaps[2], r.st.poll_gaps[3],
-	       r.st.poll_gap_max_ns / 1000u, r.st.poll_gap_ns / 1000u);
+	       " us, %" PRIu64 " us in all\n",
+	       injected, r.st.poll_gaps[0], r.st.poll_gaps[1], r.st.poll_gaps[2],
+	       r.st.poll_gaps[3], r.st.poll_gap_max_ns / 1000u, r.st.poll_gap_ns / 1000u);
 	ck_assert_uint_gt(injected, 50);
 	ck_assert_uint_eq(us[GCAP_POLL_GAP_BUCKETS - 1], 50);
-	ck_assert_uint_ge(r.st.poll_gaps[GCAP_POLL_GAP_BUCKETS - 1] + RING / 20 + 1, injected);
+	ck_assert_uint_ge(r.st.poll_gaps[GCAP_POLL_GAP_BUCKETS - 1] + RING / 20 + 1,
+			  injected);
 	for (unsigned k = 0; k + 1 < GCAP_POLL_GAP_BUCKETS; k++)
 		ck_assert_uint_ge(r.st.poll_gaps[k], r.st.poll_gaps[k + 1]);
 	ck_assert_uint_ge(r.st.poll_gap_max_ns, 100000u);
 	ck_assert_uint_ge(r.st.poll_gap_ns, (injected - RING / 20 - 1) * 100000u);
-	printf("latency p99 %" PRIu64 " us, of the packets no gap reached %" PRIu64 " us\n",
+	printf("latency p99 %" PRIu64 " us, of the packets no gap reached %" PRIu64
+	       " us\n",
 	       r.lat_p99_ns / 1000u, r.no_gap_p99_ns / 1000u);
 	ck_assert_uint_ge(r.lat_p99_ns, 100000u);
 	ck_assert_uint_gt(r.no_gap_p99_ns, 0);
@@ -716,11 +743,12 @@ START_TEST(test_poll_phases)
 		run(20000, 4, 1000000, 400, false, &r[w]);
 		injected[w] = mk.stalls;
 		printf("%u pauses of 100 us injected in %s; phases (ms, spans >= %u us):",
-		       (unsigned)injected[w], w ? "submit" : "done", GCAP_POLL_PHASE_LONG_US);
+		       (unsigned)injected[w], w ? "submit" : "done",
+		       GCAP_POLL_PHASE_LONG_US);
 		for (unsigned k = 0; k < GCAP_POLL_PHASES; k++) {
 			all += r[w].st.phase_ns[k];
-			printf(" %s %.1f (%" PRIu64 ")", names[k], r[w].st.phase_ns[k] / 1e6,
-			       r[w].st.phase_long[k]);
+			printf(" %s %.1f (%" PRIu64 ")", names[k],
+			       r[w].st.phase_ns[k] / 1e6, r[w].st.phase_long[k]);
 		}
 		printf("; run %.3f s\n", r[w].secs);
 		ck_assert_uint_gt(injected[w], 50);
@@ -728,10 +756,12 @@ START_TEST(test_poll_phases)
 		ck_assert_uint_le(all, (uint64_t)(r[w].secs * 1e9));
 		ck_assert_uint_ge(all, (uint64_t)(r[w].secs * 1e9 * 0.5));
 		/* each pause is a long span of its phase, and its time */
-		ck_assert_uint_ge(r[w].st.phase_long[w ? GCAP_PHASE_SUBMIT : GCAP_PHASE_DONE],
-				  injected[w] * 9 / 10);
-		ck_assert_uint_ge(r[w].st.phase_ns[w ? GCAP_PHASE_SUBMIT : GCAP_PHASE_DONE],
-				  injected[w] * 9 / 10 * stall_ns);
+		ck_assert_uint_ge(
+			r[w].st.phase_long[w ? GCAP_PHASE_SUBMIT : GCAP_PHASE_DONE],
+			injected[w] * 9 / 10);
+		ck_assert_uint_ge(
+			r[w].st.phase_ns[w ? GCAP_PHASE_SUBMIT : GCAP_PHASE_DONE],
+			injected[w] * 9 / 10 * stall_ns);
 	}
 	stall_ns = 0;
 	stall_every = 0;
@@ -740,9 +770,11 @@ START_TEST(test_poll_phases)
 	/* a pause in the executor's submit is the cpu executor's own work
 	 * (submit_works: its filters), not a poll gap; one in done is */
 	printf("poll gaps >= 50 us: %" PRIu64 " with the pauses in done, %" PRIu64
-	       " in submit\n", r[0].st.poll_gaps[GCAP_POLL_GAP_BUCKETS - 1],
+	       " in submit\n",
+	       r[0].st.poll_gaps[GCAP_POLL_GAP_BUCKETS - 1],
 	       r[1].st.poll_gaps[GCAP_POLL_GAP_BUCKETS - 1]);
-	ck_assert_uint_ge(r[0].st.poll_gaps[GCAP_POLL_GAP_BUCKETS - 1], injected[0] * 9 / 10);
+	ck_assert_uint_ge(r[0].st.poll_gaps[GCAP_POLL_GAP_BUCKETS - 1],
+			  injected[0] * 9 / 10);
 	ck_assert_uint_le(r[1].st.poll_gaps[GCAP_POLL_GAP_BUCKETS - 1], injected[1] / 3);
 	/* the pauses moved with the phase they were put in */
 	ck_assert_uint_ge(r[0].st.phase_long[GCAP_PHASE_DONE],
@@ -784,7 +816,8 @@ START_TEST(test_lcore_switches)
 	pthread_join(hog, NULL);
 	printf("RX lcore alone: %" PRIu64 " involuntary switches, %" PRIu64 " voluntary, "
 	       "%" PRIu64 " page faults, %" PRIu64 " gaps >= 50 us; sharing its CPU: "
-	       "%" PRIu64 " involuntary, %" PRIu64 " gaps >= 50 us, longest %" PRIu64 " us\n",
+	       "%" PRIu64 " involuntary, %" PRIu64 " gaps >= 50 us, longest %" PRIu64
+	       " us\n",
 	       quiet.st.lcore_nivcsw, quiet.st.lcore_nvcsw,
 	       quiet.st.lcore_minflt + quiet.st.lcore_majflt, quiet.st.poll_gaps[3],
 	       shared.st.lcore_nivcsw, shared.st.poll_gaps[3],
@@ -809,8 +842,7 @@ pinned_pool(const char *name, unsigned n)
 	ext.buf_iova = rte_malloc_virt2iova(mem);
 	ext.buf_len = len;
 	ext.elt_size = RTE_MBUF_DEFAULT_BUF_SIZE;
-	return rte_pktmbuf_pool_create_extbuf(name, n, 256, 0,
-					      RTE_MBUF_DEFAULT_BUF_SIZE,
+	return rte_pktmbuf_pool_create_extbuf(name, n, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
 					      SOCKET_ID_ANY, &ext, 1);
 }
 
@@ -848,8 +880,11 @@ main(void)
 	}
 	{
 		struct gcap_eal_conf ec = {
-			.prog = "test_live", .ports = ports, .nports = 3,
-			.nlcores = 2, .mem_mb = 256,
+			.prog = "test_live",
+			.ports = ports,
+			.nports = 3,
+			.nlcores = 2,
+			.mem_mb = 256,
 		};
 
 		sched_getaffinity(0, sizeof(allowed), &allowed);

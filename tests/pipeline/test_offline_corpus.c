@@ -139,10 +139,10 @@ struct pkt {
 };
 
 struct capfile {
-	pcap_t *p;         /* kept open: the reference filters compile on it */
+	pcap_t *p; /* kept open: the reference filters compile on it */
 	struct pkt *pkts;
 	size_t n;
-	bool damaged;      /* pcap_next_ex failed after n records */
+	bool damaged; /* pcap_next_ex failed after n records */
 	char err[PCAP_ERRBUF_SIZE];
 };
 
@@ -165,7 +165,8 @@ capfile_load(const char *path, struct capfile *cf)
 	size_t cap = 0;
 
 	memset(cf, 0, sizeof(*cf));
-	p = pcap_open_offline_with_tstamp_precision(path, PCAP_TSTAMP_PRECISION_NANO, err);
+	p = pcap_open_offline_with_tstamp_precision(path, PCAP_TSTAMP_PRECISION_NANO,
+						    err);
 	if (p == NULL) {
 		snprintf(cf->err, sizeof(cf->err), "%s", err);
 		return -1;
@@ -209,7 +210,8 @@ capfile_load(const char *path, struct capfile *cf)
 static int64_t
 ts_ns(const struct timeval *tv)
 {
-	int64_t sec = tv->tv_sec < 0 ? (int64_t)(uint32_t)tv->tv_sec : (int64_t)tv->tv_sec;
+	int64_t sec =
+		tv->tv_sec < 0 ? (int64_t)(uint32_t)tv->tv_sec : (int64_t)tv->tv_sec;
 
 	return sec * 1000000000 + (int64_t)tv->tv_usec;
 }
@@ -235,12 +237,13 @@ compare_output(const char *fname, const char *expr, const char *out,
 	       const struct capfile *cf, const struct bpf_program *ref)
 {
 	char err[PCAP_ERRBUF_SIZE];
-	pcap_t *o = pcap_open_offline_with_tstamp_precision(out, PCAP_TSTAMP_PRECISION_NANO, err);
+	pcap_t *o = pcap_open_offline_with_tstamp_precision(
+		out, PCAP_TSTAMP_PRECISION_NANO, err);
 	size_t k = 0, nrec = 0;
 	bool pcap_out = strcmp(strrchr(out, '.'), ".pcap") == 0;
 
-	ck_assert_msg(o != NULL, "%s '%s': output %s does not read back: %s", fname,
-		      expr, out, err);
+	ck_assert_msg(o != NULL, "%s '%s': output %s does not read back: %s", fname, expr,
+		      out, err);
 	ck_assert_msg(pcap_datalink(o) == pcap_datalink(cf->p),
 		      "%s '%s': output link type %d, input %d", fname, expr,
 		      pcap_datalink(o), pcap_datalink(cf->p));
@@ -264,7 +267,8 @@ compare_output(const char *fname, const char *expr, const char *out,
 		if (r == PCAP_ERROR_BREAK) {
 			ck_assert_msg(want == NULL,
 				      "%s '%s': output ends after %zu records, libpcap "
-				      "selects input record %zu too", fname, expr, nrec, k);
+				      "selects input record %zu too",
+				      fname, expr, nrec, k);
 			break;
 		}
 		nrec++;
@@ -277,14 +281,15 @@ compare_output(const char *fname, const char *expr, const char *out,
 			want_ts = ts_pcap(want_ts);
 		/* a negative instant (damaged input) has no ns-since-epoch
 		 * representation: its timestamp is not compared */
-		ck_assert_msg((want_ts < 0 || ts_ns(&h->ts) == want_ts) &&
-			      h->caplen == want->h.caplen && h->len == want->h.len &&
-			      memcmp(d, want->data, h->caplen) == 0,
-			      "%s '%s': output record %zu differs from input record %zu "
-			      "(ts %ld.%09ld/%ld.%09ld caplen %u/%u len %u/%u)", fname, expr,
-			      nrec, k, (long)h->ts.tv_sec, (long)h->ts.tv_usec,
-			      (long)want->h.ts.tv_sec, (long)want->h.ts.tv_usec, h->caplen,
-			      want->h.caplen, h->len, want->h.len);
+		ck_assert_msg(
+			(want_ts < 0 || ts_ns(&h->ts) == want_ts) &&
+				h->caplen == want->h.caplen && h->len == want->h.len &&
+				memcmp(d, want->data, h->caplen) == 0,
+			"%s '%s': output record %zu differs from input record %zu "
+			"(ts %ld.%09ld/%ld.%09ld caplen %u/%u len %u/%u)",
+			fname, expr, nrec, k, (long)h->ts.tv_sec, (long)h->ts.tv_usec,
+			(long)want->h.ts.tv_sec, (long)want->h.ts.tv_usec, h->caplen,
+			want->h.caplen, h->len, want->h.len);
 	}
 	pcap_close(o);
 }
@@ -322,14 +327,16 @@ run_one(const char *path)
 		if (rr != 0) {
 			ck_assert_msg(r == -EINVAL,
 				      "%s (%s): libpcap rejects '%s' (%s) but "
-				      "gcap_filter_compile gives %d", fname,
-				      pcap_datalink_val_to_name(linktype), exprs[e], rerr, r);
+				      "gcap_filter_compile gives %d",
+				      fname, pcap_datalink_val_to_name(linktype),
+				      exprs[e], rerr, r);
 			ref[e].bf_insns = NULL;
 			continue;
 		}
-		ck_assert_msg(r == 0, "%s (%s): libpcap accepts '%s' but "
-			      "gcap_filter_compile fails: %s", fname,
-			      pcap_datalink_val_to_name(linktype), exprs[e], err);
+		ck_assert_msg(r == 0,
+			      "%s (%s): libpcap accepts '%s' but "
+			      "gcap_filter_compile fails: %s",
+			      fname, pcap_datalink_val_to_name(linktype), exprs[e], err);
 		eidx[nout++] = e;
 	}
 	ck_assert_uint_gt(nout, 0); /* "" always compiles */
@@ -342,11 +349,13 @@ run_one(const char *path)
 			const struct pkt *c = &cf.pkts[k];
 
 			if ((pcap_offline_filter(rp, &c->h, c->data) != 0) ==
-			    (gcap_filter_run(&progs[i], c->data, c->h.len, c->h.caplen) != 0))
+			    (gcap_filter_run(&progs[i], c->data, c->h.len, c->h.caplen) !=
+			     0))
 				continue;
 			ck_abort_msg("%s (%s) '%s': gcap_filter_compile_on's program and "
-				     "tcpdump's disagree on record %zu", fname,
-				     pcap_datalink_val_to_name(linktype), exprs[eidx[i]], k + 1);
+				     "tcpdump's disagree on record %zu",
+				     fname, pcap_datalink_val_to_name(linktype),
+				     exprs[eidx[i]], k + 1);
 		}
 	}
 
@@ -367,7 +376,7 @@ run_one(const char *path)
 			.mem = gpu_mem,
 			.compile_filters = !gpu_interp,
 		};
-		struct gcap_writer_if wif = {.name = fname, .linktype = linktype};
+		struct gcap_writer_if wif = { .name = fname, .linktype = linktype };
 		struct gcap_exec *ex;
 		struct gcap_pipeline *pl;
 		struct gcap_pipeline_conf pc = {
@@ -402,16 +411,20 @@ run_one(const char *path)
 		pc.ex = ex;
 		pl = gcap_pipeline_create(&pc, err);
 		ck_assert_msg(pl != NULL, "%s: pipeline: %s", fname, err);
-		in = pcap_open_offline_with_tstamp_precision(path, PCAP_TSTAMP_PRECISION_NANO,
-							     perr);
+		in = pcap_open_offline_with_tstamp_precision(
+			path, PCAP_TSTAMP_PRECISION_NANO, perr);
 		ck_assert_msg(in != NULL, "%s: %s", fname, perr);
 		rr = gcap_pipeline_run_file(pl, in, err);
 		if (cf.damaged) {
-			ck_assert_msg(rr < 0, "%s: libpcap fails after %zu records (%s), "
-				      "the pipeline returns %d", fname, cf.n, cf.err, rr);
+			ck_assert_msg(rr < 0,
+				      "%s: libpcap fails after %zu records (%s), "
+				      "the pipeline returns %d",
+				      fname, cf.n, cf.err, rr);
 		} else {
-			ck_assert_msg(rr == 0, "%s: the pipeline fails (%d: %s), libpcap "
-				      "reads %zu records", fname, rr, err, cf.n);
+			ck_assert_msg(rr == 0,
+				      "%s: the pipeline fails (%d: %s), libpcap "
+				      "reads %zu records",
+				      fname, rr, err, cf.n);
 		}
 		rs = gcap_pipeline_stop(pl, 10000, perr);
 		ck_assert_msg(cf.damaged || rs == 0, "%s: stop: %s", fname, perr);
@@ -420,8 +433,10 @@ run_one(const char *path)
 			struct gcap_queue_stats st;
 
 			gcap_pipeline_queue_stats(pl, 0, &st);
-			ck_assert_msg(st.rx_pkts == cf.n, "%s: pipeline read %" PRIu64
-				      " packets, libpcap %zu", fname, st.rx_pkts, cf.n);
+			ck_assert_msg(st.rx_pkts == cf.n,
+				      "%s: pipeline read %" PRIu64
+				      " packets, libpcap %zu",
+				      fname, st.rx_pkts, cf.n);
 			ck_assert_uint_eq(st.drop_pipeline + st.drop_writer, 0);
 			ck_assert_uint_eq(st.captured + st.filtered, cf.n);
 		}
@@ -462,7 +477,7 @@ END_TEST
 START_TEST(test_local_inputs)
 {
 	unsigned damaged = 0, linktypes = 0;
-	int seen[4] = {-1, -1, -1, -1};
+	int seen[4] = { -1, -1, -1, -1 };
 
 	ck_assert_uint_ge(nlocal, 6);
 	for (unsigned i = 0; i < nlocal; i++) {
@@ -470,7 +485,8 @@ START_TEST(test_local_inputs)
 		bool is_dmg = strstr(files[i], "damaged") != NULL;
 
 		ck_assert_int_eq(capfile_load(files[i], &cf), 0);
-		ck_assert_msg(cf.damaged == is_dmg, "%s: damaged %d", files[i], cf.damaged);
+		ck_assert_msg(cf.damaged == is_dmg, "%s: damaged %d", files[i],
+			      cf.damaged);
 		ck_assert_uint_gt(cf.n, 10);
 		damaged += cf.damaged;
 		for (unsigned k = 0; k < 4; k++) {
@@ -497,7 +513,8 @@ START_TEST(test_exprs_discriminate)
 	struct capfile cf;
 	unsigned useful = 0;
 
-	snprintf(path, sizeof(path), "%s/tests/data/eth-mix.pcap", getenv("GCAP_SOURCE_ROOT"));
+	snprintf(path, sizeof(path), "%s/tests/data/eth-mix.pcap",
+		 getenv("GCAP_SOURCE_ROOT"));
 	ck_assert_int_eq(capfile_load(path, &cf), 0);
 	for (unsigned e = 1; e < NEXPR; e++) {
 		struct bpf_program bp;
@@ -506,7 +523,8 @@ START_TEST(test_exprs_discriminate)
 		if (pcap_compile(cf.p, &bp, exprs[e], 1, 0) != 0)
 			continue;
 		for (size_t i = 0; i < cf.n; i++)
-			m += pcap_offline_filter(&bp, &cf.pkts[i].h, cf.pkts[i].data) != 0;
+			m += pcap_offline_filter(&bp, &cf.pkts[i].h, cf.pkts[i].data) !=
+			     0;
 		if (m > 0 && m < cf.n)
 			useful++;
 		pcap_freecode(&bp);
@@ -537,7 +555,8 @@ add_dir(const char *dir, unsigned max)
 		const char *dot = strrchr(de->d_name, '.');
 		char *p;
 
-		if (dot == NULL || (strcmp(dot, ".pcap") != 0 && strcmp(dot, ".pcapng") != 0))
+		if (dot == NULL ||
+		    (strcmp(dot, ".pcap") != 0 && strcmp(dot, ".pcapng") != 0))
 			continue;
 		if (asprintf(&p, "%s/%s", dir, de->d_name) < 0)
 			abort();
@@ -619,13 +638,16 @@ main(void)
 			     strcmp(getenv("GCAP_TEST_GPU_INTERP"), "1") == 0;
 		if (getenv("GCAP_TEST_GPU_MEM") != NULL &&
 		    gcap_mem_parse(getenv("GCAP_TEST_GPU_MEM"), &gpu_mem) < 0) {
-			fprintf(stderr, "GCAP_TEST_GPU_MEM=%s: expected auto, host, "
-				"copy or gpu\n", getenv("GCAP_TEST_GPU_MEM"));
+			fprintf(stderr,
+				"GCAP_TEST_GPU_MEM=%s: expected auto, host, "
+				"copy or gpu\n",
+				getenv("GCAP_TEST_GPU_MEM"));
 			return 1;
 		}
 		printf("backend gpu (%d device%s, %s filters, memory mode %s)\n", ndev,
 		       ndev > 1 ? "s" : "", gpu_interp ? "interpreted" : "compiled",
-		       getenv("GCAP_TEST_GPU_MEM") ? getenv("GCAP_TEST_GPU_MEM") : "auto");
+		       getenv("GCAP_TEST_GPU_MEM") ? getenv("GCAP_TEST_GPU_MEM") :
+						     "auto");
 		/* one idle executor for the whole run keeps the GPU's primary
 		 * context alive: each file's executor then reuses it instead
 		 * of creating it again (about 0.5 s a file on the H200). Only
@@ -654,10 +676,12 @@ main(void)
 	ncorpus = add_dir(dir, max ? (unsigned)strtoul(max, NULL, 10) : 0);
 	if (ncorpus < 0) {
 		printf("NOTE: %s is absent: the tcpdump corpus is skipped, only "
-		       "tests/data's %u captures run\n", dir, nlocal);
+		       "tests/data's %u captures run\n",
+		       dir, nlocal);
 		ncorpus = 0;
 	} else {
-		printf("%u local captures, %d corpus captures, %zu expressions, %s executor\n",
+		printf("%u local captures, %d corpus captures, %zu expressions, %s "
+		       "executor\n",
 		       nlocal, ncorpus, NEXPR, ops->name);
 	}
 	snprintf(tmp_root, sizeof(tmp_root), "%s/gcap-corpus-XXXXXX",

@@ -86,11 +86,11 @@ take(struct gcap_xarena *a, struct model *m, uint32_t need, uint32_t id)
 	}
 	at = m->head + n > cap ? 0 : m->head; /* the policy */
 	from = at == 0 && m->head + n > cap ? m->head : at;
-	expect = all_free(m, at, n) &&
-		 (from == at || all_free(m, from, cap - from)) && m->n < MAXLIVE;
+	expect = all_free(m, at, n) && (from == at || all_free(m, from, cap - from)) &&
+		 m->n < MAXLIVE;
 	ck_assert_msg((p != NULL) == expect,
-		      "take %u at %u (head %u, %u bytes held): got %s, expected %s",
-		      need, at, m->head, (unsigned)m->held, p ? "a region" : "none",
+		      "take %u at %u (head %u, %u bytes held): got %s, expected %s", need,
+		      at, m->head, (unsigned)m->held, p ? "a region" : "none",
 		      expect ? "a region" : "none");
 	if (p == NULL)
 		return;
@@ -152,8 +152,9 @@ run_model(uint32_t cap_asked, uint32_t maxneed, unsigned steps, unsigned seed)
 
 		if (r < 5 || m->n == 0) {
 			/* mostly small, sometimes up to maxneed */
-			uint32_t need = rand() % 4 == 0 ? (uint32_t)rand() % (maxneed + 1)
-							 : (uint32_t)rand() % 300;
+			uint32_t need = rand() % 4 == 0 ?
+						(uint32_t)rand() % (maxneed + 1) :
+						(uint32_t)rand() % 300;
 
 			take(&a, m, need, ++id);
 		} else if (r == 5 && m->fifo[(m->first + m->n - 1) % MAXLIVE].gap == 0) {

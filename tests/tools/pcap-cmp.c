@@ -151,8 +151,8 @@ static pcap_t *
 open_file(const char *path)
 {
 	char err[PCAP_ERRBUF_SIZE];
-	pcap_t *p = pcap_open_offline_with_tstamp_precision(path,
-			PCAP_TSTAMP_PRECISION_NANO, err);
+	pcap_t *p = pcap_open_offline_with_tstamp_precision(
+		path, PCAP_TSTAMP_PRECISION_NANO, err);
 
 	if (p == NULL)
 		fprintf(stderr, "pcap-cmp: %s: %s\n", path, err);
@@ -162,8 +162,8 @@ open_file(const char *path)
 /* Next record of p (skipping records of other interfaces when m is set).
  * @return 1 record, 0 end, -1 error. */
 static int
-next_rec(pcap_t *p, const char *path, const struct ifmap *m, long iface,
-	 size_t *idx, struct pcap_pkthdr **h, const u_char **d)
+next_rec(pcap_t *p, const char *path, const struct ifmap *m, long iface, size_t *idx,
+	 struct pcap_pkthdr **h, const u_char **d)
 {
 	for (;;) {
 		int r = pcap_next_ex(p, h, d);
@@ -192,30 +192,30 @@ next_rec(pcap_t *p, const char *path, const struct ifmap *m, long iface,
 static void
 usage(void)
 {
-	fprintf(stderr,
-		"usage: pcap-cmp [--no-ts|--usec] [--snap N] [--no-linktype] [--iface N] [-q] A B\n"
-		"       pcap-cmp --count [--iface N] A\n"
-		"exit: 0 equal, 1 different, 2 error\n");
+	fprintf(stderr, "usage: pcap-cmp [--no-ts|--usec] [--snap N] [--no-linktype] "
+			"[--iface N] [-q] A B\n"
+			"       pcap-cmp --count [--iface N] A\n"
+			"exit: 0 equal, 1 different, 2 error\n");
 }
 
 int
 main(int argc, char **argv)
 {
 	static const struct option lo[] = {
-		{"no-ts", no_argument, NULL, 't'},
-		{"no-linktype", no_argument, NULL, 'l'},
-		{"usec", no_argument, NULL, 'u'},
-		{"snap", required_argument, NULL, 's'},
-		{"iface", required_argument, NULL, 'i'},
-		{"count", no_argument, NULL, 'n'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+		{ "no-ts", no_argument, NULL, 't' },
+		{ "no-linktype", no_argument, NULL, 'l' },
+		{ "usec", no_argument, NULL, 'u' },
+		{ "snap", required_argument, NULL, 's' },
+		{ "iface", required_argument, NULL, 'i' },
+		{ "count", no_argument, NULL, 'n' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
 	};
 	int64_t ts_div = 1;
 	unsigned long snap = 0;
 	bool no_ts = false, no_lt = false, count = false, quiet = false;
 	long iface = -1;
-	struct ifmap map = {0};
+	struct ifmap map = { 0 };
 	pcap_t *a, *b = NULL;
 	uint64_t na = 0, nb = 0;
 	size_t ia = 0, ib = 0;
@@ -301,9 +301,11 @@ main(int argc, char **argv)
 		nb += (uint64_t)rb;
 		if (ra == 0 || rb == 0) {
 			/* count what remains of the longer file */
-			while (ra == 1 && (ra = next_rec(a, argv[optind], &map, iface, &ia, &ha, &da)) == 1)
+			while (ra == 1 && (ra = next_rec(a, argv[optind], &map, iface,
+							 &ia, &ha, &da)) == 1)
 				na++;
-			while (rb == 1 && (rb = next_rec(b, argv[optind + 1], NULL, -1, &ib, &hb, &db)) == 1)
+			while (rb == 1 && (rb = next_rec(b, argv[optind + 1], NULL, -1,
+							 &ib, &hb, &db)) == 1)
 				nb++;
 			if (ra < 0 || rb < 0)
 				rc = 2;
@@ -317,7 +319,8 @@ main(int argc, char **argv)
 			break;
 		}
 		if (snap != 0 && hb->caplen > snap)
-			hb->caplen = (bpf_u_int32)snap; /* libpcap's header copy: ours to change */
+			hb->caplen = (bpf_u_int32)
+				snap; /* libpcap's header copy: ours to change */
 		if (!no_ts && ts_ns(&ha->ts) / ts_div != ts_ns(&hb->ts) / ts_div)
 			what = "timestamp";
 		else if (ha->caplen != hb->caplen)
@@ -328,11 +331,13 @@ main(int argc, char **argv)
 			what = "bytes";
 		if (what != NULL) {
 			if (!diff_shown)
-				printf("record %" PRIu64 ": %s differ (ts %ld.%09ld vs %ld.%09ld, "
-				       "caplen %u vs %u, len %u vs %u)\n", na, what,
-				       (long)ha->ts.tv_sec, (long)ha->ts.tv_usec,
-				       (long)hb->ts.tv_sec, (long)hb->ts.tv_usec,
-				       ha->caplen, hb->caplen, ha->len, hb->len);
+				printf("record %" PRIu64
+				       ": %s differ (ts %ld.%09ld vs %ld.%09ld, "
+				       "caplen %u vs %u, len %u vs %u)\n",
+				       na, what, (long)ha->ts.tv_sec,
+				       (long)ha->ts.tv_usec, (long)hb->ts.tv_sec,
+				       (long)hb->ts.tv_usec, ha->caplen, hb->caplen,
+				       ha->len, hb->len);
 			diff_shown = true;
 			rc = 1;
 		}

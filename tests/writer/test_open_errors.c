@@ -105,8 +105,7 @@ START_TEST(test_open_eacces)
 		_exit(strcmp(eb, want) == 0 ? 0 : 13);
 	}
 	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
-	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0,
-		      "child status %d", st);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child status %d", st);
 	ck_assert(!wt_exists(wt_path("ro/x.pcap")));
 }
 END_TEST
@@ -127,8 +126,7 @@ START_TEST(test_open_proc_file)
 	errno = 0;
 	ck_assert_ptr_null(gcap_writer_open(&c, eb));
 	ck_assert_int_ne(errno, 0);
-	snprintf(want, sizeof(want), "cannot write '/proc/version': %s",
-		 strerror(errno));
+	snprintf(want, sizeof(want), "cannot write '/proc/version': %s", strerror(errno));
 	ck_assert_str_eq(eb, want);
 	ck_assert(wt_exists("/proc/version"));
 }

@@ -61,8 +61,10 @@ START_TEST(test_large_records)
 	const char *p = wt_path("big.pcapng");
 	struct gcap_writer_conf c = wt_conf1(p);
 	struct gcap_writer *w;
-	struct gcap_rec h = { .ts_ns = T0 + 5, .caplen = sizeof(big),
-			      .wirelen = sizeof(big), .outmask = 1 };
+	struct gcap_rec h = { .ts_ns = T0 + 5,
+			      .caplen = sizeof(big),
+			      .wirelen = sizeof(big),
+			      .outmask = 1 };
 	struct wt_ng ni;
 	struct wt_rec r;
 
@@ -135,8 +137,8 @@ START_TEST(test_write_buf_bits)
 		struct wt_rec r;
 
 		wt_mkrec(&r, i, wt_vlen(i) % 700 + 1, 1);
-		r.h.outmask = (i % 2 ? 1ull : 0) | (i % 3 == 0 ? 1ull << 3 : 0) |
-			      (1ull << 63);
+		r.h.outmask =
+			(i % 2 ? 1ull : 0) | (i % 3 == 0 ? 1ull << 3 : 0) | (1ull << 63);
 		if (r.h.outmask & 1) {
 			lens0[n0] = r.h.caplen;
 			ids0[n0++] = i;
@@ -185,12 +187,10 @@ START_TEST(test_write_buf_corrupt)
 	ck_assert_int_eq(gcap_writer_write_buf(w, buf, (uint32_t)off, 0), -EINVAL);
 	((struct gcap_rec *)(buf + last))->caplen = 100;
 	/* a buffer that ends inside a record header */
-	ck_assert_int_eq(gcap_writer_write_buf(w, buf, (uint32_t)last + 8, 0),
-			 -EINVAL);
+	ck_assert_int_eq(gcap_writer_write_buf(w, buf, (uint32_t)last + 8, 0), -EINVAL);
 	/* a buffer that ends inside the record's padding */
 	((struct gcap_rec *)(buf + last))->caplen = 97;
-	ck_assert_int_eq(gcap_writer_write_buf(w, buf, (uint32_t)off - 8, 0),
-			 -EINVAL);
+	ck_assert_int_eq(gcap_writer_write_buf(w, buf, (uint32_t)off - 8, 0), -EINVAL);
 	((struct gcap_rec *)(buf + last))->caplen = 100;
 	ck_assert_int_eq(gcap_writer_flush(w), 0);
 	/* nothing of the corrupt buffers was written */
@@ -229,8 +229,8 @@ START_TEST(test_stdout_pipe)
 	ck_assert_ptr_nonnull(w);
 
 	FILE *f = fdopen(pfd[0], "rb");
-	pcap_t *pc = pcap_fopen_offline_with_tstamp_precision(f,
-		PCAP_TSTAMP_PRECISION_NANO, eb);
+	pcap_t *pc = pcap_fopen_offline_with_tstamp_precision(
+		f, PCAP_TSTAMP_PRECISION_NANO, eb);
 	struct pcap_pkthdr *h;
 	const u_char *d;
 	int k = 0;

@@ -54,7 +54,7 @@ START_TEST(test_pcap_snaplen)
 
 	c.snaplen = 64;
 	w = wt_open(&c);
-	wt_write_n(w, 0, 50, 0, 1);   /* 14..1500 bytes: most are cut */
+	wt_write_n(w, 0, 50, 0, 1); /* 14..1500 bytes: most are cut */
 	wt_close(w, NULL);
 	wt_check_file(p, 0, 50, 0, 64, DLT_EN10MB);
 }
@@ -132,7 +132,8 @@ END_TEST
 START_TEST(test_pcap_mixed_linktypes_einval)
 {
 	static struct gcap_writer_if mixed[] = {
-		{ "eth0", DLT_EN10MB }, { "tun0", DLT_RAW },
+		{ "eth0", DLT_EN10MB },
+		{ "tun0", DLT_RAW },
 	};
 	const char *p = wt_path("mixed.pcap");
 	struct gcap_writer_conf c = wt_conf1(p);

@@ -28,7 +28,9 @@ START_TEST(test_pcapng_three_ifs)
 	const char *p = wt_path("n.pcapng");
 	struct gcap_writer_conf c = wt_conf1(p);
 	struct gcap_writer_if_stats st[3] = {
-		{ 100, 1, 10 }, { 200, 2, 20 }, { 300, 3, 30 },
+		{ 100, 1, 10 },
+		{ 200, 2, 20 },
+		{ 300, 3, 30 },
 	};
 	struct gcap_writer *w;
 	struct wt_ng ni;
@@ -115,7 +117,8 @@ END_TEST
 START_TEST(test_pcapng_mixed_linktypes)
 {
 	static struct gcap_writer_if mixed[] = {
-		{ "eth0", DLT_EN10MB }, { "tun0", DLT_RAW },
+		{ "eth0", DLT_EN10MB },
+		{ "tun0", DLT_RAW },
 	};
 	const char *p = wt_path("mixed.pcapng");
 	struct gcap_writer_conf c = wt_conf1(p);

@@ -180,8 +180,9 @@ START_TEST(test_rotate_G_W_stops)
 	ck_assert_int_eq(gcap_writer_write(w, &r.h, r.data), -ECANCELED);
 	ck_assert_int_eq(gcap_writer_write(w, &r.h, r.data), -ECANCELED);
 	ck_assert_int_eq(gcap_writer_tick(w, T0 + 500 * NS), -ECANCELED);
-	ck_assert_int_eq(gcap_writer_write_buf(w, (const uint8_t *)&r, 
-			 GCAP_REC_SIZE(100), 0), -ECANCELED);
+	ck_assert_int_eq(
+		gcap_writer_write_buf(w, (const uint8_t *)&r, GCAP_REC_SIZE(100), 0),
+		-ECANCELED);
 	uint64_t nrec;
 
 	gcap_writer_counts(w, &nrec, NULL);

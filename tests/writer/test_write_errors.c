@@ -93,8 +93,8 @@ START_TEST(test_efbig_flush_each)
 	ck_assert_uint_eq(nrec, 5);
 	ck_assert_uint_eq(nbytes, 24 + 5 * R100);
 	ck_assert_int_eq(rcc, -EFBIG);
-	ck_assert_msg(strstr(eb, p) != NULL && strstr(eb, strerror(EFBIG)) != NULL,
-		      "%s", eb);
+	ck_assert_msg(strstr(eb, p) != NULL && strstr(eb, strerror(EFBIG)) != NULL, "%s",
+		      eb);
 	ck_assert_int_eq(wt_fsize(p), 24 + 5 * R100);
 	wt_check_file(p, 0, 5, 100, 65535, DLT_EN10MB);
 }
@@ -155,8 +155,9 @@ START_TEST(test_efbig_large_record)
 	const char *p = wt_path("fbig.pcap");
 	struct gcap_writer_conf c = wt_conf1(p);
 	struct gcap_writer *w;
-	struct gcap_rec h = { .ts_ns = T0, .caplen = sizeof(big),
-			      .wirelen = sizeof(big), .outmask = 1 };
+	struct gcap_rec h = {
+		.ts_ns = T0, .caplen = sizeof(big), .wirelen = sizeof(big), .outmask = 1
+	};
 	struct fsz_guard g;
 	char eb[GCAP_ERRBUF_SIZE];
 	int rc, rcc;
@@ -218,15 +219,17 @@ small_fs(const char *dir, const char *size)
 	if (geteuid() != 0) {
 		if (!said)
 			fprintf(stderr, "writer: not root, tmpfs ENOSPC check "
-				"skipped\n");
+					"skipped\n");
 		said = true;
 		return false;
 	}
 	if (!ns) {
 		if (unshare(CLONE_NEWNS) != 0 ||
 		    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) {
-			fprintf(stderr, "writer: no mount namespace (%s), tmpfs "
-				"ENOSPC check skipped\n", strerror(errno));
+			fprintf(stderr,
+				"writer: no mount namespace (%s), tmpfs "
+				"ENOSPC check skipped\n",
+				strerror(errno));
 			return false;
 		}
 		ns = true;
@@ -238,8 +241,10 @@ small_fs(const char *dir, const char *size)
 	}
 	snprintf(opt, sizeof(opt), "size=%s", size);
 	if (mount("tmpfs", dir, "tmpfs", 0, opt) != 0) {
-		fprintf(stderr, "writer: cannot mount a tmpfs (%s), tmpfs ENOSPC "
-			"check skipped\n", strerror(errno));
+		fprintf(stderr,
+			"writer: cannot mount a tmpfs (%s), tmpfs ENOSPC "
+			"check skipped\n",
+			strerror(errno));
 		return false;
 	}
 	return true;
@@ -254,8 +259,8 @@ static uint64_t
 read_seq(const char *path, unsigned *next)
 {
 	char eb[PCAP_ERRBUF_SIZE];
-	pcap_t *p = pcap_open_offline_with_tstamp_precision(path,
-		PCAP_TSTAMP_PRECISION_NANO, eb);
+	pcap_t *p = pcap_open_offline_with_tstamp_precision(
+		path, PCAP_TSTAMP_PRECISION_NANO, eb);
 	struct pcap_pkthdr *h;
 	const u_char *d;
 	uint64_t k = 0;
@@ -274,8 +279,10 @@ read_seq(const char *path, unsigned *next)
 		(*next)++;
 		k++;
 	}
-	ck_assert_msg(rc == PCAP_ERROR_BREAK, "%s: read error after %llu "
-		      "records: %s", path, (unsigned long long)k, pcap_geterr(p));
+	ck_assert_msg(rc == PCAP_ERROR_BREAK,
+		      "%s: read error after %llu "
+		      "records: %s",
+		      path, (unsigned long long)k, pcap_geterr(p));
 	pcap_close(p);
 	return k;
 }
@@ -315,8 +322,8 @@ enospc_case(bool ng, const char *size, uint64_t rotate)
 		rc = gcap_writer_flush(w);
 	gcap_writer_counts(w, &nrec, &nbytes);
 	rcc = gcap_writer_close(w, NULL, eb);
-	ck_assert_msg(rc == -ENOSPC, "%s (%s, -C %llu): write %d at record %u",
-		      p, size, (unsigned long long)rotate, rc, i);
+	ck_assert_msg(rc == -ENOSPC, "%s (%s, -C %llu): write %d at record %u", p, size,
+		      (unsigned long long)rotate, rc, i);
 	ck_assert_int_eq(rcc, -ENOSPC);
 	ck_assert_msg(strstr(eb, strerror(ENOSPC)) != NULL, "%s", eb);
 
@@ -333,9 +340,10 @@ enospc_case(bool ng, const char *size, uint64_t rotate)
 		sz += (uint64_t)wt_fsize(f);
 		nfiles++;
 	}
-	ck_assert_msg(got == nrec, "%s (%s, -C %llu): counts say %llu records, "
-		      "the %u files hold %llu", p, size,
-		      (unsigned long long)rotate, (unsigned long long)nrec,
+	ck_assert_msg(got == nrec,
+		      "%s (%s, -C %llu): counts say %llu records, "
+		      "the %u files hold %llu",
+		      p, size, (unsigned long long)rotate, (unsigned long long)nrec,
 		      nfiles, (unsigned long long)got);
 	ck_assert_uint_eq(sz, nbytes);
 	ck_assert_uint_gt(got, 0);

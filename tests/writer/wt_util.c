@@ -159,7 +159,7 @@ wt_close(struct gcap_writer *w, const struct gcap_writer_if_stats *st)
 /* write records [first, first+n) of the given lengths */
 void
 wt_write_n(struct gcap_writer *w, unsigned first, unsigned n, uint32_t caplen,
-	unsigned nifs)
+	   unsigned nifs)
 {
 	struct wt_rec r;
 
@@ -176,11 +176,11 @@ wt_write_n(struct gcap_writer *w, unsigned first, unsigned n, uint32_t caplen,
  */
 int
 wt_check_file_ids(const char *path, const unsigned *ids, int n, uint32_t caplen,
-	       const uint32_t *caplens, uint32_t snaplen, int dlt)
+		  const uint32_t *caplens, uint32_t snaplen, int dlt)
 {
 	char eb[PCAP_ERRBUF_SIZE];
-	pcap_t *p = pcap_open_offline_with_tstamp_precision(path,
-		PCAP_TSTAMP_PRECISION_NANO, eb);
+	pcap_t *p = pcap_open_offline_with_tstamp_precision(
+		path, PCAP_TSTAMP_PRECISION_NANO, eb);
 	struct pcap_pkthdr *h;
 	const u_char *d;
 	int k = 0, rc;
@@ -191,8 +191,11 @@ wt_check_file_ids(const char *path, const unsigned *ids, int n, uint32_t caplen,
 		struct wt_rec r;
 
 		ck_assert_msg(k < n, "%s: more than %d records", path, n);
-		wt_mkrec(&r, ids[k], caplens != NULL ? caplens[k] :
-		      caplen != 0 ? caplen : wt_vlen(ids[k]), 1);
+		wt_mkrec(&r, ids[k],
+			 caplens != NULL ? caplens[k] :
+			 caplen != 0     ? caplen :
+					   wt_vlen(ids[k]),
+			 1);
 		uint32_t incl = r.h.caplen < snaplen ? r.h.caplen : snaplen;
 
 		ck_assert_uint_eq((uint64_t)h->ts.tv_sec, r.h.ts_ns / NS);
@@ -202,16 +205,16 @@ wt_check_file_ids(const char *path, const unsigned *ids, int n, uint32_t caplen,
 		ck_assert_mem_eq(d, r.data, incl);
 		k++;
 	}
-	ck_assert_msg(rc == PCAP_ERROR_BREAK, "%s: read error after %d records: %s",
-		      path, k, pcap_geterr(p));
+	ck_assert_msg(rc == PCAP_ERROR_BREAK, "%s: read error after %d records: %s", path,
+		      k, pcap_geterr(p));
 	pcap_close(p);
 	ck_assert_int_eq(k, n);
 	return k;
 }
 
 int
-wt_check_file(const char *path, unsigned first, int n, uint32_t caplen,
-	   uint32_t snaplen, int dlt)
+wt_check_file(const char *path, unsigned first, int n, uint32_t caplen, uint32_t snaplen,
+	      int dlt)
 {
 	unsigned ids[256] = { 0 };
 
@@ -291,7 +294,8 @@ wt_ng_parse(const char *path, struct wt_ng *ni)
 		case 6:
 			ck_assert_uint_lt(ni->nepb, 512);
 			ni->epb_if[ni->nepb++] = wt_rd32(b + pos + 8);
-			ck_assert_uint_le(28 + ((wt_rd32(b + pos + 20) + 3) & ~3u) + 4, len);
+			ck_assert_uint_le(28 + ((wt_rd32(b + pos + 20) + 3) & ~3u) + 4,
+					  len);
 			break;
 		case 5:
 			ck_assert_uint_lt(ni->nisb, 8);
@@ -299,9 +303,7 @@ wt_ng_parse(const char *path, struct wt_ng *ni)
 			opt = b + pos + 20;
 			ni->nisb++;
 			break;
-		default:
-			ni->nother++;
-			break;
+		default: ni->nother++; break;
 		}
 		while (opt != NULL && opt + 4 <= end) {
 			uint16_t code = wt_rd16(opt), olen = wt_rd16(opt + 2);
@@ -311,8 +313,8 @@ wt_ng_parse(const char *path, struct wt_ng *ni)
 				break;
 			ck_assert(v + olen <= end);
 			if (type == 0x0a0d0d0a && code == 4)
-				snprintf(ni->userappl, sizeof(ni->userappl), "%.*s",
-					 olen, (const char *)v);
+				snprintf(ni->userappl, sizeof(ni->userappl), "%.*s", olen,
+					 (const char *)v);
 			if (type == 1) {
 				unsigned i = ni->nidb - 1;
 
@@ -329,7 +331,8 @@ wt_ng_parse(const char *path, struct wt_ng *ni)
 			}
 			if (type == 5) {
 				unsigned i = ni->nisb - 1;
-				uint64_t ts = ((uint64_t)wt_rd32(v) << 32) | wt_rd32(v + 4);
+				uint64_t ts =
+					((uint64_t)wt_rd32(v) << 32) | wt_rd32(v + 4);
 
 				ck_assert_uint_eq(olen, 8);
 				if (code == 2) {
@@ -378,7 +381,8 @@ wt_tshark_read(const char *path, unsigned *ifid, unsigned *len, int max)
 
 	snprintf(cmd, sizeof(cmd),
 		 "/usr/bin/tshark -n -r '%s' -T fields -e frame.len "
-		 "-e frame.interface_id 2>/dev/null", path);
+		 "-e frame.interface_id 2>/dev/null",
+		 path);
 	f = popen(cmd, "r");
 	ck_assert_ptr_nonnull(f);
 	while (fgets(line, sizeof(line), f) != NULL) {

@@ -67,17 +67,16 @@ struct gcap_writer *wt_open(const struct gcap_writer_conf *c);
 /** Close, failing the test with the message if it fails. */
 void wt_close(struct gcap_writer *w, const struct gcap_writer_if_stats *st);
 /** Write records [first, first+n) of caplen bytes (0: varied). */
-void wt_write_n(struct gcap_writer *w, unsigned first, unsigned n,
-		uint32_t caplen, unsigned nifs);
+void wt_write_n(struct gcap_writer *w, unsigned first, unsigned n, uint32_t caplen,
+		unsigned nifs);
 
 /**
  * Read path with libpcap (nanosecond precision): it must hold exactly
  * the records ids[0..n) of caplen (0: varied; caplens[k] if given), cut
  * to snaplen, with link type dlt. @return records read.
  */
-int wt_check_file_ids(const char *path, const unsigned *ids, int n,
-		      uint32_t caplen, const uint32_t *caplens,
-		      uint32_t snaplen, int dlt);
+int wt_check_file_ids(const char *path, const unsigned *ids, int n, uint32_t caplen,
+		      const uint32_t *caplens, uint32_t snaplen, int dlt);
 /** wt_check_file_ids() for records first..first+n-1. */
 int wt_check_file(const char *path, unsigned first, int n, uint32_t caplen,
 		  uint32_t snaplen, int dlt);

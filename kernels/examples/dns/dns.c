@@ -15,24 +15,24 @@
  */
 #include <gpucap/gcap_kernel.h>
 
-#define DNS_SLOTS 16384u     /* names tracked */
-#define DNS_NAME_MAX 256u    /* longest text name is 253 */
+#define DNS_SLOTS 16384u  /* names tracked */
+#define DNS_NAME_MAX 256u /* longest text name is 253 */
 #define DNS_MAX_SUFFIX 64u
 #define DNS_MAX_LABELS 128u
 
 struct gcap_kstate {
-	uint64_t udp53;      /* UDP packets to port 53 */
-	uint64_t queries;    /* of which well-formed queries (QR=0, QDCOUNT>0) */
-	uint64_t matched;    /* of which the name matched a suffix (captured) */
-	uint64_t malformed;  /* UDP/53 packets whose question did not parse */
+	uint64_t udp53;     /* UDP packets to port 53 */
+	uint64_t queries;   /* of which well-formed queries (QR=0, QDCOUNT>0) */
+	uint64_t matched;   /* of which the name matched a suffix (captured) */
+	uint64_t malformed; /* UDP/53 packets whose question did not parse */
 	uint32_t nsuffix;
 	uint32_t top;
 	uint8_t sfxlen[DNS_MAX_SUFFIX];
 	char sfx[DNS_MAX_SUFFIX][DNS_NAME_MAX];
 	GCAP_HASH_DECLARE(names, DNS_SLOTS);
-	uint64_t count[DNS_SLOTS];   /* queries per name */
-	uint8_t nlen[DNS_SLOTS];     /* name length */
-	uint8_t match[DNS_SLOTS];    /* the name matched a suffix */
+	uint64_t count[DNS_SLOTS]; /* queries per name */
+	uint8_t nlen[DNS_SLOTS];   /* name length */
+	uint8_t match[DNS_SLOTS];  /* the name matched a suffix */
 	char name[DNS_SLOTS][DNS_NAME_MAX];
 };
 
@@ -40,8 +40,8 @@ struct gcap_kstate {
  * Read the first question's name at off as lower-case dotted text.
  * @return its length (0 for the root), or -1 when malformed.
  */
-GCAP_DEV int dns_qname(const struct gcap_kpkt *pkt, uint32_t off,
-		       uint32_t end, char *name)
+GCAP_DEV int
+dns_qname(const struct gcap_kpkt *pkt, uint32_t off, uint32_t end, char *name)
 {
 	uint32_t n = 0;
 	for (uint32_t i = 0; i < DNS_MAX_LABELS; i++) {
@@ -50,7 +50,7 @@ GCAP_DEV int dns_qname(const struct gcap_kpkt *pkt, uint32_t off,
 			return -1;
 		if (len == 0)
 			return (int)n;
-		if (len & 0xc0u)  /* compression pointer or reserved: not in a query */
+		if (len & 0xc0u) /* compression pointer or reserved: not in a query */
 			return -1;
 		if (end - off - 1u < len || n + (n ? 1u : 0u) + len > 253u)
 			return -1;
@@ -68,8 +68,8 @@ GCAP_DEV int dns_qname(const struct gcap_kpkt *pkt, uint32_t off,
 	return -1;
 }
 
-GCAP_DEV bool dns_suffix_match(const struct gcap_kstate *st,
-			       const char *name, uint32_t n)
+GCAP_DEV bool
+dns_suffix_match(const struct gcap_kstate *st, const char *name, uint32_t n)
 {
 	uint32_t ns = st->nsuffix < DNS_MAX_SUFFIX ? st->nsuffix : DNS_MAX_SUFFIX;
 	for (uint32_t k = 0; k < ns; k++) {
@@ -87,8 +87,8 @@ GCAP_DEV bool dns_suffix_match(const struct gcap_kstate *st,
 	return false;
 }
 
-GCAP_KERNEL uint32_t gcap_kernel(const struct gcap_kpkt *pkt,
-				 struct gcap_kstate *st)
+GCAP_KERNEL uint32_t
+gcap_kernel(const struct gcap_kpkt *pkt, struct gcap_kstate *st)
 {
 	struct gcap_parsed p;
 	gcap_parse(pkt, &p);
@@ -105,7 +105,7 @@ GCAP_KERNEL uint32_t gcap_kernel(const struct gcap_kpkt *pkt,
 	gcap_load_u16be(pkt, off + 2u, &flags);
 	gcap_load_u16be(pkt, off + 4u, &qdcount);
 	if ((flags & 0x8000u) || qdcount == 0)
-		return GCAP_DROP;  /* a response, or no question */
+		return GCAP_DROP; /* a response, or no question */
 
 	char name[DNS_NAME_MAX];
 	int n = dns_qname(pkt, off + 12u, end, name);
@@ -144,7 +144,8 @@ GCAP_KERNEL uint32_t gcap_kernel(const struct gcap_kpkt *pkt,
 #include <ctype.h>
 #include <stdlib.h>
 
-static int add_suffix(struct gcap_kstate *st, const char *s, size_t n)
+static int
+add_suffix(struct gcap_kstate *st, const char *s, size_t n)
 {
 	while (n && *s == '.') {
 		s++;
@@ -167,7 +168,8 @@ static int add_suffix(struct gcap_kstate *st, const char *s, size_t n)
 
 static int parse_list(struct gcap_kstate *st, const char *s, int depth);
 
-static int read_list_file(struct gcap_kstate *st, const char *path, int depth)
+static int
+read_list_file(struct gcap_kstate *st, const char *path, int depth)
 {
 	if (depth > 0)
 		return gcap_kernel_error("%s: nested @FILE", path);
@@ -186,7 +188,8 @@ static int read_list_file(struct gcap_kstate *st, const char *path, int depth)
 	return rc;
 }
 
-static int parse_list(struct gcap_kstate *st, const char *s, int depth)
+static int
+parse_list(struct gcap_kstate *st, const char *s, int depth)
 {
 	while (*s) {
 		size_t n = strcspn(s, ", \t\r\n");
@@ -215,13 +218,15 @@ static int parse_list(struct gcap_kstate *st, const char *s, int depth)
 	return 0;
 }
 
-int gcap_kernel_init(struct gcap_kstate *st, const char *args)
+int
+gcap_kernel_init(struct gcap_kstate *st, const char *args)
 {
 	st->top = 20;
 	return args ? parse_list(st, args, 0) : 0;
 }
 
-void gcap_kernel_report(const struct gcap_kstate *st, struct gcap_json *j)
+void
+gcap_kernel_report(const struct gcap_kstate *st, struct gcap_json *j)
 {
 	gcap_json_key_u64(j, "udp53", st->udp53);
 	gcap_json_key_u64(j, "queries", st->queries);
@@ -235,8 +240,9 @@ void gcap_kernel_report(const struct gcap_kstate *st, struct gcap_json *j)
 	gcap_json_array_end(j);
 
 	uint32_t *idx = malloc(sizeof(*idx) * (st->top ? st->top : 1));
-	uint32_t n = idx ? gcap_hash_sorted(st->names.slot, DNS_SLOTS, st->count,
-					     idx, st->top) : 0;
+	uint32_t n = idx ? gcap_hash_sorted(st->names.slot, DNS_SLOTS, st->count, idx,
+					    st->top) :
+			   0;
 	gcap_json_array_begin(j, "top");
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t s = idx[i];

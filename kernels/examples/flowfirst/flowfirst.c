@@ -25,29 +25,29 @@
 #define FF_SLOTS (1u << 18)
 
 struct ff_tuple {
-	uint8_t a[16], b[16];  /* endpoint addresses (a <= b when bidirectional) */
-	uint16_t pa, pb;       /* their ports */
+	uint8_t a[16], b[16]; /* endpoint addresses (a <= b when bidirectional) */
+	uint16_t pa, pb;      /* their ports */
 	uint8_t proto;
 	uint8_t version;
 	uint8_t pad[2];
 };
 
 struct gcap_kstate {
-	uint64_t n;            /* packets captured per flow */
-	uint32_t uni;          /* 1: directions are separate flows */
+	uint64_t n;   /* packets captured per flow */
+	uint32_t uni; /* 1: directions are separate flows */
 	uint32_t top;
-	uint64_t packets;      /* flow packets seen */
-	uint64_t captured;     /* flow packets captured */
-	uint64_t other;        /* not IP: captured */
-	uint64_t untracked;    /* table full: captured */
+	uint64_t packets;   /* flow packets seen */
+	uint64_t captured;  /* flow packets captured */
+	uint64_t other;     /* not IP: captured */
+	uint64_t untracked; /* table full: captured */
 	GCAP_HASH_DECLARE(flows, FF_SLOTS);
 	uint64_t pkts[FF_SLOTS];
 	struct ff_tuple tuple[FF_SLOTS];
 };
 
 /* Canonical tuple of a parsed packet. */
-GCAP_DEV void ff_tuple_of(const struct gcap_parsed *p, bool uni,
-			  struct ff_tuple *t)
+GCAP_DEV void
+ff_tuple_of(const struct gcap_parsed *p, bool uni, struct ff_tuple *t)
 {
 	bool swap = false;
 	if (!uni) {
@@ -68,8 +68,9 @@ GCAP_DEV void ff_tuple_of(const struct gcap_parsed *p, bool uni,
 }
 
 /* The flow key of a packet; false when it is not IP (not a flow). */
-GCAP_DEV bool ff_key(const struct gcap_kpkt *pkt, const struct gcap_kstate *st,
-		     struct ff_tuple *t, struct gcap_hkey *k)
+GCAP_DEV bool
+ff_key(const struct gcap_kpkt *pkt, const struct gcap_kstate *st, struct ff_tuple *t,
+       struct gcap_hkey *k)
 {
 	struct gcap_parsed p;
 	gcap_parse(pkt, &p);
@@ -89,8 +90,8 @@ GCAP_DEV bool ff_key(const struct gcap_kpkt *pkt, const struct gcap_kstate *st,
  * the first N are the same packets on the GPU as on the CPU. A flow that
  * already has N packets drops every further one whatever the order (its
  * count only grows): those packets need no order and run in parallel. */
-GCAP_KERNEL uint64_t gcap_kernel_order(const struct gcap_kpkt *pkt,
-				       const struct gcap_kstate *st)
+GCAP_KERNEL uint64_t
+gcap_kernel_order(const struct gcap_kpkt *pkt, const struct gcap_kstate *st)
 {
 	struct ff_tuple t;
 	struct gcap_hkey k;
@@ -102,8 +103,8 @@ GCAP_KERNEL uint64_t gcap_kernel_order(const struct gcap_kpkt *pkt,
 	return ((uint64_t)k.w[1] << 32 | k.w[0]) & ~1ull;
 }
 
-GCAP_KERNEL uint32_t gcap_kernel(const struct gcap_kpkt *pkt,
-				 struct gcap_kstate *st)
+GCAP_KERNEL uint32_t
+gcap_kernel(const struct gcap_kpkt *pkt, struct gcap_kstate *st)
 {
 	struct ff_tuple t;
 	struct gcap_hkey k;
@@ -129,7 +130,8 @@ GCAP_KERNEL uint32_t gcap_kernel(const struct gcap_kpkt *pkt,
 #ifndef GCAP_DEVICE
 #include <stdlib.h>
 
-int gcap_kernel_init(struct gcap_kstate *st, const char *args)
+int
+gcap_kernel_init(struct gcap_kstate *st, const char *args)
 {
 	st->n = 10;
 	st->top = 10;
@@ -156,7 +158,8 @@ int gcap_kernel_init(struct gcap_kstate *st, const char *args)
 		unsigned long long x = strtoull(v, &e, 10);
 		if (!*v || *e || *v == '-' || (top && x > FF_SLOTS))
 			return gcap_kernel_error("bad argument '%s' "
-				"(N or n=N,uni,top=K)", t);
+						 "(N or n=N,uni,top=K)",
+						 t);
 		if (top)
 			st->top = (uint32_t)x;
 		else
@@ -165,7 +168,8 @@ int gcap_kernel_init(struct gcap_kstate *st, const char *args)
 	return 0;
 }
 
-void gcap_kernel_report(const struct gcap_kstate *st, struct gcap_json *j)
+void
+gcap_kernel_report(const struct gcap_kstate *st, struct gcap_json *j)
 {
 	gcap_json_key_u64(j, "n", st->n);
 	gcap_json_key_str(j, "direction", st->uni ? "uni" : "bi");
@@ -178,8 +182,9 @@ void gcap_kernel_report(const struct gcap_kstate *st, struct gcap_json *j)
 	gcap_json_key_u64(j, "flows_full", st->flows.full);
 
 	uint32_t *idx = malloc(sizeof(*idx) * (st->top ? st->top : 1));
-	uint32_t n = idx ? gcap_hash_sorted(st->flows.slot, FF_SLOTS, st->pkts,
-					     idx, st->top) : 0;
+	uint32_t n =
+		idx ? gcap_hash_sorted(st->flows.slot, FF_SLOTS, st->pkts, idx, st->top) :
+		      0;
 	gcap_json_array_begin(j, "top");
 	for (uint32_t i = 0; i < n; i++) {
 		const struct ff_tuple *t = &st->tuple[idx[i]];

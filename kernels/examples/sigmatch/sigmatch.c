@@ -22,23 +22,23 @@
  */
 #include <gpucap/gcap_kernel.h>
 
-#define SM_MAX_STATES 65535u     /* state numbers are 16-bit */
+#define SM_MAX_STATES 65535u /* state numbers are 16-bit */
 #define SM_MAX_PATTERNS 8192u
 #define SM_MAX_PATLEN 128u
-#define SM_CELLS (1u << 22)      /* transitions: states x classes */
+#define SM_CELLS (1u << 22) /* transitions: states x classes */
 
 struct gcap_kstate {
 	uint32_t nstates;
 	uint32_t npat;
-	uint32_t ncls;         /* byte classes (row length of next) */
+	uint32_t ncls; /* byte classes (row length of next) */
 	uint32_t nocase;
 	uint32_t top;
-	uint32_t dups;         /* duplicate lines in the pattern file */
-	uint64_t packets;      /* TCP/UDP packets with a payload */
-	uint64_t scanned;      /* payload bytes scanned */
-	uint64_t matched;      /* packets with at least one hit (captured) */
-	uint64_t hits;         /* pattern occurrences */
-	uint8_t cls[256];      /* byte -> class */
+	uint32_t dups;                     /* duplicate lines in the pattern file */
+	uint64_t packets;                  /* TCP/UDP packets with a payload */
+	uint64_t scanned;                  /* payload bytes scanned */
+	uint64_t matched;                  /* packets with at least one hit (captured) */
+	uint64_t hits;                     /* pattern occurrences */
+	uint8_t cls[256];                  /* byte -> class */
 	uint16_t out[SM_MAX_STATES + 1];   /* pattern + 1 ending here, or 0 */
 	uint16_t olink[SM_MAX_STATES + 1]; /* next accepting state on the
 					      suffix chain, or 0 */
@@ -48,8 +48,8 @@ struct gcap_kstate {
 	uint64_t pat_hits[SM_MAX_PATTERNS];
 };
 
-GCAP_KERNEL uint32_t gcap_kernel(const struct gcap_kpkt *pkt,
-				 struct gcap_kstate *st)
+GCAP_KERNEL uint32_t
+gcap_kernel(const struct gcap_kpkt *pkt, struct gcap_kstate *st)
 {
 	struct gcap_parsed p;
 	gcap_parse(pkt, &p);
@@ -85,7 +85,8 @@ GCAP_KERNEL uint32_t gcap_kernel(const struct gcap_kpkt *pkt,
 #include <stdlib.h>
 
 /* Decode one pattern line. @return its length, or -1 when bad. */
-static int unescape(const char *s, uint8_t *out)
+static int
+unescape(const char *s, uint8_t *out)
 {
 	int n = 0;
 	if (s[0] == '\\' && s[1] == '#') {
@@ -121,7 +122,8 @@ static int unescape(const char *s, uint8_t *out)
 	return n;
 }
 
-static int load_patterns(struct gcap_kstate *st, const char *path)
+static int
+load_patterns(struct gcap_kstate *st, const char *path)
 {
 	FILE *f = fopen(path, "r");
 	if (!f)
@@ -148,7 +150,8 @@ static int load_patterns(struct gcap_kstate *st, const char *path)
 		if (len <= 0) {
 			fclose(f);
 			return gcap_kernel_error("%s:%u: bad pattern (escape, or "
-				"longer than %u bytes)", path, lineno, SM_MAX_PATLEN);
+						 "longer than %u bytes)",
+						 path, lineno, SM_MAX_PATLEN);
 		}
 		st->patlen[st->npat++] = (uint8_t)len;
 	}
@@ -158,13 +161,15 @@ static int load_patterns(struct gcap_kstate *st, const char *path)
 	return 0;
 }
 
-static uint8_t fold(const struct gcap_kstate *st, uint8_t c)
+static uint8_t
+fold(const struct gcap_kstate *st, uint8_t c)
 {
 	return st->nocase ? (uint8_t)tolower(c) : c;
 }
 
 /* Byte classes, the trie, then failure transitions (breadth first). */
-static int build(struct gcap_kstate *st)
+static int
+build(struct gcap_kstate *st)
 {
 	uint8_t used[256] = { 0 };
 	for (uint32_t p = 0; p < st->npat; p++)
@@ -191,16 +196,18 @@ static int build(struct gcap_kstate *st)
 			if (!u) {
 				u = st->nstates;
 				if (u > SM_MAX_STATES || (u + 1ull) * ncls > SM_CELLS)
-					return gcap_kernel_error("automaton too large: "
+					return gcap_kernel_error(
+						"automaton too large: "
 						"%u patterns need more than %u states x "
-						"%u classes", st->npat, u, ncls);
+						"%u classes",
+						st->npat, u, ncls);
 				st->nstates++;
 				st->next[s * ncls + c] = (uint16_t)u;
 			}
 			s = u;
 		}
 		if (st->out[s])
-			st->dups++;  /* the pattern keeps its first line */
+			st->dups++; /* the pattern keeps its first line */
 		else
 			st->out[s] = (uint16_t)(p + 1);
 	}
@@ -233,7 +240,8 @@ static int build(struct gcap_kstate *st)
 	return 0;
 }
 
-int gcap_kernel_init(struct gcap_kstate *st, const char *args)
+int
+gcap_kernel_init(struct gcap_kstate *st, const char *args)
 {
 	char path[4096] = "";
 	st->top = 20;
@@ -265,7 +273,8 @@ int gcap_kernel_init(struct gcap_kstate *st, const char *args)
 	return rc ? rc : build(st);
 }
 
-void gcap_kernel_report(const struct gcap_kstate *st, struct gcap_json *j)
+void
+gcap_kernel_report(const struct gcap_kstate *st, struct gcap_json *j)
 {
 	gcap_json_key_u64(j, "patterns", st->npat - st->dups);
 	gcap_json_key_u64(j, "states", st->nstates);
@@ -281,7 +290,7 @@ void gcap_kernel_report(const struct gcap_kstate *st, struct gcap_json *j)
 	for (uint32_t p = 0; idx && p < st->npat; p++)
 		if (st->pat_hits[p])
 			idx[n++] = p;
-	for (uint32_t a = 1; a < n; a++) {  /* insertion sort: n is small */
+	for (uint32_t a = 1; a < n; a++) { /* insertion sort: n is small */
 		uint32_t v = idx[a], b = a;
 		while (b > 0 && (st->pat_hits[idx[b - 1]] < st->pat_hits[v] ||
 				 (st->pat_hits[idx[b - 1]] == st->pat_hits[v] &&
@@ -296,8 +305,7 @@ void gcap_kernel_report(const struct gcap_kstate *st, struct gcap_json *j)
 	for (uint32_t i = 0; i < n && i < st->top; i++) {
 		uint32_t p = idx[i];
 		gcap_json_object_begin(j, NULL);
-		gcap_json_key_strn(j, "pattern", (const char *)st->pat[p],
-				   st->patlen[p]);
+		gcap_json_key_strn(j, "pattern", (const char *)st->pat[p], st->patlen[p]);
 		gcap_json_key_u64(j, "line_index", p);
 		gcap_json_key_u64(j, "hits", st->pat_hits[p]);
 		gcap_json_object_end(j);

@@ -19,16 +19,16 @@ struct gcap_kstate {
 	uint64_t threshold;
 	uint32_t top;
 	uint32_t reserved;
-	uint64_t syn;          /* SYNs seen */
-	uint64_t synack;       /* SYN-ACKs seen */
-	uint64_t captured;     /* SYNs captured (past the threshold) */
+	uint64_t syn;      /* SYNs seen */
+	uint64_t synack;   /* SYN-ACKs seen */
+	uint64_t captured; /* SYNs captured (past the threshold) */
 	GCAP_HASH_DECLARE(srv, SF_SLOTS);
 	uint64_t srv_syn[SF_SLOTS];
 	uint64_t srv_synack[SF_SLOTS];
 };
 
-GCAP_DEV void sf_key(const struct gcap_parsed *p, const uint8_t *a,
-		     struct gcap_hkey *k)
+GCAP_DEV void
+sf_key(const struct gcap_parsed *p, const uint8_t *a, struct gcap_hkey *k)
 {
 	uint8_t b[16];
 	if (p->ip_version == 4) {
@@ -50,8 +50,8 @@ GCAP_DEV void sf_key(const struct gcap_parsed *p, const uint8_t *a,
  * on the CPU. SYN-ACKs and other packets decide nothing: no order; nor do
  * SYNs to a server already at the threshold (every further one is
  * captured: its count only grows). */
-GCAP_KERNEL uint64_t gcap_kernel_order(const struct gcap_kpkt *pkt,
-				       const struct gcap_kstate *st)
+GCAP_KERNEL uint64_t
+gcap_kernel_order(const struct gcap_kpkt *pkt, const struct gcap_kstate *st)
 {
 	struct gcap_parsed p;
 	gcap_parse(pkt, &p);
@@ -66,8 +66,8 @@ GCAP_KERNEL uint64_t gcap_kernel_order(const struct gcap_kpkt *pkt,
 	return ((uint64_t)(k.w[0] ^ k.w[2]) << 32 | (k.w[1] ^ k.w[3])) & ~1ull;
 }
 
-GCAP_KERNEL uint32_t gcap_kernel(const struct gcap_kpkt *pkt,
-				 struct gcap_kstate *st)
+GCAP_KERNEL uint32_t
+gcap_kernel(const struct gcap_kpkt *pkt, struct gcap_kstate *st)
 {
 	struct gcap_parsed p;
 	gcap_parse(pkt, &p);
@@ -85,7 +85,7 @@ GCAP_KERNEL uint32_t gcap_kernel(const struct gcap_kpkt *pkt,
 	}
 	gcap_atomic_add_u64(&st->syn, 1);
 	if (s < 0)
-		return GCAP_DROP;  /* table full: counted in srv.full */
+		return GCAP_DROP; /* table full: counted in srv.full */
 	uint64_t n = gcap_atomic_add_u64(&st->srv_syn[s], 1) + 1u;
 	if (n <= st->threshold)
 		return GCAP_DROP;
@@ -96,7 +96,8 @@ GCAP_KERNEL uint32_t gcap_kernel(const struct gcap_kpkt *pkt,
 #ifndef GCAP_DEVICE
 #include <stdlib.h>
 
-static int parse_u(const char *s, uint64_t max, uint64_t *out)
+static int
+parse_u(const char *s, uint64_t max, uint64_t *out)
 {
 	char *e;
 	if (!*s)
@@ -108,7 +109,8 @@ static int parse_u(const char *s, uint64_t max, uint64_t *out)
 	return 0;
 }
 
-int gcap_kernel_init(struct gcap_kstate *st, const char *args)
+int
+gcap_kernel_init(struct gcap_kstate *st, const char *args)
 {
 	st->threshold = 100;
 	st->top = 20;
@@ -127,13 +129,15 @@ int gcap_kernel_init(struct gcap_kstate *st, const char *args)
 			st->top = (uint32_t)v;
 		} else if (parse_u(t, UINT64_MAX - 1, &st->threshold) != 0) {
 			return gcap_kernel_error("bad argument: %s "
-				"(THRESHOLD or threshold=T,top=N)", t);
+						 "(THRESHOLD or threshold=T,top=N)",
+						 t);
 		}
 	}
 	return 0;
 }
 
-void gcap_kernel_report(const struct gcap_kstate *st, struct gcap_json *j)
+void
+gcap_kernel_report(const struct gcap_kstate *st, struct gcap_json *j)
 {
 	gcap_json_key_u64(j, "threshold", st->threshold);
 	gcap_json_key_u64(j, "syn", st->syn);
@@ -148,23 +152,23 @@ void gcap_kernel_report(const struct gcap_kstate *st, struct gcap_json *j)
 	gcap_json_key_u64(j, "servers_over_threshold", over);
 
 	uint32_t *idx = malloc(sizeof(*idx) * (st->top ? st->top : 1));
-	uint32_t n = idx ? gcap_hash_sorted(st->srv.slot, SF_SLOTS, st->srv_syn,
-					     idx, st->top) : 0;
+	uint32_t n = idx ? gcap_hash_sorted(st->srv.slot, SF_SLOTS, st->srv_syn, idx,
+					    st->top) :
+			   0;
 	gcap_json_array_begin(j, "top");
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t s = idx[i];
 		const uint8_t *a = (const uint8_t *)st->srv.slot[s].key;
 		gcap_json_object_begin(j, NULL);
-		static const uint8_t v4pfx[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-						   0xff, 0xff };
+		static const uint8_t v4pfx[12] = { 0, 0, 0, 0, 0,    0,
+						   0, 0, 0, 0, 0xff, 0xff };
 		if (memcmp(a, v4pfx, 12) == 0)
 			gcap_json_key_ip(j, "addr", a + 12, 4);
 		else
 			gcap_json_key_ip(j, "addr", a, 6);
 		gcap_json_key_u64(j, "syn", st->srv_syn[s]);
 		gcap_json_key_u64(j, "synack", st->srv_synack[s]);
-		gcap_json_key_bool(j, "over_threshold",
-				   st->srv_syn[s] > st->threshold);
+		gcap_json_key_bool(j, "over_threshold", st->srv_syn[s] > st->threshold);
 		gcap_json_object_end(j);
 	}
 	gcap_json_array_end(j);
