@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # There (the GPU machine): run the GPU tests and benchmarks from .devbundle,
 # logs to $OUT. Usage: bash .devbundle/root/scripts/device/run.sh [STEP...]
-# Steps: info tests unit copyloop corpus live multigpu bench sweep latency latvar jitter jittouch phases floor rxburst soak writerslack ab ringsweep pcie pcieceil kbench
+# Steps: info doctor tests unit copyloop corpus live multigpu bench sweep latency latvar jitter jittouch phases floor rxburst soak writerslack ab ringsweep pcie pcieceil kbench
 # bpf profile (default: info tests corpus live bench).
 set -uo pipefail
 b=$(cd "$(dirname "$0")/../../.." && pwd)
@@ -22,6 +22,13 @@ info)
 	  lscpu 2>/dev/null | grep -E '^(Thread|Core|Socket|NUMA|L3)'
 	  for c in 0 1 2 3 8 9; do echo "cpu$c siblings: $(cat /sys/devices/system/cpu/cpu$c/topology/thread_siblings_list 2>/dev/null)"; done
 	} 2>&1 | tee "$OUT/info.log" ;;
+doctor)
+	# the host check as a user would run it: text and JSON, exit status
+	log "gpu-capture --doctor"
+	{ "$b/bin/gpu-capture" --doctor; echo "doctor rc=$?"; } 2>&1 | tee "$OUT/doctor.log"
+	"$b/bin/gpu-capture" --doctor --json >"$OUT/doctor.json" 2>&1
+	echo "doctor --json rc=$?" | tee -a "$OUT/doctor.log"
+	python3 -m json.tool "$OUT/doctor.json" >/dev/null && echo "doctor.json parses" ;;
 tests)
 	log "gpu suites (tests/gpu/devrun.sh: unit checks, doorbell stress, sanitizers)"
 	( cd "$b/.." && OUT=$OUT STRESS=${STRESS:-2000000} bash tests/gpu/devrun.sh )
