@@ -72,6 +72,30 @@ check_driver(struct dr *d, int rc, const char *why)
 	dr_check(d, DR_FAIL, "cuda driver", fix, "%s", why);
 }
 
+/* The version in /proc/driver/nvidia/version's first line: the first
+ * word after "Kernel Module" made of digits and dots ("... Kernel Module
+ * 570.86.15 ...", and the open module's "... Open Kernel Module for
+ * x86_64  580.159.04 ..."). NULL when there is none. */
+static const char *
+driver_version(const char *line)
+{
+	const char *s = strstr(line, "Kernel Module");
+
+	if (s == NULL)
+		return NULL;
+	for (s += strlen("Kernel Module"); *s != '\0' && *s != '\n';) {
+		size_t n, digits;
+
+		s += strspn(s, " \t");
+		n = strcspn(s, " \t\n");
+		digits = strspn(s, "0123456789.");
+		if (n > 0 && digits == n && s[0] != '.' && memchr(s, '.', n) != NULL)
+			return s;
+		s += n;
+	}
+	return NULL;
+}
+
 static void
 check_kernel_driver(struct dr *d, struct dr_nvml *m)
 {
@@ -79,14 +103,10 @@ check_kernel_driver(struct dr *d, struct dr_nvml *m)
 	const char *s;
 
 	if (dr_read(d, "/proc/driver/nvidia/version", line, sizeof(line)) == 0 &&
-	    (s = strstr(line, "Kernel Module")) != NULL) {
-		s += strlen("Kernel Module");
-		s += strspn(s, " \t");
-		snprintf(v, sizeof(v), "%.*s", (int)strcspn(s, " \t"), s);
+	    (s = driver_version(line)) != NULL) {
+		snprintf(v, sizeof(v), "%.*s", (int)strcspn(s, " \t\n"), s);
 		dr_check(d, DR_OK, "nvidia driver", NULL,
-			 "%s "
-			 "(/proc/driver/nvidia/version)",
-			 v);
+			 "%s (/proc/driver/nvidia/version)", v);
 	} else if (m != NULL && dr_nvml_driver(m, v, sizeof(v)) == 0) {
 		dr_check(d, DR_OK, "nvidia driver", NULL,
 			 "%s "

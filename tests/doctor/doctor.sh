@@ -251,6 +251,14 @@ reject ready '^\[(FAIL|warn)\]'
 # the driver's version is the fake's; ok or warn depends on this build's cuda.h
 grep -qE '^\[( ok |warn)\] cuda driver: driver API loaded: cuDriverGetVersion 13000 \(CUDA 13\.0\), 1 device\(s\); this build: cuda\.h ' \
 	"$T/ready.out" || fail "ready: no cuda driver line"
+# the open kernel module words its version line differently (as on the
+# H200 machines): the version is still found
+echo "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  Release Build  (dvs-builder@U22-I3-AF03-09-1)  Sun Oct 12 2025" \
+	>"$R/proc/driver/nvidia/version"
+doctor openmodule "$R" "$T/h200.conf"
+expect openmodule 0 "[ ok ] nvidia driver: 580.159.04 (/proc/driver/nvidia/version)"
+echo "NVRM version: NVIDIA UNIX x86_64 Kernel Module  570.86.15  Thu Jan 30 2025" \
+	>"$R/proc/driver/nvidia/version"
 # a driver older than the toolkit of the build: a warning
 cuda_conf "$T/old.conf" 1000 "$H200"
 doctor olddriver "$R" "$T/old.conf"
