@@ -56,6 +56,9 @@ gcap_pipeline_create(const struct gcap_pipeline_conf *conf, char *errbuf)
 		while (ring < q->nxbufs)
 			ring <<= 1;
 		q->stash = calloc(q->nxbufs, sizeof(*q->stash));
+		if (conf->queues != NULL &&
+		    (q->carry = calloc(conf->batch_max, sizeof(*q->carry))) == NULL)
+			goto nomem;
 		q->xend = calloc(q->nxbufs, sizeof(*q->xend));
 		q->xstart = calloc(q->nxbufs, sizeof(*q->xstart));
 		if (q->stash == NULL || q->xend == NULL || q->xstart == NULL ||
@@ -87,6 +90,7 @@ gcap_pipeline_destroy(struct gcap_pipeline *pl)
 		gcap_spsc_fini(&pl->q[i].full);
 		gcap_spsc_fini(&pl->q[i].free);
 		free(pl->q[i].stash);
+		free(pl->q[i].carry);
 		free(pl->q[i].xend);
 		free(pl->q[i].xstart);
 	}

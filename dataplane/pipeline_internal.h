@@ -45,6 +45,8 @@
  * host's clock (H200: about 1.8 us a second), far less than this. */
 #define IN_EPOCH_NS 100000000u
 
+struct rte_mbuf;
+
 struct pl_queue {
 	struct gcap_queue_stats st;
 	struct gcap_spsc full;   /* xbufs of consumed batches, to the writer */
@@ -75,6 +77,12 @@ struct pl_queue {
 	uint32_t gaps;      /* poll gaps so far (batches' gap_mark) */
 	uint64_t ph_end;    /* --poll-phases: the last poll's end (TSC) */
 	bool linearize;     /* the CPU may read the mbufs: copy chains whole */
+	/* received, not yet described: the packets of a poll that came after
+	 * a chained one the open batch's staging had no room for; they go
+	 * first into the next batch (batch_max entries, live queues only) */
+	struct rte_mbuf **carry;
+	unsigned ncarry;
+	uint64_t carry_t; /* the poll that received them (monotonic ns) */
 	struct gcap_pipeline_queue src;
 };
 

@@ -200,13 +200,40 @@ rx_drop(struct gcap_pipeline *pl, unsigned qi, bool no_slot, uint64_t now)
 	return n;
 }
 
+/* Copy chained packet m whole to dst (room for m->pkt_len). @return the
+ * bytes copied: the chain walked by its own lengths, as some drivers
+ * (net_pcap) give a pkt_len their segments lack. */
+static uint32_t
+chain_copy(uint8_t *dst, const struct rte_mbuf *m)
+{
+	const struct rte_mbuf *seg = m;
+	uint32_t got = 0;
+
+	for (unsigned k = 0; seg != NULL && k < m->nb_segs; k++, seg = seg->next) {
+		uint32_t l = seg->data_len;
+
+		if (l > m->pkt_len - got)
+			l = m->pkt_len - got;
+		memcpy(dst + got, rte_pktmbuf_mtod(seg, const void *), l);
+		got += l;
+	}
+	return got;
+}
+
 /* Descriptors for the n packets just received at b->mbufs[first..], and
  * whether the batch's mbufs can still go back in one put (b->free_pool:
  * checked here, where their headers are in cache, not when the batch is
- * done). */
-static uint64_t
+ * done). A chained packet is copied whole into the slot's staging area;
+ * where it does not fit in what is left, the batch ends before it
+ * (*used: the packets taken, the rest stay at b->mbufs[first + *used..]
+ * for the next batch, whose empty staging holds it); where it can never
+ * be copied whole (the CPU may not read the mbufs, or it is larger than
+ * the staging), it is freed and counted in drop_chained, never recorded
+ * cut. @return the packets kept, now at b->mbufs[first..]; the received
+ * ones counted. */
+static unsigned
 rx_describe(const struct gcap_pipeline *pl, struct pl_queue *q, struct gcap_batch *b,
-	    unsigned first, unsigned n)
+	    unsigned first, unsigned n, unsigned *used)
 {
 	uint64_t wall = now_ns(CLOCK_REALTIME), bytes = 0;
 	uint32_t snap = pl->conf.snaplen ? pl->conf.snaplen : UINT32_MAX;
@@ -218,41 +245,34 @@ rx_describe(const struct gcap_pipeline *pl, struct pl_queue *q, struct gcap_batc
 		first == 0 ? ((struct rte_mbuf *)b->mbufs[0])->pool : b->free_pool;
 	const uint64_t ext = mp != NULL ? mbuf_ext_ok(mp) : 0;
 	bool plain = mp != NULL;
+	unsigned i, w = first, cut = 0;
 
-	for (unsigned i = first; i < first + n; i++) {
+	for (i = first; i < first + n; i++) {
 		struct rte_mbuf *m = b->mbufs[i];
-		struct gcap_pkt *p = &b->pkts[i];
-
-		plain &= mbuf_plain(m, mp, ext);
+		struct gcap_pkt *p = &b->pkts[w];
 
 		/* an address only: in gpu memory mode the bytes are in VRAM */
 		p->addr = (uint64_t)(uintptr_t)rte_pktmbuf_mtod(m, void *);
 		p->caplen = m->data_len;
-		if (unlikely(m->nb_segs > 1) && q->linearize &&
-		    m->pkt_len <= b->stage_size - b->stage_used) {
-			/* a chained (jumbo) packet: one copy into the slot's
-			 * staging area so that the executor sees it whole */
+		if (unlikely(m->nb_segs > 1)) {
 			uint8_t *dst = b->stage + b->stage_used;
-			uint32_t got = 0;
-			const struct rte_mbuf *seg = m;
 
-			/* walk the chain by its own lengths: some drivers
-			 * (net_pcap) give a pkt_len their segments lack */
-			for (unsigned k = 0; seg != NULL && k < m->nb_segs;
-			     k++, seg = seg->next) {
-				uint32_t l = seg->data_len;
-
-				if (l > m->pkt_len - got)
-					l = m->pkt_len - got;
-				memcpy(dst + got, rte_pktmbuf_mtod(seg, const void *), l);
-				got += l;
+			if (!q->linearize || m->pkt_len > b->stage_size) {
+				bytes += m->pkt_len;
+				rte_pktmbuf_free(m);
+				cut++;
+				continue;
 			}
+			if (m->pkt_len > b->stage_size - b->stage_used)
+				break; /* (stage_used > 0: the batch has packets) */
 			p->addr = (uint64_t)(uintptr_t)dst;
-			p->caplen = got;
-			b->stage_used += (got + 63u) & ~63u;
+			p->caplen = chain_copy(dst, m);
+			b->stage_used += (p->caplen + 63u) & ~63u;
 			if (b->stage_used > b->stage_size)
 				b->stage_used = b->stage_size;
 		}
+		plain &= mbuf_plain(m, mp, ext);
+		b->mbufs[w++] = m;
 		p->wirelen = m->pkt_len;
 		p->ts_ns = wall;
 		p->port = port;
@@ -264,7 +284,12 @@ rx_describe(const struct gcap_pipeline *pl, struct pl_queue *q, struct gcap_batc
 	b->free_pool = plain ? mp : NULL;
 	q->seq = seq;
 	q->rec_bytes = rec_bytes;
-	return bytes;
+	*used = i - first;
+	STAT_ADD(q->st.rx_pkts, i - first);
+	STAT_ADD(q->st.rx_bytes, bytes);
+	if (cut > 0)
+		STAT_ADD(q->st.drop_chained, cut);
+	return w - first;
 }
 
 /* Hand queue qi's open batch to the executor. */
@@ -308,6 +333,47 @@ rx_submit(struct gcap_pipeline *pl, unsigned qi)
 	q->inflight++;
 }
 
+/* Open a batch for queue qi (q->cur). @return false when no slot
+ * (*no_slot) or no export buffer is free (the slot, if any, stays free). */
+static bool
+rx_open(struct gcap_pipeline *pl, unsigned qi, bool *no_slot)
+{
+	struct pl_queue *q = &pl->q[qi];
+	struct gcap_batch *b = pl->conf.ops->batch_get(pl->conf.ex, qi);
+
+	*no_slot = b == NULL;
+	if (b == NULL || !xbuf_ready(q))
+		return false;
+	b->n = 0;
+	b->stage_used = 0;
+	b->free_pool = NULL;
+	lat_batch_open(q, b);
+	q->cur = b;
+	q->rec_bytes = 0;
+	return true;
+}
+
+/* The carried packets join the open batch first, as many as its staging
+ * takes (the older first). @return whether some are still left: the
+ * batch is full. */
+static bool
+rx_take_carry(const struct gcap_pipeline *pl, struct pl_queue *q, struct gcap_batch *b)
+{
+	unsigned n = q->ncarry, used, kept;
+
+	if (n > pl->conf.batch_max - b->n)
+		n = pl->conf.batch_max - b->n;
+	memcpy((struct rte_mbuf **)b->mbufs + b->n, q->carry, n * sizeof(*q->carry));
+	kept = rx_describe(pl, q, b, b->n, n, &used);
+	if (kept > 0) {
+		lat_arrival(b, q->carry_t, kept);
+		b->n += kept;
+	}
+	q->ncarry -= used;
+	memmove(q->carry, q->carry + used, q->ncarry * sizeof(*q->carry));
+	return q->ncarry > 0;
+}
+
 /*
  * One RX poll of queue qi. @return packets received.
  *
@@ -320,7 +386,10 @@ rx_submit(struct gcap_pipeline *pl, unsigned qi)
  * finish at once, and every packet then waits a whole round trip). At
  * low load a batch is what one poll brought and waits for nothing; under
  * load it grows while the lanes are busy, so that per-batch costs
- * (doorbells, PCIe round trips) are paid for more packets.
+ * (doorbells, PCIe round trips) are paid for more packets. A batch whose
+ * staging has no room for the next chained packet is full too: that
+ * packet and those after it (the carry) start the next batch, before
+ * the port is polled again.
  */
 static unsigned
 rx_poll(struct gcap_pipeline *pl, unsigned qi)
@@ -332,6 +401,7 @@ rx_poll(struct gcap_pipeline *pl, unsigned qi)
 	unsigned want, n = 0;
 	const unsigned chunk = c->rx_burst ? c->rx_burst : c->batch_max;
 	const bool ph = c->poll_phases;
+	bool full = false, no_slot;
 
 	poll_phase_mark(ph, t, 0);
 	gcap_pl_poll_done(pl, qi, true);
@@ -342,21 +412,14 @@ rx_poll(struct gcap_pipeline *pl, unsigned qi)
 	if (c->busy_poll) /* (an idle lcore that sleeps makes its own gaps) */
 		poll_gap_check(q, mono);
 	xbuf_release_held(q, mono, false);
-	if (q->cur == NULL) {
-		b = c->ops->batch_get(c->ex, qi);
-		if (b == NULL || !xbuf_ready(q)) {
-			poll_phases_skip(q);
-			return rx_drop(pl, qi, b == NULL, mono);
-		}
-		b->n = 0;
-		b->stage_used = 0;
-		b->free_pool = NULL;
-		lat_batch_open(q, b);
-		q->cur = b;
-		q->rec_bytes = 0;
+	if (q->cur == NULL && !rx_open(pl, qi, &no_slot)) {
+		poll_phases_skip(q);
+		return rx_drop(pl, qi, no_slot, mono);
 	}
 	b = q->cur;
-	want = rate_budget(pl, q, mono, c->batch_max - b->n);
+	if (unlikely(q->ncarry > 0))
+		full = rx_take_carry(pl, q, b);
+	want = full ? 0 : rate_budget(pl, q, mono, c->batch_max - b->n);
 	poll_phase_mark(ph, t, GCAP_PHASE_PREP);
 	while (n < want) {
 		unsigned ask = want - n < chunk ? want - n : chunk;
@@ -370,18 +433,27 @@ rx_poll(struct gcap_pipeline *pl, unsigned qi)
 	}
 	poll_phase_mark(ph, t, GCAP_PHASE_RX);
 	if (n > 0) {
-		uint64_t bytes;
+		unsigned used, kept;
 
-		lat_arrival(b, mono, n);
 		rate_take(pl, q, n);
-		bytes = rx_describe(pl, q, b, b->n, n);
-		b->n += n;
+		kept = rx_describe(pl, q, b, b->n, n, &used);
+		if (kept > 0) {
+			lat_arrival(b, mono, kept);
+			b->n += kept;
+		}
+		if (unlikely(used < n)) {
+			/* the rest wait for the next batch, in order */
+			q->ncarry = n - used;
+			memcpy(q->carry,
+			       (struct rte_mbuf **)b->mbufs + b->n - kept + used,
+			       q->ncarry * sizeof(*q->carry));
+			q->carry_t = mono;
+			full = true;
+		}
 		STAT_ADD(q->st.polls, 1);
-		STAT_ADD(q->st.rx_pkts, n);
-		STAT_ADD(q->st.rx_bytes, bytes);
 	}
 	poll_phase_mark(ph, t, GCAP_PHASE_DESCRIBE);
-	if (b->n > 0 && (b->n >= c->batch_max || gcap_pl_submit_due(q, mono)))
+	if (b->n > 0 && (full || b->n >= c->batch_max || gcap_pl_submit_due(q, mono)))
 		rx_submit(pl, qi);
 	poll_phases_end(pl, q, ph, t);
 	return n;
@@ -429,11 +501,16 @@ gcap_pl_rx_lcore_main(void *arg)
 
 		for (unsigned k = 0; k < nmine; k++) {
 			struct pl_queue *q = &pl->q[mine[k]];
+			bool no_slot;
 
+			if (q->ncarry > 0 &&
+			    (q->cur != NULL || rx_open(pl, mine[k], &no_slot)))
+				(void)rx_take_carry(pl, q, q->cur);
 			if (q->cur != NULL && q->cur->n > 0)
 				rx_submit(pl, mine[k]);
 			gcap_pl_poll_done(pl, mine[k], true);
-			left += q->inflight + (q->cur != NULL && q->cur->n > 0);
+			left += q->inflight + (q->cur != NULL && q->cur->n > 0) +
+				q->ncarry;
 		}
 		if (left == 0 || now_ns(CLOCK_MONOTONIC) > deadline)
 			break;
@@ -449,6 +526,18 @@ gcap_pl_rx_lcore_main(void *arg)
 			STAT_ADD(q->st.drop_writer, q->cur->n);
 			q->seq -= q->cur->n;
 			q->cur->n = 0;
+		}
+		if (q->ncarry > 0) {
+			/* no batch slot came for them: count, never leak */
+			uint64_t bytes = 0;
+
+			for (unsigned i = 0; i < q->ncarry; i++)
+				bytes += q->carry[i]->pkt_len;
+			mbufs_free(q->carry, q->ncarry);
+			STAT_ADD(q->st.rx_pkts, q->ncarry);
+			STAT_ADD(q->st.rx_bytes, bytes);
+			STAT_ADD(q->st.drop_pipeline, q->ncarry);
+			q->ncarry = 0;
 		}
 	}
 	if (ru_ok && nmine > 0)

@@ -70,6 +70,7 @@ gcap_pipeline_queue_stats(const struct gcap_pipeline *pl, unsigned qi,
 	LD(filtered);
 	LD(drop_pipeline);
 	LD(drop_writer);
+	LD(drop_chained);
 	LD(batches);
 	LD(exec_ns);
 	LD(cycle_ns);

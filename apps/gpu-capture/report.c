@@ -40,6 +40,7 @@ sum_queues(const struct app *a, unsigned port_index, bool all, struct app_totals
 		t->q.filtered += s->filtered;
 		t->q.drop_pipeline += s->drop_pipeline;
 		t->q.drop_writer += s->drop_writer;
+		t->q.drop_chained += s->drop_chained;
 		t->q.batches += s->batches;
 		t->q.exec_ns += s->exec_ns;
 		t->q.cycle_ns += s->cycle_ns;
@@ -74,7 +75,8 @@ sum_queues(const struct app *a, unsigned port_index, bool all, struct app_totals
 static uint64_t
 dropped(const struct app_totals *t)
 {
-	return t->imissed + t->rx_nombuf + t->q.drop_pipeline + t->q.drop_writer;
+	return t->imissed + t->rx_nombuf + t->q.drop_pipeline + t->q.drop_writer +
+	       t->q.drop_chained;
 }
 
 void
@@ -89,6 +91,8 @@ app_report_stats_line(const struct app *a, struct app_totals *prev, double dt)
 		(double)(t.q.rx_pkts - prev->q.rx_pkts) / dt / 1e6,
 		(double)(t.q.rx_bytes - prev->q.rx_bytes) * 8 / dt / 1e9, t.q.rx_pkts,
 		t.q.captured, gcap_pipeline_written(a->pl), dropped(&t));
+	if (t.q.drop_chained > 0) /* a named reason: never a silent cut */
+		fprintf(stderr, " (chained %" PRIu64 ")", t.q.drop_chained);
 	for (unsigned p = 0; a->nports > 1 && p < a->nports; p++) {
 		struct app_totals pt;
 
@@ -174,8 +178,10 @@ app_report_summary(const struct app *a, uint64_t captured, double secs)
 	fprintf(stderr, "%" PRIu64 " packets received by filter\n", t.q.rx_pkts);
 	fprintf(stderr,
 		"%" PRIu64 " packets dropped (imissed %" PRIu64 ", rx_nombuf %" PRIu64
-		", pipeline full %" PRIu64 ", writer behind %" PRIu64 ")\n",
-		dropped(&t), t.imissed, t.rx_nombuf, t.q.drop_pipeline, t.q.drop_writer);
+		", pipeline full %" PRIu64 ", writer behind %" PRIu64 ", chained %" PRIu64
+		")\n",
+		dropped(&t), t.imissed, t.rx_nombuf, t.q.drop_pipeline, t.q.drop_writer,
+		t.q.drop_chained);
 	for (unsigned p = 0; a->nports > 1 && p < a->nports; p++) {
 		struct app_totals pt;
 
@@ -341,6 +347,7 @@ json_summary(struct gcap_json *j, const struct app *a, const struct app_totals *
 	gcap_json_key_u64(j, "rx_nombuf", t->rx_nombuf);
 	gcap_json_key_u64(j, "pipeline_full", q->drop_pipeline);
 	gcap_json_key_u64(j, "writer_behind", q->drop_writer);
+	gcap_json_key_u64(j, "chained", q->drop_chained);
 	gcap_json_object_end(j);
 	gcap_json_key_f64(j, "rx_mpps", secs > 0 ? (double)q->rx_pkts / secs / 1e6 : 0.0,
 			  4);
@@ -353,12 +360,12 @@ json_summary(struct gcap_json *j, const struct app *a, const struct app_totals *
 	/* batching as the load made it, and the executor's share of the
 	 * latency (its own time per batch; the rest is doorbells and waits) */
 	gcap_json_key_u64(j, "batches", q->batches);
-	gcap_json_key_f64(
-		j, "batch_mean",
-		q->batches ? (double)(q->rx_pkts - q->drop_pipeline - q->drop_writer) /
-				     (double)q->batches :
-			     0.0,
-		1);
+	gcap_json_key_f64(j, "batch_mean",
+			  q->batches ? (double)(q->rx_pkts - q->drop_pipeline -
+						q->drop_writer - q->drop_chained) /
+					       (double)q->batches :
+				       0.0,
+			  1);
 	gcap_json_key_f64(
 		j, "exec_us_mean",
 		q->batches ? (double)q->exec_ns / (double)q->batches / 1e3 : 0.0, 2);

@@ -101,8 +101,12 @@ struct gcap_queue_stats {
 	uint64_t filtered;       /**< packets no output wanted */
 	uint64_t drop_pipeline;  /**< dropped: no free batch slot (executor behind) */
 	uint64_t drop_writer; /**< dropped: no free export buffer / no room (writer behind) */
-	uint64_t batches;     /**< batches completed */
-	uint64_t exec_ns;     /**< executor time summed over those batches */
+	/** dropped: a chained (multi-segment) packet that cannot be copied
+	 *  whole, because the CPU may not read the mbufs (--mem gpu) or no
+	 *  staging area holds it; never recorded cut */
+	uint64_t drop_chained;
+	uint64_t batches;  /**< batches completed */
+	uint64_t exec_ns;  /**< executor time summed over those batches */
 	uint64_t cycle_ns; /**< submit-to-consume time summed over live batches */
 	uint64_t polls;    /**< RX polls that received packets (live) */
 	/** RX-to-verdict latency per packet, from the poll that received it
@@ -156,7 +160,9 @@ struct gcap_pipeline_queue {
  *  are copied there. */
 #define GCAP_PIPELINE_STAGE_FILE (1u << 20)
 /** Staging bytes per batch slot of a live queue whose mbufs the CPU may
- *  read: chained (multi-segment) packets are copied there whole. */
+ *  read: chained (multi-segment) packets are copied there whole. A
+ *  chained packet that does not fit in what a batch has left starts the
+ *  next batch (any packet up to this size is copied whole). */
 #define GCAP_PIPELINE_STAGE_LIVE (256u << 10)
 /** Export-buffer descriptors per batch slot (see gcap_pipeline_xmem_size). */
 #define GCAP_PIPELINE_XBUFS_PER_SLOT 256u

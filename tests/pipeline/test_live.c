@@ -40,9 +40,14 @@
 /* port 0: an ordinary mbuf pool; port 1: a pool of pinned external
  * buffers (what the gpu executor's host and gpu modes give the ports);
  * port 2: net_pcap reading tests/data/eth-mix.pcap once, whose 8 KB frame
- * comes as a chain of mbufs (infinite_rx refuses such frames) */
-static struct gcap_port ports[3];
-static struct rte_mempool *pools[3];
+ * comes as a chain of mbufs (infinite_rx refuses such frames); port 3:
+ * net_pcap reading JUMBO_N frames of JUMBO_LEN bytes once (written by
+ * main()), each a chain */
+#define NPORTS 4u
+#define JUMBO_N 64u
+#define JUMBO_LEN 9000u
+static struct gcap_port ports[NPORTS];
+static struct rte_mempool *pools[NPORTS];
 static unsigned cur_port;
 static unsigned rx_lcore;
 static char tmpdir[512];
@@ -69,6 +74,7 @@ static struct {
 	uint64_t stalls;                      /* pauses injected (stall_ns) */
 	uint64_t one_put, chained; /* batches with free_pool set; with a chain */
 	bool put_bad;              /* free_pool set on a batch with an mbuf not plain */
+	uint64_t jumbo, jumbo_cut; /* JUMBO_LEN packets seen; of those not whole */
 	uint32_t next_seq;
 	bool seq_bad;
 	bool seq_started;
@@ -112,6 +118,8 @@ static unsigned run_batch;
  * (test_small_batches_writer_slack; 0: RING * 2 of a batch's records each). */
 static unsigned run_nxbufs;
 static size_t run_xmem;
+/* run()'s staging bytes per batch slot (test_jumbo_whole; 0: as live). */
+static uint32_t run_stage;
 
 /* Hold the RX lcore stall_ns, busy. */
 static void
@@ -143,6 +151,15 @@ mock_submit(struct gcap_exec *ex, unsigned q, struct gcap_batch *b)
 					     (m->ol_flags & RTE_MBUF_F_INDIRECT) != 0))
 			mk.put_bad = true;
 		chain |= m->nb_segs > 1;
+		if (b->pkts[i].wirelen == JUMBO_LEN) {
+			const uint8_t *d = (const uint8_t *)(uintptr_t)b->pkts[i].addr;
+
+			mk.jumbo++;
+			/* whole: every byte, the last one (0x5a) included */
+			if (b->pkts[i].caplen != JUMBO_LEN || d[JUMBO_LEN - 1] != 0x5a ||
+			    d[JUMBO_LEN / 2] != (uint8_t)(JUMBO_LEN / 2))
+				mk.jumbo_cut++;
+		}
 	}
 	mk.one_put += b->free_pool != NULL;
 	mk.chained += chain;
@@ -237,6 +254,7 @@ run(uint64_t delay_ns, unsigned lanes, uint64_t rate, unsigned ms, bool backpres
 			.xbuf_size = run_nxbufs ?
 					     (uint32_t)(run_xmem / run_nxbufs) & ~63u :
 					     BATCH * GCAP_REC_SIZE(SNAP),
+			.stage_size = run_stage ? run_stage : GCAP_PIPELINE_STAGE_LIVE,
 			.snaplen = SNAP,
 			.nfilters = 1,
 			.filters = &prog,
@@ -648,6 +666,63 @@ START_TEST(test_free_paths)
 }
 END_TEST
 
+/* A batch's chained packets that exceed its staging area: net_pcap's
+ * JUMBO_N chained 9,000-byte frames, all in one poll, staging for one
+ * (16 KiB). Every one reaches the executor whole (each batch ends where
+ * the next would not fit), in order, none dropped, every mbuf back. */
+START_TEST(test_jumbo_whole)
+{
+	struct run_result r;
+	unsigned avail;
+
+	cur_port = 3;
+	run_batch = JUMBO_N;
+	run_stage = 16u << 10;
+	run(0, 1, 0, 300, false, &r);
+	run_batch = 0;
+	run_stage = 0;
+	cur_port = 0;
+	avail = rte_mempool_avail_count(pools[3]);
+	printf("jumbo: %" PRIu64 " of %u frames seen, %" PRIu64 " not whole, %" PRIu64
+	       " batches, %" PRIu64 " written, %" PRIu64 " dropped chained\n",
+	       mk.jumbo, JUMBO_N, mk.jumbo_cut, mk.batches, r.written, r.st.drop_chained);
+	ck_assert_uint_eq(mk.jumbo, JUMBO_N);
+	ck_assert_uint_eq(mk.jumbo_cut, 0);
+	ck_assert_uint_eq(r.st.rx_pkts, JUMBO_N);
+	ck_assert_uint_eq(r.written, JUMBO_N);
+	ck_assert_uint_eq(r.st.drop_chained + r.st.drop_pipeline + r.st.drop_writer, 0);
+	ck_assert_uint_ge(mk.batches, JUMBO_N);
+	ck_assert_uint_eq(avail, pools[3]->size);
+}
+END_TEST
+
+/* JUMBO_N frames of JUMBO_LEN bytes to path: byte k is k & 0xff, the
+ * last 0x5a. @return 0, -1 on error. */
+static int
+write_jumbo(const char *path)
+{
+	static uint8_t d[JUMBO_LEN];
+	pcap_t *p = pcap_open_dead(DLT_EN10MB, 65535);
+	pcap_dumper_t *dp = p ? pcap_dump_open(p, path) : NULL;
+	struct pcap_pkthdr h = { .caplen = JUMBO_LEN, .len = JUMBO_LEN };
+
+	if (dp == NULL) {
+		if (p)
+			pcap_close(p);
+		return -1;
+	}
+	for (unsigned k = 0; k < JUMBO_LEN; k++)
+		d[k] = (uint8_t)k;
+	d[JUMBO_LEN - 1] = 0x5a;
+	for (unsigned i = 0; i < JUMBO_N; i++) {
+		h.ts.tv_sec = (time_t)i;
+		pcap_dump((u_char *)dp, &h, d);
+	}
+	pcap_dump_close(dp);
+	pcap_close(p);
+	return 0;
+}
+
 /* A pool whose data rooms are external memory, pinned to their mbufs. */
 /* The main lcore (control, stats, the writer thread it starts) runs on
  * the allowed CPUs that no RX lcore polls, so it never takes a polling
@@ -852,7 +927,7 @@ main(void)
 	char err[GCAP_ERRBUF_SIZE] = "";
 	const char *tmp = getenv("TMPDIR");
 	struct rte_mempool *mp;
-	static char pcap_spec[1024];
+	static char pcap_spec[1024], jumbo_spec[1024];
 	unsigned ids[4];
 	Suite *s;
 	TCase *tc;
@@ -872,9 +947,22 @@ main(void)
 			 "net_pcap0,rx_pcap=%s/tests/data/eth-mix.pcap",
 			 root ? root : ".");
 	}
+	snprintf(tmpdir, sizeof(tmpdir), "%s/gcap-live-XXXXXX",
+		 tmp && tmp[0] ? tmp : "/tmp");
+	if (mkdtemp(tmpdir) == NULL) {
+		perror("mkdtemp");
+		return 1;
+	}
+	snprintf(jumbo_spec, sizeof(jumbo_spec), "net_pcap1,rx_pcap=%s/jumbo.pcap",
+		 tmpdir);
+	if (write_jumbo(jumbo_spec + strlen("net_pcap1,rx_pcap=")) < 0) {
+		fprintf(stderr, "cannot write %s\n", jumbo_spec);
+		return 1;
+	}
 	if (gcap_port_parse("net_null0,size=64,copy=1", 0, &ports[0], err) < 0 ||
 	    gcap_port_parse("net_null1,size=64,copy=1", 1, &ports[1], err) < 0 ||
-	    gcap_port_parse(pcap_spec, 2, &ports[2], err) < 0) {
+	    gcap_port_parse(pcap_spec, 2, &ports[2], err) < 0 ||
+	    gcap_port_parse(jumbo_spec, 3, &ports[3], err) < 0) {
 		fprintf(stderr, "%s\n", err);
 		return 1;
 	}
@@ -882,7 +970,7 @@ main(void)
 		struct gcap_eal_conf ec = {
 			.prog = "test_live",
 			.ports = ports,
-			.nports = 3,
+			.nports = NPORTS,
 			.nlcores = 2,
 			.mem_mb = 256,
 		};
@@ -891,6 +979,8 @@ main(void)
 		if (gcap_eal_init(&ec, err) < 0) {
 			/* no usable EAL here (e.g. no net_null driver) */
 			printf("SKIP: EAL: %s\n", err);
+			unlink(jumbo_spec + strlen("net_pcap1,rx_pcap="));
+			rmdir(tmpdir);
 			return 77;
 		}
 	}
@@ -904,7 +994,9 @@ main(void)
 	pools[1] = pinned_pool("live_ext_pool", 8191);
 	pools[2] = rte_pktmbuf_pool_create("live_pcap_pool", 8191, 256, 0,
 					   RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
-	for (unsigned i = 0; i < 3; i++) {
+	pools[3] = rte_pktmbuf_pool_create("live_jumbo_pool", 8191, 256, 0,
+					   RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+	for (unsigned i = 0; i < NPORTS; i++) {
 		mp = pools[i];
 		if (mp == NULL || gcap_port_find(&ports[i], err) < 0 ||
 		    gcap_port_configure(&ports[i], 1, 1024, &mp, err) < 0 ||
@@ -914,13 +1006,6 @@ main(void)
 			return 1;
 		}
 	}
-	snprintf(tmpdir, sizeof(tmpdir), "%s/gcap-live-XXXXXX",
-		 tmp && tmp[0] ? tmp : "/tmp");
-	if (mkdtemp(tmpdir) == NULL) {
-		perror("mkdtemp");
-		return 1;
-	}
-
 	s = suite_create("pipeline-live");
 	tc = tcase_create("live");
 	tcase_set_timeout(tc, 60);
@@ -934,6 +1019,7 @@ main(void)
 	tcase_add_test(tc, test_mbufs_return);
 	tcase_add_test(tc, test_rx_burst);
 	tcase_add_test(tc, test_free_paths);
+	tcase_add_test(tc, test_jumbo_whole);
 	tcase_add_test(tc, test_main_off_rx_cpus);
 	tcase_add_test(tc, test_poll_gaps);
 	tcase_add_test(tc, test_poll_phases);
@@ -945,8 +1031,10 @@ main(void)
 	srunner_run_all(sr, CK_NORMAL);
 	nfail = srunner_ntests_failed(sr);
 	srunner_free(sr);
-	for (unsigned i = 0; i < 3; i++) /* net_pcap's files close here */
+	for (unsigned i = 0; i < NPORTS; i++) /* net_pcap's files close here */
 		gcap_port_close(&ports[i]);
+	snprintf(jumbo_spec, sizeof(jumbo_spec), "%s/jumbo.pcap", tmpdir);
+	unlink(jumbo_spec);
 	rmdir(tmpdir);
 	return nfail == 0 ? 0 : 1;
 }
