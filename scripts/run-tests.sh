@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install, build, and run every test (GPU tests skip without a GPU), fuzz
-# the BPF translator for a bounded time, then run every test again built
+# for a bounded time (scripts/run-fuzz.sh), then run every test again built
 # with ASan and UBSan (scripts/run-sanitizers.sh; GCAP_SANITIZERS=0 skips
 # it). Ends with two lines: "tests: N passed, N failed, N skipped" and the
 # same for the sanitizer build.
@@ -13,7 +13,8 @@ slog=$(mktemp)
 trap 'rm -f "$log" "$slog"' EXIT
 rc=0
 meson test -C build --num-processes "$(nproc)" --print-errorlogs "$@" 2>&1 | tee "$log" || rc=$?
-# bounded fuzzing of the BPF translator and interpreter (libFuzzer, clang)
+# bounded fuzzing (libFuzzer, clang): the BPF translator, the capture-file
+# path, the inline kernel helpers; FUZZ_SECONDS in all
 bash scripts/run-fuzz.sh "${FUZZ_SECONDS:-60}" || rc=$?
 if [ "${GCAP_SANITIZERS:-1}" != 0 ]; then
 	bash scripts/run-sanitizers.sh "$@" 2>&1 | tee "$slog" || rc=$?
