@@ -1,16 +1,22 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * What the on-disk caches share (compiled filters, inline kernels): the
- * cache directory, mkdir -p, and SHA-256 for their keys.
+ * cache directory, mkdir -p, the checks that keep another user from
+ * planting entries (a cached kernel is code a root run executes), and
+ * SHA-256 for their keys.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "gpucap/gcap_cache.h"
+#include "gpucap/gcap_common.h"
 
 int
 gcap_cache_dir(char *buf, size_t len)
@@ -50,6 +56,110 @@ gcap_mkdirs(const char *dir)
 	if (mkdir(tmp, 0700) != 0 && errno != EEXIST)
 		return -errno;
 	return 0;
+}
+
+/*
+ * Why one directory on the way to the cache lets another user in, or
+ * NULL. The cache directory itself must be the user's and writable by no
+ * one else; a directory above it may also be root's, and writable by
+ * others only when sticky (they cannot rename what is not theirs).
+ */
+static const char *
+dir_unsafe(const struct stat *st, bool last)
+{
+	uid_t me = geteuid();
+
+	if (!S_ISDIR(st->st_mode))
+		return "not a directory";
+	if (last ? st->st_uid != me : st->st_uid != me && st->st_uid != 0)
+		return "owned by another user";
+	if ((st->st_mode & (S_IWGRP | S_IWOTH)) && (last || !(st->st_mode & S_ISVTX)))
+		return "writable by group or others";
+	return NULL;
+}
+
+int
+gcap_cache_dir_prepare(const char *dir, char *warn)
+{
+	char canon[PATH_MAX];
+	struct stat st;
+	const char *why;
+	int rc;
+
+	if (warn)
+		warn[0] = '\0';
+	rc = gcap_mkdirs(dir);
+	if (rc < 0)
+		return gcap_err(warn, -rc, "cache directory %s: %s", dir, strerror(-rc));
+	if (realpath(dir, canon) == NULL)
+		return gcap_err(warn, errno, "cache directory %s: %s", dir,
+				strerror(errno));
+	/* every directory of the resolved path, "/" first, the cache last */
+	for (char *p = canon;; p++) {
+		bool last = *p == '\0';
+
+		if (*p != '/' && !last)
+			continue;
+		char c = *p;
+		const char *d = p == canon ? "/" : canon;
+
+		*p = '\0';
+		if (lstat(d, &st) != 0) {
+			*p = c;
+			return gcap_err(warn, errno, "cache directory %s: %s: %s", dir, d,
+					strerror(errno));
+		}
+		why = dir_unsafe(&st, last);
+		if (why != NULL) {
+			if (last)
+				rc = gcap_err(warn, EPERM,
+					      "cache directory %s not used: it is %s",
+					      dir, why);
+			else
+				rc = gcap_err(warn, EPERM,
+					      "cache directory %s not used: %s is %s",
+					      dir, d, why);
+			*p = c;
+			return rc;
+		}
+		*p = c;
+		if (last)
+			return 0;
+	}
+}
+
+int
+gcap_cache_open_entry(const char *path, char *warn)
+{
+	struct stat st;
+	const char *why = NULL;
+	/* O_NONBLOCK: a FIFO in its place must not hang the open */
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+
+	if (warn)
+		warn[0] = '\0';
+	if (fd < 0) {
+		if (errno == ENOENT)
+			return -ENOENT;
+		if (errno == ELOOP)
+			return gcap_err(warn, EPERM,
+					"cache entry %s not used: a symbolic link", path);
+		return gcap_err(warn, errno, "cache entry %s not used: %s", path,
+				strerror(errno));
+	}
+	if (fstat(fd, &st) != 0)
+		why = strerror(errno);
+	else if (!S_ISREG(st.st_mode))
+		why = "not a regular file";
+	else if (st.st_uid != geteuid())
+		why = "owned by another user";
+	else if (st.st_mode & (S_IWGRP | S_IWOTH))
+		why = "writable by group or others";
+	if (why != NULL) {
+		close(fd);
+		return gcap_err(warn, EPERM, "cache entry %s not used: %s", path, why);
+	}
+	return fd;
 }
 
 /* ---- SHA-256 (FIPS 180-4) ---- */

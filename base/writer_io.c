@@ -23,6 +23,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "gpucap/gcap_outfile.h"
 #include "writer_internal.h"
 
 int
@@ -237,16 +238,19 @@ gcap_wr_file_open(struct gcap_writer *w, char *errbuf)
 				w->fd_reg = false;
 		}
 	} else {
-		w->fd = open(w->cur, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+		/* a symbolic link planted in /tmp is refused, not followed */
+		w->fd = gcap_open_output(w->cur, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+					 0666, errbuf);
 		if (w->fd >= 0)
 			w->created = true;
-		else if (errno == EEXIST)
-			w->fd = open(w->cur, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-				     0666);
+		else if (w->fd == -EEXIST)
+			w->fd = gcap_open_output(w->cur,
+						 O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+						 0666, errbuf);
 		if (w->fd < 0) {
-			rc = -errno;
-			return gcap_err(errbuf, -rc, "cannot write '%s': %s", w->cur,
-					strerror(-rc));
+			rc = w->fd;
+			w->fd = -1;
+			return rc;
 		}
 		w->fd_reg = fstat(w->fd, &st) == 0 && S_ISREG(st.st_mode);
 	}

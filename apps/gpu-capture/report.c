@@ -7,12 +7,16 @@
  * every report reads the same sums.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "gpucap/gcap_common.h"
 #include "gpucap/gcap_json.h"
+#include "gpucap/gcap_outfile.h"
 #include "app_err.h"
 #include "report.h"
 
@@ -411,17 +415,29 @@ json_summary(struct gcap_json *j, const struct app *a, const struct app_totals *
 int
 app_report_json(const struct app *a, double secs)
 {
-	FILE *f = fopen(a->o->summary_json, "w");
+	char eb[GCAP_ERRBUF_SIZE];
+	/* a symbolic link planted in /tmp is refused, not followed */
+	int fd = gcap_open_output(a->o->summary_json,
+				  O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666, eb);
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
 	struct app_totals t;
 	struct gcap_queue_stats *s = malloc(sizeof(*s));
 	struct gcap_json j;
 	int r;
 
 	if (f == NULL || s == NULL) {
+		int e = errno;
+
 		if (f != NULL)
 			fclose(f);
+		else if (fd >= 0)
+			close(fd);
 		free(s);
-		app_err("cannot write %s: %s", a->o->summary_json, strerror(errno));
+		if (fd == -ELOOP)
+			app_err("%s", eb);
+		else
+			app_err("cannot write %s: %s", a->o->summary_json,
+				strerror(fd < 0 ? -fd : e));
 		return -1;
 	}
 	sum_queues(a, 0, true, &t);

@@ -161,20 +161,25 @@ now_ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-/* read an entry: 1 hit (image filled), 0 absent, -1 present but unusable */
+/*
+ * read an entry: 1 hit (image filled), 0 absent, -1 present but unusable,
+ * -2 not the user's own (a link, another owner, writable by others: warn
+ * filled; neither used nor replaced). The key in its header must be the
+ * one computed, so an entry renamed from another source is a miss.
+ */
 static int
 cache_read(const char *path, uint32_t arch, const uint8_t key[32], void **image,
-	   size_t *image_size)
+	   size_t *image_size, char *warn)
 {
 	struct entry_hdr h;
 	struct stat st;
 	uint8_t sum[32];
 	void *buf;
 	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = gcap_cache_open_entry(path, warn);
 
 	if (fd < 0)
-		return errno == ENOENT ? 0 : -1;
+		return fd == -ENOENT ? 0 : fd == -EPERM ? -2 : -1;
 	if (fstat(fd, &st) != 0 || (size_t)st.st_size < sizeof(h) ||
 	    read(fd, &h, sizeof(h)) != (ssize_t)sizeof(h) ||
 	    memcmp(h.magic, ENTRY_MAGIC, sizeof(ENTRY_MAGIC)) != 0 ||
@@ -427,7 +432,15 @@ gcap_rtc_compile(const char *src, const char *name, int cc_major, int cc_minor,
 				 "compiled without cache",
 				 strerror(-r));
 			use_cache = 0;
-		} else if ((r = gcap_mkdirs(dir)) < 0 || access(dir, W_OK | X_OK) != 0) {
+		} else if ((r = gcap_cache_dir_prepare(dir, info->cache_warning)) ==
+			   -EPERM) {
+			/* another user could plant entries: one line says why */
+			size_t l = strlen(info->cache_warning);
+
+			snprintf(info->cache_warning + l, sizeof(info->cache_warning) - l,
+				 "; compiled without cache");
+			use_cache = 0;
+		} else if (r < 0 || access(dir, W_OK | X_OK) != 0) {
 			int e = r < 0 ? -r : errno;
 
 			gcap_err(info->cache_warning, e,
@@ -447,13 +460,21 @@ gcap_rtc_compile(const char *src, const char *name, int cc_major, int cc_minor,
 	}
 	if (use_cache) {
 		t0 = now_ms();
-		r = cache_read(info->cache_path, arch, key, image, image_size);
+		r = cache_read(info->cache_path, arch, key, image, image_size,
+			       info->cache_warning);
 		info->load_ms = now_ms() - t0;
 		if (r == 1) {
 			info->cache_hit = 1;
 			return 0;
 		}
 		info->cache_rebuilt = r < 0;
+		if (r == -2) {
+			size_t l = strlen(info->cache_warning);
+
+			snprintf(info->cache_warning + l, sizeof(info->cache_warning) - l,
+				 "; compiled without cache");
+			use_cache = 0;
+		}
 	}
 	t0 = now_ms();
 	r = nvrtc_build(src, name, arch_opt, opts, nopts, image, image_size, &info->log,

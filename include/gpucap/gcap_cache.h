@@ -2,7 +2,8 @@
 /**
  * @file
  * What gpucap's on-disk caches share (NVRTC cubins, compiled inline
- * kernels): where the cache lives, creating it, and SHA-256 for keys.
+ * kernels): where the cache lives, creating it, the checks that keep
+ * other users' files out of it, and SHA-256 for keys.
  */
 #ifndef GCAP_CACHE_H
 #define GCAP_CACHE_H
@@ -43,6 +44,28 @@ int gcap_cache_dir(char *buf, size_t len);
  * @return 0 (also when it exists); -ENAMETOOLONG; mkdir's -errno.
  */
 int gcap_mkdirs(const char *dir);
+
+/**
+ * Create a cache directory (gcap_mkdirs) and check that no other user
+ * can plant or swap its entries: it is a directory owned by the effective
+ * user and not writable by group or others, and each directory above it
+ * (symbolic links resolved) is the user's or root's and writable by
+ * others only when sticky. A cache that fails is not to be used.
+ * @param warn  GCAP_ERRBUF_SIZE bytes (NULL allowed): why, one line
+ * @return 0; -EPERM (unsafe); mkdir's or realpath's -errno.
+ */
+int gcap_cache_dir_prepare(const char *dir, char *warn);
+
+/**
+ * Open a cache entry for reading, refusing one another user could have
+ * made or changed: a symbolic link is not followed, and the file opened
+ * must be a regular file owned by the effective user, not writable by
+ * group or others.
+ * @param warn  GCAP_ERRBUF_SIZE bytes (NULL allowed): why not, one line
+ * @return the descriptor (O_CLOEXEC); -ENOENT (absent, warn left empty);
+ *         -EPERM (unsafe); open's -errno.
+ */
+int gcap_cache_open_entry(const char *path, char *warn);
 
 #ifdef __cplusplus
 }

@@ -3,12 +3,20 @@
  * The inline kernel host loader: compile a kernel source with the host C
  * compiler into a shared object, cache it by content hash, dlopen it,
  * allocate and initialise the state. See gcap_khost.h.
+ *
+ * A cached object is code the run executes, often as root: the cache is
+ * used only when no other user can write it (gcap_cache_dir_prepare), an
+ * entry only when it is the user's own (gcap_cache_open_entry), and the
+ * object loaded must carry the key it was cached under. Compiles happen
+ * in a private mkdtemp directory, so the unit, the log and the object
+ * cannot be redirected through a planted link.
  */
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <spawn.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -19,6 +27,7 @@
 #include "gcap_config.h"
 #include "gpucap/gcap_cache.h"
 #include "gpucap/gcap_khost.h"
+#include "gpucap/gcap_outfile.h"
 #include "kfile.h"
 
 #ifndef GCAP_KHOST_INSTALL_INCDIR
@@ -40,6 +49,7 @@ struct gcap_khost {
 	char *object; /* the .so loaded */
 	char *args;   /* --kernel-arg, or NULL */
 	uint64_t hash;
+	char key[65]; /* the SHA-256 the cache name comes from, in hex */
 	void *dl;
 	gcap_kernel_fn entry;
 	gcap_kernel_init_fn init;
@@ -84,11 +94,19 @@ find_incdir(const struct gcap_khost_opts *o)
 	return NULL;
 }
 
-/* The cache directory, created; NULL when none is usable. */
+/* One warning line: the library's callers carry no warning channel. */
+static void
+khost_warn(const char *what)
+{
+	fprintf(stderr, "warning: %s; compiled without the cache\n", what);
+}
+
+/* The cache directory, created; NULL when none is usable (one warning
+ * when another user could write it). */
 static char *
 cache_dir(const struct gcap_khost_opts *o)
 {
-	char p[PATH_MAX];
+	char p[PATH_MAX], warn[GCAP_ERRBUF_SIZE];
 	const char *e;
 	p[0] = '\0';
 	if (o->cache_dir)
@@ -97,7 +115,13 @@ cache_dir(const struct gcap_khost_opts *o)
 		snprintf(p, sizeof(p), "%s", e);
 	else if (gcap_cache_dir(p, sizeof(p)) != 0)
 		p[0] = '\0';
-	if (!p[0] || gcap_mkdirs(p) != 0 || access(p, W_OK) != 0)
+	if (!p[0])
+		return NULL;
+	if (gcap_cache_dir_prepare(p, warn) == -EPERM) {
+		khost_warn(warn);
+		return NULL;
+	}
+	if (warn[0] || access(p, W_OK) != 0)
 		return NULL;
 	return strdup(p);
 }
@@ -119,9 +143,14 @@ put_escaped(FILE *f, const char *s)
 static int
 write_unit(const char *upath, const struct gcap_khost *k)
 {
-	FILE *f = fopen(upath, "w");
-	if (!f)
-		return -errno;
+	int fd = open(upath, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (!f) {
+		int e = errno;
+		if (fd >= 0)
+			close(fd);
+		return -e;
+	}
 	fputs("#line 1 \"", f);
 	put_escaped(f, k->path);
 	fputs("\"\n", f);
@@ -131,8 +160,12 @@ write_unit(const char *upath, const struct gcap_khost *k)
 	      "char gcap_kernel_errmsg[GCAP_KERNEL_ERR_SIZE];\n"
 	      "__attribute__((visibility(\"default\")))\n"
 	      "const unsigned long long gcap_kernel_state_size =\n"
-	      "\tsizeof(struct gcap_kstate);\n",
+	      "\tsizeof(struct gcap_kstate);\n"
+	      "__attribute__((visibility(\"default\")))\n"
+	      "const char gcap_kernel_key[] = \"",
 	      f);
+	fputs(k->key, f);
+	fputs("\";\n", f);
 	if (fclose(f) != 0)
 		return -errno;
 	return 0;
@@ -268,8 +301,8 @@ compile(struct gcap_khost *k, const struct gcap_khost_opts *o, const char *cc,
 
 	posix_spawn_file_actions_t fa;
 	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, 1, logpath, O_WRONLY | O_CREAT | O_TRUNC,
-					 0600);
+	posix_spawn_file_actions_addopen(&fa, 1, logpath,
+					 O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0600);
 	posix_spawn_file_actions_adddup2(&fa, 1, 2);
 	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
 	/* ASCII diagnostics whatever the locale: LC_ALL=C for the compiler */
@@ -323,13 +356,22 @@ out:
 	return rc;
 }
 
-/* Bind the object's symbols and check them. */
+/* Bind the object's symbols and check them; -ESTALE: not built from this
+ * kernel's key. */
 static int
-bind_object(struct gcap_khost *k, const struct gcap_khost_opts *o, char *errbuf)
+bind_object(struct gcap_khost *k, const char *obj, const struct gcap_khost_opts *o,
+	    char *errbuf)
 {
-	k->dl = dlopen(k->object, RTLD_NOW | RTLD_LOCAL);
+	k->dl = dlopen(obj, RTLD_NOW | RTLD_LOCAL);
 	if (!k->dl)
 		return gcap_err(errbuf, EIO, "%s: dlopen: %s", k->path, dlerror());
+	const char *key = dlsym(k->dl, "gcap_kernel_key");
+	if (!key || strncmp(key, k->key, sizeof(k->key)) != 0) {
+		dlclose(k->dl);
+		k->dl = NULL;
+		return gcap_err(errbuf, ESTALE, "%s: %s was not built from this kernel",
+				k->path, obj);
+	}
 	*(void **)&k->entry = dlsym(k->dl, "gcap_kernel");
 	if (!k->entry)
 		return gcap_err(errbuf, ENOSYS, "%s: no function gcap_kernel", k->path);
@@ -351,6 +393,49 @@ bind_object(struct gcap_khost *k, const struct gcap_khost_opts *o, char *errbuf)
 	k->order = dlsym(k->dl, "gcap_kernel_order");
 	k->errmsg = dlsym(k->dl, "gcap_kernel_errmsg");
 	return 0;
+}
+
+/*
+ * Compile into a fresh private directory (mkdtemp from tmpl, mode 0700),
+ * so that no other user can plant or redirect the unit, the log or the
+ * object, and load the object from there; then, with dest, move it into
+ * the cache. The directory is removed; k->object names dest, or the
+ * object as loaded.
+ */
+static int
+build_and_bind(struct gcap_khost *k, const struct gcap_khost_opts *o, const char *cc,
+	       const char *extra, char *tmpl, const char *dest, char *errbuf)
+{
+	char unit[PATH_MAX], logp[PATH_MAX], obj[PATH_MAX];
+	int rc;
+
+	if (!mkdtemp(tmpl))
+		return gcap_err(errbuf, EIO, "mkdtemp %s: %s", tmpl, strerror(errno));
+	if (snprintf(unit, sizeof(unit), "%s/k.c", tmpl) >= (int)sizeof(unit) ||
+	    snprintf(logp, sizeof(logp), "%s/k.log", tmpl) >= (int)sizeof(logp) ||
+	    snprintf(obj, sizeof(obj), "%s/k-%016llx.so", tmpl,
+		     (unsigned long long)k->hash) >= (int)sizeof(obj)) {
+		rmdir(tmpl);
+		return gcap_err(errbuf, ENAMETOOLONG, "%s: name too long", tmpl);
+	}
+	rc = write_unit(unit, k);
+	if (rc == 0)
+		rc = compile(k, o, cc, extra, unit, obj, logp, errbuf);
+	else
+		gcap_err(errbuf, -rc, "%s: %s", unit, strerror(-rc));
+	unlink(unit);
+	unlink(logp);
+	/* loaded from its private name: never an older object of the same
+	 * name that the process already has open */
+	if (rc == 0)
+		rc = bind_object(k, obj, o, errbuf);
+	if (rc == 0 && dest && rename(obj, dest) != 0)
+		rc = gcap_err(errbuf, EIO, "rename %s: %s", dest, strerror(errno));
+	if (rc == 0 && !(k->object = strdup(dest ? dest : obj)))
+		rc = gcap_err(errbuf, ENOMEM, "out of memory");
+	unlink(obj);
+	rmdir(tmpl);
+	return rc;
 }
 
 static int
@@ -377,8 +462,8 @@ gcap_khost_load_opts(const char *path, const char *args,
 	static const struct gcap_khost_opts defaults;
 	const struct gcap_khost_opts *o = opts ? opts : &defaults;
 	struct gcap_khost *k;
-	char *hdr = NULL, *cdir = NULL, *tmpdir = NULL;
-	char unit[PATH_MAX], logp[PATH_MAX], tmpobj[PATH_MAX];
+	char *hdr = NULL, *cdir = NULL;
+	char tmpl[PATH_MAX], objp[PATH_MAX], warn[GCAP_ERRBUF_SIZE];
 	int rc;
 
 	if (o->log && o->log_size)
@@ -437,7 +522,7 @@ gcap_khost_load_opts(const char *path, const char *args,
 	uint64_t h = 0;
 
 	gcap_sha256_init(&key);
-	key_str(&key, "gpucap-khost-2");
+	key_str(&key, "gpucap-khost-3");
 	gcap_sha256_update(&key, k->src, k->src_len + 1);
 	key_str(&key, hdr);
 	key_str(&key, path);
@@ -448,62 +533,51 @@ gcap_khost_load_opts(const char *path, const char *args,
 	for (unsigned i = 0; i < 8; i++)
 		h = h << 8 | digest[i];
 	k->hash = h;
+	for (unsigned i = 0; i < 32; i++)
+		snprintf(k->key + 2 * i, 3, "%02x", digest[i]);
 
 	if (!o->no_cache)
 		cdir = cache_dir(o);
-	if (!cdir) {
-		char t[] = "/tmp/gpucap-kernel-XXXXXX";
-		if (!mkdtemp(t)) {
-			rc = gcap_err(errbuf, EIO, "mkdtemp: %s", strerror(errno));
-			goto fail;
-		}
-		tmpdir = strdup(t);
-		if (!tmpdir) {
-			rmdir(t);
-			rc = gcap_err(errbuf, ENOMEM, "out of memory");
-			goto fail;
-		}
-	}
-	const char *dir = cdir ? cdir : tmpdir;
-	char objp[PATH_MAX];
-	snprintf(objp, sizeof(objp), "%s/k-%016llx.so", dir, (unsigned long long)h);
-	k->object = strdup(objp);
-	if (!k->object) {
-		rc = gcap_err(errbuf, ENOMEM, "out of memory");
-		goto fail;
-	}
-
-	bool cached = cdir && access(objp, R_OK) == 0;
-	if (!cached) {
-		long pid = (long)getpid();
-		snprintf(unit, sizeof(unit), "%s/k-%016llx.%ld.c", dir,
-			 (unsigned long long)h, pid);
-		snprintf(logp, sizeof(logp), "%s/k-%016llx.%ld.log", dir,
-			 (unsigned long long)h, pid);
-		snprintf(tmpobj, sizeof(tmpobj), "%s/k-%016llx.%ld.so.tmp", dir,
-			 (unsigned long long)h, pid);
-		rc = write_unit(unit, k);
-		if (rc == 0)
-			rc = compile(k, o, cc, extra, unit, tmpobj, logp, errbuf);
+	bool cached = false;
+	if (cdir) {
+		int fd = -ENAMETOOLONG;
+		if (snprintf(objp, sizeof(objp), "%s/k-%016llx.so", cdir,
+			     (unsigned long long)h) < (int)sizeof(objp) &&
+		    snprintf(tmpl, sizeof(tmpl), "%s/.tmp-XXXXXX", cdir) <
+			    (int)sizeof(tmpl))
+			fd = gcap_cache_open_entry(objp, warn);
 		else
-			gcap_err(errbuf, -rc, "%s: %s", unit, strerror(-rc));
-		unlink(unit);
-		unlink(logp);
-		if (rc == 0 && rename(tmpobj, objp) != 0)
-			rc = gcap_err(errbuf, EIO, "rename %s: %s", objp,
-				      strerror(errno));
-		if (rc != 0) {
-			unlink(tmpobj);
-			goto fail;
+			snprintf(warn, sizeof(warn), "cache directory name too long");
+		if (fd >= 0) {
+			close(fd);
+			cached = true;
+		} else if (fd != -ENOENT) {
+			/* not ours to trust, nor to replace: built aside */
+			khost_warn(warn);
+			free(cdir);
+			cdir = NULL;
 		}
 	}
-	rc = bind_object(k, o, errbuf);
-	if (tmpdir) {
-		unlink(objp);
-		rmdir(tmpdir);
+	if (cached) {
+		rc = bind_object(k, objp, o, errbuf);
+		if (rc == -ESTALE) {
+			fprintf(stderr,
+				"warning: cache entry %s not used: not built from %s;"
+				" rebuilt\n",
+				objp, path);
+			cached = false;
+		} else if (rc == 0 && !(k->object = strdup(objp)))
+			rc = gcap_err(errbuf, ENOMEM, "out of memory");
+		if (rc != 0 && cached)
+			goto fail;
 	}
-	if (rc != 0)
-		goto fail;
+	if (!cached) {
+		if (!cdir)
+			snprintf(tmpl, sizeof(tmpl), "/tmp/gpucap-kernel-XXXXXX");
+		rc = build_and_bind(k, o, cc, extra, tmpl, cdir ? objp : NULL, errbuf);
+		if (rc != 0)
+			goto fail;
+	}
 
 	long pg = sysconf(_SC_PAGESIZE);
 	k->map_size = (k->state_size + (size_t)pg - 1) & ~((size_t)pg - 1);
@@ -522,12 +596,10 @@ gcap_khost_load_opts(const char *path, const char *args,
 		goto fail;
 	k->header = hdr;
 	free(cdir);
-	free(tmpdir);
 	return k;
 fail:
 	free(hdr);
 	free(cdir);
-	free(tmpdir);
 	gcap_khost_free(k);
 	errno = -rc;
 	return NULL;
@@ -606,9 +678,21 @@ gcap_khost_report_file(const struct gcap_khost *k, const char *path,
 	char tmp[PATH_MAX];
 	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
 		return gcap_err(errbuf, ENAMETOOLONG, "%s: name too long", path);
-	FILE *f = fopen(tmp, "w");
-	if (!f)
-		return gcap_err(errbuf, errno, "%s: %s", tmp, strerror(errno));
+	/* never through a link planted at the .tmp name; a stale .tmp (a
+	 * run that died) is removed once, itself, not what it points at */
+	int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+	int fd = gcap_open_output(tmp, flags, 0666, errbuf);
+	if (fd == -EEXIST && unlink(tmp) == 0)
+		fd = gcap_open_output(tmp, flags, 0666, errbuf);
+	if (fd < 0)
+		return fd;
+	FILE *f = fdopen(fd, "w");
+	if (!f) {
+		int e = errno;
+		close(fd);
+		unlink(tmp);
+		return gcap_err(errbuf, e, "%s: %s", tmp, strerror(e));
+	}
 	int rc = gcap_khost_report_json(k, f, state_override);
 	if (fclose(f) != 0 && rc == 0)
 		rc = -EIO;

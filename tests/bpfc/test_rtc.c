@@ -2,7 +2,8 @@
 /*
  * gcap_rtc: SHA-256 vectors, NVRTC compiles of translated filters (NVRTC
  * needs no GPU), the cache (miss, hit, corrupt/truncated/foreign entries
- * rebuilt, unusable directory), compile errors with the log, and the
+ * rebuilt, unusable directory, entries or directories another user could
+ * have planted not used), compile errors with the log, and the
  * translator's output through nvcc -c -x cu as --dump-gpu-code promises.
  * Exits 77 (skip) after the SHA-256 checks when libnvrtc cannot be loaded.
  */
@@ -317,6 +318,90 @@ START_TEST(test_cache_unusable)
 }
 END_TEST
 
+/* compile src with the cache in dir: its info (image freed) */
+static void
+compile_in(const char *src, const char *dir, struct gcap_rtc_info *info)
+{
+	char eb[GCAP_ERRBUF_SIZE];
+	void *img;
+	size_t n;
+
+	ck_assert_msg(gcap_rtc_compile(src, NULL, 9, 0, NULL, 0, dir, 0, &img, &n, info,
+				       eb) == 0,
+		      "%s", eb);
+	ck_assert_int_eq(memcmp(img, "\177ELF", 4), 0);
+	free(img);
+}
+
+START_TEST(test_cache_not_ours)
+{
+	struct gcap_rtc_info info;
+	char path[1024], other[1024], cmd[2200];
+	char *src = filters_source("no"), *src2 = filters_source("n2");
+	struct stat st;
+
+	make_tmpdir();
+	/* another source's entry under this one's name: its key differs */
+	compile_in(src, tmpdir, &info);
+	strcpy(path, info.cache_path);
+	gcap_rtc_info_clear(&info);
+	compile_in(src2, tmpdir, &info);
+	strcpy(other, info.cache_path);
+	gcap_rtc_info_clear(&info);
+	ck_assert_int_eq(rename(other, path), 0);
+	compile_in(src, tmpdir, &info);
+	ck_assert_int_eq(info.cache_hit, 0);
+	ck_assert_int_eq(info.cache_rebuilt, 1);
+	gcap_rtc_info_clear(&info);
+
+	/* an entry of another owner, writable by others, or a link: not
+	 * used, and left as it is */
+	for (int how = 0; how < 3; how++) {
+		if (how == 0 && geteuid() != 0)
+			continue;
+		ck_assert_int_eq(how == 0 ? chown(path, 65534, 65534) :
+				 how == 1 ? chmod(path, 0666) :
+					    (rename(path, other) || symlink(other, path)),
+				 0);
+		compile_in(src, tmpdir, &info);
+		printf("warning: %s\n", info.cache_warning);
+		ck_assert_int_eq(info.cache_hit, 0);
+		ck_assert_int_eq(info.cache_written, 0);
+		ck_assert_ptr_nonnull(strstr(info.cache_warning, "not used"));
+		gcap_rtc_info_clear(&info);
+		ck_assert_int_eq(lstat(path, &st), 0);
+		ck_assert(how == 0 ? st.st_uid == 65534 :
+			  how == 1 ? (st.st_mode & 0777) == 0666 :
+				     S_ISLNK(st.st_mode));
+		if (how == 2)
+			ck_assert_int_eq(rename(other, path), 0);
+		ck_assert_int_eq(chown(path, geteuid(), getegid()), 0);
+		ck_assert_int_eq(chmod(path, 0600), 0);
+	}
+
+	/* a directory others can write (or, for root, another user's) */
+	snprintf(cmd, sizeof(cmd), "%s/shared", tmpdir);
+	ck_assert_int_eq(mkdir(cmd, 0777), 0);
+	ck_assert_int_eq(chmod(cmd, 0777), 0);
+	compile_in(src, cmd, &info);
+	ck_assert_ptr_nonnull(strstr(info.cache_warning, "not used"));
+	ck_assert_int_eq(info.cache_written, 0);
+	gcap_rtc_info_clear(&info);
+	if (geteuid() == 0) {
+		ck_assert_int_eq(chmod(cmd, 0700), 0);
+		ck_assert_int_eq(chown(cmd, 65534, 65534), 0);
+		compile_in(src, cmd, &info);
+		ck_assert_ptr_nonnull(
+			strstr(info.cache_warning, "owned by another user"));
+		ck_assert_int_eq(info.cache_written, 0);
+		gcap_rtc_info_clear(&info);
+	}
+	free(src);
+	free(src2);
+	rm_tmpdir();
+}
+END_TEST
+
 START_TEST(test_cache_env)
 {
 	struct gcap_rtc_info info;
@@ -437,6 +522,7 @@ main(void)
 		tcase_add_test(t, test_compile_and_cache);
 		tcase_add_test(t, test_cache_damaged);
 		tcase_add_test(t, test_cache_unusable);
+		tcase_add_test(t, test_cache_not_ours);
 		tcase_add_test(t, test_cache_env);
 		tcase_add_test(t, test_compile_error);
 		tcase_add_test(t, test_nvcc_compiles_translation);

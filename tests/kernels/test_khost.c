@@ -2,13 +2,18 @@
 /*
  * The kernel API and the host loader: parsing of crafted packets, bounded
  * loads on guard-page packets, verdict encoding, the concurrent hash
- * table, JSON reports, and the loader's error paths.
+ * table, JSON reports, the loader's error paths, and a cache no other
+ * object or link can stand in.
  */
 #include <check.h>
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "kt_util.h"
 
@@ -694,6 +699,92 @@ START_TEST(oob_bounded)
 }
 END_TEST
 
+/* a second kernel: other state size, other verdict */
+static const char *drop_src =
+	"#include <gpucap/gcap_kernel.h>\n"
+	"struct gcap_kstate { uint64_t n; };\n"
+	"GCAP_KERNEL uint32_t gcap_kernel(const struct gcap_kpkt *pkt,\n"
+	"                                 struct gcap_kstate *st)\n"
+	"{ (void)pkt; st->n++; return GCAP_DROP; }\n";
+
+static struct gcap_khost *
+load_in(const char *path, const char *cache)
+{
+	char eb[GCAP_ERRBUF_SIZE] = "";
+	struct gcap_khost_opts o = { .cache_dir = cache };
+	struct gcap_khost *k = gcap_khost_load_opts(path, NULL, &o, eb);
+	ck_assert_msg(k != NULL, "load %s: %s", path, eb);
+	return k;
+}
+
+static char *
+read_text(const char *path)
+{
+	static char buf[256];
+	FILE *f = fopen(path, "r");
+	size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+	if (f)
+		fclose(f);
+	buf[n] = '\0';
+	return buf;
+}
+
+/* A cached object is used only under its own key: one kernel's object
+ * copied to another's name is rebuilt, not run. */
+START_TEST(cache_key_checked)
+{
+	char cache[] = "/tmp/gcap-kc-XXXXXX", cmd[PATH_MAX * 2 + 16];
+	ck_assert_ptr_nonnull(mkdtemp(cache));
+	char *good = kt_write_tmp("good.c", good_src);
+	char *drop = kt_write_tmp("drop.c", drop_src);
+	struct gcap_khost *a = load_in(good, cache);
+	struct gcap_khost *b = load_in(drop, cache);
+	snprintf(cmd, sizeof(cmd), "cp %s %s", gcap_khost_object(a),
+		 gcap_khost_object(b));
+	gcap_khost_free(a);
+	gcap_khost_free(b);
+	ck_assert_int_eq(system(cmd), 0);
+	b = load_in(drop, cache);
+	ck_assert_uint_eq(gcap_khost_state_size(b), 8);
+	uint8_t pkt[64] = { 0 };
+	struct gcap_kpkt p = kt_view(pkt, 64);
+	ck_assert_uint_eq(gcap_khost_run(b, &p), GCAP_DROP);
+	gcap_khost_free(b);
+	free(good);
+	free(drop);
+}
+END_TEST
+
+/* Links planted where a compile once put its unit, log and object
+ * (predictable names in the cache) are never written through. */
+START_TEST(cache_temp_links)
+{
+	char cache[] = "/tmp/gcap-kt-XXXXXX", other[] = "/tmp/gcap-ko-XXXXXX";
+	char victim[64], link[PATH_MAX];
+	static const char *const ext[] = { "c", "log", "so.tmp" };
+	ck_assert_ptr_nonnull(mkdtemp(cache));
+	ck_assert_ptr_nonnull(mkdtemp(other));
+	char *good = kt_write_tmp("good.c", good_src);
+	struct gcap_khost *k = load_in(good, other);
+	unsigned long long h = (unsigned long long)gcap_khost_hash(k);
+	gcap_khost_free(k);
+	snprintf(victim, sizeof(victim), "%s/victim", other);
+	FILE *f = fopen(victim, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("precious\n", f);
+	fclose(f);
+	for (unsigned i = 0; i < 3; i++) {
+		snprintf(link, sizeof(link), "%s/k-%016llx.%ld.%s", cache, h,
+			 (long)getpid(), ext[i]);
+		ck_assert_int_eq(symlink(victim, link), 0);
+	}
+	k = load_in(good, cache);
+	ck_assert_str_eq(read_text(victim), "precious\n");
+	gcap_khost_free(k);
+	free(good);
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -717,6 +808,8 @@ suite(void)
 	tcase_add_test(t, err_state_too_large);
 	tcase_add_test(t, err_init_and_missing);
 	tcase_add_test(t, oob_bounded);
+	tcase_add_test(t, cache_key_checked);
+	tcase_add_test(t, cache_temp_links);
 	suite_add_tcase(s, t);
 	return s;
 }
