@@ -102,6 +102,9 @@ gcap_gpu_rtc_build(const char *src, const struct gcap_khost *k, int maj, int min
 			      image, len, &info, errbuf);
 	if (rc == -ENOEXEC && k != NULL)
 		rtc_log_error(info.log, errbuf);
+	/* a cache another user could plant is not used: say so, once */
+	if (info.cache_warning[0] != '\0')
+		GPU_LOG(WARNING, "GPU module cache not used: %s\n", info.cache_warning);
 	gcap_rtc_info_clear(&info);
 	return rc;
 #else
