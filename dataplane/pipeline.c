@@ -131,7 +131,9 @@ gcap_pipeline_start(struct gcap_pipeline *pl, char *errbuf)
 void
 gcap_pipeline_request_stop(struct gcap_pipeline *pl)
 {
-	atomic_store(&pl->stop_rx, 1);
+	/* a second request: the stop waits no longer for a stalled output */
+	if (atomic_exchange(&pl->stop_rx, 1) != 0)
+		atomic_store(&pl->abort_write, 1);
 }
 
 bool
@@ -195,7 +197,9 @@ gcap_pipeline_stop(struct gcap_pipeline *pl, unsigned timeout_ms, char *errbuf)
 			nanosleep(&ts, NULL);
 		}
 	}
-	gcap_pl_writer_join(pl);
+	/* bounded too: an output whose reader stalls is given up on */
+	gcap_pl_writer_join_by(pl,
+			       now_ns(CLOCK_MONOTONIC) + (uint64_t)timeout_ms * 1000000u);
 	if (pl->error < 0)
 		return gcap_err(errbuf, -pl->error, "%s", pl->errmsg);
 	return 0;
