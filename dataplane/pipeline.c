@@ -131,9 +131,7 @@ gcap_pipeline_start(struct gcap_pipeline *pl, char *errbuf)
 void
 gcap_pipeline_request_stop(struct gcap_pipeline *pl)
 {
-	/* a second request: the stop waits no longer for a stalled output */
-	if (atomic_exchange(&pl->stop_rx, 1) != 0)
-		atomic_store(&pl->abort_write, 1);
+	atomic_store(&pl->stop_rx, 1);
 }
 
 bool

@@ -132,8 +132,7 @@ pl_set_error(struct gcap_pipeline *pl, int err, const char *msg)
 /* Start the writer thread. @return 0 or -errno (message in errbuf). */
 int gcap_pl_writer_start(struct gcap_pipeline *pl, char *errbuf);
 /* No more xbufs will come: the writer writes what it has, and is joined.
- * Past deadline_ns (CLOCK_MONOTONIC; or at once after a second stop
- * request) it stops waiting: the outputs are interrupted, what was not
+ * Past deadline_ns (CLOCK_MONOTONIC) it stops waiting: the outputs are interrupted, what was not
  * written is counted as write_failed. */
 void gcap_pl_writer_join_by(struct gcap_pipeline *pl, uint64_t deadline_ns);
 /* As gcap_pl_writer_join_by, with no deadline. */

@@ -6,7 +6,8 @@
  * stop on a signal: during set-up (nothing captured yet) a signal ends the
  * process at once, as tcpdump's default disposition does, after removing
  * the output files this run created; while capturing it stops the
- * pipeline; once stopping, a second one stops waiting for the outputs. The file run (offline.c) and the live run (live.c)
+ * pipeline (whose wait for a stalled output is bounded); after, it is
+ * only noted. The file run (offline.c) and the live run (live.c)
  * call them in their order; the checks among them come before any port
  * starts.
  */

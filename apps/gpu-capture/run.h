@@ -14,7 +14,7 @@
 
 /* SIGINT and SIGTERM: during set-up they end the process (by the
  * signal, the output files set-up created removed); while capturing they
- * stop it, a second one giving up on a stalled output at once. SIGPIPE
+ * stop it. SIGPIPE
  * and SIGXFSZ become write errors. @return 0, or -1 when a handler could
  * not be installed. */
 int app_signals_install(void);

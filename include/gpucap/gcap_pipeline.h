@@ -223,8 +223,7 @@ int gcap_pipeline_run_file(struct gcap_pipeline *pl, pcap_t *p, char *errbuf);
  */
 int gcap_pipeline_start(struct gcap_pipeline *pl, char *errbuf);
 
-/** Ask the pipeline to stop; async-signal-safe. A second request makes
- *  the stop give up on a stalled output at once. */
+/** Ask the pipeline to stop; async-signal-safe. */
 void gcap_pipeline_request_stop(struct gcap_pipeline *pl);
 
 /**
@@ -236,8 +235,7 @@ bool gcap_pipeline_finished(const struct gcap_pipeline *pl);
 /**
  * Stop the RX lcores, drain the batches in flight (bounded by timeout_ms),
  * stop the executor, let the writer write everything, join it. The
- * writer's wait is bounded by timeout_ms too (none after a second
- * gcap_pipeline_request_stop()): an output still blocked then is
+ * writer's wait is bounded by timeout_ms too: an output still blocked then is
  * interrupted and the records left are counted in
  * gcap_pipeline_write_failed() (-ETIMEDOUT).
  * @return 0, or the first error of the run (writer, executor), message in errbuf.
