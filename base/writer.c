@@ -8,6 +8,7 @@
  * writer_pcapng.c), reached only through the table below.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -251,6 +252,16 @@ gcap_writer_counts(const struct gcap_writer *w, uint64_t *records, uint64_t *byt
 		*records = w != NULL ? w->nrec : 0;
 	if (bytes != NULL)
 		*bytes = w != NULL ? w->nbytes : 0;
+}
+
+void
+gcap_writer_interrupt(struct gcap_writer *w)
+{
+	int fd = w != NULL ? w->fd : -1;
+	int fl = fd >= 0 ? fcntl(fd, F_GETFL) : -1;
+
+	if (fl >= 0)
+		(void)fcntl(fd, F_SETFL, fl | O_NONBLOCK);
 }
 
 const char *

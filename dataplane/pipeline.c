@@ -199,7 +199,9 @@ gcap_pipeline_stop(struct gcap_pipeline *pl, unsigned timeout_ms, char *errbuf)
 			nanosleep(&ts, NULL);
 		}
 	}
-	gcap_pl_writer_join(pl);
+	/* bounded too: an output whose reader stalls is given up on */
+	gcap_pl_writer_join_by(pl,
+			       now_ns(CLOCK_MONOTONIC) + (uint64_t)timeout_ms * 1000000u);
 	if (pl->error < 0)
 		return gcap_err(errbuf, -pl->error, "%s", pl->errmsg);
 	return 0;

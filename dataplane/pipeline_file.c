@@ -3,7 +3,11 @@
  * The pipeline's file path (-r): the calling thread reads the capture
  * file with libpcap into batches of queue 0, copying each packet into the
  * slot's staging area, and waits (never drops) for slots and export room;
- * the writer thread writes as in live mode. No EAL is needed.
+ * the writer thread writes as in live mode. No EAL is needed. A stop
+ * ends the reading before the next packet; the open batch then waits for
+ * the writer's room at most FILE_STOP_WAIT_NS (an output whose reader
+ * stalls must not hold the stop) and is counted as writer behind if it
+ * never gets it.
  */
 #include <errno.h>
 #include <stdatomic.h>
@@ -13,6 +17,10 @@
 #include <pcap/pcap.h>
 
 #include "pipeline_internal.h"
+
+/* how long, once stopped, the last batch waits for the writer's room, as
+ * the RX lcores' drain does */
+#define FILE_STOP_WAIT_NS 2000000000u
 
 /* File mode waits for the executor or the writer: -ECANCELED once the
  * outputs are done (-c), -EIO if the executor failed, else 0 after a
@@ -42,10 +50,21 @@ file_submit(struct gcap_pipeline *pl, struct pl_queue *q)
 	}
 	if (q->rec_bytes > q->xa.cap)
 		return -E2BIG; /* export memory smaller than one batch's records */
-	/* wait (never drop) for the writer's room; a stop waits too: what
-	 * was read is written */
+	/* wait (never drop) for the writer's room; a stop waits too, but
+	 * bounded: what was read is written unless the writer is stuck */
+	uint64_t deadline = 0;
+
 	while ((b->xbuf = gcap_pl_xbuf_bind(q, q->rec_bytes)) == NULL) {
 		gcap_pl_poll_done(pl, 0, false);
+		if (atomic_load(&pl->stop_rx) && deadline == 0)
+			deadline = now_ns(CLOCK_MONOTONIC) + FILE_STOP_WAIT_NS;
+		if (deadline != 0 && (now_ns(CLOCK_MONOTONIC) > deadline ||
+				      atomic_load(&pl->abort_write))) {
+			STAT_ADD(q->st.drop_writer, b->n);
+			q->seq -= b->n;
+			b->n = 0;
+			return -ECANCELED;
+		}
 		if ((r = file_wait(pl)) < 0)
 			return r;
 	}
@@ -162,7 +181,7 @@ gcap_pipeline_run_file(struct gcap_pipeline *pl, pcap_t *p, char *errbuf)
 	if (r == 0 || r == -EIO) {
 		int r2 = file_submit(pl, q);
 
-		if (r2 < 0 && r == 0)
+		if (r2 < 0 && r2 != -ECANCELED && r == 0)
 			r = r2;
 	} else if (q->cur != NULL) {
 		q->cur->n = 0;

@@ -97,6 +97,13 @@ struct gcap_pipeline {
 	atomic_int producers_done; /* no more xbufs will be pushed */
 	atomic_int finished;       /* the pipeline wants to stop by itself */
 	atomic_uint_fast64_t written;
+	atomic_int abort_write;   /* the stop stopped waiting for the writer */
+	atomic_int writer_exited; /* the writer thread has returned */
+	/* records that reached no file: discarded after a write error or
+	 * the stop's abort, or cut back by a failed write (the writer
+	 * thread's, read relaxed) */
+	uint64_t write_failed;
+	uint64_t handed[GCAP_MAX_OUTPUTS]; /* records taken by writer i */
 	/* --poll-phases: ns = cycles * ph_mult >> 20; long span in cycles */
 	uint64_t ph_mult, ph_long;
 	int64_t real_off; /* CLOCK_REALTIME - CLOCK_MONOTONIC (ns) */
@@ -132,7 +139,11 @@ pl_set_error(struct gcap_pipeline *pl, int err, const char *msg)
 
 /* Start the writer thread. @return 0 or -errno (message in errbuf). */
 int gcap_pl_writer_start(struct gcap_pipeline *pl, char *errbuf);
-/* No more xbufs will come: the writer writes what it has, and is joined. */
+/* No more xbufs will come: the writer writes what it has, and is joined.
+ * Past deadline_ns (CLOCK_MONOTONIC) it stops waiting: the outputs are interrupted, what was not
+ * written is counted as write_failed. */
+void gcap_pl_writer_join_by(struct gcap_pipeline *pl, uint64_t deadline_ns);
+/* As gcap_pl_writer_join_by, with no deadline. */
 void gcap_pl_writer_join(struct gcap_pipeline *pl);
 
 /* ----------------------------------------------------- pipeline_rx.c */

@@ -4,19 +4,23 @@
  * batches from every queue, writes their records to the outputs they
  * name (-c counts here), flushes and rotates the outputs on time, and
  * hands the buffers back to their queues. A thread of its own so that
- * file I/O never stalls an RX lcore.
+ * file I/O never stalls an RX lcore. Its join is bounded: an output whose
+ * reader stalls is interrupted (SIGURG to the thread, the file made
+ * non-blocking) and what it did not take is counted, not waited for.
  */
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <time.h>
 
 #include "pipeline_internal.h"
 
-/* Write one export buffer's records to the outputs they name. */
+/* Write one export buffer's records to the outputs they name; *done
+ * gets the records taken (written, or past the outputs). */
 static int
-write_xbuf(struct gcap_pipeline *pl, const struct gcap_xbuf *xb)
+write_xbuf(struct gcap_pipeline *pl, const struct gcap_xbuf *xb, uint32_t *done)
 {
 	const struct gcap_pipeline_conf *c = &pl->conf;
 	const uint64_t outs =
@@ -25,7 +29,8 @@ write_xbuf(struct gcap_pipeline *pl, const struct gcap_xbuf *xb)
 	struct gcap_rec rec;
 	uint32_t off = 0;
 
-	for (uint32_t i = 0; i < xb->nrec; i++) {
+	*done = 0;
+	for (uint32_t i = 0; i < xb->nrec; i++, *done = i) {
 		uint64_t m;
 
 		if (gcap_rec_step(xb->data, xb->len, &off, &rec, &data) <= 0)
@@ -38,13 +43,15 @@ write_xbuf(struct gcap_pipeline *pl, const struct gcap_xbuf *xb)
 		if (m == 0)
 			continue; /* a kernel's GCAP_OUTPUT(i) past the outputs */
 		for (; m != 0; m &= m - 1) {
-			struct gcap_writer *w = c->writers[__builtin_ctzll(m)];
+			unsigned wi = (unsigned)__builtin_ctzll(m);
+			struct gcap_writer *w = c->writers[wi];
 			int r = gcap_writer_write(w, &rec, data);
 
 			if (r < 0 && r != -ECANCELED)
 				pl_set_error(pl, r, gcap_writer_errmsg(w));
 			if (r < 0)
 				return r;
+			pl->handed[wi]++;
 		}
 		atomic_fetch_add_explicit(&pl->written, 1, memory_order_relaxed);
 	}
@@ -52,6 +59,29 @@ write_xbuf(struct gcap_pipeline *pl, const struct gcap_xbuf *xb)
 	    atomic_load_explicit(&pl->written, memory_order_relaxed) >= c->max_packets)
 		return 1;
 	return 0;
+}
+
+/* At the end: what is buffered goes to the files, and what a failed
+ * write cut back (records taken but not in the file) counts as lost, so
+ * that written is what the files hold. */
+static void
+count_lost(struct gcap_pipeline *pl)
+{
+	const struct gcap_pipeline_conf *c = &pl->conf;
+	uint64_t lost = 0, w = atomic_load(&pl->written);
+
+	for (unsigned j = 0; j < c->nwriters; j++) {
+		uint64_t kept;
+		int r = gcap_writer_flush(c->writers[j]);
+
+		if (r < 0 && r != -ECANCELED)
+			pl_set_error(pl, r, gcap_writer_errmsg(c->writers[j]));
+		gcap_writer_counts(c->writers[j], &kept, NULL);
+		if (pl->handed[j] > kept)
+			lost += pl->handed[j] - kept;
+	}
+	STAT_ADD(pl->write_failed, lost);
+	atomic_store(&pl->written, w > lost ? w - lost : 0);
 }
 
 static void *
@@ -62,20 +92,25 @@ writer_main(void *arg)
 	uint64_t last_flush = now_ns(CLOCK_MONOTONIC);
 	uint64_t flush_ns = (uint64_t)(c->flush_ms ? c->flush_ms : 1000) * 1000000u;
 	bool stopped = false; /* outputs are done: consume without writing */
+	bool failed = false;  /* ... because a write failed or the stop aborted */
 
 	for (;;) {
 		bool any = false;
 		bool done = atomic_load(&pl->producers_done);
 		uint64_t now;
 
+		if (!stopped && atomic_load(&pl->abort_write))
+			stopped = failed = true;
 		for (unsigned i = 0; i < c->nqueues; i++) {
 			struct pl_queue *q = &pl->q[i];
 			struct gcap_xbuf *xb;
 
 			while ((xb = gcap_spsc_pop(&q->full)) != NULL) {
+				uint32_t done = 0;
+
 				any = true;
 				if (!stopped) {
-					int r = write_xbuf(pl, xb);
+					int r = write_xbuf(pl, xb, &done);
 
 					if (r == 1) {
 						stopped = true; /* -c reached */
@@ -87,9 +122,11 @@ writer_main(void *arg)
 					} else if (r < 0) {
 						/* the writer's message is set already */
 						pl_set_error(pl, r, strerror(-r));
-						stopped = true;
+						stopped = failed = true;
 					}
 				}
+				if (failed)
+					STAT_ADD(pl->write_failed, xb->nrec - done);
 				xb->len = 0;
 				xb->nrec = 0;
 				gcap_spsc_push(&q->free, xb);
@@ -110,7 +147,7 @@ writer_main(void *arg)
 				} else if (r < 0) {
 					pl_set_error(pl, r,
 						     gcap_writer_errmsg(c->writers[j]));
-					stopped = true;
+					stopped = failed = true;
 				}
 			}
 			last_flush = now;
@@ -123,13 +160,34 @@ writer_main(void *arg)
 			nanosleep(&ts, NULL);
 		}
 	}
+	count_lost(pl);
+	atomic_store(&pl->writer_exited, 1);
 	return NULL;
+}
+
+/* SIGURG only interrupts a blocked write(2) of the writer thread. */
+static void
+on_kick(int sig)
+{
+	(void)sig;
 }
 
 int
 gcap_pl_writer_start(struct gcap_pipeline *pl, char *errbuf)
 {
-	int r = pthread_create(&pl->writer, NULL, writer_main, pl);
+	struct sigaction sa, old;
+	int r;
+
+	/* a handler without SA_RESTART: the write returns EINTR (SIGURG's
+	 * default would ignore it and leave the write blocked); one the
+	 * program installed itself is kept */
+	if (sigaction(SIGURG, NULL, &old) == 0 && old.sa_handler == SIG_DFL) {
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_kick;
+		sigemptyset(&sa.sa_mask);
+		(void)sigaction(SIGURG, &sa, NULL);
+	}
+	r = pthread_create(&pl->writer, NULL, writer_main, pl);
 
 	if (r != 0)
 		return gcap_err(errbuf, r, "cannot start the writer thread: %s",
@@ -139,11 +197,44 @@ gcap_pl_writer_start(struct gcap_pipeline *pl, char *errbuf)
 }
 
 void
+gcap_pl_writer_join_by(struct gcap_pipeline *pl, uint64_t deadline_ns)
+{
+	const struct gcap_pipeline_conf *c = &pl->conf;
+	struct timespec ts = { 0, 1000000 };
+
+	atomic_store(&pl->producers_done, 1);
+	if (!pl->writer_started)
+		return;
+	while (!atomic_load(&pl->writer_exited) && !atomic_load(&pl->abort_write) &&
+	       now_ns(CLOCK_MONOTONIC) < deadline_ns)
+		nanosleep(&ts, NULL);
+	if (!atomic_load(&pl->writer_exited)) {
+		pl_set_error(pl, -ETIMEDOUT,
+			     "an output did not take its records in time: the stop "
+			     "dropped the rest (counted as write failed)");
+		atomic_store(&pl->abort_write, 1);
+	}
+	/* the thread sees abort_write between writes; a write blocked on a
+	 * stalled reader ends with the kick (EINTR, then EAGAIN) */
+	while (!atomic_load(&pl->writer_exited)) {
+		for (unsigned j = 0; j < c->nwriters; j++)
+			gcap_writer_interrupt(c->writers[j]);
+		pthread_kill(pl->writer, SIGURG);
+		ts.tv_nsec = 10000000;
+		nanosleep(&ts, NULL);
+	}
+	pthread_join(pl->writer, NULL);
+	pl->writer_started = false;
+}
+
+void
 gcap_pl_writer_join(struct gcap_pipeline *pl)
 {
-	atomic_store(&pl->producers_done, 1);
-	if (pl->writer_started) {
-		pthread_join(pl->writer, NULL);
-		pl->writer_started = false;
-	}
+	gcap_pl_writer_join_by(pl, UINT64_MAX);
+}
+
+uint64_t
+gcap_pipeline_write_failed(const struct gcap_pipeline *pl)
+{
+	return __atomic_load_n(&pl->write_failed, __ATOMIC_RELAXED);
 }

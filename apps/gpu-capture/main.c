@@ -6,8 +6,8 @@
  * Everything the user can get wrong is checked before a port starts:
  * options (options.c), then input, filters, backend, ports, outputs (in
  * that order, offline.c and live.c, with the steps they share in run.c).
- * This file holds the entry: the options, the signals, which run, and
- * what outlives the run.
+ * This file holds the entry: the signals (first, so that set-up is
+ * interruptible), the options, which run, and what outlives the run.
  */
 #include <string.h>
 
@@ -22,6 +22,9 @@ main(int argc, char **argv)
 	struct app a;
 	int r;
 
+	/* first: a signal at any point of set-up ends the run at once */
+	if (app_signals_install() < 0)
+		return app_err("cannot install signal handlers");
 	r = app_parse_options(argc, argv, &o);
 	if (r != 0) {
 		app_free_options(&o);
@@ -33,10 +36,6 @@ main(int argc, char **argv)
 		r = gcap_doctor_run(&o.doctor_conf, stdout, a.err);
 		app_free_options(&o);
 		return r < 0 ? app_err("%s", a.err) : r;
-	}
-	if (app_signals_install() < 0) {
-		app_free_options(&o);
-		return app_err("cannot install signal handlers");
 	}
 	r = o.read_file != NULL ? app_run_file(&a) : app_run_live(&a);
 	for (unsigned i = 0; i < a.nprogs; i++)

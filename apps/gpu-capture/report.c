@@ -64,6 +64,8 @@ sum_queues(const struct app *a, unsigned port_index, bool all, struct app_totals
 		}
 	}
 	free(s);
+	if (all)
+		t->write_failed = gcap_pipeline_write_failed(a->pl);
 	for (unsigned p = 0; p < a->nports; p++) {
 		struct gcap_port_stats ps;
 
@@ -80,7 +82,7 @@ static uint64_t
 dropped(const struct app_totals *t)
 {
 	return t->imissed + t->rx_nombuf + t->q.drop_pipeline + t->q.drop_writer +
-	       t->q.drop_chained;
+	       t->q.drop_chained + t->write_failed;
 }
 
 void
@@ -183,9 +185,9 @@ app_report_summary(const struct app *a, uint64_t captured, double secs)
 	fprintf(stderr,
 		"%" PRIu64 " packets dropped (imissed %" PRIu64 ", rx_nombuf %" PRIu64
 		", pipeline full %" PRIu64 ", writer behind %" PRIu64 ", chained %" PRIu64
-		")\n",
+		", write failed %" PRIu64 ")\n",
 		dropped(&t), t.imissed, t.rx_nombuf, t.q.drop_pipeline, t.q.drop_writer,
-		t.q.drop_chained);
+		t.q.drop_chained, t.write_failed);
 	for (unsigned p = 0; a->nports > 1 && p < a->nports; p++) {
 		struct app_totals pt;
 
@@ -352,6 +354,7 @@ json_summary(struct gcap_json *j, const struct app *a, const struct app_totals *
 	gcap_json_key_u64(j, "pipeline_full", q->drop_pipeline);
 	gcap_json_key_u64(j, "writer_behind", q->drop_writer);
 	gcap_json_key_u64(j, "chained", q->drop_chained);
+	gcap_json_key_u64(j, "write_failed", t->write_failed);
 	gcap_json_object_end(j);
 	gcap_json_key_f64(j, "rx_mpps", secs > 0 ? (double)q->rx_pkts / secs / 1e6 : 0.0,
 			  4);

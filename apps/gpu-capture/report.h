@@ -13,6 +13,7 @@
 struct app_totals {
 	struct gcap_queue_stats q;
 	uint64_t imissed, rx_nombuf;
+	uint64_t write_failed; /* records lost at a failed write (whole run) */
 };
 
 /*

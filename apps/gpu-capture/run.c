@@ -3,14 +3,21 @@
  * The steps every gpu-capture run takes, whatever its input: the filters
  * compiled, the backend chosen, the executor, the outputs and the pipeline
  * created, the finish (kernel state, outputs closed, reports), and the
- * stop on a signal. The file run (offline.c) and the live run (live.c)
+ * stop on a signal: during set-up (nothing captured yet) a signal ends the
+ * process at once, as tcpdump's default disposition does, after removing
+ * the output files this run created; while capturing it stops the
+ * pipeline (whose wait for a stalled output is bounded); after, it is
+ * only noted. The file run (offline.c) and the live run (live.c)
  * call them in their order; the checks among them come before any port
  * starts.
  */
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "gcap_config.h"
 #include "gpucap/gcap_filter.h"
@@ -22,11 +29,24 @@
 /* The signal handler's only way in: set while a capture runs. */
 static struct gcap_pipeline *volatile g_pl;
 static volatile sig_atomic_t g_signal;
+/* 0: set-up, 1: capturing, 2: stopped (the run finishes by itself) */
+static volatile sig_atomic_t g_state;
+/* the output files set-up created (removed if a signal ends it) */
+static char g_created[GCAP_MAX_OUTPUTS][PATH_MAX];
+static volatile sig_atomic_t g_ncreated;
 
 static void
 on_signal(int sig)
 {
 	g_signal = sig;
+	if (g_state == 0) {
+		/* only async-signal-safe calls: unlink, signal, raise */
+		for (sig_atomic_t i = 0; i < g_ncreated; i++)
+			(void)unlink(g_created[i]);
+		signal(sig, SIG_DFL);
+		raise(sig); /* delivered, with its default, on return */
+		return;
+	}
 	if (g_pl != NULL)
 		gcap_pipeline_request_stop(g_pl);
 }
@@ -52,6 +72,7 @@ void
 app_signals_watch(struct gcap_pipeline *pl)
 {
 	g_pl = pl;
+	g_state = pl != NULL ? 1 : 2;
 }
 
 bool
@@ -209,12 +230,23 @@ app_open_writers(struct app *a, const struct gcap_writer_if *ifs, unsigned nifs)
 			.flush_each = o->packet_buffered,
 		};
 
+		struct stat st;
+		bool existed = strcmp(wc.path, "-") == 0 || stat(wc.path, &st) == 0;
+
 		a->writers[i] = gcap_writer_open(&wc, a->err);
 		if (a->writers[i] == NULL) {
 			app_err("%s", a->err);
 			return -1;
 		}
 		a->nwriters++;
+		/* a file this run made (not one it truncated, not a FIFO, nor
+		 * a rotation's numbered name) goes if set-up is interrupted */
+		if (!existed &&
+		    strcmp(gcap_writer_filename(a->writers[i]), wc.path) == 0 &&
+		    strlen(wc.path) < PATH_MAX) {
+			memcpy(g_created[g_ncreated], wc.path, strlen(wc.path) + 1);
+			g_ncreated = g_ncreated + 1;
+		}
 	}
 	return 0;
 }

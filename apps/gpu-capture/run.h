@@ -12,11 +12,15 @@
 
 #include "app.h"
 
-/* SIGINT and SIGTERM stop the capture; SIGPIPE and SIGXFSZ become write
- * errors. @return 0, or -1 when a handler could not be installed. */
+/* SIGINT and SIGTERM: during set-up they end the process (by the
+ * signal, the output files set-up created removed); while capturing they
+ * stop it. SIGPIPE
+ * and SIGXFSZ become write errors. @return 0, or -1 when a handler could
+ * not be installed. */
 int app_signals_install(void);
 
-/* The pipeline a signal stops (NULL: none running). */
+/* The pipeline a signal stops; set-up ends here. NULL: the capture is
+ * over, a signal only is noted. */
 void app_signals_watch(struct gcap_pipeline *pl);
 
 /* Whether SIGINT or SIGTERM came. */

@@ -240,7 +240,10 @@ bool gcap_pipeline_finished(const struct gcap_pipeline *pl);
 
 /**
  * Stop the RX lcores, drain the batches in flight (bounded by timeout_ms),
- * stop the executor, let the writer write everything, join it.
+ * stop the executor, let the writer write everything, join it. The
+ * writer's wait is bounded by timeout_ms too: an output still blocked then is
+ * interrupted and the records left are counted in
+ * gcap_pipeline_write_failed() (-ETIMEDOUT).
  * @return 0, or the first error of the run (writer, executor), message in errbuf.
  */
 int gcap_pipeline_stop(struct gcap_pipeline *pl, unsigned timeout_ms, char *errbuf);
@@ -255,8 +258,15 @@ int gcap_pipeline_health(struct gcap_pipeline *pl, char *errbuf);
 void gcap_pipeline_queue_stats(const struct gcap_pipeline *pl, unsigned q,
 			       struct gcap_queue_stats *out);
 
-/** Records written by the writer (each record once, whatever its outputs). */
+/** Records written by the writer (each record once, whatever its outputs).
+ *  Once stopped: what reached the files (records a failed write cut back
+ *  are not counted; with several outputs, those lost from any of them). */
 uint64_t gcap_pipeline_written(const struct gcap_pipeline *pl);
+
+/** Records the writer took that reached no file: those a failed write
+ *  cut back, those after a write error, and those a stop gave up on when
+ *  an output's reader stalled past its timeout. Valid once stopped. */
+uint64_t gcap_pipeline_write_failed(const struct gcap_pipeline *pl);
 
 /**
  * Latency percentile (0..100) over queues' histograms, in nanoseconds

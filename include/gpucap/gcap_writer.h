@@ -161,6 +161,15 @@ int gcap_writer_flush(struct gcap_writer *w);
 void gcap_writer_counts(const struct gcap_writer *w, uint64_t *records, uint64_t *bytes);
 
 /**
+ * Make a write blocked on a pipe or FIFO give up: the file becomes
+ * non-blocking, so that once a signal interrupts the write, it and every
+ * later one fail with EAGAIN (sticky, as gcap_writer_write's errors).
+ * Called from another thread while the writer's thread is stuck; a stop
+ * that cannot wait for a stalled reader uses it. w may be NULL.
+ */
+void gcap_writer_interrupt(struct gcap_writer *w);
+
+/**
  * @return the one-line message of the first error ("" if none); valid
  *         until gcap_writer_close.
  */

@@ -2,6 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Output device full: a 64 KiB tmpfs. gpu-capture exits 1 with a clear
 # message, and what it wrote reads back with libpcap (whole records only).
+# The counts are the file's: the summary's captured and the JSON's written
+# are the records libpcap reads, the rest of those captured is write_failed.
 # Needs root and a working mount (else skipped).
 . "$(dirname "$0")/lib.sh"
 [ "$(id -u)" -eq 0 ] || skip "not root: cannot mount a small tmpfs"
@@ -15,17 +17,33 @@ if [ ! -f "$in" ]; then
 	in=$T/big.pcap
 	{ cat "$SRC/data/sample.pcap"; for _ in $(seq 3); do tail -c +25 "$SRC/data/sample.pcap"; done; } >"$in"
 fi
+# counts_match WHAT FILE: the summary and $T/j.json against FILE's records
+counts_match() {
+	local n
+	n=$(count "$2") || return
+	grep -q "^$n packets captured$" "$T/gc.err" || fail "$1: the file holds $n, the summary says: $(grep captured "$T/gc.err")"
+	python3 - "$T/j.json" "$n" <<'PY' || fail "$1: JSON against $n records: $(cat "$T/j.json")"
+import json, sys
+s, n = json.load(open(sys.argv[1])), int(sys.argv[2])
+assert s["written"] == n, (s["written"], n)
+assert s["dropped"]["write_failed"] == s["captured"] - n, (s["captured"], s["dropped"])
+assert s["dropped"]["write_failed"] > 0, s["dropped"]
+PY
+}
 for o in o.pcap o.pcapng; do
 	rm -f "$T/mnt"/*
-	gc -r "$in" -w "$T/mnt/$o"; rc=$?
+	timeout -k 5 60 "$GC" -r "$in" -w "$T/mnt/$o" --summary-json "$T/j.json" 2>"$T/gc.err"; rc=$?
 	[ $rc -eq 1 ] || fail "offline $o: exit $rc on a full device"
 	grep -q "No space left on device" "$T/gc.err" || fail "offline $o: message: $(cat "$T/gc.err")"
 	check_readable "$T/mnt/$o" 1
+	counts_match "offline $o" "$T/mnt/$o"
 	note "offline $o: $(count "$T/mnt/$o") records kept; $(head -1 "$T/gc.err")"
 done
 rm -f "$T/mnt"/*
-gc -i "net_pcap0,rx_pcap=$LOOP,infinite_rx=1" -w "$T/mnt/live.pcap" --duration 20; rc=$?
+timeout -k 5 60 "$GC" -i "net_pcap0,rx_pcap=$LOOP,infinite_rx=1" -w "$T/mnt/live.pcap" --duration 20 \
+	--summary-json "$T/j.json" 2>"$T/gc.err"; rc=$?
 [ $rc -eq 1 ] || fail "live: exit $rc on a full device"
 grep -q "No space left on device" "$T/gc.err" || fail "live: message: $(cat "$T/gc.err")"
 check_readable "$T/mnt/live.pcap" 1
+counts_match live "$T/mnt/live.pcap"
 finish

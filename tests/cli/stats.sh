@@ -67,7 +67,7 @@ top = ["backend", "seconds", "cpu_seconds", "cores_used", "received", "received_
        "rx_polls", "pkts_per_poll", "poll_interval_us", "poll_gaps", "rx_lcores", "queues"]
 assert list(s) == top, list(s)
 assert list(s["dropped"]) == ["imissed", "rx_nombuf", "pipeline_full", "writer_behind",
-                             "chained"], s["dropped"]
+                             "chained", "write_failed"], s["dropped"]
 assert list(s["latency_us"]) == ["p50", "p99", "p999"], s["latency_us"]
 assert list(s["latency_parts_us"]) == [f"{p}_p{n}" for p in ("cycle", "exec", "in", "back")
                                        for n in (50, 99)], s["latency_parts_us"]

@@ -1,0 +1,50 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# A signal during set-up ends the run at once, as tcpdump's does: killed
+# by the signal, no output file left. A 3,000-term filter compiles for
+# far longer than the 2 s before SIGINT. And a -r run signalled right
+# after its start either died in set-up (no file) or stopped reading:
+# exit 0, fewer records than the input, a valid file, the summary.
+. "$(dirname "$0")/lib.sh"
+f="host 10.0.0.1"
+for i in $(seq 2 3000); do f="$f or host 10.$((i / 62500)).$((i / 250 % 250)).$((i % 250))"; done
+timeout --preserve-status -k 20 -s INT 2 "$GC" -q -r "$LOOP" -w "$T/s.pcap" "$f" 2>"$T/gc.err"; rc=$?
+[ $rc -eq 130 ] || fail "SIGINT while compiling: exit $rc (expected 130, killed by SIGINT): $(cat "$T/gc.err")"
+[ ! -e "$T/s.pcap" ] || fail "SIGINT while compiling left $T/s.pcap"
+# ~200 MB: eth-mix.pcap's records appended to one header
+big=$T/big.pcap
+{ cat "$DATA/eth-mix.pcap"; for _ in $(seq 3800); do tail -c +25 "$DATA/eth-mix.pcap"; done; } >"$big"
+total=$(count "$big")
+for sig in INT TERM; do
+	rm -f "$T/b.pcap"
+	"$GC" -r "$big" -w "$T/b.pcap" 2>"$T/gc.err" &
+	pid=$!
+	sleep 0.2
+	kill -"$sig" "$pid"
+	wait "$pid"; rc=$?
+	if [ -e "$T/b.pcap" ]; then
+		[ $rc -eq 0 ] || fail "SIG$sig in -r: exit $rc: $(cat "$T/gc.err")"
+		check_readable "$T/b.pcap" 0 || continue
+		n=$(count "$T/b.pcap")
+		[ "$n" -lt "$total" ] || fail "SIG$sig in -r: all $total records written: the signal was not honoured"
+		grep -q "^$n packets captured$" "$T/gc.err" || fail "SIG$sig in -r: summary: $(cat "$T/gc.err")"
+		note "SIG$sig in -r: $n of $total records"
+	else
+		[ $rc -eq $((128 + $(kill -l "$sig"))) ] || fail "SIG$sig in set-up: exit $rc: $(cat "$T/gc.err")"
+		note "SIG$sig in -r: ended in set-up"
+	fi
+done
+# once the capture runs (records in the file), the stop is the capture's
+rm -f "$T/b.pcap"
+"$GC" -r "$big" -w "$T/b.pcap" 2>"$T/gc.err" &
+pid=$!
+for _ in $(seq 1000); do
+	[ "$(stat -c %s "$T/b.pcap" 2>/dev/null || echo 0)" -gt 100000 ] && break
+	sleep 0.2
+done
+kill -INT "$pid"
+wait "$pid"; rc=$?
+[ $rc -eq 0 ] || fail "SIGINT mid -r: exit $rc: $(cat "$T/gc.err")"
+check_readable "$T/b.pcap" 1 && note "SIGINT mid -r: $(count "$T/b.pcap") of $total records"
+grep -q "packets captured$" "$T/gc.err" || fail "SIGINT mid -r: no summary: $(cat "$T/gc.err")"
+finish
