@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,13 +34,17 @@ int
 gcap_filter_compile_on(pcap_t *p, const char *expr, struct bpf_program *prog,
 		       char *errbuf)
 {
+	bool empty = expr == NULL || expr[0] == '\0';
+
 	memset(prog, 0, sizeof(*prog));
-	if (expr == NULL || expr[0] == '\0')
-		return 0;
-	if (pcap_compile(p, prog, expr, 1, 0) != 0) {
+	/* the empty expression too: libpcap refuses a link type it does not
+	 * know there, as tcpdump does for such a file */
+	if (pcap_compile(p, prog, empty ? "" : expr, 1, 0) != 0) {
 		memset(prog, 0, sizeof(*prog));
 		return gcap_err(errbuf, EINVAL, "%s", pcap_geterr(p));
 	}
+	if (empty) /* every packet: the executors' empty program */
+		gcap_filter_free(prog);
 	return 0;
 }
 

@@ -96,8 +96,16 @@ app_compile_filters(struct app *a)
 				gcap_filter_compile(e, a->linktype, o->snaplen,
 						    &a->progs[i], a->err);
 
+		if (r < 0 && (e == NULL || e[0] == '\0')) {
+			app_err("%s", a->err); /* the input's link type */
+			return -1;
+		}
 		if (r < 0) {
-			app_err("bad filter '%s' (link type %s): %s", e,
+			/* one line: a long expression is shown by its start */
+			size_t len = strlen(e);
+
+			app_err("bad filter '%.*s%s' (link type %s): %s",
+				len > 120 ? 120 : (int)len, e, len > 120 ? "..." : "",
 				pcap_datalink_val_to_name(a->linktype) ?: "?", a->err);
 			return -1;
 		}
