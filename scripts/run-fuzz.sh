@@ -29,6 +29,8 @@ flags="-g -O1 -std=gnu11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined
 	-fno-sanitize-recover=undefined -I$root/include -I$out/gen"
 
 # compiled directly from the sources, so that all of them are instrumented
+# (every file of gcap_base and gcap_khost, the pipeline and the cpu
+# executor of gcap_dataplane)
 build() { # TARGET
 	case $1 in
 	bpfc)
@@ -47,14 +49,8 @@ build() { # TARGET
 		$cc $flags $(pkg-config --cflags libdpdk libpcap) \
 			-DGCAP_KHOST_INSTALL_INCDIR="\"/usr/local/include\"" \
 			"$root/fuzz/fuzz_capture.c" \
-			"$root"/base/common.c "$root"/base/filter.c "$root"/base/cache.c \
-			"$root"/base/writer.c "$root"/base/writer_io.c \
-			"$root"/base/writer_pcap.c "$root"/base/writer_pcapng.c \
-			"$root"/kernels/lib/khost.c "$root"/kernels/lib/kfile.c \
-			"$root"/dataplane/exec_cpu.c "$root"/dataplane/pipeline.c \
-			"$root"/dataplane/pipeline_file.c "$root"/dataplane/pipeline_rx.c \
-			"$root"/dataplane/pipeline_stats.c "$root"/dataplane/pipeline_writer.c \
-			"$root"/dataplane/pipeline_xmem.c \
+			"$root"/base/*.c "$root"/kernels/lib/*.c \
+			"$root"/dataplane/exec_cpu.c "$root"/dataplane/pipeline*.c \
 			$(pkg-config --libs libdpdk libpcap) -lpthread -ldl -lm \
 			-o "$out/fuzz_capture" ;;
 	kpkt)
