@@ -851,11 +851,15 @@ START_TEST(test_poll_phases)
 	ck_assert_uint_ge(r[0].st.poll_gaps[GCAP_POLL_GAP_BUCKETS - 1],
 			  injected[0] * 9 / 10);
 	ck_assert_uint_le(r[1].st.poll_gaps[GCAP_POLL_GAP_BUCKETS - 1], injected[1] / 3);
-	/* the pauses moved with the phase they were put in */
+	/* the pauses moved with the phase they were put in. The submit phase
+	 * has long spans of its own where the filters are slow (a sanitizer
+	 * build: a thousand or more in 0.4 s), so it is judged by the time
+	 * the pauses add (100 us each), with room for that work's spread */
 	ck_assert_uint_ge(r[0].st.phase_long[GCAP_PHASE_DONE],
 			  r[1].st.phase_long[GCAP_PHASE_DONE] + injected[0] * 8 / 10);
-	ck_assert_uint_ge(r[1].st.phase_long[GCAP_PHASE_SUBMIT],
-			  r[0].st.phase_long[GCAP_PHASE_SUBMIT] + injected[1] * 8 / 10);
+	ck_assert_uint_ge(r[1].st.phase_ns[GCAP_PHASE_SUBMIT],
+			  r[0].st.phase_ns[GCAP_PHASE_SUBMIT] +
+				  injected[1] * 100000u / 2);
 }
 END_TEST
 
