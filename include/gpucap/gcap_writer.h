@@ -32,10 +32,30 @@ enum gcap_fmt {
 	GCAP_FMT_PCAPNG,   /**< pcapng: SHB, one IDB per interface, EPBs, ISBs */
 };
 
-/** One interface, i.e. one pcapng IDB (index = gcap_rec.port). */
+/**
+ * One interface, i.e. one pcapng IDB (index = gcap_rec.port). Every field
+ * after linktype may be left zero (NULL): the option is then not written.
+ */
 struct gcap_writer_if {
-	const char *name; /**< if_name option, e.g. "net_pcap0" or "eth0" */
-	int linktype;     /**< DLT_* */
+	const char *name;        /**< if_name option, e.g. "net_pcap0" or "eth0" */
+	int linktype;            /**< DLT_* */
+	const char *description; /**< if_description (e.g. the driver and device) */
+	const char *os;          /**< if_os */
+	const char *hardware;    /**< if_hardware */
+	const uint8_t *mac;      /**< if_MACaddr: 6 bytes */
+	uint64_t speed;          /**< if_speed, bits per second */
+	/** the upper 16 bits of a pcap header's link-type field as read
+	 *  (bit 26 set: bits 28-31 are the FCS length in 16-bit words):
+	 *  pcap writes the field back whole, pcapng writes if_fcslen */
+	uint32_t fcs_bits;
+	/** if_filter of this interface: NULL means gcap_writer_conf's
+	 *  filter_expr (no option where that is NULL too) */
+	const char *filter;
+	/** further IDB options carried from an input file as they were,
+	 *  already encoded (code, length, value padded to 4, host byte
+	 *  order), without opt_endofopt; opts_len bytes, a multiple of 4 */
+	const uint8_t *opts;
+	size_t opts_len;
 };
 
 /** Per-interface counters written into pcapng ISBs at close. */
