@@ -18,8 +18,10 @@
 
 #include "gpucap/gcap_gpu.h"
 #include "app_err.h"
+#include "observe.h"
 #include "report.h"
 #include "run.h"
+#include "telemetry.h"
 
 /* One pool per queue, from the executor where its buffers are its own
  * (GPU memory), else from DPDK on the port's socket. */
@@ -88,7 +90,7 @@ capture_loop(struct app *a)
 			/* the kernel's state while running: the file is
 			 * replaced (rename) with a snapshot every interval */
 			if (o->kernel_state != NULL && a->ex != NULL &&
-			    a->ops->kernel_state(a->ex, o->kernel_state, a->err) < 0 &&
+			    app_kernel_state_write(a, o->kernel_state) < 0 &&
 			    !state_warned) {
 				app_err("warning: kernel state snapshot: %s", a->err);
 				state_warned = true;
@@ -134,6 +136,8 @@ app_run_live(struct app *a)
 		return app_dump_gpu_code(a, &ec);
 	/* one RX lcore per queue, or as many as --lcores names when fewer */
 	nrx = o->nlcores && o->nlcores < a->nqueues ? o->nlcores : a->nqueues;
+	if (app_telemetry_register() < 0)
+		return 1;
 	{
 		struct gcap_eal_conf c = {
 			.prog = "gpu-capture",
@@ -212,18 +216,21 @@ app_run_live(struct app *a)
 	a->t_start = app_mono_ns();
 	a->cpu_start = app_cpu_seconds();
 	app_signals_watch(a->pl);
+	app_observe_publish(a);
 	if (gcap_pipeline_start(a->pl, a->err) < 0) {
 		rc = app_err("%s", a->err);
 		goto out;
 	}
 	rc = capture_loop(a);
 	r = gcap_pipeline_stop(a->pl, APP_STOP_TIMEOUT_MS, a->err);
+	app_observe_unpublish();
 	app_signals_watch(NULL);
 	if (r < 0)
 		rc = app_err("%s", a->err);
 	app_report_if_stats(a, st);
 	rc = app_finish(a, st, rc);
 out:
+	app_observe_unpublish();
 	app_signals_watch(NULL);
 	app_close_writers(a, NULL);
 	if (eal) {
