@@ -18,6 +18,7 @@
 
 #include "gpucap/gcap_gpu.h"
 #include "app_err.h"
+#include "metrics.h"
 #include "observe.h"
 #include "report.h"
 #include "run.h"
@@ -154,6 +155,12 @@ app_run_live(struct app *a)
 			return app_err("%s", a->err);
 		eal = true;
 	}
+	/* after the EAL: its thread floats with the main lcore, off the RX
+	 * lcores' CPUs */
+	if (o->metrics != NULL && (a->metrics = app_metrics_start(o->metrics)) == NULL) {
+		rc = 1;
+		goto out;
+	}
 	for (unsigned i = 0; i < a->nports; i++)
 		if (gcap_port_find(&a->ports[i], a->err) < 0) {
 			rc = app_err("%s", a->err);
@@ -231,6 +238,8 @@ app_run_live(struct app *a)
 	rc = app_finish(a, st, rc);
 out:
 	app_observe_unpublish();
+	app_metrics_stop(a->metrics);
+	a->metrics = NULL;
 	app_signals_watch(NULL);
 	app_close_writers(a, NULL);
 	if (eal) {

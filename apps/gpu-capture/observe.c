@@ -20,8 +20,8 @@
 #include "observe.h"
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct app *g_app;       /* the published run, or NULL */
-static char g_kdir[PATH_MAX];   /* private directory of kernel state reads */
+static struct app *g_app;     /* the published run, or NULL */
+static char g_kdir[PATH_MAX]; /* private directory of kernel state reads */
 static pthread_mutex_t g_klock = PTHREAD_MUTEX_INITIALIZER;
 
 void

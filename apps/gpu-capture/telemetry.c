@@ -93,9 +93,11 @@ summary(const struct app *a, void *arg)
 	if (lat != NULL) {
 		rte_tel_data_start_dict(lat);
 		rte_tel_data_add_dict_u64(
-			lat, "p50", gcap_pipeline_latency_of_ns(a->pl, GCAP_LAT_TOTAL, 50));
+			lat, "p50",
+			gcap_pipeline_latency_of_ns(a->pl, GCAP_LAT_TOTAL, 50));
 		rte_tel_data_add_dict_u64(
-			lat, "p99", gcap_pipeline_latency_of_ns(a->pl, GCAP_LAT_TOTAL, 99));
+			lat, "p99",
+			gcap_pipeline_latency_of_ns(a->pl, GCAP_LAT_TOTAL, 99));
 		rte_tel_data_add_dict_u64(
 			lat, "p999",
 			gcap_pipeline_latency_of_ns(a->pl, GCAP_LAT_TOTAL, 99.9));
@@ -299,12 +301,12 @@ kernel(const struct app *a, void *arg)
 	return 0;
 }
 
-#define CMD(fn)                                                                   \
+#define CMD(fn)                                                                          \
 	static int tel_##fn(const char *cmd, const char *params, struct rte_tel_data *d) \
-	{                                                                         \
-		struct tel_req r = { params, d };                                 \
-		(void)cmd;                                                        \
-		return app_observe(fn, &r);                                       \
+	{                                                                                \
+		struct tel_req r = { params, d };                                        \
+		(void)cmd;                                                               \
+		return app_observe(fn, &r);                                              \
 	}
 CMD(summary)
 CMD(ports)
@@ -328,10 +330,13 @@ app_telemetry_register(void)
 	} cmds[] = {
 		{ "/gpucap/summary", tel_summary,
 		  "gpu-capture's counters, drops by reason and latency. No parameters" },
-		{ "/gpucap/ports", tel_ports, "gpu-capture's port indexes. No parameters" },
+		{ "/gpucap/ports", tel_ports,
+		  "gpu-capture's port indexes. No parameters" },
 		{ "/gpucap/port", tel_port, "A port's counters. Parameters: int index" },
-		{ "/gpucap/queues", tel_queues, "gpu-capture's queue indexes. No parameters" },
-		{ "/gpucap/queue", tel_queue, "A queue's counters. Parameters: int index" },
+		{ "/gpucap/queues", tel_queues,
+		  "gpu-capture's queue indexes. No parameters" },
+		{ "/gpucap/queue", tel_queue,
+		  "A queue's counters. Parameters: int index" },
 		{ "/gpucap/outputs", tel_outputs,
 		  "gpu-capture's output indexes (-w). No parameters" },
 		{ "/gpucap/output", tel_output,
