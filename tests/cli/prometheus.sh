@@ -34,7 +34,7 @@ prometheus --config.file="$T/prom.yml" --storage.tsdb.path="$T/tsdb" \
 	--web.listen-address="127.0.0.1:$pp" --log.level=warn >"$T/prom.log" 2>&1 &
 pids+=("$!")
 api=http://127.0.0.1:$pp/api/v1
-for _ in $(seq 1 150); do
+for _ in $(seq 1 300); do
 	curl -sf --max-time 2 "http://127.0.0.1:$pp/-/ready" >/dev/null && break
 	sleep 0.2
 done

@@ -17,7 +17,7 @@ n2=$(count "$LIVE2")
 	-w "$T/all.pcapng" -w "$T/udp.pcap:udp" --summary-json "$T/s.json") 2>"$T/gc.err" &
 pid=$!
 sock=$RUNTIME_DIRECTORY/dpdk/rte/dpdk_telemetry.v2
-for _ in $(seq 1 100); do [ -S "$sock" ] && break; sleep 0.1; done
+for _ in $(seq 1 600); do [ -S "$sock" ] && break; sleep 0.1; done
 [ -S "$sock" ] || die "no telemetry socket $sock: $(cat "$T/gc.err")"
 mode=$(stat -c %a "$sock")
 [ $((8#$mode & 8#077)) -eq 0 ] || fail "telemetry socket mode $mode under umask 000"
@@ -33,7 +33,7 @@ all_cmds=(/ /gpucap/summary /gpucap/ports /gpucap/port,0 /gpucap/port,1 /gpucap/
 	/gpucap/gpus /gpucap/kernel)
 # while running: received grows, and until the files are read whole
 seen=0 done=0
-for _ in $(seq 1 150); do
+for _ in $(seq 1 300); do
 	ask /gpucap/summary
 	rx=$(python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["/gpucap/summary"]["received"])' "$T/tel.out" 2>/dev/null) || rx=-1
 	if [ "$rx" -gt 0 ] && [ "$rx" -lt $((n1 + n2)) ]; then seen=1; fi
