@@ -229,8 +229,10 @@ app_run_live(struct app *a)
 		goto out;
 	}
 	rc = capture_loop(a);
-	r = gcap_pipeline_stop(a->pl, APP_STOP_TIMEOUT_MS, a->err);
+	/* the readers go first: none reads the kernel state while the
+	 * executor stops */
 	app_observe_unpublish();
+	r = gcap_pipeline_stop(a->pl, APP_STOP_TIMEOUT_MS, a->err);
 	app_signals_watch(NULL);
 	if (r < 0)
 		rc = app_err("%s", a->err);

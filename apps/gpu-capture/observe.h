@@ -20,7 +20,7 @@ void app_observe_publish(struct app *a);
 
 /* No reader sees the run any more once this returns (a reader in
  * progress is waited for); the kernel state's private directory is gone.
- * Called once the pipeline stopped, before the outputs close. */
+ * Called before the pipeline stops (and the outputs close). */
 void app_observe_unpublish(void);
 
 /*
