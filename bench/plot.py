@@ -58,6 +58,18 @@ def out_name(path, kind):
     return os.path.join(os.path.dirname(path), "%s-%s.png" % (base, kind))
 
 
+def finish(fig, axes, ylabel, title, path, recs, kind):
+    """The panels' common labels, the title naming the file; save the PNG."""
+    axes[0][0].set_ylabel(ylabel)
+    axes[0][0].legend(loc="upper left", fontsize=8)
+    fig.suptitle(title + "\n" + origin(path, recs), fontsize=10)
+    fig.tight_layout()
+    out = out_name(path, kind)
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return out
+
+
 def plot_throughput(path):
     recs = rows(path)
     sources = [s for s in ("null-nc", "null", "pcap") if any(r.get("source") == s for r in recs)]
@@ -76,15 +88,8 @@ def plot_throughput(path):
         ax.get_xaxis().set_major_formatter(matplotlib.ticker.ScalarFormatter())
         ax.set_ylim(bottom=0)
         ax.grid(True, alpha=0.3)
-    axes[0][0].set_ylabel("lossless Mpps, one filter")
-    axes[0][0].legend(loc="upper left", fontsize=8)
-    fig.suptitle("Capture throughput against RX lcores, per backend\n" + origin(path, recs),
-                 fontsize=10)
-    fig.tight_layout()
-    out = out_name(path, "lcores")
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
-    return out
+    return finish(fig, axes, "lossless Mpps, one filter",
+                  "Capture throughput against RX lcores, per backend", path, recs, "lcores")
 
 
 def plot_latency(path):
@@ -106,15 +111,8 @@ def plot_latency(path):
         ax.set_xlabel("offered Mpps per queue")
         ax.set_ylim(bottom=0)
         ax.grid(True, alpha=0.3)
-    axes[0][0].set_ylabel("receive-to-verdict latency per packet, us")
-    axes[0][0].legend(loc="upper left", fontsize=8)
-    fig.suptitle("Latency p50 (solid) and p99 (dashed) against load\n" + origin(path, recs),
-                 fontsize=10)
-    fig.tight_layout()
-    out = out_name(path, "load")
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
-    return out
+    return finish(fig, axes, "receive-to-verdict latency per packet, us",
+                  "Latency p50 (solid) and p99 (dashed) against load", path, recs, "load")
 
 
 def plot_filters(path):
