@@ -5,6 +5,15 @@
 # through Prometheus' HTTP API equal the summary once the port's file is
 # read whole; the example alerting rules pass promtool and load.
 . "$(dirname "$0")/lib.sh"
+# a bad --metrics is one line and exit 1 before anything starts
+for bad in "127.0.0.1" "127.0.0.1:0" "127.0.0.1:65536" "[::1]9464" ":9464"; do
+	gc -i "net_pcap0,rx_pcap=$LIVE1" -w "$T/bad.pcap" --metrics "$bad"; rc=$?
+	[ $rc -eq 1 ] && [ "$(wc -l <"$T/gc.err")" -eq 1 ] && grep -qF "gpu-capture: --metrics '$bad'" "$T/gc.err" ||
+		fail "--metrics '$bad': exit $rc: $(cat "$T/gc.err")"
+	[ -e "$T/bad.pcap" ] && fail "--metrics '$bad': the output was created"
+done
+gc -r "$LIVE1" -w "$T/bad.pcap" --metrics 127.0.0.1:9464; rc=$?
+[ $rc -eq 1 ] && grep -q "applies to live ports" "$T/gc.err" || fail "-r with --metrics: exit $rc: $(cat "$T/gc.err")"
 command -v prometheus >/dev/null 2>&1 ||
 	skip "the prometheus binary is not installed (Debian package prometheus)"
 need promtool
@@ -77,6 +86,17 @@ filt=$(q 'sum(gpucap_filtered_packets_total{job="gpucap"})')
 drop=$(q 'sum(gpucap_dropped_packets_total{job="gpucap"})')
 recs=$(q 'gpucap_output_records_total{job="gpucap",output="0"}')
 lat=$(q 'gpucap_latency_seconds_count{job="gpucap"}')
+# the endpoint's other answers: a path it does not serve, a method
+curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$mp/x" >"$T/code" 2>/dev/null
+[ "$(cat "$T/code")" = 404 ] || fail "GET /x answered $(cat "$T/code")"
+curl -s -o /dev/null -w '%{http_code}' -X POST -d x "http://127.0.0.1:$mp/metrics" >"$T/code" 2>/dev/null
+[ "$(cat "$T/code")" = 405 ] || fail "POST /metrics answered $(cat "$T/code")"
+curl -s -D "$T/hdr" -o /dev/null "http://127.0.0.1:$mp/metrics"
+grep -qi '^content-type: text/plain; version=0.0.4' "$T/hdr" || fail "content type: $(cat "$T/hdr")"
+# the port taken: the second capture says so and starts nothing
+gc -i "net_pcap1,rx_pcap=$LIVE1" -w "$T/busy.pcap" --metrics "127.0.0.1:$mp"; rc=$?
+[ $rc -eq 1 ] && grep -q "^gpu-capture: --metrics 127.0.0.1:$mp: cannot listen: Address already in use" "$T/gc.err" ||
+	fail "--metrics on a taken port: exit $rc: $(cat "$T/gc.err")"
 rules=$(curl -sf --max-time 5 "$api/rules" | python3 -c 'import json,sys; print(len([r for g in json.load(sys.stdin)["data"]["groups"] if g["name"]=="gpucap" for r in g["rules"]]))')
 [ "$rules" = 6 ] || fail "Prometheus loaded $rules gpucap rules, expected 6"
 kill -INT $gcpid
