@@ -44,6 +44,9 @@ app_observe_unpublish(void)
 
 		snprintf(p, sizeof(p), "%s/state.json", g_kdir);
 		(void)unlink(p);
+		/* what a failed report left (it writes FILE.tmp, then renames) */
+		snprintf(p, sizeof(p), "%s/state.json.tmp", g_kdir);
+		(void)unlink(p);
 		(void)rmdir(g_kdir);
 		g_kdir[0] = '\0';
 	}
