@@ -249,9 +249,9 @@ void
 gcap_writer_counts(const struct gcap_writer *w, uint64_t *records, uint64_t *bytes)
 {
 	if (records != NULL)
-		*records = w != NULL ? w->nrec : 0;
+		*records = w != NULL ? __atomic_load_n(&w->nrec, __ATOMIC_RELAXED) : 0;
 	if (bytes != NULL)
-		*bytes = w != NULL ? w->nbytes : 0;
+		*bytes = w != NULL ? __atomic_load_n(&w->nbytes, __ATOMIC_RELAXED) : 0;
 }
 
 void

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <rte_eal.h>
 #include <rte_errno.h>
@@ -67,6 +68,7 @@ gcap_eal_init(const struct gcap_eal_conf *c, char *errbuf)
 	unsigned cpus[CPU_SETSIZE], ncpus = 0, nmain, rx[RTE_MAX_LCORE];
 	unsigned rxcpu[RTE_MAX_LCORE];
 	int nrx_cpus = 0;
+	mode_t old_mask;
 	cpu_set_t set;
 	char lc[4096];
 	size_t off = 0;
@@ -178,7 +180,12 @@ gcap_eal_init(const struct gcap_eal_conf *c, char *errbuf)
 	}
 #undef ARG
 	argv[argc] = NULL;
+	/* what the EAL creates (its runtime directory, the telemetry socket
+	 * that answers anyone who can connect) is the owner's alone,
+	 * whatever the umask: a socket's mode is the umask's */
+	old_mask = umask(077);
 	r = rte_eal_init(argc, argv);
+	umask(old_mask);
 	if (r < 0) {
 		int e = rte_errno ? rte_errno : EINVAL;
 

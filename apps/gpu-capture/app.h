@@ -37,6 +37,9 @@ struct app {
 	struct gcap_pipeline_queue *queues;
 	unsigned nqueues;
 	struct gcap_pipeline *pl;
+	const int *gpus; /* the executor's: queue q on gpus[q % ngpus] (0: GPU 0) */
+	unsigned ngpus;
+	struct app_metrics *metrics; /* --metrics server, or NULL */
 	uint64_t t_start;
 	double cpu_start; /* app_cpu_seconds() at t_start */
 	char err[GCAP_ERRBUF_SIZE];

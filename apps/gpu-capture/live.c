@@ -18,8 +18,11 @@
 
 #include "gpucap/gcap_gpu.h"
 #include "app_err.h"
+#include "metrics.h"
+#include "observe.h"
 #include "report.h"
 #include "run.h"
+#include "telemetry.h"
 
 /* One pool per queue, from the executor where its buffers are its own
  * (GPU memory), else from DPDK on the port's socket. */
@@ -88,7 +91,7 @@ capture_loop(struct app *a)
 			/* the kernel's state while running: the file is
 			 * replaced (rename) with a snapshot every interval */
 			if (o->kernel_state != NULL && a->ex != NULL &&
-			    a->ops->kernel_state(a->ex, o->kernel_state, a->err) < 0 &&
+			    app_kernel_state_write(a, o->kernel_state) < 0 &&
 			    !state_warned) {
 				app_err("warning: kernel state snapshot: %s", a->err);
 				state_warned = true;
@@ -134,6 +137,8 @@ app_run_live(struct app *a)
 		return app_dump_gpu_code(a, &ec);
 	/* one RX lcore per queue, or as many as --lcores names when fewer */
 	nrx = o->nlcores && o->nlcores < a->nqueues ? o->nlcores : a->nqueues;
+	if (app_telemetry_register() < 0)
+		return 1;
 	{
 		struct gcap_eal_conf c = {
 			.prog = "gpu-capture",
@@ -149,6 +154,12 @@ app_run_live(struct app *a)
 		if (gcap_eal_init(&c, a->err) < 0)
 			return app_err("%s", a->err);
 		eal = true;
+	}
+	/* after the EAL: its thread floats with the main lcore, off the RX
+	 * lcores' CPUs */
+	if (o->metrics != NULL && (a->metrics = app_metrics_start(o->metrics)) == NULL) {
+		rc = 1;
+		goto out;
 	}
 	for (unsigned i = 0; i < a->nports; i++)
 		if (gcap_port_find(&a->ports[i], a->err) < 0) {
@@ -212,11 +223,15 @@ app_run_live(struct app *a)
 	a->t_start = app_mono_ns();
 	a->cpu_start = app_cpu_seconds();
 	app_signals_watch(a->pl);
+	app_observe_publish(a);
 	if (gcap_pipeline_start(a->pl, a->err) < 0) {
 		rc = app_err("%s", a->err);
 		goto out;
 	}
 	rc = capture_loop(a);
+	/* the readers go first: none reads the kernel state while the
+	 * executor stops */
+	app_observe_unpublish();
 	r = gcap_pipeline_stop(a->pl, APP_STOP_TIMEOUT_MS, a->err);
 	app_signals_watch(NULL);
 	if (r < 0)
@@ -224,6 +239,9 @@ app_run_live(struct app *a)
 	app_report_if_stats(a, st);
 	rc = app_finish(a, st, rc);
 out:
+	app_observe_unpublish();
+	app_metrics_stop(a->metrics);
+	a->metrics = NULL;
 	app_signals_watch(NULL);
 	app_close_writers(a, NULL);
 	if (eal) {

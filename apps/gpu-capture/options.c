@@ -15,6 +15,7 @@
 #include "gcap_config.h"
 #include "gpucap/gcap_filter.h"
 #include "app_err.h"
+#include "metrics.h"
 #include "options.h"
 
 enum {
@@ -46,6 +47,8 @@ enum {
 	OPT_DOCTOR,
 	OPT_DOCTOR_ROOT,
 	OPT_JSON,
+	/* monitoring */
+	OPT_METRICS,
 };
 
 static const struct option long_opts[] = {
@@ -90,6 +93,8 @@ static const struct option long_opts[] = {
 	{ "doctor", no_argument, NULL, OPT_DOCTOR },
 	{ "doctor-root", required_argument, NULL, OPT_DOCTOR_ROOT },
 	{ "json", no_argument, NULL, OPT_JSON },
+	/* monitoring */
+	{ "metrics", required_argument, NULL, OPT_METRICS },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -200,6 +205,14 @@ app_usage(void)
 	       "  -q                 no summary at exit\n"
 	       "  -v                 DPDK's log at its default level (else errors only)\n"
 	       "  -h, --help         this text;  --version  the version\n"
+	       "Monitoring (docs/monitoring.md):\n"
+	       "  --metrics ADDR:PORT\n"
+	       "                     serve the counters to Prometheus at "
+	       "http://ADDR:PORT/metrics\n"
+	       "                     while capturing live ports (e.g. "
+	       "127.0.0.1:9464); DPDK's\n"
+	       "                     telemetry answers /gpucap/... "
+	       "(dpdk-telemetry.py)\n"
 	       "Host check:\n"
 	       "  --doctor           check whether this host can capture into GPU memory "
 	       "for\n"
@@ -441,6 +454,11 @@ app_parse_options(int argc, char **argv, struct app_opts *o)
 		case OPT_DOCTOR: o->doctor = true; break;
 		case OPT_DOCTOR_ROOT: o->doctor_conf.root = optarg; break;
 		case OPT_JSON: o->doctor_conf.json = true; break;
+		case OPT_METRICS:
+			if (app_metrics_check(optarg) < 0)
+				return -1;
+			o->metrics = optarg;
+			break;
 		case '?':
 		default:
 			if (optopt != 0 && strchr("irwFscCGW", optopt) != NULL)
@@ -480,6 +498,8 @@ app_parse_options(int argc, char **argv, struct app_opts *o)
 		return -app_err("--kernel-state needs --kernel");
 	if (o->gpu_blocks > o->ring)
 		return -app_err("--gpu-blocks is larger than --ring");
+	if (o->read_file != NULL && o->metrics != NULL)
+		return -app_err("--metrics applies to live ports (-i), not to -r");
 	if (o->read_file != NULL && o->queues != 1)
 		return -app_err("--queues applies to live ports, not to -r");
 	for (unsigned i = 0; i < o->nouts; i++)

@@ -86,6 +86,18 @@ dropped(const struct app_totals *t)
 }
 
 void
+app_totals_read(const struct app *a, int port, struct app_totals *t)
+{
+	sum_queues(a, port < 0 ? 0 : (unsigned)port, port < 0, t);
+}
+
+uint64_t
+app_totals_dropped(const struct app_totals *t)
+{
+	return dropped(t);
+}
+
+void
 app_report_stats_line(const struct app *a, struct app_totals *prev, double dt)
 {
 	struct app_totals t;

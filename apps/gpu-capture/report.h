@@ -17,6 +17,17 @@ struct app_totals {
 };
 
 /*
+ * The one snapshot every report reads (the summary, --summary-json, the
+ * telemetry and the metrics): the counters of port index port, or of the
+ * whole run (port < 0, which alone counts the failed writes), read with
+ * relaxed loads while the capture runs.
+ */
+void app_totals_read(const struct app *a, int port, struct app_totals *t);
+
+/* Every drop of t, whatever its reason. */
+uint64_t app_totals_dropped(const struct app_totals *t);
+
+/*
  * --stats: one line on stderr of the rates since the last line (dt
  * seconds ago, when the counters were *prev) and the totals; *prev
  * becomes the totals now.

@@ -210,6 +210,8 @@ app_dump_gpu_code(struct app *a, const struct gcap_exec_conf *ec)
 int
 app_create_exec(struct app *a, const struct gcap_exec_conf *ec)
 {
+	a->gpus = ec->gpus;
+	a->ngpus = ec->ngpus;
 	a->ex = a->ops->create(ec, a->err);
 	if (a->ex == NULL) {
 		app_err("%s", a->err);

@@ -176,7 +176,9 @@ int gcap_writer_flush(struct gcap_writer *w);
  * Records and bytes written so far (all files; bytes count everything
  * appended to the files: headers, records, ISBs). After a write error
  * records lost from the buffer are no longer counted, so the counts match
- * what the files hold. Either pointer may be NULL.
+ * what the files hold. Either pointer may be NULL. Another thread may
+ * call it while the writer writes (telemetry, metrics): each count is
+ * read whole, as of a moment ago.
  */
 void gcap_writer_counts(const struct gcap_writer *w, uint64_t *records, uint64_t *bytes);
 

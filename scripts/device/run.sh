@@ -2,7 +2,7 @@
 # There (the GPU machine): run the GPU tests and benchmarks from .devbundle,
 # logs to $OUT. Usage: bash .devbundle/root/scripts/device/run.sh [STEP...]
 # Steps: info doctor tests unit copyloop corpus live multigpu bench sweep latency latvar jitter jittouch phases floor rxburst soak writerslack ab ringsweep pcie pcieceil kbench
-# bpf profile (default: info tests corpus live bench).
+# bpf profile observe (default: info tests corpus live bench).
 set -uo pipefail
 b=$(cd "$(dirname "$0")/../../.." && pwd)
 source "$b/env.sh"
@@ -324,6 +324,13 @@ profile)
 		rm -f /tmp/perf-$$.data
 	done
 	cat "$OUT/profile.log"; fi ;;
+observe)
+	# DPDK telemetry on the gpu backend (tests/cli/telemetry.sh): every
+	# /gpucap/ command, /gpucap/gpu,0 among them, equal to the summary
+	log "telemetry, gpu backend"
+	GCAP_TEST_BACKEND=gpu timeout ${OBSERVE_TIMEOUT:-180} bash "$b/root/tests/cli/telemetry.sh" \
+		"$b/bin/gpu-capture" "$b/bin/pcap-cmp" "$b/root" >"$OUT/observe-gpu.log" 2>&1
+	echo "observe rc=$?" | tee -a "$OUT/observe-gpu.log"; tail -6 "$OUT/observe-gpu.log" ;;
 bpf)
 	log "bpf filter bench"
 	BPF_BENCH=$b/bin/bpf_bench MIX_PCAP=$b/shared/data/bench/mix-en10mb.pcap OUT_DIR=$OUT \
