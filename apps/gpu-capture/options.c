@@ -15,6 +15,7 @@
 #include "gcap_config.h"
 #include "gpucap/gcap_filter.h"
 #include "app_err.h"
+#include "args.h"
 #include "options.h"
 
 enum {
@@ -46,13 +47,16 @@ enum {
 	OPT_DOCTOR,
 	OPT_DOCTOR_ROOT,
 	OPT_JSON,
+	OPT_FORMAT,
+	OPT_IMMEDIATE,
+	OPT_AUTOSTOP,
 };
 
 static const struct option long_opts[] = {
 	{ "interface", required_argument, NULL, 'i' },
 	{ "read", required_argument, NULL, 'r' },
 	{ "write", required_argument, NULL, 'w' },
-	{ "format", required_argument, NULL, 'F' },
+	{ "format", required_argument, NULL, OPT_FORMAT },
 	{ "snaplen", required_argument, NULL, 's' },
 	{ "count", required_argument, NULL, 'c' },
 	{ "file-size", required_argument, NULL, 'C' },
@@ -90,8 +94,18 @@ static const struct option long_opts[] = {
 	{ "doctor", no_argument, NULL, OPT_DOCTOR },
 	{ "doctor-root", required_argument, NULL, OPT_DOCTOR_ROOT },
 	{ "json", no_argument, NULL, OPT_JSON },
+	{ "list-interfaces", no_argument, NULL, 'D' },
+	{ "list-data-link-types", no_argument, NULL, 'L' },
+	{ "linktype", required_argument, NULL, 'y' },
+	{ "buffer-size", required_argument, NULL, 'B' },
+	{ "immediate-mode", no_argument, NULL, OPT_IMMEDIATE },
+	{ "autostop", required_argument, NULL, 'a' },
 	{ NULL, 0, NULL, 0 },
 };
+
+/* tcpdump's letters; no leading '+': options after the expression count,
+ * as tcpdump's (glibc's getopt permutes) */
+static const char short_opts[] = "i:r:w:F:s:c:C:G:W:qUvdhDLy:B:a:";
 
 void
 app_usage(void)
@@ -319,8 +333,9 @@ app_parse_options(int argc, char **argv, struct app_opts *o)
 	o->backend = GCAP_BACKEND_AUTO;
 	o->mem = GCAP_MEM_AUTO;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+i:r:w:F:s:c:C:G:W:qUvdh", long_opts,
-				NULL)) != -1) {
+	if (app_args_check_split(argc, argv, short_opts, long_opts) < 0)
+		return -1;
+	while ((c = getopt_long(argc, argv, short_opts, long_opts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
 			if (o->nports == APP_MAX_PORTS)
@@ -340,13 +355,13 @@ app_parse_options(int argc, char **argv, struct app_opts *o)
 				return -1;
 			o->nouts++;
 			break;
-		case 'F':
+		case OPT_FORMAT:
 			if (strcmp(optarg, "pcap") == 0)
 				o->fmt = GCAP_FMT_PCAP;
 			else if (strcmp(optarg, "pcapng") == 0)
 				o->fmt = GCAP_FMT_PCAPNG;
 			else
-				return -app_err("-F '%s': expected pcap or pcapng",
+				return -app_err("--format '%s': expected pcap or pcapng",
 						optarg);
 			break;
 		case 's':
@@ -441,9 +456,10 @@ app_parse_options(int argc, char **argv, struct app_opts *o)
 		case OPT_DOCTOR: o->doctor = true; break;
 		case OPT_DOCTOR_ROOT: o->doctor_conf.root = optarg; break;
 		case OPT_JSON: o->doctor_conf.json = true; break;
+		case 'F': o->filter_file = optarg; break;
 		case '?':
 		default:
-			if (optopt != 0 && strchr("irwFscCGW", optopt) != NULL)
+			if (optopt != 0 && strchr("irwFscCGWyBa", optopt) != NULL)
 				return -app_err("option -%c needs a value", optopt);
 			if (optopt != 0)
 				return -app_err("unknown option -%c (see --help)",
@@ -452,9 +468,19 @@ app_parse_options(int argc, char **argv, struct app_opts *o)
 					argv[optind - 1]);
 		}
 	}
-	o->expr = gcap_filter_join(argc - optind, argv + optind);
+	if (o->filter_file != NULL && optind < argc)
+		return -app_err("-F %s gives the expression: the words '%s...' after "
+				"the options would be ignored",
+				o->filter_file, argv[optind]);
+	if (o->filter_file != NULL) {
+		if (app_args_read_filter_file(o->filter_file, &o->expr) < 0)
+			return -1;
+	} else
+		o->expr = gcap_filter_join(argc - optind, argv + optind);
 	if (o->expr == NULL)
 		return -app_err("out of memory");
+	if (app_args_check_expr(o, o->filter_file) < 0)
+		return -1;
 	if (!o->doctor && (o->doctor_conf.json || o->doctor_conf.root != NULL))
 		return -app_err("--json and --doctor-root need --doctor");
 	if (o->doctor) {

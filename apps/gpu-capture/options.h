@@ -66,6 +66,7 @@ struct app_opts {
 	char *expr;                          /* trailing words, joined */
 	bool doctor;                         /* --doctor */
 	struct gcap_doctor_conf doctor_conf; /* --doctor-root, --json, -i, --gpu */
+	const char *filter_file;             /* -F: the expression's file */
 };
 
 /*
