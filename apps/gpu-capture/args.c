@@ -49,8 +49,8 @@ join_words(char *const *argv, int from, int to, char *buf, size_t size)
 
 	buf[0] = '\0';
 	for (int i = from; i < to && off < size; i++)
-		off += (size_t)snprintf(buf + off, size - off, "%s%s", i > from ? " " : "",
-					argv[i]);
+		off += (size_t)snprintf(buf + off, size - off, "%s%s",
+					i > from ? " " : "", argv[i]);
 	if (off >= size && size > 4)
 		memcpy(buf + size - 4, "...", 4);
 }
@@ -123,7 +123,8 @@ app_args_check_split(int argc, char **argv, const char *shortopts,
 	return -app_err("-w '%.*s%s' is followed by '%s': an output's expression is "
 			"one argument: quote it, as -w '%.*s%s %s'",
 			SHOW_MAX, split_w, strlen(split_w) > SHOW_MAX ? "..." : "", words,
-			SHOW_MAX, split_w, strlen(split_w) > SHOW_MAX ? "..." : "", words);
+			SHOW_MAX, split_w, strlen(split_w) > SHOW_MAX ? "..." : "",
+			words);
 }
 
 int

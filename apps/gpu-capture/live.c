@@ -18,6 +18,7 @@
 
 #include "gpucap/gcap_gpu.h"
 #include "app_err.h"
+#include "preflight.h"
 #include "report.h"
 #include "run.h"
 
@@ -109,7 +110,8 @@ app_run_live(struct app *a)
 	struct rte_mempool **pools = NULL;
 	int *gpu_ids = NULL;
 	struct gcap_exec_conf ec;
-	unsigned rx_ids[RTE_MAX_LCORE], nrx;
+	unsigned rx_ids[RTE_MAX_LCORE], nrx, mem_mb;
+	struct app_cost cost;
 	int r, rc = 0;
 	bool eal = false;
 
@@ -134,6 +136,9 @@ app_run_live(struct app *a)
 		return app_dump_gpu_code(a, &ec);
 	/* one RX lcore per queue, or as many as --lcores names when fewer */
 	nrx = o->nlcores && o->nlcores < a->nqueues ? o->nlcores : a->nqueues;
+	/* the EAL's memory holds the packet pools whatever --mbufs asks */
+	app_preflight_cost(o, &cost);
+	mem_mb = 256 + 32 * a->nqueues + (unsigned)(cost.pools >> 20);
 	{
 		struct gcap_eal_conf c = {
 			.prog = "gpu-capture",
@@ -142,7 +147,7 @@ app_run_live(struct app *a)
 			.nlcores = 1 + nrx,
 			.cpus = o->lcores,
 			.extra = o->eal,
-			.mem_mb = 256 + 32 * a->nqueues,
+			.mem_mb = mem_mb,
 			.verbose = o->verbose,
 		};
 

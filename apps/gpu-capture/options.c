@@ -16,6 +16,7 @@
 #include "gpucap/gcap_filter.h"
 #include "app_err.h"
 #include "args.h"
+#include "preflight.h"
 #include "options.h"
 
 enum {
@@ -521,6 +522,12 @@ app_parse_options(int argc, char **argv, struct app_opts *o)
 		o->outs[i].filter = o->outs[i].expr ? o->outs[i].expr : o->expr;
 	if (o->mbufs == 0)
 		o->mbufs = o->nb_rxd + o->batch * (o->ring + 2) + 512;
+	/* what the values cost, and where the run writes, before anything
+	 * is allocated (-d and --dump-gpu-code write nothing) */
+	if (o->dump_level == 0 && !o->dump_gpu_code &&
+	    (app_preflight_mbufs(o) < 0 || app_preflight_memory(o) < 0 ||
+	     app_preflight_outputs(o) < 0))
+		return -1;
 	return 0;
 }
 

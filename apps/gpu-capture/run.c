@@ -139,8 +139,9 @@ app_dump_filters(struct app *a)
 	for (unsigned i = 0; i < a->nprogs; i++) {
 		if (a->nprogs > 1)
 			printf("# output %s\n", a->o->outs[i].path);
-		if (a->progs[i].bf_len == 0 ? dump_accept_all(a) < 0 :
-		    gcap_filter_dump(stdout, &a->progs[i], a->o->dump_level) < 0)
+		if (a->progs[i].bf_len == 0 ?
+			    dump_accept_all(a) < 0 :
+			    gcap_filter_dump(stdout, &a->progs[i], a->o->dump_level) < 0)
 			return 1;
 	}
 	return 0;
