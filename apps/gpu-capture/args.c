@@ -4,11 +4,14 @@
  * options anywhere (getopt permutes argv, as tcpdump's does), the
  * expression from the trailing words or from a file (-F, as tcpdump
  * reads it), an output's own expression in one argument (-w FILE:EXPR),
- * and no expression that no output would use.
+ * no expression that no output would use; and the tcpdump and dumpcap
+ * options that map onto gpu-capture's own: -D, -L, -y, -i N (portlist.c),
+ * -B, --immediate-mode, -a.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,9 +20,12 @@
 
 #include "app_err.h"
 #include "args.h"
+#include "portlist.h"
 
 /* the longest piece of an argument an error line quotes */
 #define SHOW_MAX 60
+/* the packet data of one mbuf (RTE_MBUF_DEFAULT_DATAROOM) */
+#define RING_MBUF_BYTES 2048u
 
 /* Whether a -w argument has its own expression (an unescaped ':'). */
 static bool
@@ -227,5 +233,116 @@ app_args_read_filter_file(const char *path, char **expr)
 		if (*p == '\n' || *p == '\r' || *p == '\t')
 			*p = ' ';
 	*expr = s;
+	return 0;
+}
+
+int
+app_args_autostop(const char *arg, struct app_opts *o)
+{
+	const char *v = strchr(arg, ':');
+	size_t klen = v != NULL ? (size_t)(v - arg) : 0;
+	char *end;
+	unsigned long long n;
+
+	if (v == NULL || v[1] < '0' || v[1] > '9')
+		goto bad;
+	errno = 0;
+	n = strtoull(v + 1, &end, 10);
+	if (errno != 0 || *end != '\0' || n == 0)
+		goto bad;
+	/* the first condition met stops the capture, as in dumpcap */
+	if (klen == 8 && strncmp(arg, "duration", 8) == 0 && n <= UINT32_MAX) {
+		if (o->autostop_secs == 0 || n < o->autostop_secs)
+			o->autostop_secs = (unsigned)n;
+	} else if (klen == 7 && strncmp(arg, "packets", 7) == 0) {
+		if (o->autostop_packets == 0 || n < o->autostop_packets)
+			o->autostop_packets = n;
+	} else if (klen == 8 && strncmp(arg, "filesize", 8) == 0 &&
+		   n <= UINT64_MAX / 1000) {
+		/* dumpcap's kB: 1,000 bytes */
+		if (o->autostop_bytes == 0 || n * 1000 < o->autostop_bytes)
+			o->autostop_bytes = n * 1000;
+	} else if (klen == 5 && strncmp(arg, "files", 5) == 0 && n <= UINT32_MAX) {
+		if (o->autostop_files == 0 || n < o->autostop_files)
+			o->autostop_files = (uint32_t)n;
+	} else
+		goto bad;
+	return 0;
+bad:
+	return -app_err("-a '%s': expected duration:SECONDS, filesize:KB, files:N or "
+			"packets:N (a positive integer)",
+			arg);
+}
+
+/* -B KiB: the packets a queue holds between the port and the outputs
+ * are its ring's, --ring batches of --batch mbufs of 2 KiB of data each */
+static int
+apply_buffer(struct app_opts *o)
+{
+	uint64_t bytes = (uint64_t)o->buffer_kib * 1024u,
+		 per_batch = (uint64_t)o->batch * RING_MBUF_BYTES, ring = 2;
+
+	if (o->ring != APP_DEFAULT_RING)
+		return -app_err("-B and --ring both size the ring: give one");
+	while (ring * per_batch < bytes && ring < 4096)
+		ring *= 2;
+	if (ring * per_batch < bytes)
+		return -app_err("-B %u: more than the largest ring holds (--ring 4096 of "
+				"--batch %u: %" PRIu64 " KiB)",
+				o->buffer_kib, o->batch, 4096 * per_batch / 1024);
+	o->ring = (unsigned)ring;
+	return 0;
+}
+
+int
+app_args_finish(struct app_opts *o)
+{
+	for (unsigned i = 0; i < o->nports; i++) {
+		if (app_portlist_resolve(o->doctor_conf.root, o->ports[i],
+					 &o->port_names[i]) < 0)
+			return -1;
+		if (o->port_names[i] != NULL)
+			o->ports[i] = o->port_names[i];
+	}
+	if (o->list_ports)
+		return app_portlist_print(o->doctor_conf.root) == 0 ? 1 : -1;
+	if (o->list_linktypes) {
+		if (o->nports == 0)
+			return -app_err(
+				"-L lists the link types of the -i ports: give one");
+		return app_portlist_print_linktypes(o->ports, o->nports) == 0 ? 1 : -1;
+	}
+	if (o->linktype_name != NULL) {
+		if (o->read_file != NULL)
+			return -app_err(
+				"-y sets a port's link type; -r reads the file's");
+		if (app_portlist_check_linktype(o->linktype_name, o->ports, o->nports) <
+		    0)
+			return -1;
+	}
+	/* -a beside --duration and -c: the first limit reached stops */
+	if (o->autostop_secs != 0 && (o->duration == 0 || o->autostop_secs < o->duration))
+		o->duration = o->autostop_secs;
+	if (o->autostop_packets != 0 && (o->count == 0 || o->autostop_packets < o->count))
+		o->count = o->autostop_packets;
+	if (o->autostop_bytes != 0 && o->rotate_bytes != 0)
+		return -app_err(
+			"-a filesize: and -C both end a file by its size: give one");
+	if (o->autostop_files != 0 && o->rotate_bytes == 0 && o->rotate_secs == 0)
+		return -app_err("-a files: counts the files of -C or -G: give one");
+	if (o->autostop_bytes != 0 || o->autostop_files != 0)
+		for (unsigned i = 0; i < o->nouts; i++)
+			if (strcmp(o->outs[i].path, "-") == 0)
+				return -app_err("-a filesize: and files: count files, "
+						"not standard output");
+	if (o->buffer_kib != 0 && apply_buffer(o) < 0)
+		return -1;
+	/* libpcap's immediate mode: every packet handed on as it comes, no
+	 * wait for more: no sleep on an idle queue, outputs flushed at
+	 * every batch (a batch is what one poll received) */
+	if (o->immediate) {
+		o->busy_poll = true;
+		o->packet_buffered = true;
+	}
 	return 0;
 }

@@ -322,7 +322,7 @@ parse_gpus(const char *s, struct app_opts *o)
 int
 app_parse_options(int argc, char **argv, struct app_opts *o)
 {
-	int c;
+	int c, r;
 	uint64_t mb;
 
 	memset(o, 0, sizeof(*o));
@@ -458,6 +458,15 @@ app_parse_options(int argc, char **argv, struct app_opts *o)
 		case OPT_DOCTOR_ROOT: o->doctor_conf.root = optarg; break;
 		case OPT_JSON: o->doctor_conf.json = true; break;
 		case 'F': o->filter_file = optarg; break;
+		case 'D': o->list_ports = true; break;
+		case 'L': o->list_linktypes = true; break;
+		case 'y': o->linktype_name = optarg; break;
+		case 'B': PARSE_U("-B", optarg, 1, UINT32_MAX, o->buffer_kib); break;
+		case OPT_IMMEDIATE: o->immediate = true; break;
+		case 'a':
+			if (app_args_autostop(optarg, o) < 0)
+				return -1;
+			break;
 		case '?':
 		default:
 			if (optopt != 0 && strchr("irwFscCGWyBa", optopt) != NULL)
@@ -482,7 +491,12 @@ app_parse_options(int argc, char **argv, struct app_opts *o)
 		return -app_err("out of memory");
 	if (app_args_check_expr(o, o->filter_file) < 0)
 		return -1;
-	if (!o->doctor && (o->doctor_conf.json || o->doctor_conf.root != NULL))
+	/* -D, -L, -y, -i N, -B, --immediate-mode (args.c) */
+	r = app_args_finish(o);
+	if (r != 0)
+		return r;
+	if (!o->doctor && (o->doctor_conf.json || (o->doctor_conf.root != NULL &&
+						   !o->list_ports && o->nports == 0)))
 		return -app_err("--json and --doctor-root need --doctor");
 	if (o->doctor) {
 		if (o->read_file != NULL || o->nouts > 0 || o->expr[0] != '\0')
@@ -540,5 +554,9 @@ app_free_options(struct app_opts *o)
 	}
 	free(o->expr);
 	o->expr = NULL;
+	for (unsigned i = 0; i < APP_MAX_PORTS; i++) {
+		free(o->port_names[i]);
+		o->port_names[i] = NULL;
+	}
 	o->nouts = 0;
 }

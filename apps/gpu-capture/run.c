@@ -254,6 +254,8 @@ app_open_writers(struct app *a, const struct gcap_writer_if *ifs, unsigned nifs)
 			.rotate_bytes = o->rotate_bytes,
 			.rotate_secs = o->rotate_secs,
 			.max_files = o->max_files,
+			.stop_bytes = o->autostop_bytes,
+			.stop_files = o->autostop_files,
 			.filter_expr = o->outs[i].filter,
 			.app_name = "gpu-capture " GCAP_VERSION,
 			.flush_each = o->packet_buffered,
