@@ -38,10 +38,10 @@ gc -r "$LIVE1" -w "$T/o.pcap" --summary-json "$T/dir"; rc=$?
 refused $rc "--summary-json onto a directory" "summary-json" "$T/o.pcap"
 gc -i "$PORT" -w "$T/o.pcap" --duration 2 --summary-json "$T/nodir/s.json"; rc=$?
 refused $rc "live --summary-json in a missing directory" "summary-json" "$T/o.pcap"
-KER=$SRC/kernels/examples/$(ls "$SRC/kernels/examples" | grep '\.c$' | head -1)
-gc -r "$LIVE1" -w "$T/o.pcap" --kernel "$KER" --kernel-state "$T/nodir/k.json"; rc=$?
+KER=$SRC/kernels/examples/flowfirst/flowfirst.c
+gc -r "$LIVE1" -w "$T/o.pcap" --backend cpu --kernel "$KER" --kernel-state "$T/nodir/k.json"; rc=$?
 refused $rc "--kernel-state in a missing directory" "kernel-state" "$T/o.pcap"
-gc -r "$LIVE1" -w "$T/o.pcap" --kernel "$KER" --kernel-state "$T/dir"; rc=$?
+gc -r "$LIVE1" -w "$T/o.pcap" --backend cpu --kernel "$KER" --kernel-state "$T/dir"; rc=$?
 refused $rc "--kernel-state onto a directory" "kernel-state" "$T/o.pcap"
 # a symbolic link planted in a sticky world-writable directory
 mkdir -m 1777 "$T/tmp"
@@ -51,10 +51,14 @@ refused $rc "--summary-json through a planted link" "symbolic link" "$T/o.pcap" 
 ln -s "$T/victim" "$T/tmp/w.pcap"
 gc -i "$PORT" -w "$T/tmp/w.pcap" --duration 2; rc=$?
 refused $rc "live -w through a planted link" "symbolic link" "$T/victim"
+# a good --kernel-state is still written (its check leaves no .tmp)
+gc -r "$LIVE1" -w "$T/k.pcap" --backend cpu --kernel "$KER" --kernel-state "$T/k.json" ||
+	fail "good --kernel-state: $(cat "$T/gc.err")"
+[ -s "$T/k.json" ] && [ ! -e "$T/k.json.tmp" ] || fail "good --kernel-state: $(ls "$T")"
 # the checks leave nothing: a good run still creates its files, and a
 # refused one does not leave the others it checked
 gc -r "$LIVE1" -w "$T/good.pcap" --summary-json "$T/good.json" || fail "good run: $(cat "$T/gc.err")"
 [ -s "$T/good.json" ] && [ -s "$T/good.pcap" ] || fail "good run: outputs missing"
-gc -r "$LIVE1" -w "$T/g2.pcap" --summary-json "$T/g2.json" --kernel "$KER" --kernel-state "$T/nodir/k"; rc=$?
+gc -r "$LIVE1" -w "$T/g2.pcap" --summary-json "$T/g2.json" --backend cpu --kernel "$KER" --kernel-state "$T/nodir/k"; rc=$?
 refused $rc "a bad --kernel-state after good paths" "kernel-state" "$T/g2.pcap" "$T/g2.json"
 finish
