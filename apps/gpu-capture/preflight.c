@@ -152,17 +152,43 @@ check_output(const char *opt, const char *path)
 	char eb[GCAP_ERRBUF_SIZE];
 	struct stat st;
 	bool existed = lstat(path, &st) == 0;
-	/* O_NONBLOCK: a FIFO without its reader yet is not waited for */
-	int fd = gcap_open_output(path, O_WRONLY | O_CREAT | O_NONBLOCK | O_CLOEXEC, 0666,
-				  eb);
+	int fd;
 
-	if (fd == -ENXIO)
+	/* a FIFO, a device: opened and closed here, its reader would see
+	 * the end of the data before the run began */
+	if (existed && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode) &&
+	    !S_ISLNK(st.st_mode)) {
+		if (access(path, W_OK) != 0)
+			return -app_err("%s: cannot write '%s': %s", opt, path,
+					strerror(errno));
 		return 0;
+	}
+	fd = gcap_open_output(path, O_WRONLY | O_CREAT | O_NONBLOCK | O_CLOEXEC, 0666,
+			      eb);
 	if (fd < 0)
 		return -app_err("%s: %s", opt, eb);
 	close(fd);
 	if (!existed)
 		(void)unlink(path);
+	return 0;
+}
+
+/* The directory a file name of path's will be made in (-W's numbered
+ * names, -G's strftime ones). @return 0, or -1 after printing the error. */
+static int
+check_dir(const char *path)
+{
+	char dir[4096];
+	const char *sl = strrchr(path, '/');
+
+	if (sl == NULL)
+		snprintf(dir, sizeof(dir), ".");
+	else
+		snprintf(dir, sizeof(dir), "%.*s", sl == path ? 1 : (int)(sl - path),
+			 path);
+	if (access(dir, W_OK | X_OK) != 0)
+		return -app_err("-w: cannot write in '%s' (for '%s'): %s", dir, path,
+				strerror(errno));
 	return 0;
 }
 
@@ -197,10 +223,13 @@ app_preflight_outputs(const struct app_opts *o)
 	for (unsigned i = 0; i < o->nouts; i++) {
 		const char *p = o->outs[i].path;
 
-		/* stdout, and -G's strftime names, are opened by the writer */
-		if (strcmp(p, "-") == 0 || (o->rotate_secs != 0 && strchr(p, '%')))
+		if (strcmp(p, "-") == 0)
 			continue;
-		if (check_output("-w", p) < 0)
+		/* numbered (-W) or strftime (-G) names: their directory */
+		if (o->max_files != 0 || (o->rotate_secs != 0 && strchr(p, '%'))) {
+			if (check_dir(p) < 0)
+				return -1;
+		} else if (check_output("-w", p) < 0)
 			return -1;
 	}
 	if (o->summary_json != NULL &&

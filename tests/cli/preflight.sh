@@ -51,6 +51,16 @@ refused $rc "--summary-json through a planted link" "symbolic link" "$T/o.pcap" 
 ln -s "$T/victim" "$T/tmp/w.pcap"
 gc -i "$PORT" -w "$T/tmp/w.pcap" --duration 2; rc=$?
 refused $rc "live -w through a planted link" "symbolic link" "$T/victim"
+# a FIFO's reader is not handed an end of data by the check
+mkfifo "$T/fifo"
+timeout 60 cat "$T/fifo" >"$T/fifo.out" &
+cpid=$!
+gc -r "$LIVE1" -w "$T/fifo" || fail "-w FIFO: $(cat "$T/gc.err")"
+wait $cpid
+[ "$(count "$T/fifo.out")" -eq "$(count "$LIVE1")" ] || fail "-w FIFO: the reader got $(count "$T/fifo.out")"
+# rotation's numbered names: their directory checked
+gc -r "$LIVE1" -C 1 -W 3 -w "$T/nodir/r.pcap"; rc=$?
+refused $rc "-C -W into a missing directory" "cannot write in"
 # a good --kernel-state is still written (its check leaves no .tmp)
 gc -r "$LIVE1" -w "$T/k.pcap" --backend cpu --kernel "$KER" --kernel-state "$T/k.json" ||
 	fail "good --kernel-state: $(cat "$T/gc.err")"
