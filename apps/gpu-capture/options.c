@@ -522,7 +522,8 @@ app_parse_options(int argc, char **argv, struct app_opts *o)
 		return r;
 	if (!o->doctor && (o->doctor_conf.json || (o->doctor_conf.root != NULL &&
 						   !o->list_ports && o->nports == 0)))
-		return -app_err("--json and --doctor-root need --doctor");
+		return -app_err("--json and --doctor-root need --doctor (--doctor-root: "
+				"or -D, -i N)");
 	if (o->doctor) {
 		if (o->read_file != NULL || o->nouts > 0 || o->expr[0] != '\0')
 			return -app_err("--doctor checks the host: it takes -i, --gpu, "
