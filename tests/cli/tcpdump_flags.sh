@@ -14,9 +14,13 @@ gc -r "$LIVE1" -B 99999999 -w "$T/b3.pcap"; rc=$?
 gc -r "$LIVE1" -B 1024 --ring 64 -w "$T/b4.pcap"; rc=$?
 [ $rc -eq 1 ] || fail "-B with --ring: exit $rc"
 # --immediate-mode: every record in the file as soon as it is captured
-gc -i "net_pcap0,rx_pcap=$LIVE1" --immediate-mode --backend cpu -w "$T/im.pcap" --duration 2 ||
-	fail "--immediate-mode: $(cat "$T/gc.err")"
+gc -i "net_pcap0,rx_pcap=$LIVE1" --immediate-mode --backend cpu -w "$T/im.pcap" --duration 2 \
+	--summary-json "$T/im.json" || fail "--immediate-mode: $(cat "$T/gc.err")"
 [ "$(count "$T/im.pcap")" -eq "$(count "$LIVE1")" ] || fail "--immediate-mode: records"
+# it polls as --busy-poll does (whose summary alone has latency_no_gap_us)
+grep -q '"latency_no_gap_us"' "$T/im.json" || fail "--immediate-mode did not busy-poll"
+gc -i "net_pcap0,rx_pcap=$LIVE1" --backend cpu -w "$T/im2.pcap" --duration 1 --summary-json "$T/im2.json"
+grep -q '"latency_no_gap_us"' "$T/im2.json" && fail "latency_no_gap_us without --busy-poll: the check proves nothing"
 # -a packets:N and duration:S (the first met stops)
 gc -r "$LIVE1" -a packets:7 -w "$T/a.pcap" || fail "-a packets:7: $(cat "$T/gc.err")"
 [ "$(count "$T/a.pcap")" -eq 7 ] || fail "-a packets:7 wrote $(count "$T/a.pcap")"
