@@ -354,7 +354,7 @@ app_parse_options(int argc, char **argv, struct app_opts *o)
 	o->snaplen = 262144;
 	o->queues = 1;
 	o->batch = 256;
-	o->ring = 16;
+	o->ring = APP_DEFAULT_RING;
 	o->nb_rxd = 1024;
 	o->backend = GCAP_BACKEND_AUTO;
 	o->mem = GCAP_MEM_AUTO;
