@@ -86,12 +86,28 @@ make_name(struct gcap_writer *w, unsigned cnt, int chars, char *out)
 	return 0;
 }
 
+/* Done, as tcpdump exits at -W with -G: the file stays open so that close
+ * can still append its blocks (pcapng ISBs). @return -ECANCELED, or the
+ * flush's error. */
+static int
+stop_done(struct gcap_writer *w)
+{
+	int rc = gcap_wr_flush(w);
+
+	w->done = true;
+	return rc != 0 ? rc : -ECANCELED;
+}
+
 /* Close the current file and open the next one under name (cnt, chars). */
 static int
 next_file(struct gcap_writer *w, unsigned cnt, int chars)
 {
 	char eb[GCAP_ERRBUF_SIZE];
-	int rc = gcap_wr_file_close(w);
+	int rc;
+
+	if (w->stop_files != 0 && ++w->nrotated >= w->stop_files)
+		return stop_done(w); /* -a files: that many are written */
+	rc = gcap_wr_file_close(w);
 
 	if (rc != 0)
 		return rc;
@@ -158,6 +174,8 @@ pre_rec(struct gcap_writer *w, const struct gcap_rec *rec)
 		return w->err;
 	if (w->done)
 		return -ECANCELED;
+	if (w->stop_bytes != 0 && w->file_off + w->len >= w->stop_bytes)
+		return stop_done(w); /* -a filesize: reached */
 	if (bad_port(w, rec))
 		return -EINVAL;
 	if (rec->ts_ns > w->clock_ns)
@@ -466,6 +484,8 @@ gcap_writer_open(const struct gcap_writer_conf *conf, char *errbuf)
 	w->rotate_bytes = conf->rotate_bytes;
 	w->rotate_ns = (uint64_t)conf->rotate_secs * GCAP_WR_NS_PER_SEC;
 	w->max_files = conf->max_files;
+	w->stop_bytes = conf->stop_bytes;
+	w->stop_files = conf->stop_files;
 	w->wchars = wflag_chars(conf->max_files);
 	w->flush_each = conf->flush_each;
 	w->is_stdout = strcmp(conf->path, "-") == 0;

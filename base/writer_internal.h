@@ -98,7 +98,10 @@ struct gcap_writer {
 	uint64_t rotate_bytes;
 	uint64_t rotate_ns;
 	uint32_t max_files;
-	int wchars; /* digits of the file number under -W */
+	uint64_t stop_bytes; /* -a filesize */
+	uint32_t stop_files; /* -a files */
+	uint32_t nrotated;   /* files opened after the first */
+	int wchars;          /* digits of the file number under -W */
 	bool flush_each;
 	bool is_stdout;
 

@@ -20,6 +20,7 @@
 #include "app_err.h"
 #include "metrics.h"
 #include "observe.h"
+#include "preflight.h"
 #include "report.h"
 #include "run.h"
 #include "telemetry.h"
@@ -112,7 +113,8 @@ app_run_live(struct app *a)
 	struct rte_mempool **pools = NULL;
 	int *gpu_ids = NULL;
 	struct gcap_exec_conf ec;
-	unsigned rx_ids[RTE_MAX_LCORE], nrx;
+	unsigned rx_ids[RTE_MAX_LCORE], nrx, mem_mb;
+	struct app_cost cost;
 	int r, rc = 0;
 	bool eal = false;
 
@@ -139,6 +141,9 @@ app_run_live(struct app *a)
 	nrx = o->nlcores && o->nlcores < a->nqueues ? o->nlcores : a->nqueues;
 	if (app_telemetry_register() < 0)
 		return 1;
+	/* the EAL's memory holds the packet pools whatever --mbufs asks */
+	app_preflight_cost(o, &cost);
+	mem_mb = 256 + 32 * a->nqueues + (unsigned)(cost.pools >> 20);
 	{
 		struct gcap_eal_conf c = {
 			.prog = "gpu-capture",
@@ -147,7 +152,7 @@ app_run_live(struct app *a)
 			.nlcores = 1 + nrx,
 			.cpus = o->lcores,
 			.extra = o->eal,
-			.mem_mb = 256 + 32 * a->nqueues,
+			.mem_mb = mem_mb,
 			.verbose = o->verbose,
 		};
 

@@ -16,6 +16,8 @@
 #include "gpucap/gcap_filter.h"
 #include "app_err.h"
 #include "metrics.h"
+#include "args.h"
+#include "preflight.h"
 #include "options.h"
 
 enum {
@@ -49,13 +51,16 @@ enum {
 	OPT_JSON,
 	/* monitoring */
 	OPT_METRICS,
+	OPT_FORMAT,
+	OPT_IMMEDIATE,
+	OPT_AUTOSTOP,
 };
 
 static const struct option long_opts[] = {
 	{ "interface", required_argument, NULL, 'i' },
 	{ "read", required_argument, NULL, 'r' },
 	{ "write", required_argument, NULL, 'w' },
-	{ "format", required_argument, NULL, 'F' },
+	{ "format", required_argument, NULL, OPT_FORMAT },
 	{ "snaplen", required_argument, NULL, 's' },
 	{ "count", required_argument, NULL, 'c' },
 	{ "file-size", required_argument, NULL, 'C' },
@@ -95,8 +100,18 @@ static const struct option long_opts[] = {
 	{ "json", no_argument, NULL, OPT_JSON },
 	/* monitoring */
 	{ "metrics", required_argument, NULL, OPT_METRICS },
+	{ "list-interfaces", no_argument, NULL, 'D' },
+	{ "list-data-link-types", no_argument, NULL, 'L' },
+	{ "linktype", required_argument, NULL, 'y' },
+	{ "buffer-size", required_argument, NULL, 'B' },
+	{ "immediate-mode", no_argument, NULL, OPT_IMMEDIATE },
+	{ "autostop", required_argument, NULL, 'a' },
 	{ NULL, 0, NULL, 0 },
 };
+
+/* tcpdump's letters; no leading '+': options after the expression count,
+ * as tcpdump's (glibc's getopt permutes) */
+static const char short_opts[] = "i:r:w:F:s:c:C:G:W:qUvdhDLy:B:a:";
 
 void
 app_usage(void)
@@ -104,18 +119,25 @@ app_usage(void)
 	printf("Usage: gpu-capture [options] (-i PORT ... | -r FILE) -w FILE "
 	       "[expression]\n"
 	       "       gpu-capture --doctor [--json] [--gpu N[,N...]] [-i PORT ...]\n"
+	       "       gpu-capture -D | -L -i PORT\n"
 	       "\n"
 	       "Capture packets from DPDK ports (or read a capture file), filter them "
 	       "with\n"
 	       "tcpdump's filter language on the GPU or the CPU, and write pcap/pcapng.\n"
+	       "Options may also follow the expression, as in tcpdump.\n"
 	       "\n"
 	       "Input:\n"
 	       "  -i PORT            a PCI address (0000:3b:00.0), a DPDK virtual "
 	       "device\n"
 	       "                     (net_pcap0,rx_pcap=x.pcap  net_null0  net_ring0 "
 	       "...), or a\n"
-	       "                     Linux interface (through net_af_packet); "
-	       "repeatable\n"
+	       "                     Linux interface (through net_af_packet), or N, "
+	       "the\n"
+	       "                     Nth port of -D; repeatable\n"
+	       "  -D                 list the ports DPDK can open here, numbered, and "
+	       "exit\n"
+	       "  -L                 list the -i ports' link types and exit\n"
+	       "  -y TYPE            the link type (refused unless the port gives it)\n"
 	       "  -r FILE            read a pcap or pcapng file instead (any link type)\n"
 	       "Output:\n"
 	       "  -w FILE[:EXPR]     write matching packets to FILE (\"-\" = stdout); "
@@ -124,9 +146,9 @@ app_usage(void)
 	       "                     expression; repeatable: one pass feeds every "
 	       "output.\n"
 	       "                     Write \\: for a ':' that belongs to the file name\n"
-	       "  -F pcap|pcapng     format (default: pcapng if FILE ends in .pcapng, "
-	       "else\n"
-	       "                     pcap with nanosecond timestamps)\n"
+	       "  --format pcap|pcapng  format (default: pcapng if FILE ends in "
+	       ".pcapng,\n"
+	       "                     else pcap with nanosecond timestamps)\n"
 	       "  -s SNAPLEN         bytes kept per packet (default and 0: 262144)\n"
 	       "  -c COUNT           stop after COUNT packets are written\n"
 	       "  -C MBYTES          new file once the current one exceeds MBYTES "
@@ -136,9 +158,16 @@ app_usage(void)
 	       "  -W FILES           with -C: ring of FILES files; with -G: stop after "
 	       "FILES\n"
 	       "  -U                 flush after every batch of packets\n"
+	       "  -a COND:N          stop at the first of duration:SECONDS, "
+	       "filesize:KB\n"
+	       "                     (1000 bytes; not with -C), files:N (of -C or "
+	       "-G),\n"
+	       "                     packets:N, as dumpcap; repeatable\n"
 	       "Filter:\n"
 	       "  expression         tcpdump filter syntax (pcap-filter(7)), compiled by "
 	       "libpcap\n"
+	       "  -F FILE            read the expression from FILE ('#' starts a "
+	       "comment)\n"
 	       "  -d, -dd, -ddd      print the compiled BPF program like tcpdump and "
 	       "exit\n"
 	       "  --dump-gpu-code    print the CUDA translation unit NVRTC compiles and "
@@ -173,6 +202,10 @@ app_usage(void)
 	       "  --batch N          packets per batch (default 256, at most %u)\n"
 	       "  --ring N           batches in flight per queue (power of two, default "
 	       "16)\n"
+	       "  -B KiB             packet buffer per queue: sets --ring to hold "
+	       "KiB of\n"
+	       "                     2 KiB mbufs (ring x batch x 2 KiB >= KiB x 1024)\n"
+	       "  --immediate-mode   no wait for more packets: --busy-poll and -U\n"
 	       "  --rxd N            RX descriptors per queue (default 1024)\n"
 	       "  --rx-burst N       packets asked of the port per receive call, called "
 	       "until\n"
@@ -180,7 +213,8 @@ app_usage(void)
 	       "one\n"
 	       "                     call for all the batch has room for)\n"
 	       "  --mbufs N          mbufs per queue (default: enough for --rxd, "
-	       "--batch, --ring)\n"
+	       "--batch,\n"
+	       "                     --ring; at least --rxd + --batch, and 384)\n"
 	       "  --backpressure     when the pipeline is full, stop polling (the NIC "
 	       "drops)\n"
 	       "                     instead of dropping and counting \"pipeline full\"\n"
@@ -222,15 +256,21 @@ app_usage(void)
 	       "  --json             with --doctor: the report as JSON\n"
 	       "  --doctor-root DIR  with --doctor: read /sys, /proc, /dev under DIR "
 	       "(tests,\n"
-	       "                     containers; default /)\n"
-	       "Long forms: --interface -i, --read -r, --write -w, --format -F, "
+	       "                     containers; default /); /sys for -D and -i N "
+	       "too\n"
+	       "Long forms: --interface -i, --read -r, --write -w, "
 	       "--snaplen -s,\n"
 	       "  --count -c, --file-size -C, --rotate-seconds -G, --file-count -W, "
 	       "--quiet -q,\n"
 	       "  --packet-buffered -U, --verbose -v\n"
+	       "  --list-interfaces -D, --list-data-link-types -L, --linktype -y,\n"
+	       "  --buffer-size -B, --autostop -a\n"
 	       "\n"
 	       "Exit status: 0 on success, 1 on any error (nothing is started on bad "
-	       "input).\n",
+	       "input:\n"
+	       "every expression is compiled, every output path and the memory the "
+	       "options\n"
+	       "cost checked first).\n",
 	       GCAP_BATCH_MAX);
 }
 
@@ -320,20 +360,21 @@ parse_gpus(const char *s, struct app_opts *o)
 int
 app_parse_options(int argc, char **argv, struct app_opts *o)
 {
-	int c;
+	int c, r;
 	uint64_t mb;
 
 	memset(o, 0, sizeof(*o));
 	o->snaplen = 262144;
 	o->queues = 1;
 	o->batch = 256;
-	o->ring = 16;
+	o->ring = APP_DEFAULT_RING;
 	o->nb_rxd = 1024;
 	o->backend = GCAP_BACKEND_AUTO;
 	o->mem = GCAP_MEM_AUTO;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+i:r:w:F:s:c:C:G:W:qUvdh", long_opts,
-				NULL)) != -1) {
+	if (app_args_check_split(argc, argv, short_opts, long_opts) < 0)
+		return -1;
+	while ((c = getopt_long(argc, argv, short_opts, long_opts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
 			if (o->nports == APP_MAX_PORTS)
@@ -353,13 +394,13 @@ app_parse_options(int argc, char **argv, struct app_opts *o)
 				return -1;
 			o->nouts++;
 			break;
-		case 'F':
+		case OPT_FORMAT:
 			if (strcmp(optarg, "pcap") == 0)
 				o->fmt = GCAP_FMT_PCAP;
 			else if (strcmp(optarg, "pcapng") == 0)
 				o->fmt = GCAP_FMT_PCAPNG;
 			else
-				return -app_err("-F '%s': expected pcap or pcapng",
+				return -app_err("--format '%s': expected pcap or pcapng",
 						optarg);
 			break;
 		case 's':
@@ -459,9 +500,19 @@ app_parse_options(int argc, char **argv, struct app_opts *o)
 				return -1;
 			o->metrics = optarg;
 			break;
+		case 'F': o->filter_file = optarg; break;
+		case 'D': o->list_ports = true; break;
+		case 'L': o->list_linktypes = true; break;
+		case 'y': o->linktype_name = optarg; break;
+		case 'B': PARSE_U("-B", optarg, 1, UINT32_MAX, o->buffer_kib); break;
+		case OPT_IMMEDIATE: o->immediate = true; break;
+		case 'a':
+			if (app_args_autostop(optarg, o) < 0)
+				return -1;
+			break;
 		case '?':
 		default:
-			if (optopt != 0 && strchr("irwFscCGW", optopt) != NULL)
+			if (optopt != 0 && strchr("irwFscCGWyBa", optopt) != NULL)
 				return -app_err("option -%c needs a value", optopt);
 			if (optopt != 0)
 				return -app_err("unknown option -%c (see --help)",
@@ -470,11 +521,27 @@ app_parse_options(int argc, char **argv, struct app_opts *o)
 					argv[optind - 1]);
 		}
 	}
-	o->expr = gcap_filter_join(argc - optind, argv + optind);
+	if (o->filter_file != NULL && optind < argc)
+		return -app_err("-F %s gives the expression: the words '%s...' after "
+				"the options would be ignored",
+				o->filter_file, argv[optind]);
+	if (o->filter_file != NULL) {
+		if (app_args_read_filter_file(o->filter_file, &o->expr) < 0)
+			return -1;
+	} else
+		o->expr = gcap_filter_join(argc - optind, argv + optind);
 	if (o->expr == NULL)
 		return -app_err("out of memory");
-	if (!o->doctor && (o->doctor_conf.json || o->doctor_conf.root != NULL))
-		return -app_err("--json and --doctor-root need --doctor");
+	if (app_args_check_expr(o, o->filter_file) < 0)
+		return -1;
+	/* -D, -L, -y, -i N, -B, --immediate-mode (args.c) */
+	r = app_args_finish(o);
+	if (r != 0)
+		return r;
+	if (!o->doctor && (o->doctor_conf.json || (o->doctor_conf.root != NULL &&
+						   !o->list_ports && o->nports == 0)))
+		return -app_err("--json and --doctor-root need --doctor (--doctor-root: "
+				"or -D, -i N)");
 	if (o->doctor) {
 		if (o->read_file != NULL || o->nouts > 0 || o->expr[0] != '\0')
 			return -app_err("--doctor checks the host: it takes -i, --gpu, "
@@ -515,6 +582,12 @@ app_parse_options(int argc, char **argv, struct app_opts *o)
 		o->outs[i].filter = o->outs[i].expr ? o->outs[i].expr : o->expr;
 	if (o->mbufs == 0)
 		o->mbufs = o->nb_rxd + o->batch * (o->ring + 2) + 512;
+	/* what the values cost, and where the run writes, before anything
+	 * is allocated (-d and --dump-gpu-code write nothing) */
+	if (o->dump_level == 0 && !o->dump_gpu_code &&
+	    (app_preflight_mbufs(o) < 0 || app_preflight_memory(o) < 0 ||
+	     app_preflight_outputs(o) < 0))
+		return -1;
 	return 0;
 }
 
@@ -527,5 +600,9 @@ app_free_options(struct app_opts *o)
 	}
 	free(o->expr);
 	o->expr = NULL;
+	for (unsigned i = 0; i < APP_MAX_PORTS; i++) {
+		free(o->port_names[i]);
+		o->port_names[i] = NULL;
+	}
 	o->nouts = 0;
 }

@@ -13,6 +13,7 @@
 
 #define APP_MAX_PORTS 32
 #define APP_MAX_GPUS 16
+#define APP_DEFAULT_RING 16 /* --ring */
 
 struct app_output {
 	char *path;         /* file name, "-" for stdout */
@@ -67,6 +68,17 @@ struct app_opts {
 	bool doctor;                         /* --doctor */
 	struct gcap_doctor_conf doctor_conf; /* --doctor-root, --json, -i, --gpu */
 	const char *metrics;                 /* --metrics ADDR:PORT */
+	const char *filter_file;             /* -F: the expression's file */
+	bool list_ports;                     /* -D */
+	bool list_linktypes;                 /* -L */
+	const char *linktype_name;           /* -y */
+	unsigned buffer_kib;                 /* -B (sets --ring) */
+	bool immediate;                      /* --immediate-mode */
+	char *port_names[APP_MAX_PORTS];     /* -i N resolved (else NULL) */
+	uint64_t autostop_packets;           /* -a packets: */
+	unsigned autostop_secs;              /* -a duration: */
+	uint64_t autostop_bytes;             /* -a filesize: (bytes) */
+	uint32_t autostop_files;             /* -a files: */
 };
 
 /*

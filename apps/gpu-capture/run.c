@@ -114,13 +114,34 @@ app_compile_filters(struct app *a)
 	return 0;
 }
 
+/* The empty expression as tcpdump -d prints it: libpcap's program for ""
+ * returns the handle's snapshot length (the file's with -r, -s live). */
+static int
+dump_accept_all(struct app *a)
+{
+	pcap_t *p = a->file != NULL ? a->file :
+				      pcap_open_dead(a->linktype, (int)a->o->snaplen);
+	struct bpf_program prog;
+	int r = -1;
+
+	if (p != NULL && pcap_compile(p, &prog, "", 1, 0) == 0) {
+		r = gcap_filter_dump(stdout, &prog, a->o->dump_level);
+		pcap_freecode(&prog);
+	}
+	if (p != NULL && p != a->file)
+		pcap_close(p);
+	return r;
+}
+
 int
 app_dump_filters(struct app *a)
 {
 	for (unsigned i = 0; i < a->nprogs; i++) {
 		if (a->nprogs > 1)
 			printf("# output %s\n", a->o->outs[i].path);
-		if (gcap_filter_dump(stdout, &a->progs[i], a->o->dump_level) < 0)
+		if (a->progs[i].bf_len == 0 ?
+			    dump_accept_all(a) < 0 :
+			    gcap_filter_dump(stdout, &a->progs[i], a->o->dump_level) < 0)
 			return 1;
 	}
 	return 0;
@@ -235,6 +256,8 @@ app_open_writers(struct app *a, const struct gcap_writer_if *ifs, unsigned nifs)
 			.rotate_bytes = o->rotate_bytes,
 			.rotate_secs = o->rotate_secs,
 			.max_files = o->max_files,
+			.stop_bytes = o->autostop_bytes,
+			.stop_files = o->autostop_files,
 			.filter_expr = o->outs[i].filter,
 			.app_name = "gpu-capture " GCAP_VERSION,
 			.flush_each = o->packet_buffered,

@@ -81,6 +81,12 @@ struct gcap_writer_conf {
 	/** -W: with -C, a ring of files path0..path{W-1} (zero-padded to the
 	 *  width of W-1); with -G alone, stop after W files; needs -C or -G */
 	uint32_t max_files;
+	/** dumpcap's -a filesize: done (as -W with -G) once the file holds
+	 *  this many bytes (0: off; not with rotate_bytes) */
+	uint64_t stop_bytes;
+	/** dumpcap's -a files: done instead of opening file stop_files + 1
+	 *  (0: off; with rotate_bytes or rotate_secs) */
+	uint32_t stop_files;
 	const char *filter_expr; /**< recorded in the pcapng IDB (if_filter), may be NULL */
 	const char *app_name;    /**< shb_userappl, may be NULL */
 	bool flush_each;         /**< flush after every write call (-U) */

@@ -95,10 +95,10 @@ ints = [s[k] for k in ("received", "received_bytes", "captured", "written", "fil
                        "batches", "rx_polls")] + list(s["dropped"].values())
 assert all(isinstance(v, int) for v in ints), ints
 PY
-# a summary that cannot be written fails the run, the capture itself whole
+# a summary that cannot be written is refused before the capture starts
 gc -r "$LIVE1" -w "$T/g.pcap" --summary-json "$T/nodir/s.json" udp; rc=$?
 [ $rc -eq 1 ] || fail "--summary-json into a missing directory: exit $rc"
-grep -q "^gpu-capture: cannot write $T/nodir/s.json: No such file or directory$" "$T/gc.err" ||
+grep -q "^gpu-capture: --summary-json: cannot write '$T/nodir/s.json': No such file or directory$" "$T/gc.err" ||
 	fail "--summary-json into a missing directory: $(cat "$T/gc.err")"
-[ "$(count "$T/g.pcap")" -eq "$(count "$T/f.pcap")" ] || fail "the capture with an unwritable summary is not whole"
+[ -e "$T/g.pcap" ] && fail "an unwritable summary: the capture ran"
 finish

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The shape of gpu-capture's command line (args.c): an output's own
+ * expression in one argument, the expression from -F FILE, no expression
+ * that no output uses, and the tcpdump/dumpcap options mapped onto ours.
+ */
+#ifndef GCAP_APP_ARGS_H
+#define GCAP_APP_ARGS_H
+
+#include <getopt.h>
+
+#include "options.h"
+
+/*
+ * Before the options are parsed (getopt then permutes argv): refuse words
+ * that follow a -w FILE:EXPR as if they continued its expression (in the
+ * middle of the options, or at the end when every output has its own
+ * expression). @return 0, or -1 after printing the error.
+ */
+int app_args_check_split(int argc, char **argv, const char *shortopts,
+			 const struct option *longopts);
+
+/*
+ * After the options: refuse an expression (the trailing words, or -F's
+ * file when filter_file is not NULL) that no output uses.
+ * @return 0, or -1 after printing the error.
+ */
+int app_args_check_expr(const struct app_opts *o, const char *filter_file);
+
+/*
+ * -F FILE: the expression in FILE, '#' comments blanked as tcpdump does.
+ * @return 0 with *expr malloc'd, or -1 after printing the error.
+ */
+int app_args_read_filter_file(const char *path, char **expr);
+
+/*
+ * -a COND:VALUE, dumpcap's autostop conditions (duration, filesize in kB
+ * of 1,000 bytes, files, packets), into o; the first condition met stops.
+ * @return 0, or -1 after printing the error.
+ */
+int app_args_autostop(const char *arg, struct app_opts *o);
+
+/*
+ * After the options: -i N resolved, -D and -L printed (@return 1, exit 0),
+ * -y checked against the ports, -B and --immediate-mode mapped onto
+ * --ring, --busy-poll and -U. @return 0 to go on, 1 when done, -1 after
+ * printing the error.
+ */
+int app_args_finish(struct app_opts *o);
+
+#endif

@@ -1,0 +1,78 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# The command line as tcpdump's: options after the expression, -F FILE
+# for the expression, the output format spelled --format; an output's
+# expression split over several words, and an expression no output uses,
+# refused with one line before any file is created.
+. "$(dirname "$0")/lib.sh"
+need tcpdump
+F=$LIVE1
+# one line on stderr, exit 1, none of the files named exists
+refused() { # RC WHAT FILE...
+	local rc=$1 what=$2
+	shift 2
+	[ "$rc" -eq 1 ] || fail "$what: exit $rc, expected 1"
+	[ "$(wc -l <"$T/gc.err")" -eq 1 ] || fail "$what: $(wc -l <"$T/gc.err") lines: $(cat "$T/gc.err")"
+	for f in "$@"; do [ -e "$f" ] && fail "$what: $f created"; done
+	return 0
+}
+
+# options after the expression, as tcpdump takes them
+timeout -k 5 60 "$GC" -r "$F" -w "$T/o.pcap" tcp port 80 -q --backend cpu 2>"$T/gc.err"; rc=$?
+[ $rc -eq 0 ] || fail "'-w o.pcap tcp port 80 -q': exit $rc: $(cat "$T/gc.err")"
+[ -s "$T/gc.err" ] && fail "'-q' after the expression ignored: $(cat "$T/gc.err")"
+tdump "$F" "$T/ref.pcap" tcp port 80 || fail "tcpdump tcp port 80"
+"$CMP" -q --usec "$T/o.pcap" "$T/ref.pcap" || fail "'tcp port 80 -q' differs from tcpdump"
+[ "$(count "$T/ref.pcap")" -gt 0 ] || fail "no tcp port 80 packet in $F: the test proves little"
+# options between the expression's words join them, as in tcpdump
+gc -r "$F" -w "$T/o2.pcap" tcp -c 1000 port 80 || fail "'tcp -c 1000 port 80': $(cat "$T/gc.err")"
+"$CMP" -q --usec "$T/o2.pcap" "$T/ref.pcap" || fail "'tcp -c 1000 port 80' differs"
+
+# an output's expression split over words: one line that says how to quote
+gc -r "$F" -w "$T/dns.pcap:udp" port 53 -w "$T/web.pcap:tcp" port 80; rc=$?
+refused $rc "split -w expressions" "$T/dns.pcap" "$T/web.pcap"
+grep -qF "quote it, as -w '$T/dns.pcap:udp port 53'" "$T/gc.err" ||
+	fail "split: no quoting advice: $(cat "$T/gc.err")"
+# at the end, with every output having its own expression
+gc -r "$F" -w "$T/a.pcap:udp" port 53; rc=$?
+refused $rc "split at the end" "$T/a.pcap"
+grep -qF "'$T/a.pcap:udp port 53'" "$T/gc.err" || fail "split at the end: $(cat "$T/gc.err")"
+# in the middle, before an output without one
+gc -r "$F" -w "$T/a.pcap:udp" port 53 -w "$T/all.pcap"; rc=$?
+refused $rc "split before a bare -w" "$T/a.pcap" "$T/all.pcap"
+# an expression no output uses
+gc -r "$F" -w "$T/a.pcap:udp" 'not a filter'; rc=$?
+refused $rc "unused expression" "$T/a.pcap"
+grep -q "used by no output" "$T/gc.err" || fail "unused expression: $(cat "$T/gc.err")"
+gc -r "$F" -w "$T/a.pcap:udp" -c 5 tcp; rc=$?
+refused $rc "unused expression after an option" "$T/a.pcap"
+# the trailing expression after an output of its own is the other one's
+gc -r "$F" -w "$T/b.pcap" -w "$T/a.pcap:tcp" udp || fail "bare -w and FILE:EXPR: $(cat "$T/gc.err")"
+tdump "$F" "$T/refu.pcap" udp
+"$CMP" -q --usec "$T/b.pcap" "$T/refu.pcap" || fail "the bare -w did not get 'udp'"
+
+# -F FILE: the expression from a file, '#' comments as tcpdump reads them
+printf 'udp # the DNS\n  port 53 # both ways\n' >"$T/filter"
+gc -r "$F" -w "$T/f.pcap" -F "$T/filter" || fail "-F: $(cat "$T/gc.err")"
+timeout 60 tcpdump -r "$F" -w "$T/reff.pcap" -F "$T/filter" 2>/dev/null || fail "tcpdump -F"
+"$CMP" -q --usec "$T/f.pcap" "$T/reff.pcap" || fail "-F FILE differs from tcpdump -F"
+[ "$(count "$T/reff.pcap")" -gt 0 ] || fail "no udp port 53 packet: the -F test proves little"
+gc -r "$F" -w "$T/f.pcap" -d -F "$T/filter" >"$T/d.txt" || fail "-d -F"
+tcpdump -r "$F" -d -F "$T/filter" 2>/dev/null | cmp -s - "$T/d.txt" || fail "-d -F differs from tcpdump's"
+gc -r "$F" -w "$T/f2.pcap" -F "$T/filter" tcp; rc=$?
+refused $rc "-F with words" "$T/f2.pcap"
+gc -r "$F" -w "$T/f3.pcap" -F "$T/nonexistent"; rc=$?
+refused $rc "-F of a missing file" "$T/f3.pcap"
+gc -r "$F" -w "$T/f4.pcap:udp" -F "$T/filter"; rc=$?
+refused $rc "-F that no output uses" "$T/f4.pcap"
+printf 'tcp and and\n' >"$T/badf"
+gc -r "$F" -w "$T/f5.pcap" -F "$T/badf"; rc=$?
+refused $rc "-F of a bad filter" "$T/f5.pcap"
+grep -q "syntax error" "$T/gc.err" || fail "-F bad filter: $(cat "$T/gc.err")"
+
+# the format is --format now (-F is tcpdump's)
+gc -r "$F" -w "$T/x.out" --format pcapng || fail "--format pcapng: $(cat "$T/gc.err")"
+[ "$(head -c 4 "$T/x.out" | od -An -tx1 | tr -d ' ')" = 0a0d0d0a ] || fail "--format pcapng: not pcapng"
+gc -r "$F" -w "$T/y.out" --format pcapx; rc=$?
+refused $rc "--format pcapx" "$T/y.out"
+finish

@@ -1,0 +1,54 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# tcpdump's -B and --immediate-mode, dumpcap's -a autostop conditions:
+# taken, mapped onto the ring, the polling and the writer, and bad values
+# refused before anything starts.
+. "$(dirname "$0")/lib.sh"
+# -B KiB: the ring that holds as much (2 KiB an mbuf), --ring's limits
+gc -r "$LIVE1" -B 65536 -w "$T/b.pcap" || fail "-B 65536: $(cat "$T/gc.err")"
+[ "$(count "$T/b.pcap")" -eq "$(count "$LIVE1")" ] || fail "-B: records"
+(ulimit -d 2000000 && gc -r "$LIVE1" -B 1048576 -w "$T/b2.pcap"); rc=$?
+[ $rc -eq 1 ] && grep -q -- "--ring 2048 " "$T/gc.err" || fail "-B 1048576 is --ring 2048: $(cat "$T/gc.err")"
+gc -r "$LIVE1" -B 99999999 -w "$T/b3.pcap"; rc=$?
+[ $rc -eq 1 ] && grep -q "more than the largest ring" "$T/gc.err" || fail "-B too large: $(cat "$T/gc.err")"
+gc -r "$LIVE1" -B 1024 --ring 64 -w "$T/b4.pcap"; rc=$?
+[ $rc -eq 1 ] || fail "-B with --ring: exit $rc"
+# --immediate-mode: every record in the file as soon as it is captured
+gc -i "net_pcap0,rx_pcap=$LIVE1" --immediate-mode --backend cpu -w "$T/im.pcap" --duration 2 \
+	--summary-json "$T/im.json" || fail "--immediate-mode: $(cat "$T/gc.err")"
+[ "$(count "$T/im.pcap")" -eq "$(count "$LIVE1")" ] || fail "--immediate-mode: records"
+# it polls as --busy-poll does (whose summary alone has latency_no_gap_us)
+grep -q '"latency_no_gap_us"' "$T/im.json" || fail "--immediate-mode did not busy-poll"
+gc -i "net_pcap0,rx_pcap=$LIVE1" --backend cpu -w "$T/im2.pcap" --duration 1 --summary-json "$T/im2.json"
+grep -q '"latency_no_gap_us"' "$T/im2.json" && fail "latency_no_gap_us without --busy-poll: the check proves nothing"
+# -a packets:N and duration:S (the first met stops)
+gc -r "$LIVE1" -a packets:7 -w "$T/a.pcap" || fail "-a packets:7: $(cat "$T/gc.err")"
+[ "$(count "$T/a.pcap")" -eq 7 ] || fail "-a packets:7 wrote $(count "$T/a.pcap")"
+gc -r "$LIVE1" -a packets:7 -a packets:3 -c 5 -w "$T/a2.pcap" || fail "-a twice: $(cat "$T/gc.err")"
+[ "$(count "$T/a2.pcap")" -eq 3 ] || fail "-a packets:3 -c 5 wrote $(count "$T/a2.pcap")"
+timeout 30 "$GC" -q -i "net_pcap0,rx_pcap=$LOOP,infinite_rx=1" --mbufs 20000 --backend cpu -a duration:1 -w "$T/a3.pcap" 2>"$T/gc.err"; rc=$?
+[ $rc -eq 0 ] || fail "-a duration:1 on an endless port: exit $rc: $(cat "$T/gc.err")"
+for bad in duration:0 packets:x size:3 files 'filesize:-1'; do
+	gc -r "$LIVE1" -a "$bad" -w "$T/bad.pcap"; rc=$?
+	[ $rc -eq 1 ] && [ ! -e "$T/bad.pcap" ] || fail "-a $bad: exit $rc"
+done
+# -a filesize:KB (1,000 bytes): the file ends at its first record past it
+gc -r "$LIVE1" -a filesize:10 -w "$T/fs.pcap" || fail "-a filesize:10: $(cat "$T/gc.err")"
+sz=$(stat -c %s "$T/fs.pcap")
+[ "$sz" -ge 10000 ] && [ "$sz" -lt 20000 ] || fail "-a filesize:10: $sz bytes"
+n=$(count "$T/fs.pcap")
+{ tdump "$LIVE1" "$T/fsref.pcap" -c "$n" && "$CMP" -q --usec "$T/fs.pcap" "$T/fsref.pcap"; } ||
+	fail "-a filesize:10: not the first $n records"
+gc -r "$MIX" -a filesize:100 -w "$T/fs.pcapng" || fail "-a filesize:100 pcapng: $(cat "$T/gc.err")"
+sz=$(stat -c %s "$T/fs.pcapng")
+[ "$sz" -ge 100000 ] && [ "$sz" -lt 200000 ] || fail "-a filesize:100 pcapng: $sz bytes"
+check_readable "$T/fs.pcapng" 1
+# -a files:N with -C: N files, then the capture stops
+mkdir "$T/rot"
+gc -r "$MIX" -C 1 -a files:2 -w "$T/rot/r.pcap" || fail "-a files:2: $(cat "$T/gc.err")"
+[ "$(ls "$T/rot" | tr '\n' ' ')" = "r.pcap r.pcap1 " ] || fail "-a files:2 -C 1: $(ls "$T/rot")"
+gc -r "$LIVE1" -a files:2 -w "$T/nf.pcap"; rc=$?
+[ $rc -eq 1 ] && [ ! -e "$T/nf.pcap" ] || fail "-a files: without -C/-G: exit $rc"
+gc -r "$LIVE1" -a filesize:10 -C 1 -w "$T/nf.pcap"; rc=$?
+[ $rc -eq 1 ] && [ ! -e "$T/nf.pcap" ] || fail "-a filesize: with -C: exit $rc"
+finish
