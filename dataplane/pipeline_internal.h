@@ -107,7 +107,11 @@ struct gcap_pipeline {
 	/* --poll-phases: ns = cycles * ph_mult >> 20; long span in cycles */
 	uint64_t ph_mult, ph_long;
 	int64_t real_off; /* CLOCK_REALTIME - CLOCK_MONOTONIC (ns) */
-	int error;        /* first error (negative errno) */
+	/* the ports' RX timestamp field (ns since the epoch, as net_pcap and
+	 * the emulated GPUDirect NIC fill it): flag 0 when none registered */
+	uint64_t rx_ts_flag;
+	int rx_ts_off;
+	int error; /* first error (negative errno) */
 	char errmsg[GCAP_ERRBUF_SIZE];
 	pthread_mutex_t err_lock; /* only on error paths, never per packet */
 };
