@@ -276,7 +276,7 @@ rx_describe(const struct gcap_pipeline *pl, struct pl_queue *q, struct gcap_batc
 		b->mbufs[w++] = m;
 		p->wirelen = m->pkt_len;
 		/* the port's own time of the packet where it gives one */
-		p->ts_ns = (m->ol_flags & pl->rx_ts_flag) ?
+		p->ts_ns = (m->ol_flags & q->rx_ts_flag) ?
 				   *RTE_MBUF_DYNFIELD(m, pl->rx_ts_off, uint64_t *) :
 				   wall;
 		p->port = port;

@@ -55,7 +55,7 @@ gcap_gpunic_port_create(struct gcap_port *p, char *errbuf)
 	uint16_t id = 0;
 
 	/* net_ring's name: rte_eth_from_rings() makes a net_ring device */
-	snprintf(name, sizeof(name), "net_ring_%s", p->name);
+	snprintf(name, sizeof(name), "net_ring_%.16s", p->name);
 	p->kind_priv = gcap_gpunic_create(name, p->devargs, p->nqueues ? p->nqueues : 1,
 					  p->socket, &id, why);
 	if (p->kind_priv == NULL)

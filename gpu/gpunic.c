@@ -613,6 +613,31 @@ nic_feeder(void *arg)
 	return NULL;
 }
 
+/* prefill=1: wait (at most 10 s) until every queue's ring holds all its
+ * packets or is nearly full, so that a capture whose kernel launches
+ * serialise (compute-sanitizer) finds them there before its persistent
+ * kernel starts. */
+static void
+nic_prefill(struct gcap_gpunic *nic)
+{
+	for (unsigned i = 0; i < 500000; i++) {
+		bool all = true;
+
+		for (unsigned k = 0; k < nic->nq; k++) {
+			struct nic_queue *q = &nic->q[k];
+			unsigned n = rte_ring_count(q->ring);
+
+			if (n < q->nlist && n + NIC_BATCH < NIC_RING)
+				all = false;
+		}
+		if (all)
+			return;
+		struct timespec ts = { 0, 20000 };
+
+		nanosleep(&ts, NULL);
+	}
+}
+
 int
 gcap_gpunic_start(struct gcap_gpunic *nic, char *errbuf)
 {
@@ -646,6 +671,8 @@ gcap_gpunic_start(struct gcap_gpunic *nic, char *errbuf)
 		}
 		nic->nth++;
 	}
+	if (nic->args.prefill)
+		nic_prefill(nic);
 	return 0;
 }
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The emulated GPUDirect NIC's input, no CUDA here: its arguments
- * (rx_pcap=, loop=, gpu=, feeders=) and the captures read into one buffer
+ * (rx_pcap=, loop=, gpu=, feeders=, prefill=) and the captures read into one buffer
  * with each packet's time, lengths and flow hash, the "wire" that
  * gpunic.c stages in VRAM.
  */
@@ -95,6 +95,11 @@ gcap_nic_args_parse(const char *s, bool check_files, struct gcap_nic_args *a,
 				return gcap_err(errbuf, EINVAL,
 						"loop=%s: expected 0 or 1", val);
 			a->loop = v == 1;
+		} else if (strcmp(kv, "prefill") == 0) {
+			if (parse_uint(val, 1, &v) != 0)
+				return gcap_err(errbuf, EINVAL,
+						"prefill=%s: expected 0 or 1", val);
+			a->prefill = v == 1;
 		} else if (strcmp(kv, "gpu") == 0) {
 			if (parse_uint(val, 63, &v) != 0)
 				return gcap_err(errbuf, EINVAL,
@@ -106,9 +111,10 @@ gcap_nic_args_parse(const char *s, bool check_files, struct gcap_nic_args *a,
 						"feeders=%s: expected 1..64", val);
 			a->feeders = v;
 		} else {
-			return gcap_err(
-				errbuf, EINVAL,
-				"unknown key '%s' (rx_pcap, loop, gpu or feeders)", kv);
+			return gcap_err(errbuf, EINVAL,
+					"unknown key '%s' (rx_pcap, loop, gpu, feeders "
+					"or prefill)",
+					kv);
 		}
 	}
 	if (a->nfiles == 0)

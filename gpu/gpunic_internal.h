@@ -25,6 +25,7 @@ struct gcap_nic_args {
 	bool loop;        /**< loop=1: deliver the captures again and again */
 	int gpu;          /**< gpu=N: the GPU whose engines write (default 0) */
 	unsigned feeders; /**< feeders=N: threads feeding the queues (0: one per queue) */
+	bool prefill;     /**< prefill=1: start returns once the RX rings are filled */
 };
 
 /** One packet of the captures. */
@@ -46,7 +47,7 @@ struct gcap_nic_capture {
 };
 
 /**
- * Parse "k=v,k=v" (keys rx_pcap, loop, gpu, feeders); with check_files,
+ * Parse "k=v,k=v" (keys rx_pcap, loop, gpu, feeders, prefill); with check_files,
  * every file must be readable by libpcap.
  * @return 0 or a negative errno with a message in errbuf (args zeroed
  *         first; gcap_nic_args_free() in either case).

@@ -28,7 +28,7 @@ struct gcap_gpunic;
 /**
  * Check the arguments after "gpunicN," before the EAL exists: keys
  * rx_pcap=FILE (one or more, delivered in the order given), loop=0|1,
- * gpu=N, feeders=N; every file readable by libpcap; a GPU and its driver
+ * gpu=N, feeders=N, prefill=0|1; every file readable by libpcap; a GPU and its driver
  * present.
  * @return 0; -EINVAL (bad key or value, no rx_pcap), -ENOENT, -EACCES
  *         (a file), -ENODEV or -ENOTSUP (no GPU, no driver, no CUDA in
