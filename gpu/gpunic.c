@@ -37,12 +37,17 @@
 
 /* packets per launch, and segments (a packet larger than a data room is
  * a chain, as with scattered RX) */
-#define NIC_BATCH 256u
-#define NIC_SEGS 512u
+#define NIC_BATCH 512u
+#define NIC_SEGS 1024u
 /* launches in flight per queue */
 #define NIC_SLOTS 4u
 /* the RX ring: what a real queue's descriptor ring holds */
-#define NIC_RING 1024u
+#define NIC_RING 4096u
+/* launch streams, shared by the queues: with the persistent kernel's and
+ * the state snapshot's, within the driver's 8 hardware work queues
+ * (CUDA_DEVICE_MAX_CONNECTIONS), so that no launch waits behind the
+ * persistent kernel (copy.c says more) */
+#define NIC_STREAMS 4u
 #define NIC_MAX_QUEUES 128u
 #define NIC_MAX_REG 64u
 
@@ -97,6 +102,8 @@ struct gcap_gpunic {
 	bool have_port;
 	int ts_off;
 	uint64_t ts_flag;
+	CUstream streams[NIC_STREAMS];
+	unsigned nstreams;
 	pthread_t th[64];
 	unsigned nth;
 	atomic_bool stop;
@@ -230,11 +237,18 @@ nic_cuda_setup(struct gcap_gpunic *nic, char *errbuf)
 		struct nic_queue *q = &nic->q[i];
 		unsigned char *base = (unsigned char *)nic->pinned + per * i;
 
-		rc = gcap_cu_err(cu, cu->StreamCreate(&q->stream, CU_STREAM_NON_BLOCKING),
-				 errbuf, "cuStreamCreate(gpunic)");
-		if (!rc)
-			rc = gcap_cu_err(cu, cu->MemAlloc(&q->ctr, sizeof(uint32_t)),
-					 errbuf, "cuMemAlloc(gpunic counter)");
+		if (i < NIC_STREAMS) {
+			rc = gcap_cu_err(cu,
+					 cu->StreamCreate(&nic->streams[i],
+							  CU_STREAM_NON_BLOCKING),
+					 errbuf, "cuStreamCreate(gpunic)");
+			if (rc)
+				return rc;
+			nic->nstreams++;
+		}
+		q->stream = nic->streams[i % NIC_STREAMS];
+		rc = gcap_cu_err(cu, cu->MemAlloc(&q->ctr, sizeof(uint32_t)), errbuf,
+				 "cuMemAlloc(gpunic counter)");
 		if (!rc)
 			rc = gcap_cu_err(cu, cu->MemsetD8(q->ctr, 0, sizeof(uint32_t)),
 					 errbuf, "cuMemsetD8(gpunic counter)");
@@ -724,13 +738,13 @@ gcap_gpunic_destroy(struct gcap_gpunic *nic)
 	for (unsigned i = 0; nic->q != NULL && i < nic->nq; i++) {
 		struct nic_queue *q = &nic->q[i];
 
-		if (q->stream != NULL)
-			cu->StreamDestroy(q->stream);
 		if (q->ctr)
 			cu->MemFree(q->ctr);
 		rte_ring_free(q->ring);
 		free(q->list);
 	}
+	for (unsigned i = 0; i < nic->nstreams; i++)
+		cu->StreamDestroy(nic->streams[i]);
 	rte_ring_free(nic->txr);
 	for (unsigned i = 0; i < nic->nreg; i++)
 		cu->MemHostUnregister(nic->reg[i]);
