@@ -17,14 +17,17 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <rte_eth_ring.h>
 #include <rte_ethdev.h>
+#include <rte_lcore.h>
 #include <rte_mbuf.h>
 #include <rte_mbuf_dyn.h>
 #include <rte_mempool.h>
@@ -652,10 +655,38 @@ nic_prefill(struct gcap_gpunic *nic)
 	}
 }
 
+/* The CPUs the feeding threads may use: the online ones but the RX
+ * lcores' (the thread that starts them is the main lcore, pinned to one
+ * CPU, which they would otherwise all share); all when nothing is left. */
+static void
+feeder_cpus(cpu_set_t *set)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	unsigned lc;
+	cpu_set_t all;
+
+	CPU_ZERO(set);
+	for (long c = 0; c < n && c < CPU_SETSIZE; c++)
+		CPU_SET((int)c, set);
+	all = *set;
+	RTE_LCORE_FOREACH_WORKER(lc)
+	{
+		rte_cpuset_t cs = rte_lcore_cpuset(lc);
+
+		for (int c = 0; c < CPU_SETSIZE; c++)
+			if (CPU_ISSET(c, &cs))
+				CPU_CLR(c, set);
+	}
+	if (CPU_COUNT(set) == 0)
+		*set = all;
+}
+
 int
 gcap_gpunic_start(struct gcap_gpunic *nic, char *errbuf)
 {
 	unsigned n = nic->args.feeders ? nic->args.feeders : nic->nq;
+	pthread_attr_t attr;
+	cpu_set_t cpus;
 
 	if (n > nic->nq)
 		n = nic->nq;
@@ -666,25 +697,31 @@ gcap_gpunic_start(struct gcap_gpunic *nic, char *errbuf)
 			return gcap_err(errbuf, EINVAL, "%s: queue %u has no pool",
 					nic->name, q);
 	atomic_store(&nic->stop, false);
+	feeder_cpus(&cpus);
+	pthread_attr_init(&attr);
+	pthread_attr_setaffinity_np(&attr, sizeof(cpus), &cpus);
 	for (unsigned i = 0; i < n; i++) {
 		struct feeder *f = malloc(sizeof(*f));
 		int r;
 
 		if (f == NULL) {
+			pthread_attr_destroy(&attr);
 			gcap_gpunic_stop(nic);
 			return gcap_err(errbuf, ENOMEM, "out of memory");
 		}
 		f->nic = nic;
 		f->first = i;
 		f->step = n;
-		r = pthread_create(&nic->th[i], NULL, nic_feeder, f);
+		r = pthread_create(&nic->th[i], &attr, nic_feeder, f);
 		if (r != 0) {
 			free(f);
+			pthread_attr_destroy(&attr);
 			gcap_gpunic_stop(nic);
 			return gcap_err(errbuf, r, "pthread_create: %s", strerror(r));
 		}
 		nic->nth++;
 	}
+	pthread_attr_destroy(&attr);
 	if (nic->args.prefill)
 		nic_prefill(nic);
 	return 0;
@@ -701,7 +738,7 @@ gcap_gpunic_stop(struct gcap_gpunic *nic)
 	nic->nth = 0;
 	if (nic->ctx != NULL)
 		nic->cu->CtxSetCurrent(nic->ctx);
-	for (unsigned i = 0; i < nic->nq; i++) {
+	for (unsigned i = 0; nic->q != NULL && i < nic->nq; i++) {
 		struct nic_queue *q = &nic->q[i];
 		struct rte_mbuf *m[64];
 		unsigned got;
