@@ -31,7 +31,13 @@ gcap_gpunic_dma(const struct gcap_gpunic_desc *desc, unsigned int n,
 	unsigned int nwarps = (gridDim.x * blockDim.x) >> 5;
 
 	for (unsigned int i = warp; i < n; i += nwarps) {
-		struct gcap_gpunic_desc d = desc[i];
+		/* one 16-byte read across PCIe, not three */
+		uint4 v = ((const uint4 *)desc)[i];
+		struct gcap_gpunic_desc d;
+
+		d.dst = (unsigned long long)v.y << 32 | v.x;
+		d.src = v.z;
+		d.len = v.w;
 		const unsigned char *s = stage + d.src;
 		unsigned char *t = (unsigned char *)d.dst;
 		unsigned int k = 0;
