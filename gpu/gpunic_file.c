@@ -141,7 +141,7 @@ rd32(const unsigned char *p)
 
 /* Symmetric flow hash of an Ethernet frame, as a NIC's RSS with a
  * symmetric key: addresses (and TCP/UDP ports) of both directions give
- * the same value. 0 for what is not IP. */
+ * the same value. 0 for what is not IP (the first queue, as RSS does). */
 static uint32_t
 flow_hash(const unsigned char *p, uint32_t len)
 {
@@ -177,8 +177,9 @@ flow_hash(const unsigned char *p, uint32_t len)
 		pa = (uint32_t)(p[l4] << 8 | p[l4 + 1]);
 		pb = (uint32_t)(p[l4 + 2] << 8 | p[l4 + 3]);
 	}
-	/* order-free: the same for both directions */
-	return mix32((a ^ b) + (a < b ? a : b) * 31u + (pa ^ pb) * 131u + proto) | 1u;
+	/* order-free: the same for both directions (every bit of it spreads
+	 * over the queues: no bit may be forced) */
+	return mix32((a ^ b) + (a < b ? a : b) * 31u + (pa ^ pb) * 131u + proto);
 }
 
 void

@@ -34,7 +34,7 @@ struct gcap_nic_pkt {
 	uint64_t off;     /**< first byte in gcap_nic_capture.bytes */
 	uint32_t caplen;  /**< bytes in the file */
 	uint32_t wirelen; /**< length on the wire */
-	uint32_t hash;    /**< symmetric flow hash (0: not IP) */
+	uint32_t hash;    /**< symmetric flow hash (0 for what is not IP) */
 };
 
 /** The captures, read. */
