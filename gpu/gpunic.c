@@ -32,18 +32,30 @@
 /* Which ports are emulated NICs: --mem gpu asks by port id (pools.c), as
  * DPDK's own tables are by port id. */
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
-static bool g_is_nic[RTE_MAX_ETHPORTS];
+static uint8_t g_is_nic[RTE_MAX_ETHPORTS]; /* 1: an emulated NIC, 2: GPU agent */
 
-bool
-gcap_gpunic_is(uint16_t port_id)
+static uint8_t
+nic_kind(uint16_t port_id)
 {
-	bool r = false;
+	uint8_t r = 0;
 
 	pthread_mutex_lock(&g_lock);
 	if (port_id < RTE_MAX_ETHPORTS)
 		r = g_is_nic[port_id];
 	pthread_mutex_unlock(&g_lock);
 	return r;
+}
+
+bool
+gcap_gpunic_is(uint16_t port_id)
+{
+	return nic_kind(port_id) != 0;
+}
+
+bool
+gcap_gpunic_gpu_writes(uint16_t port_id)
+{
+	return nic_kind(port_id) == 2;
 }
 
 static int
@@ -75,7 +87,7 @@ gcap_gpunic_check(const char *args, char *errbuf)
 	CUdevice dev;
 	int rc = gcap_nic_args_parse(args, true, &a, errbuf);
 
-	if (rc == 0)
+	if (rc == 0 && !a.cpu_agent)
 		rc = nic_gpu(&cu, a.gpu, &dev, errbuf);
 	gcap_nic_args_free(&a);
 	return rc;
@@ -106,6 +118,38 @@ nic_spread(struct gcap_gpunic *nic, char *errbuf)
 
 		q->list[q->nlist++] = (uint32_t)i;
 	}
+	return 0;
+}
+
+/* Each queue's slots in [base, base + NIC_SLOTS * (descriptors + 64)). */
+static void
+nic_slots(struct nic_queue *q, unsigned char *base)
+{
+	for (unsigned s = 0; s < NIC_SLOTS; s++) {
+		q->slot[s].desc =
+			(struct nic_desc *)(base +
+					    s * NIC_SEGS * sizeof(struct nic_desc));
+		q->slot[s].done =
+			(uint32_t *)(base +
+				     NIC_SLOTS * NIC_SEGS * sizeof(struct nic_desc) +
+				     64 * s);
+		*q->slot[s].done = UINT32_MAX;
+	}
+	q->seq = 1;
+}
+
+/* agent=cpu: descriptors in ordinary memory, the captures where they were
+ * read; the feeding threads copy (tests, machines without a GPU). */
+static int
+nic_cpu_setup(struct gcap_gpunic *nic, char *errbuf)
+{
+	size_t per = NIC_SLOTS * (NIC_SEGS * sizeof(struct nic_desc) + 64);
+
+	nic->pinned = aligned_alloc(64, per * nic->nq);
+	if (nic->pinned == NULL)
+		return gcap_err(errbuf, ENOMEM, "out of memory");
+	for (unsigned i = 0; i < nic->nq; i++)
+		nic_slots(&nic->q[i], (unsigned char *)nic->pinned + per * i);
 	return 0;
 }
 
@@ -171,18 +215,7 @@ nic_cuda_setup(struct gcap_gpunic *nic, char *errbuf)
 					 errbuf, "cuMemsetD8(gpunic counter)");
 		if (rc)
 			return rc;
-		for (unsigned s = 0; s < NIC_SLOTS; s++) {
-			q->slot[s].desc =
-				(struct nic_desc *)(base +
-						    s * NIC_SEGS *
-							    sizeof(struct nic_desc));
-			q->slot[s].done = (uint32_t *)(base +
-						       NIC_SLOTS * NIC_SEGS *
-							       sizeof(struct nic_desc) +
-						       64 * s);
-			*q->slot[s].done = UINT32_MAX;
-		}
-		q->seq = 1;
+		nic_slots(q, base);
 	}
 	return 0;
 }
@@ -209,14 +242,15 @@ gcap_gpunic_create(const char *ethdev_name, const char *args, unsigned nqueues,
 	nic->q = calloc(nqueues, sizeof(*nic->q));
 	rc = nic->q == NULL ? gcap_err(errbuf, ENOMEM, "out of memory") :
 			      gcap_nic_args_parse(args, false, &nic->args, errbuf);
-	if (!rc)
+	if (!rc && !nic->args.cpu_agent)
 		rc = nic_gpu(&nic->cu, nic->args.gpu, &nic->dev, errbuf);
 	if (!rc)
 		rc = gcap_nic_capture_read(&nic->args, &nic->cap, errbuf);
 	if (!rc)
 		rc = nic_spread(nic, errbuf);
 	if (!rc)
-		rc = nic_cuda_setup(nic, errbuf);
+		rc = nic->args.cpu_agent ? nic_cpu_setup(nic, errbuf) :
+					   nic_cuda_setup(nic, errbuf);
 	if (!rc) {
 		/* the RX timestamp field, as net_pcap and mlx5 fill it */
 		rc = rte_mbuf_dyn_rx_timestamp_register(&nic->ts_off, &nic->ts_flag);
@@ -256,14 +290,16 @@ gcap_gpunic_create(const char *ethdev_name, const char *args, unsigned nqueues,
 			nic->port_id = (uint16_t)id;
 			nic->have_port = true;
 			*port_id = nic->port_id;
+			/* the CPU agent writes like a software port */
 			pthread_mutex_lock(&g_lock);
-			g_is_nic[id] = true;
+			g_is_nic[id] = nic->args.cpu_agent ? 1 : 2;
 			pthread_mutex_unlock(&g_lock);
 			GPU_LOG(INFO,
-				"%s: emulated GPUDirect NIC, %zu packets (%zu bytes) "
-				"staged "
-				"in VRAM of GPU %d, %u queue(s)%s\n",
-				ethdev_name, nic->cap.npkts, nic->cap.len, nic->args.gpu,
+				"%s: emulated GPUDirect NIC, %zu packets (%zu bytes)%s, "
+				"%u queue(s)%s\n",
+				ethdev_name, nic->cap.npkts, nic->cap.len,
+				nic->args.cpu_agent ? ", written by the CPU (agent=cpu)" :
+						      " staged in VRAM",
 				nqueues, nic->args.loop ? ", looped" : "");
 		}
 	}
@@ -374,9 +410,27 @@ int
 gcap_gpunic_attach(struct gcap_gpunic *nic, struct rte_mempool *const *pools,
 		   char *errbuf)
 {
-	int rc = gcap_cu_err(nic->cu, nic->cu->CtxSetCurrent(nic->ctx), errbuf,
-			     "cuCtxSetCurrent");
+	int rc = 0;
 
+	if (nic->args.cpu_agent) {
+		for (unsigned q = 0; q < nic->nq; q++) {
+			struct rte_mbuf *m = rte_pktmbuf_alloc(pools[q]);
+
+			if (m == NULL)
+				return gcap_err(errbuf, ENOMEM, "pool %s: no mbuf",
+						pools[q]->name);
+			nic->q[q].room = rte_pktmbuf_tailroom(m);
+			rte_pktmbuf_free(m);
+			nic->q[q].mp = pools[q];
+			GPU_LOG(INFO,
+				"%s queue %u: the CPU writes the data rooms "
+				"(agent=cpu)\n",
+				nic->name, q);
+		}
+		return 0;
+	}
+	rc = gcap_cu_err(nic->cu, nic->cu->CtxSetCurrent(nic->ctx), errbuf,
+			 "cuCtxSetCurrent");
 	for (unsigned q = 0; !rc && q < nic->nq; q++)
 		rc = nic_attach_pool(nic, q, pools[q], errbuf);
 	return rc;
@@ -393,7 +447,7 @@ gcap_gpunic_destroy(struct gcap_gpunic *nic)
 	cu = nic->cu;
 	if (nic->have_port) {
 		pthread_mutex_lock(&g_lock);
-		g_is_nic[nic->port_id] = false;
+		g_is_nic[nic->port_id] = 0;
 		pthread_mutex_unlock(&g_lock);
 	}
 	for (unsigned i = 0; nic->q != NULL && i < nic->nq; i++) {
@@ -409,7 +463,9 @@ gcap_gpunic_destroy(struct gcap_gpunic *nic)
 	rte_ring_free(nic->txr);
 	for (unsigned i = 0; i < nic->nreg; i++)
 		cu->MemHostUnregister(nic->reg[i]);
-	if (nic->pinned)
+	if (nic->pinned && nic->args.cpu_agent)
+		free(nic->pinned);
+	else if (nic->pinned)
 		cu->MemFreeHost(nic->pinned);
 	if (nic->stage)
 		cu->MemFree(nic->stage);

@@ -7,7 +7,8 @@
  * completion word, once seen, lets the thread set lengths, chain and RX
  * timestamp (the mbufs' headers, never their data rooms) and enqueue
  * them on the RX ring. At stop, every mbuf held goes back and what
- * bounded each queue is logged.
+ * bounded each queue is logged. With agent=cpu the thread makes the
+ * copy itself (tests and machines without a GPU).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -130,8 +131,14 @@ nic_launch(struct gcap_gpunic *nic, struct nic_queue *q)
 	args[5] = &sl->seq;
 	grid = (nsegs + 7) / 8;
 	q->t_launch[q->head % NIC_SLOTS] = mono_ns();
-	if (nic->cu->LaunchKernel(nic->fn, grid, 1, 1, 256, 1, 1, 0, q->stream, args,
-				  NULL) != CUDA_SUCCESS) {
+	if (nic->args.cpu_agent) {
+		/* agent=cpu: the copy the DMA kernel would make */
+		for (unsigned j = 0; j < nsegs; j++)
+			memcpy((void *)(uintptr_t)sl->desc[j].dst,
+			       nic->cap.bytes + sl->desc[j].src, sl->desc[j].len);
+		__atomic_store_n(sl->done, sl->seq, __ATOMIC_RELEASE);
+	} else if (nic->cu->LaunchKernel(nic->fn, grid, 1, 1, 256, 1, 1, 0, q->stream,
+					 args, NULL) != CUDA_SUCCESS) {
 		rte_pktmbuf_free_bulk(sl->segs, nsegs);
 		q->seq--;
 		return false;
@@ -205,7 +212,8 @@ nic_feeder(void *arg)
 	struct gcap_gpunic *nic = f->nic;
 	unsigned idle = 0;
 
-	nic->cu->CtxSetCurrent(nic->ctx);
+	if (nic->ctx != NULL)
+		nic->cu->CtxSetCurrent(nic->ctx);
 	while (!atomic_load_explicit(&nic->stop, memory_order_relaxed)) {
 		bool work = false, inflight = false;
 
@@ -345,7 +353,7 @@ gcap_gpunic_stop(struct gcap_gpunic *nic)
 		struct rte_mbuf *m[64];
 		unsigned got;
 
-		if (q->stream != NULL)
+		if (q->stream != NULL && nic->cu != NULL)
 			nic->cu->StreamSynchronize(q->stream);
 		/* launched, not completed: back to the pool unlinked */
 		for (; q->tail != q->head; q->tail++) {

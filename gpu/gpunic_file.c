@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The emulated GPUDirect NIC's input, no CUDA here: its arguments
- * (rx_pcap=, loop=, gpu=, feeders=, prefill=) and the captures read into one buffer
+ * (rx_pcap=, loop=, gpu=, feeders=, prefill=, agent=) and the captures read into one buffer
  * with each packet's time, lengths and flow hash, the "wire" that
  * gpunic.c stages in VRAM.
  */
@@ -95,6 +95,11 @@ gcap_nic_args_parse(const char *s, bool check_files, struct gcap_nic_args *a,
 				return gcap_err(errbuf, EINVAL,
 						"loop=%s: expected 0 or 1", val);
 			a->loop = v == 1;
+		} else if (strcmp(kv, "agent") == 0) {
+			if (strcmp(val, "gpu") != 0 && strcmp(val, "cpu") != 0)
+				return gcap_err(errbuf, EINVAL,
+						"agent=%s: expected gpu or cpu", val);
+			a->cpu_agent = strcmp(val, "cpu") == 0;
 		} else if (strcmp(kv, "prefill") == 0) {
 			if (parse_uint(val, 1, &v) != 0)
 				return gcap_err(errbuf, EINVAL,
@@ -112,8 +117,8 @@ gcap_nic_args_parse(const char *s, bool check_files, struct gcap_nic_args *a,
 			a->feeders = v;
 		} else {
 			return gcap_err(errbuf, EINVAL,
-					"unknown key '%s' (rx_pcap, loop, gpu, feeders "
-					"or prefill)",
+					"unknown key '%s' (rx_pcap, loop, gpu, feeders, "
+					"prefill or agent)",
 					kv);
 		}
 	}
@@ -240,7 +245,12 @@ gcap_nic_capture_read(const struct gcap_nic_args *a, struct gcap_nic_capture *c,
 						"out of memory reading %s", a->files[f]);
 			}
 			k = &c->pkts[c->npkts++];
-			k->ts_ns = (uint64_t)h->ts.tv_sec * 1000000000u +
+			/* a classic pcap's seconds are 32 unsigned bits, which
+			 * libpcap may hand over negative: the same bits again
+			 * in the output, as tcpdump writes them */
+			k->ts_ns = (h->ts.tv_sec < 0 ? (uint64_t)(uint32_t)h->ts.tv_sec :
+						       (uint64_t)h->ts.tv_sec) *
+					   1000000000u +
 				   (uint64_t)h->ts.tv_usec;
 			k->off = off;
 			k->caplen = h->caplen;

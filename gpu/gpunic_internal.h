@@ -26,6 +26,7 @@ struct gcap_nic_args {
 	int gpu;          /**< gpu=N: the GPU whose engines write (default 0) */
 	unsigned feeders; /**< feeders=N: threads feeding the queues (0: one per queue) */
 	bool prefill;     /**< prefill=1: start returns once the RX rings are filled */
+	bool cpu_agent;   /**< agent=cpu: the CPU writes the data rooms (no GPU) */
 };
 
 /** One packet of the captures. */
@@ -47,7 +48,7 @@ struct gcap_nic_capture {
 };
 
 /**
- * Parse "k=v,k=v" (keys rx_pcap, loop, gpu, feeders, prefill); with check_files,
+ * Parse "k=v,k=v" (keys rx_pcap, loop, gpu, feeders, prefill, agent); with check_files,
  * every file must be readable by libpcap.
  * @return 0 or a negative errno with a message in errbuf (args zeroed
  *         first; gcap_nic_args_free() in either case).

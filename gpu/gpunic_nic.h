@@ -81,8 +81,8 @@ struct gcap_gpunic {
 	CUcontext ctx;
 	CUmodule mod;
 	CUfunction fn;
-	CUdeviceptr stage;
-	void *pinned;
+	CUdeviceptr stage; /* the captures in VRAM (GPU agent) */
+	void *pinned;      /* descriptors and completion words (malloc'd: CPU agent) */
 	unsigned nq;
 	struct nic_queue *q;
 	struct rte_ring *txr;

@@ -64,3 +64,10 @@ gcap_gpunic_is(uint16_t port_id)
 	(void)port_id;
 	return false;
 }
+
+bool
+gcap_gpunic_gpu_writes(uint16_t port_id)
+{
+	(void)port_id;
+	return false;
+}

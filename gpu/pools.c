@@ -109,7 +109,7 @@ pool_dma_map(struct gpu_pool_mem *pm, uint16_t port_id, bool need_dma, char *err
 	 * The emulated GPUDirect NIC is a vdev whose writes the GPU makes
 	 * (its mapping is its own, gcap_gpunic_attach()). */
 	if (need_dma && strcmp(rte_bus_name(rte_dev_bus(info.device)), "vdev") == 0 &&
-	    !gcap_gpunic_is(port_id))
+	    !gcap_gpunic_gpu_writes(port_id))
 		return gcap_err(errbuf, ENOTSUP,
 				"port %u (driver %s) is a "
 				"software port: its CPU copies packets, it "
@@ -178,7 +178,7 @@ pool_mem_gpu(struct gcap_exec *ex, struct gpu_dev *d, struct gpu_pool_mem *pm, s
 		d->wmb ? "cuFlushGPUDirectRDMAWrites" :
 			 "no flush (the GPU orders RDMA writes)");
 	/* the emulated NIC is the GPU's own engine: no peer to reach it */
-	if (!gcap_gpunic_is(port_id) && !dev_gdr(ex, d))
+	if (!gcap_gpunic_gpu_writes(port_id) && !dev_gdr(ex, d))
 		return gcap_err(errbuf, ENOTSUP,
 				"GPU %d does not support "
 				"GPUDirect RDMA",
@@ -294,7 +294,7 @@ gcap_gpu_pool_create(struct gcap_exec *ex, unsigned q, uint16_t port_id, const c
 				"--mem auto: port %u queue %u receives "
 				"into GPU memory (GPUDirect RDMA%s)\n",
 				port_id, q,
-				gcap_gpunic_is(port_id) ? ", emulated NIC" : "");
+				gcap_gpunic_gpu_writes(port_id) ? ", emulated NIC" : "");
 			mode = GCAP_MEM_GPU;
 		}
 	}

@@ -28,8 +28,8 @@ struct gcap_gpunic;
 /**
  * Check the arguments after "gpunicN," before the EAL exists: keys
  * rx_pcap=FILE (one or more, delivered in the order given), loop=0|1,
- * gpu=N, feeders=N, prefill=0|1; every file readable by libpcap; a GPU and its driver
- * present.
+ * gpu=N, feeders=N, prefill=0|1, agent=gpu|cpu; every file readable by
+ * libpcap; a GPU and its driver present (not with agent=cpu).
  * @return 0; -EINVAL (bad key or value, no rx_pcap), -ENOENT, -EACCES
  *         (a file), -ENODEV or -ENOTSUP (no GPU, no driver, no CUDA in
  *         this build), with one line in errbuf.
@@ -72,10 +72,16 @@ void gcap_gpunic_stop(struct gcap_gpunic *nic);
 void gcap_gpunic_destroy(struct gcap_gpunic *nic);
 
 /**
- * Whether port_id is an emulated GPUDirect NIC, i.e. the GPU, not the
- * CPU, writes its packets: --mem gpu is allowed on it.
+ * Whether port_id is an emulated GPUDirect NIC (its packets carry the
+ * files' times in the RX timestamp field).
  */
 bool gcap_gpunic_is(uint16_t port_id);
+
+/**
+ * Whether port_id is an emulated GPUDirect NIC whose packets the GPU, not
+ * the CPU, writes (not agent=cpu): --mem gpu is allowed on it.
+ */
+bool gcap_gpunic_gpu_writes(uint16_t port_id);
 
 #ifdef __cplusplus
 }

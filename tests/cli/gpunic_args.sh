@@ -22,6 +22,7 @@ one_line "gpunic0,rx_pcap=$S,loop=2" "loop=2: expected 0 or 1"
 one_line "gpunic0,rx_pcap=$S,feeders=0" "feeders=0: expected 1..64"
 one_line "gpunic0,rx_pcap=$S,gpu=x" "gpu=x: expected a GPU number"
 one_line "gpunic0,rx_pcap=$S,speed=1" "unknown key 'speed'"
+one_line "gpunic0,rx_pcap=$S,agent=dma" "agent=dma: expected gpu or cpu"
 one_line "gpunic0,rx_pcap" "'rx_pcap': expected KEY=VALUE"
 # gpunicX is not this kind: the interface row reports it
 one_line "gpunicx,rx_pcap=$S" "is not"
