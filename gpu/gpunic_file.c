@@ -15,6 +15,7 @@
 #include <pcap/pcap.h>
 
 #include "gpucap/gcap_common.h"
+#include "gpucap/gcap_kern_hash.h"
 #include "gpunic_internal.h"
 
 void
@@ -128,17 +129,6 @@ gcap_nic_args_parse(const char *s, bool check_files, struct gcap_nic_args *a,
 }
 
 static uint32_t
-mix32(uint32_t h)
-{
-	h ^= h >> 16;
-	h *= 0x85ebca6bu;
-	h ^= h >> 13;
-	h *= 0xc2b2ae35u;
-	h ^= h >> 16;
-	return h;
-}
-
-static uint32_t
 rd32(const unsigned char *p)
 {
 	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
@@ -170,8 +160,8 @@ flow_hash(const unsigned char *p, uint32_t len)
 			l4 = off + (uint32_t)(p[off] & 0xf) * 4;
 	} else if (et == 0x86dd && len >= off + 40) {
 		for (unsigned i = 0; i < 4; i++) {
-			a = mix32(a ^ rd32(p + off + 8 + 4 * i));
-			b = mix32(b ^ rd32(p + off + 24 + 4 * i));
+			a = gcap_mix32(a ^ rd32(p + off + 8 + 4 * i));
+			b = gcap_mix32(b ^ rd32(p + off + 24 + 4 * i));
 		}
 		proto = p[off + 6];
 		l4 = off + 40;
@@ -184,7 +174,7 @@ flow_hash(const unsigned char *p, uint32_t len)
 	}
 	/* order-free: the same for both directions (every bit of it spreads
 	 * over the queues: no bit may be forced) */
-	return mix32((a ^ b) + (a < b ? a : b) * 31u + (pa ^ pb) * 131u + proto);
+	return gcap_mix32((a ^ b) + (a < b ? a : b) * 31u + (pa ^ pb) * 131u + proto);
 }
 
 void

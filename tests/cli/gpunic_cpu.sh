@@ -10,22 +10,7 @@
 # delivering again and again.
 . "$(dirname "$0")/lib.sh"
 F1=$DATA/eth-mix.pcap F2=$DATA/eth-be.pcap F3=$DATA/eth-snap96-ns.pcap
-multiset() { # A B: the same records, in any order (times in microseconds)
-	python3 - "$1" "$2" <<'PY'
-import struct, sys
-def recs(p):
-    b = open(p, 'rb').read()
-    e = '<' if b[:4] in (b'\xd4\xc3\xb2\xa1', b'\x4d\x3c\xb2\xa1') else '>'
-    ns = b[:4] in (b'\x4d\x3c\xb2\xa1', b'\xa1\xb2\x3c\x4d')
-    off, r = 24, []
-    while off + 16 <= len(b):
-        ts, fr, cl, wl = struct.unpack(e + 'IIII', b[off:off + 16])
-        r.append((ts, fr // 1000 if ns else fr, wl, b[off + 16:off + 16 + cl]))
-        off += 16 + cl
-    return sorted(r)
-sys.exit(0 if recs(sys.argv[1]) == recs(sys.argv[2]) else 1)
-PY
-}
+multiset() { python3 "$SRC/tests/tools/pcap-multiset.py" "$1" "$2"; }
 for f in "$F1" "$F2" "$F3"; do
 	for e in "" "tcp or udp" "greater 200"; do
 		tdump "$f" "$T/ref.pcap" $e || die "tcpdump: $(cat "$T/td.err")"

@@ -238,22 +238,8 @@ PY
 				if [ $q = 1 ]; then
 					"$CMP" "$tmp/out$i.pcap" "$tmp/ref$i.pcap" >/dev/null && continue
 				else
-					python3 - "$tmp/out$i.pcap" "$tmp/ref$i.pcap" <<'PY' && continue
-import struct, sys
-def recs(p):
-    b = open(p, 'rb').read()
-    e = '<' if b[:4] in (b'\xd4\xc3\xb2\xa1', b'\x4d\x3c\xb2\xa1') else '>'
-    ns = b[:4] in (b'\x4d\x3c\xb2\xa1', b'\xa1\xb2\x3c\x4d')
-    off, r = 24, []
-    while off + 16 <= len(b):
-        cl = struct.unpack(e + 'I', b[off + 8:off + 12])[0]
-        ts, fr, _, wl = struct.unpack(e + 'IIII', b[off:off + 16])
-        # microseconds, as the reference has them
-        r.append((ts, fr // 1000 if ns else fr, wl, b[off + 16:off + 16 + cl]))
-        off += 16 + cl
-    return sorted(r)
-sys.exit(0 if recs(sys.argv[1]) == recs(sys.argv[2]) else 1)
-PY
+					python3 "$SRC/tests/tools/pcap-multiset.py" "$tmp/out$i.pcap" \
+						"$tmp/ref$i.pcap" && continue
 				fi
 				bad=$((bad + 1))
 				echo "  differs: '${exprs[$i]}' ($(count "$tmp/out$i.pcap") vs $(count "$tmp/ref$i.pcap") records)"
