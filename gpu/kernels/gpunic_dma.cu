@@ -17,10 +17,11 @@ struct gcap_gpunic_desc {
 };
 
 /* A warp per segment: 8-byte words where both ends allow it, then the
- * tail. The last block to finish (a counter in device memory, reset for
- * the next launch on the stream) stores seq into *done with release
- * semantics at system scope: every byte written before is visible to the
- * CPU and to any kernel that reads after it. */
+ * tail. Each block's thread 0 fences at system scope after the block's
+ * barrier and counts the block done (a counter in device memory, reset
+ * for the next launch on the stream); the last block stores seq into
+ * *done with release semantics at system scope: every byte written
+ * before is visible to the CPU and to any kernel that reads after it. */
 extern "C" __global__ void
 gcap_gpunic_dma(const struct gcap_gpunic_desc *desc, unsigned int n,
 		const unsigned char *stage, unsigned int *ctr, unsigned int *done,
@@ -53,10 +54,16 @@ gcap_gpunic_dma(const struct gcap_gpunic_desc *desc, unsigned int n,
 		for (k += lane; k < d.len; k += 32u)
 			t[k] = s[k];
 	}
-	__threadfence_system();
+	/* the block's writes, then one system-scope fence for all of them
+	 * (cumulative over what the barrier ordered before it, the pattern
+	 * of cooperative groups' grid sync): a fence in every thread is a
+	 * flush of the GPU's writes each, thousands a batch */
 	__syncthreads();
 	if (threadIdx.x == 0) {
-		unsigned int prev = atomicAdd(ctr, 1u);
+		unsigned int prev;
+
+		__threadfence_system();
+		prev = atomicAdd(ctr, 1u);
 
 		if (prev == gridDim.x - 1u) {
 			*ctr = 0u;
