@@ -8,7 +8,11 @@
 #            leaves the CPU out. With --mem host the GPU reads the data
 #            rooms, so a CPU write into one costs the lcore a cache miss
 #            (docs/benchmarks.md); "null" pays it and "null-nc" does not;
-#   pcap     net_pcap replay of mix-en10mb.pcap with infinite_rx.
+#   pcap     net_pcap replay of mix-en10mb.pcap with infinite_rx;
+#   gpunic   the emulated GPUDirect NIC (docs/gpu.md) looping over
+#            mix-en10mb.pcap: the GPU writes every packet into its data
+#            room, VRAM with backend gpu-gpu (--mem gpu);
+#   gpunic64 the same over 64-byte UDP frames of 4096 flows.
 #   1. the lossless rate: --backpressure (a full pipeline stops the RX lcore,
 #      so nothing is dropped inside the pipeline; the software source waits),
 #      i.e. the most the pipeline sustains with zero pipeline drops;
@@ -27,7 +31,8 @@
 #
 # env: GPU_CAPTURE (binary), RX_FLOOR (binary), MIX_PCAP, OUT_DIR (results),
 #      SECS (per run), QUEUES ("1 2 4 8"),
-#      BACKENDS ("floor cpu gpu-host gpu-copy"), SOURCES,
+#      BACKENDS ("floor cpu gpu-host gpu-copy"; gpu-gpu: --mem gpu, on
+#      gpunic sources), SOURCES, GPUNIC_ARGS (",feeders=N" ...),
 #      GPU_BLOCKS (--gpu-blocks for the gpu backends), NFILTERS (1),
 #      BATCH (--batch, default the program's), RX_BURST (--rx-burst of
 #      gpu-capture and --burst of rx_floor; default each one's), HALF (0:
@@ -64,8 +69,24 @@ md=$OUT/gpu-capture-bench.md
 tmp=$(mktemp -d)
 # net_pcap's infinite_rx refuses packets larger than one mbuf: replay the
 # mix cut to 2,000 bytes (the original lengths stay in the records)
+MIX_FULL=$MIX
 python3 "$here/../scripts/pcap-snap.py" "$MIX" "$tmp/mix-snap.pcap" 2000 || exit 1
 MIX=$tmp/mix-snap.pcap
+# gpunic64: 64-byte UDP frames over 4096 flows, for the emulated NIC
+case " $SOURCES " in *" gpunic64 "*)
+	python3 - "$tmp/flows64.pcap" <<'PY' || exit 1
+import struct, sys
+o = open(sys.argv[1], 'wb')
+o.write(struct.pack('<IHHiIII', 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1))
+for i in range(16384):
+    f = bytes.fromhex('020000000002020000000001') + b'\x08\x00'
+    f += bytes([0x45, 0, 0, 50, 0, 0, 0, 0, 64, 17, 0, 0, 10, 0, (i >> 8) & 15, i & 255, 10, 1, 0, 1])
+    f += struct.pack('>HHHH', 1024 + (i % 4096), 53 if i % 3 == 0 else 9, 30, 0)
+    f += b'\0' * (64 - len(f))
+    o.write(struct.pack('<IIII', 1700000000, i, 64, 64) + f)
+PY
+	;;
+esac
 
 ports_for() { # source queues -> -i arguments
 	local src=$1 q=$2 i
@@ -73,6 +94,10 @@ ports_for() { # source queues -> -i arguments
 		echo "-i net_null0,size=64,copy=1 --queues $q"
 	elif [ "$src" = null-nc ]; then
 		echo "-i net_null0,size=64,copy=0 --queues $q"
+	elif [ "$src" = gpunic ]; then
+		echo "-i gpunic0,rx_pcap=$MIX_FULL,loop=1${GPUNIC_ARGS:-} --queues $q"
+	elif [ "$src" = gpunic64 ]; then
+		echo "-i gpunic0,rx_pcap=$tmp/flows64.pcap,loop=1${GPUNIC_ARGS:-} --queues $q"
 	else
 		for ((i = 0; i < q; i++)); do
 			printf -- "-i net_pcap%d,rx_pcap=%s,infinite_rx=1 " "$i" "$MIX"
@@ -86,6 +111,7 @@ backend_args() {
 	cpu) echo "--backend cpu" ;;
 	gpu-host) echo "--backend gpu --mem host ${GPU_BLOCKS:+--gpu-blocks $GPU_BLOCKS}" ;;
 	gpu-copy) echo "--backend gpu --mem copy ${GPU_BLOCKS:+--gpu-blocks $GPU_BLOCKS}" ;;
+	gpu-gpu) echo "--backend gpu --mem gpu ${GPU_BLOCKS:+--gpu-blocks $GPU_BLOCKS}" ;;
 	esac
 }
 

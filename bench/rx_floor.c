@@ -207,6 +207,8 @@ main(int argc, char **argv)
 		if (gcap_port_parse(specs[i], i, &ports[i], err) < 0) {
 			fprintf(stderr, "rx_floor: %s\n", err);
 			return 2;
+		} else {
+			ports[i].nqueues = (uint16_t)queues;
 		}
 	{
 		struct gcap_eal_conf ec = {

@@ -162,6 +162,8 @@ gcap_eal_init(const struct gcap_eal_conf *c, char *errbuf)
 		if (k->eal_devargs != NULL)
 			k->eal_devargs(p, i);
 		any_pci |= k->pci;
+		if (k->eal_opt == NULL) /* made after the EAL (k->create) */
+			continue;
 		ARG("%s", k->eal_opt);
 		ARG("%s", p->devargs);
 	}

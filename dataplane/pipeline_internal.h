@@ -48,6 +48,9 @@
 struct rte_mbuf;
 
 struct pl_queue {
+	/* the port's RX timestamp flag where its times are taken (the
+	 * emulated GPUDirect NIC's), else 0 */
+	uint64_t rx_ts_flag;
 	struct gcap_queue_stats st;
 	struct gcap_spsc full;   /* xbufs of consumed batches, to the writer */
 	struct gcap_spsc free;   /* xbufs written, back from the writer */
@@ -107,7 +110,12 @@ struct gcap_pipeline {
 	/* --poll-phases: ns = cycles * ph_mult >> 20; long span in cycles */
 	uint64_t ph_mult, ph_long;
 	int64_t real_off; /* CLOCK_REALTIME - CLOCK_MONOTONIC (ns) */
-	int error;        /* first error (negative errno) */
+	/* the RX timestamp field (ns since the epoch) the emulated
+	 * GPUDirect NIC fills: its queues' records carry the files' times
+	 * (pl_queue.rx_ts_flag) */
+	uint64_t rx_ts_flag;
+	int rx_ts_off;
+	int error; /* first error (negative errno) */
 	char errmsg[GCAP_ERRBUF_SIZE];
 	pthread_mutex_t err_lock; /* only on error paths, never per packet */
 };

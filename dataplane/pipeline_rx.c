@@ -20,6 +20,7 @@
 #include <rte_launch.h>
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
+#include <rte_mbuf_dyn.h>
 #include <rte_pause.h>
 
 #include "pipeline_internal.h"
@@ -274,7 +275,10 @@ rx_describe(const struct gcap_pipeline *pl, struct pl_queue *q, struct gcap_batc
 		plain &= mbuf_plain(m, mp, ext);
 		b->mbufs[w++] = m;
 		p->wirelen = m->pkt_len;
-		p->ts_ns = wall;
+		/* the port's own time of the packet where it gives one */
+		p->ts_ns = (m->ol_flags & q->rx_ts_flag) ?
+				   *RTE_MBUF_DYNFIELD(m, pl->rx_ts_off, uint64_t *) :
+				   wall;
 		p->port = port;
 		p->queue = queue;
 		p->seq = seq++;

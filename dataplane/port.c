@@ -21,6 +21,8 @@ gcap_port_find(struct gcap_port *p, char *errbuf)
 	char name[RTE_ETH_NAME_MAX_LEN];
 	uint16_t id;
 
+	if (k->create != NULL)
+		return p->kind_priv != NULL ? 0 : k->create(p, errbuf);
 	if (k->ethdev_name != NULL)
 		k->ethdev_name(p, name, sizeof(name));
 	else
@@ -79,6 +81,8 @@ gcap_port_configure(struct gcap_port *p, uint16_t nqueues, uint16_t nb_rxd,
 					p->spec, q, rte_strerror(-r));
 	}
 	p->nqueues = nqueues;
+	if (gcap_port_kind(p->kind)->attach != NULL)
+		return gcap_port_kind(p->kind)->attach(p, pools, errbuf);
 	return 0;
 }
 
@@ -94,6 +98,8 @@ gcap_port_start(struct gcap_port *p, char *errbuf)
 	/* not every driver has a promiscuous mode (virtual ones) */
 	(void)rte_eth_promiscuous_enable(p->port_id);
 	rte_eth_stats_reset(p->port_id);
+	if (gcap_port_kind(p->kind)->start != NULL)
+		return gcap_port_kind(p->kind)->start(p, errbuf);
 	return 0;
 }
 
@@ -105,6 +111,8 @@ gcap_port_close(struct gcap_port *p)
 		p->started = false;
 	}
 	rte_eth_dev_close(p->port_id);
+	if (gcap_port_kind(p->kind)->close != NULL)
+		gcap_port_kind(p->kind)->close(p);
 }
 
 int

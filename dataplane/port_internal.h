@@ -33,7 +33,30 @@ struct gcap_port_kind_ops {
 	void (*eal_devargs)(struct gcap_port *p, unsigned nth);
 	/* the name the EAL gives the port's ethdev; NULL: p->name */
 	void (*ethdev_name)(const struct gcap_port *p, char *name, size_t size);
+	/* a kind the EAL does not make (eal_opt NULL): after the EAL, make
+	 * its ethdev and set p->port_id (gcap_port_find) */
+	int (*create)(struct gcap_port *p, char *errbuf);
+	/* optional: the pools its queues receive into (gcap_port_configure) */
+	int (*attach)(struct gcap_port *p, struct rte_mempool *const *pools,
+		      char *errbuf);
+	/* optional: after the ethdev started (gcap_port_start) */
+	int (*start)(struct gcap_port *p, char *errbuf);
+	/* optional: after the ethdev closed, free what create made */
+	void (*close)(struct gcap_port *p);
 };
+
+/* The emulated GPUDirect NIC's row (port_gpunic.c). */
+bool gcap_gpunic_match(const char *spec);
+int gcap_gpunic_parse(const char *spec, struct gcap_port *p, char *errbuf);
+int gcap_gpunic_port_create(struct gcap_port *p, char *errbuf);
+int gcap_gpunic_port_attach(struct gcap_port *p, struct rte_mempool *const *pools,
+			    char *errbuf);
+int gcap_gpunic_port_start(struct gcap_port *p, char *errbuf);
+void gcap_gpunic_port_close(struct gcap_port *p);
+
+/* Check each rx_pcap=FILE in a "key=value,..." string: readable, and
+ * libpcap opens it. @return 0 or a negative errno with a message. */
+int gcap_port_check_pcaps(const char *spec, char *errbuf);
 
 /* The row of a kind. */
 const struct gcap_port_kind_ops *gcap_port_kind(enum gcap_port_kind kind);

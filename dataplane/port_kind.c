@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * What `-i` names: the table of port kinds (a PCI address, a DPDK virtual
- * device string, a Linux interface), a row each with how the string is
- * recognised, checked and named, and gcap_port_parse(), which tries them
+ * device string, the emulated GPUDirect NIC of port_gpunic.c, a Linux
+ * interface), a row each with how the string is recognised, checked and
+ * named, and gcap_port_parse(), which tries them
  * in order. Everything here runs before the EAL exists; eal.c and port.c
  * read the rows (port_internal.h).
  */
@@ -53,8 +54,8 @@ vdev_match(const char *s)
 }
 
 /* Check the value of key=... in a devargs string (rx_pcap files). */
-static int
-check_vdev_files(const char *spec, char *errbuf)
+int
+gcap_port_check_pcaps(const char *spec, char *errbuf)
 {
 	const char *p = strchr(spec, ',');
 
@@ -99,7 +100,7 @@ vdev_parse(const char *spec, struct gcap_port *p, char *errbuf)
 	memcpy(p->name, spec, n);
 	p->name[n] = '\0';
 	snprintf(p->devargs, sizeof(p->devargs), "%s", spec);
-	return check_vdev_files(spec, errbuf);
+	return gcap_port_check_pcaps(spec, errbuf);
 }
 
 /* ---------------------------------------------- Linux interface */
@@ -153,6 +154,16 @@ static const struct gcap_port_kind_ops kinds[] = {
 		.match = vdev_match,
 		.parse = vdev_parse,
 		.eal_opt = "--vdev",
+	},
+	/* before IFACE: "gpunic0" alone would pass for an interface name */
+	[GCAP_PORT_GPUNIC] = {
+		.what = "an emulated GPUDirect NIC (gpunic0,rx_pcap=FILE)",
+		.match = gcap_gpunic_match,
+		.parse = gcap_gpunic_parse,
+		.create = gcap_gpunic_port_create,
+		.attach = gcap_gpunic_port_attach,
+		.start = gcap_gpunic_port_start,
+		.close = gcap_gpunic_port_close,
 	},
 	[GCAP_PORT_IFACE] = {
 		.what = "an interface name",

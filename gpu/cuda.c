@@ -128,6 +128,9 @@ cu_load_once(void)
 	*(void **)&g_cu.FlushGPUDirectRDMAWrites =
 		cu_sym(lib, gp, "cuFlushGPUDirectRDMAWrites", 11030);
 #define CU_OPT(field, name) (*(void **)&g_cu.field = cu_sym(lib, gp, name, 12000))
+	CU_OPT(PointerGetAttribute, "cuPointerGetAttribute");
+	CU_OPT(MemHostRegister, "cuMemHostRegister");
+	CU_OPT(MemHostUnregister, "cuMemHostUnregister");
 	CU_OPT(CtxSynchronize, "cuCtxSynchronize");
 	CU_OPT(MemcpyDtoH, "cuMemcpyDtoH");
 	CU_OPT(EventCreate, "cuEventCreate");

@@ -58,6 +58,10 @@ struct gcap_cu {
 				       CUstream);
 	CUresult (*FlushGPUDirectRDMAWrites)(CUflushGPUDirectRDMAWritesTarget,
 					     CUflushGPUDirectRDMAWritesScope);
+	/* optional, for the emulated GPUDirect NIC (gpunic.c) */
+	CUresult (*PointerGetAttribute)(void *, CUpointer_attribute, CUdeviceptr);
+	CUresult (*MemHostRegister)(void *, size_t, unsigned);
+	CUresult (*MemHostUnregister)(void *);
 	/* optional, for bench/bpf_bench (its timing and verdict checks) and
 	 * the doctor (DeviceTotalMem); the gpu module does not use them */
 	CUresult (*DeviceTotalMem)(size_t *, CUdevice);

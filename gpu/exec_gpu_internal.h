@@ -67,6 +67,9 @@ struct gpu_dev {
 	bool launched;
 	bool finished; /* the kernel returned (StreamQuery SUCCESS) */
 	bool faulted;
+	/* gpu memory mode: cuFlushGPUDirectRDMAWrites before each doorbell,
+	 * where the GPU does not order a NIC's writes itself (pools.c) */
+	bool wmb;
 	int sms;
 };
 

@@ -22,6 +22,7 @@
 #include <rte_mbuf.h>
 #include <rte_memory.h>
 
+#include "gpucap/gcap_gpunic.h"
 #include "exec_gpu_internal.h"
 
 #define GPU_PAGE (64u * 1024u)
@@ -104,8 +105,11 @@ pool_dma_map(struct gpu_pool_mem *pm, uint16_t port_id, bool need_dma, char *err
 				"DMA-map",
 				port_id, info.driver_name);
 	/* The vdev bus accepts any mapping (it has nothing to map), but a
-	 * software port copies packets with the CPU: into VRAM, a crash. */
-	if (need_dma && strcmp(rte_bus_name(rte_dev_bus(info.device)), "vdev") == 0)
+	 * software port copies packets with the CPU: into VRAM, a crash.
+	 * The emulated GPUDirect NIC is a vdev whose writes the GPU makes
+	 * (its mapping is its own, gcap_gpunic_attach()). */
+	if (need_dma && strcmp(rte_bus_name(rte_dev_bus(info.device)), "vdev") == 0 &&
+	    !gcap_gpunic_gpu_writes(port_id))
 		return gcap_err(errbuf, ENOTSUP,
 				"port %u (driver %s) is a "
 				"software port: its CPU copies packets, it "
@@ -136,6 +140,29 @@ dev_gdr(struct gcap_exec *ex, struct gpu_dev *d)
 	return v != 0;
 }
 
+/* Whether a doorbell needs cuFlushGPUDirectRDMAWrites first, as DPDK's
+ * cuda driver decides for rte_gpu_wmb(): only where the GPU does not
+ * order the writes of a peer device for its own kernels
+ * (GPU_DIRECT_RDMA_WRITES_ORDERING none) and the flush can be asked from
+ * the host. GCAP_GPU_WMB=1 flushes always, 0 never (to measure it). */
+static bool
+dev_wmb(struct gcap_exec *ex, struct gpu_dev *d)
+{
+	const char *env = getenv("GCAP_GPU_WMB");
+	int order = 0, opts = 0;
+
+	if (ex->cu->FlushGPUDirectRDMAWrites == NULL)
+		return false;
+	if (env != NULL && (env[0] == '0' || env[0] == '1'))
+		return env[0] == '1';
+	ex->cu->DeviceGetAttribute(
+		&order, CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING, d->dev);
+	ex->cu->DeviceGetAttribute(
+		&opts, CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS, d->dev);
+	return order == CU_GPU_DIRECT_RDMA_WRITES_ORDERING_NONE &&
+	       (opts & CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_HOST) != 0;
+}
+
 /* Data rooms in VRAM for GPUDirect RDMA (DPDK gpudev's recipe). */
 static int
 pool_mem_gpu(struct gcap_exec *ex, struct gpu_dev *d, struct gpu_pool_mem *pm, size_t len,
@@ -146,7 +173,12 @@ pool_mem_gpu(struct gcap_exec *ex, struct gpu_dev *d, struct gpu_pool_mem *pm, s
 	CUdeviceptr p;
 	int rc;
 
-	if (!dev_gdr(ex, d))
+	d->wmb = dev_wmb(ex, d);
+	GPU_LOG(INFO, "GPU %d: %s before each doorbell in gpu memory mode\n", d->ordinal,
+		d->wmb ? "cuFlushGPUDirectRDMAWrites" :
+			 "no flush (the GPU orders RDMA writes)");
+	/* the emulated NIC is the GPU's own engine: no peer to reach it */
+	if (!gcap_gpunic_gpu_writes(port_id) && !dev_gdr(ex, d))
 		return gcap_err(errbuf, ENOTSUP,
 				"GPU %d does not support "
 				"GPUDirect RDMA",
@@ -260,8 +292,9 @@ gcap_gpu_pool_create(struct gcap_exec *ex, unsigned q, uint16_t port_id, const c
 		} else if (mode == GCAP_MEM_AUTO) {
 			GPU_LOG(INFO,
 				"--mem auto: port %u queue %u receives "
-				"into GPU memory (GPUDirect RDMA)\n",
-				port_id, q);
+				"into GPU memory (GPUDirect RDMA%s)\n",
+				port_id, q,
+				gcap_gpunic_gpu_writes(port_id) ? ", emulated NIC" : "");
 			mode = GCAP_MEM_GPU;
 		}
 	}

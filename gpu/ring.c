@@ -13,7 +13,8 @@
  *           mode the copy engines move the batch into VRAM and a stream
  *           memory operation stores READY after the copies (stream order,
  *           with the default memory barrier). In gpu mode,
- *           cuFlushGPUDirectRDMAWrites first, as rte_gpu_wmb() does.
+ *           cuFlushGPUDirectRDMAWrites first where the device needs it,
+ *           as rte_gpu_wmb() does (pools.c decides).
  *   poll:   acquire load of the status; DONE means the results, the records
  *           and xbuf->len/nrec are visible.
  */
@@ -227,7 +228,7 @@ gcap_gpu_batch_submit(struct gcap_exec *ex, unsigned q, struct gcap_batch *b)
 			return rc;
 	} else {
 		/* qs->mem, not conf.mem: --mem auto may have chosen gpu */
-		if (qs->mem == GCAP_MEM_GPU && ex->cu->FlushGPUDirectRDMAWrites)
+		if (qs->mem == GCAP_MEM_GPU && qs->dev->wmb)
 			ex->cu->FlushGPUDirectRDMAWrites(
 				CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX,
 				CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_OWNER);

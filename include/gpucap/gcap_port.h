@@ -21,9 +21,10 @@ struct rte_mempool;
 
 /** What kind of device a `-i` argument names (tried in this order). */
 enum gcap_port_kind {
-	GCAP_PORT_PCI,   /**< 0000:3b:00.0 or 3b:00.0 */
-	GCAP_PORT_VDEV,  /**< net_pcap0,rx_pcap=x.pcap / net_null0 / ... */
-	GCAP_PORT_IFACE, /**< a Linux interface, through net_af_packet */
+	GCAP_PORT_PCI,    /**< 0000:3b:00.0 or 3b:00.0 */
+	GCAP_PORT_VDEV,   /**< net_pcap0,rx_pcap=x.pcap / net_null0 / ... */
+	GCAP_PORT_GPUNIC, /**< gpunic0,rx_pcap=x.pcap: the emulated GPUDirect NIC */
+	GCAP_PORT_IFACE,  /**< a Linux interface, through net_af_packet */
 };
 
 /** One port. */
@@ -37,14 +38,16 @@ struct gcap_port {
 	uint16_t nqueues; /**< RX queues */
 	int socket;       /**< NUMA node, or -1 */
 	bool started;
+	void *kind_priv; /**< the kind's own state (the emulated NIC's) */
 };
 
 /**
  * Parse and check one `-i` argument before the EAL exists: PCI address
  * syntax, vdev driver name, files named by rx_pcap= readable, Linux
- * interface present.
+ * interface present, a GPU for the emulated GPUDirect NIC.
  * @return 0; -EINVAL (bad syntax), -ENOENT (no such interface or file),
- *         -EACCES (unreadable file), with a message in errbuf.
+ *         -EACCES (unreadable file), -ENODEV or -ENOTSUP (gpunic without
+ *         a GPU), with a message in errbuf.
  */
 int gcap_port_parse(const char *spec, unsigned index, struct gcap_port *p, char *errbuf);
 
@@ -68,8 +71,10 @@ struct gcap_eal_conf {
 int gcap_eal_init(const struct gcap_eal_conf *conf, char *errbuf);
 
 /**
- * Find the ethdev of a parsed port after gcap_eal_init().
- * @return 0; -ENODEV with a message when the EAL made no such port.
+ * Find the ethdev of a parsed port after gcap_eal_init() (or make it, for
+ * a kind the EAL does not make: the emulated GPUDirect NIC).
+ * @return 0; -ENODEV with a message when the EAL made no such port; the
+ *         kind's error when making it failed.
  */
 int gcap_port_find(struct gcap_port *p, char *errbuf);
 

@@ -2,7 +2,7 @@
 # There (the GPU machine): run the GPU tests and benchmarks from .devbundle,
 # logs to $OUT. Usage: bash .devbundle/root/scripts/device/run.sh [STEP...]
 # Steps: info doctor tests unit copyloop corpus live multigpu bench sweep latency latvar jitter jittouch phases floor rxburst soak writerslack ab ringsweep pcie pcieceil kbench
-# bpf profile observe (default: info tests corpus live bench).
+# bpf profile observe vram vrambench (default: info tests corpus live bench).
 set -uo pipefail
 b=$(cd "$(dirname "$0")/../../.." && pwd)
 source "$b/env.sh"
@@ -331,6 +331,23 @@ observe)
 	GCAP_TEST_BACKEND=gpu timeout ${OBSERVE_TIMEOUT:-180} bash "$b/root/tests/cli/telemetry.sh" \
 		"$b/bin/gpu-capture" "$b/bin/pcap-cmp" "$b/root" >"$OUT/observe-gpu.log" 2>&1
 	echo "observe rc=$?" | tee -a "$OUT/observe-gpu.log"; tail -6 "$OUT/observe-gpu.log" ;;
+vram)
+	# the emulated GPUDirect NIC: --mem gpu data rooms in VRAM, the corpus
+	# against tcpdump, the inline kernels against the cpu executor,
+	# compute-sanitizer on a --mem gpu capture (tests/gpu/gpunic.sh)
+	log "gpunic: packets in VRAM, end to end"
+	TCPDUMP="$b/bin/tcpdump -Z root" CORPUS=$b/shared/data/pcaps/tcpdump-tests \
+		MIX=$b/shared/data/bench/mix-en10mb.pcap SANITIZER=/usr/local/cuda/bin/compute-sanitizer \
+		timeout ${VRAM_TIMEOUT:-330} bash "$b/root/tests/gpu/gpunic.sh" "$b/bin/gpu-capture" \
+		"$b/bin/pcap-cmp" "$b/root" >"$OUT/vram.log" 2>&1
+	echo "vram rc=$?" | tee -a "$OUT/vram.log"; grep -E "^(ok|FAIL)|passed|corpus:" "$OUT/vram.log" ;;
+vrambench)
+	log "gpunic bench: floor, cpu, gpu --mem host, gpu --mem gpu"
+	GPU_CAPTURE=$b/bin/gpu-capture MIX_PCAP=$b/shared/data/bench/mix-en10mb.pcap \
+		OUT_DIR=/tmp/vrambench SECS=${SECS:-2} timeout ${VRAMBENCH_TIMEOUT:-400} \
+		bash "$b/root/bench/gpunic_bench.sh" 2>"$OUT/vrambench-stderr.log"
+	echo "vrambench rc=$?"; cp /tmp/vrambench/gpunic-bench.md "$OUT/" 2>/dev/null
+	tail -5 "$OUT/vrambench-stderr.log" ;;
 bpf)
 	log "bpf filter bench"
 	BPF_BENCH=$b/bin/bpf_bench MIX_PCAP=$b/shared/data/bench/mix-en10mb.pcap OUT_DIR=$OUT \

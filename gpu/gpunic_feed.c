@@ -1,0 +1,379 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The emulated GPUDirect NIC's feeding threads: per RX queue, the
+ * driver's side of a real queue. Free mbufs are taken from the queue's
+ * pool (prefetched, then reset), one descriptor per segment goes to
+ * pinned memory, one launch of the DMA kernel writes the batch, and its
+ * completion word, once seen, lets the thread set lengths, chain and RX
+ * timestamp (the mbufs' headers, never their data rooms) and enqueue
+ * them on the RX ring. At stop, every mbuf held goes back and what
+ * bounded each queue is logged. With agent=cpu the thread makes the
+ * copy itself (tests and machines without a GPU).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rte_lcore.h>
+#include <rte_mbuf.h>
+#include <rte_mbuf_dyn.h>
+#include <rte_mempool.h>
+#include <rte_pause.h>
+#include <rte_prefetch.h>
+#include <rte_ring.h>
+
+#include "gpucap/gcap_gpunic.h"
+#include "exec_gpu_internal.h"
+#include "gpunic_nic.h"
+
+static uint64_t
+mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static unsigned
+segs_of(const struct nic_queue *q, const struct gcap_nic_pkt *p)
+{
+	return p->caplen <= q->room ? 1u : (p->caplen + q->room - 1) / q->room;
+}
+
+/* Free mbufs for a batch: a raw get, then the headers (which the RX
+ * lcores last wrote) prefetched all at once before the resets, so that
+ * their misses overlap. */
+static int
+nic_alloc(struct rte_mempool *mp, struct rte_mbuf **m, unsigned n)
+{
+	if (rte_mempool_get_bulk(mp, (void **)m, n) != 0)
+		return -ENOBUFS;
+	for (unsigned i = 0; i < n; i++) {
+		rte_prefetch0(m[i]);
+		rte_prefetch0((char *)m[i] + RTE_CACHE_LINE_SIZE);
+	}
+	for (unsigned i = 0; i < n; i++)
+		rte_pktmbuf_reset(m[i]);
+	return 0;
+}
+
+/* Launch the next batch of queue q. @return whether one went. */
+static bool
+nic_launch(struct gcap_gpunic *nic, struct nic_queue *q)
+{
+	struct nic_slot *sl = &q->slot[q->head % NIC_SLOTS];
+	unsigned n = 0, nsegs = 0, k = 0, grid;
+	CUdeviceptr dd, dn;
+	void *args[6];
+
+	if (q->head - q->tail == NIC_SLOTS) {
+		q->slots_full++;
+		return false;
+	}
+	if (q->cur == q->nlist) {
+		if (!nic->args.loop || q->nlist == 0)
+			return false;
+		q->cur = 0;
+	}
+	while (n < NIC_BATCH && q->cur + n < q->nlist) {
+		unsigned s = segs_of(q, &nic->cap.pkts[q->list[q->cur + n]]);
+
+		if (nsegs + s > NIC_SEGS)
+			break;
+		nsegs += s;
+		n++;
+	}
+	if (n == 0)
+		return false;
+	if (rte_ring_free_count(q->ring) < q->held + n) {
+		q->ring_full++;
+		return false;
+	}
+	if (nic_alloc(q->mp, sl->segs, nsegs) != 0) {
+		q->nombuf++;
+		return false;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		uint32_t pi = q->list[q->cur + i];
+		const struct gcap_nic_pkt *p = &nic->cap.pkts[pi];
+		uint32_t left = p->caplen, off = (uint32_t)p->off;
+
+		sl->pkt[i] = pi;
+		do {
+			uint32_t l = left < q->room ? left : q->room;
+
+			sl->desc[k].dst = (uint64_t)(uintptr_t)rte_pktmbuf_mtod(
+				sl->segs[k], void *);
+			sl->desc[k].src = off;
+			sl->desc[k].len = l;
+			off += l;
+			left -= l;
+			k++;
+		} while (left > 0);
+	}
+	sl->npkts = n;
+	sl->nsegs = nsegs;
+	sl->seq = q->seq++;
+	dd = (CUdeviceptr)(uintptr_t)sl->desc;
+	dn = (CUdeviceptr)(uintptr_t)sl->done;
+	args[0] = &dd;
+	args[1] = &sl->nsegs;
+	args[2] = &nic->stage;
+	args[3] = &q->ctr;
+	args[4] = &dn;
+	args[5] = &sl->seq;
+	grid = (nsegs + 7) / 8;
+	q->t_launch[q->head % NIC_SLOTS] = mono_ns();
+	if (nic->args.cpu_agent) {
+		/* agent=cpu: the copy the DMA kernel would make */
+		for (unsigned j = 0; j < nsegs; j++)
+			memcpy((void *)(uintptr_t)sl->desc[j].dst,
+			       nic->cap.bytes + sl->desc[j].src, sl->desc[j].len);
+		__atomic_store_n(sl->done, sl->seq, __ATOMIC_RELEASE);
+	} else if (nic->cu->LaunchKernel(nic->fn, grid, 1, 1, 256, 1, 1, 0, q->stream,
+					 args, NULL) != CUDA_SUCCESS) {
+		rte_pktmbuf_free_bulk(sl->segs, nsegs);
+		q->seq--;
+		return false;
+	}
+	q->cur += n;
+	q->held += n;
+	q->head++;
+	q->launches++;
+	return true;
+}
+
+/* Completions of queue q, in order: what a driver sets from its
+ * completion entries, then the RX ring. @return whether any. */
+static bool
+nic_complete(struct gcap_gpunic *nic, struct nic_queue *q)
+{
+	bool any = false;
+
+	while (q->tail != q->head) {
+		struct nic_slot *sl = &q->slot[q->tail % NIC_SLOTS];
+		struct rte_mbuf *heads[NIC_BATCH];
+		unsigned k = 0;
+
+		if (__atomic_load_n(sl->done, __ATOMIC_ACQUIRE) != sl->seq)
+			break;
+		q->busy_ns += mono_ns() - q->t_launch[q->tail % NIC_SLOTS];
+		for (unsigned i = 0; i < sl->npkts; i++) {
+			const struct gcap_nic_pkt *p = &nic->cap.pkts[sl->pkt[i]];
+			struct rte_mbuf *m = sl->segs[k], *prev = NULL;
+			uint32_t left = p->caplen;
+			uint16_t ns = 0;
+
+			heads[i] = m;
+			do {
+				struct rte_mbuf *s = sl->segs[k++];
+				uint32_t l = left < q->room ? left : q->room;
+
+				s->data_len = (uint16_t)l;
+				if (prev != NULL)
+					prev->next = s;
+				prev = s;
+				left -= l;
+				ns++;
+			} while (left > 0);
+			m->nb_segs = ns;
+			/* the length on the wire, as the file has it */
+			m->pkt_len = p->wirelen;
+			m->port = nic->port_id;
+			*RTE_MBUF_DYNFIELD(m, nic->ts_off, rte_mbuf_timestamp_t *) =
+				p->ts_ns;
+			m->ol_flags |= nic->ts_flag;
+		}
+		/* room was checked before the launch */
+		rte_ring_enqueue_bulk(q->ring, (void **)heads, sl->npkts, NULL);
+		q->held -= sl->npkts;
+		q->tail++;
+		any = true;
+	}
+	return any;
+}
+
+struct feeder {
+	struct gcap_gpunic *nic;
+	unsigned first, step;
+};
+
+static void *
+nic_feeder(void *arg)
+{
+	struct feeder *f = arg;
+	struct gcap_gpunic *nic = f->nic;
+	unsigned idle = 0;
+
+	if (nic->ctx != NULL)
+		nic->cu->CtxSetCurrent(nic->ctx);
+	while (!atomic_load_explicit(&nic->stop, memory_order_relaxed)) {
+		bool work = false, inflight = false;
+
+		for (unsigned i = f->first; i < nic->nq; i += f->step) {
+			work |= nic_complete(nic, &nic->q[i]);
+			work |= nic_launch(nic, &nic->q[i]);
+			inflight |= nic->q[i].head != nic->q[i].tail;
+		}
+		/* a launch in flight: its completion is polled for, as a
+		 * driver polls its completion queue; nothing to do: pause,
+		 * then sleep */
+		if (work || inflight) {
+			idle = 0;
+			if (!work)
+				rte_pause();
+		} else if (++idle < 4096) {
+			rte_pause();
+		} else {
+			struct timespec ts = { 0, 20000 };
+
+			nanosleep(&ts, NULL);
+		}
+	}
+	free(f);
+	return NULL;
+}
+
+/* prefill=1: wait (at most 10 s) until every queue's ring holds all its
+ * packets or is nearly full, so that a capture whose kernel launches
+ * serialise (compute-sanitizer) finds them there before its persistent
+ * kernel starts. */
+static void
+nic_prefill(struct gcap_gpunic *nic)
+{
+	for (unsigned i = 0; i < 500000; i++) {
+		struct timespec ts = { 0, 20000 };
+		bool all = true;
+
+		for (unsigned k = 0; k < nic->nq; k++) {
+			struct nic_queue *q = &nic->q[k];
+			unsigned n = rte_ring_count(q->ring);
+
+			if (n < q->nlist && n + NIC_BATCH < NIC_RING)
+				all = false;
+		}
+		if (all)
+			return;
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* The CPUs the feeding threads may use: the online ones but the RX
+ * lcores' (the thread that starts them is the main lcore, pinned to one
+ * CPU, which they would otherwise all share); all when nothing is left. */
+static void
+feeder_cpus(cpu_set_t *set)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	unsigned lc;
+	cpu_set_t all;
+
+	CPU_ZERO(set);
+	for (long c = 0; c < n && c < CPU_SETSIZE; c++)
+		CPU_SET((int)c, set);
+	all = *set;
+	RTE_LCORE_FOREACH_WORKER(lc)
+	{
+		rte_cpuset_t cs = rte_lcore_cpuset(lc);
+
+		for (int c = 0; c < CPU_SETSIZE; c++)
+			if (CPU_ISSET(c, &cs))
+				CPU_CLR(c, set);
+	}
+	if (CPU_COUNT(set) == 0)
+		*set = all;
+}
+
+int
+gcap_gpunic_start(struct gcap_gpunic *nic, char *errbuf)
+{
+	unsigned n = nic->args.feeders ? nic->args.feeders : nic->nq;
+	pthread_attr_t attr;
+	cpu_set_t cpus;
+
+	if (n > nic->nq)
+		n = nic->nq;
+	if (n > sizeof(nic->th) / sizeof(nic->th[0]))
+		n = sizeof(nic->th) / sizeof(nic->th[0]);
+	for (unsigned q = 0; q < nic->nq; q++)
+		if (nic->q[q].mp == NULL)
+			return gcap_err(errbuf, EINVAL, "%s: queue %u has no pool",
+					nic->name, q);
+	atomic_store(&nic->stop, false);
+	feeder_cpus(&cpus);
+	pthread_attr_init(&attr);
+	pthread_attr_setaffinity_np(&attr, sizeof(cpus), &cpus);
+	for (unsigned i = 0; i < n; i++) {
+		struct feeder *f = malloc(sizeof(*f));
+		int r;
+
+		if (f == NULL) {
+			pthread_attr_destroy(&attr);
+			gcap_gpunic_stop(nic);
+			return gcap_err(errbuf, ENOMEM, "out of memory");
+		}
+		f->nic = nic;
+		f->first = i;
+		f->step = n;
+		r = pthread_create(&nic->th[i], &attr, nic_feeder, f);
+		if (r != 0) {
+			free(f);
+			pthread_attr_destroy(&attr);
+			gcap_gpunic_stop(nic);
+			return gcap_err(errbuf, r, "pthread_create: %s", strerror(r));
+		}
+		nic->nth++;
+	}
+	pthread_attr_destroy(&attr);
+	if (nic->args.prefill)
+		nic_prefill(nic);
+	return 0;
+}
+
+void
+gcap_gpunic_stop(struct gcap_gpunic *nic)
+{
+	if (nic == NULL)
+		return;
+	atomic_store(&nic->stop, true);
+	for (unsigned i = 0; i < nic->nth; i++)
+		pthread_join(nic->th[i], NULL);
+	nic->nth = 0;
+	if (nic->ctx != NULL)
+		nic->cu->CtxSetCurrent(nic->ctx);
+	for (unsigned i = 0; nic->q != NULL && i < nic->nq; i++) {
+		struct nic_queue *q = &nic->q[i];
+		struct rte_mbuf *m[64];
+		unsigned got;
+
+		if (q->stream != NULL && nic->cu != NULL)
+			nic->cu->StreamSynchronize(q->stream);
+		/* launched, not completed: back to the pool unlinked */
+		for (; q->tail != q->head; q->tail++) {
+			struct nic_slot *sl = &q->slot[q->tail % NIC_SLOTS];
+
+			rte_pktmbuf_free_bulk(sl->segs, sl->nsegs);
+			q->held -= sl->npkts;
+		}
+		while (q->ring != NULL &&
+		       (got = rte_ring_dequeue_burst(q->ring, (void **)m, 64, NULL)) > 0)
+			rte_pktmbuf_free_bulk(m, got);
+		if (q->launches > 0)
+			GPU_LOG(INFO,
+				"%s queue %u: %" PRIu64 " launches, %.1f us launch to "
+				"completion seen, waits for mbufs %" PRIu64
+				", for RX ring room %" PRIu64 ", for a slot %" PRIu64
+				"\n",
+				nic->name, i, q->launches,
+				(double)q->busy_ns / 1e3 / (double)q->launches, q->nombuf,
+				q->ring_full, q->slots_full);
+		q->launches = q->busy_ns = q->nombuf = q->ring_full = q->slots_full = 0;
+	}
+}

@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Internal to the emulated GPUDirect NIC's CUDA side: its state, shared
+ * by gpunic.c (set-up, pools, the ethdev) and gpunic_feed.c (the feeding
+ * threads). See gcap_gpunic.h.
+ */
+#ifndef GCAP_GPUNIC_NIC_H
+#define GCAP_GPUNIC_NIC_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
+#include <rte_ring.h>
+
+#include "cuda_internal.h"
+#include "gpunic_internal.h"
+
+/* packets per launch, and segments (a packet larger than a data room is
+ * a chain, as with scattered RX) */
+#define NIC_BATCH 512u
+#define NIC_SEGS 1024u
+/* launches in flight per queue */
+#define NIC_SLOTS 4u
+/* the RX ring: what a real queue's descriptor ring holds */
+#define NIC_RING 4096u
+/* launch streams, shared by the queues: with the persistent kernel's and
+ * the state snapshot's, within the driver's 8 hardware work queues
+ * (CUDA_DEVICE_MAX_CONNECTIONS), so that no launch waits behind the
+ * persistent kernel (copy.c says more) */
+#define NIC_STREAMS 4u
+#define NIC_MAX_QUEUES 128u
+#define NIC_MAX_REG 64u
+
+/* the DMA kernel's descriptor (struct gcap_gpunic_desc, gpunic_dma.cu) */
+struct nic_desc {
+	uint64_t dst;
+	uint32_t src;
+	uint32_t len;
+};
+_Static_assert(sizeof(struct nic_desc) == 16, "descriptor layout");
+
+extern const unsigned char gcap_gpunic_fatbin[];
+
+struct nic_slot {
+	struct nic_desc *desc; /* pinned, NIC_SEGS */
+	uint32_t *done;        /* pinned completion word */
+	struct rte_mbuf *segs[NIC_SEGS];
+	uint32_t pkt[NIC_BATCH]; /* packet indices */
+	unsigned npkts, nsegs;
+	uint32_t seq;
+};
+
+struct nic_queue {
+	struct rte_ring *ring;
+	struct rte_mempool *mp;
+	uint32_t *list; /* its packets, in file order */
+	size_t nlist, cur;
+	uint32_t room; /* bytes a data room takes */
+	CUstream stream;
+	CUdeviceptr ctr; /* the kernel's block counter */
+	struct nic_slot slot[NIC_SLOTS];
+	unsigned head, tail; /* launches: issued, completed */
+	unsigned held;       /* packets in flight */
+	uint32_t seq;
+	/* what bounds the NIC (logged at stop): launches, the time from a
+	 * launch to its completion seen, and the launches that waited for
+	 * mbufs, for room in the RX ring, for a free slot */
+	uint64_t launches, busy_ns, nombuf, ring_full, slots_full;
+	uint64_t t_launch[NIC_SLOTS];
+};
+
+struct gcap_gpunic {
+	struct gcap_nic_args args;
+	struct gcap_nic_capture cap;
+	const struct gcap_cu *cu;
+	CUdevice dev;
+	CUcontext ctx;
+	CUmodule mod;
+	CUfunction fn;
+	CUdeviceptr stage; /* the captures in VRAM (GPU agent) */
+	void *pinned;      /* descriptors and completion words (malloc'd: CPU agent) */
+	unsigned nq;
+	struct nic_queue *q;
+	struct rte_ring *txr;
+	uint16_t port_id;
+	bool have_port;
+	int ts_off;
+	uint64_t ts_flag;
+	CUstream streams[NIC_STREAMS];
+	unsigned nstreams;
+	pthread_t th[64];
+	unsigned nth;
+	atomic_bool stop;
+	void *reg[NIC_MAX_REG]; /* host memory this NIC registered */
+	unsigned nreg;
+	char name[64];
+};
+
+#endif /* GCAP_GPUNIC_NIC_H */

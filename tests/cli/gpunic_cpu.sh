@@ -1,0 +1,95 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# The emulated GPUDirect NIC's port logic without a GPU (agent=cpu: the
+# feeding threads copy instead of the DMA kernel; everything else is the
+# NIC's): captures delivered once, in file order, with their times and
+# lengths, equal to tcpdump -r -w record for record on one queue and as a
+# multiset on four (times to the microsecond that tcpdump -w keeps); the
+# flows spread over every queue; several rx_pcap files one after the
+# other; a packet larger than a data room chained and linearized; loop=1
+# delivering again and again.
+. "$(dirname "$0")/lib.sh"
+F1=$DATA/eth-mix.pcap F2=$DATA/eth-be.pcap F3=$DATA/eth-snap96-ns.pcap
+multiset() { python3 "$SRC/tests/tools/pcap-multiset.py" "$1" "$2"; }
+for f in "$F1" "$F2" "$F3"; do
+	for e in "" "tcp or udp" "greater 200"; do
+		tdump "$f" "$T/ref.pcap" $e || die "tcpdump: $(cat "$T/td.err")"
+		n=$(count "$T/ref.pcap")
+		[ "$n" -gt 0 ] || continue
+		gc -i "gpunic0,rx_pcap=$f,agent=cpu" --backend cpu -c "$n" --backpressure \
+			--duration 30 -w "$T/o.pcap" $e || fail "$f '$e': exit $?: $(cat "$T/gc.err")"
+		"$CMP" --usec "$T/o.pcap" "$T/ref.pcap" >/dev/null ||
+			fail "$f '$e': $("$CMP" --usec "$T/o.pcap" "$T/ref.pcap" | head -1)"
+		gc -i "gpunic0,rx_pcap=$f,agent=cpu" --backend cpu --queues 4 -c "$n" \
+			--backpressure --duration 30 -w "$T/o4.pcap" $e ||
+			fail "$f '$e' 4 queues: exit $?: $(cat "$T/gc.err")"
+		multiset "$T/o4.pcap" "$T/ref.pcap" || fail "$f '$e' 4 queues: not the same records"
+	done
+done
+# the mixed capture, whose damaged records hold a wire length shorter
+# than the bytes captured and seconds libpcap reads as negative: written
+# as tcpdump writes them (records with a fraction of a second out of
+# range left out: a time in nanoseconds cannot carry them)
+if [ -f "$MIX" ]; then
+	python3 - "$MIX" "$T/mix.pcap" <<'PY'
+import struct, sys
+b = open(sys.argv[1], 'rb').read()
+o = open(sys.argv[2], 'wb')
+o.write(b[:24])
+off = 24
+while off + 16 <= len(b):
+    fr, cl = struct.unpack('<II', b[off + 4:off + 12])
+    if fr < 1000000:
+        o.write(b[off:off + 16 + cl])
+    off += 16 + cl
+PY
+	tdump "$T/mix.pcap" "$T/ref.pcap"
+	n=$(count "$T/ref.pcap")
+	gc -i "gpunic0,rx_pcap=$T/mix.pcap,agent=cpu" --backend cpu -c "$n" --backpressure \
+		--duration 30 -w "$T/o.pcap" || fail "mix: exit $?: $(cat "$T/gc.err")"
+	"$CMP" --usec "$T/o.pcap" "$T/ref.pcap" >/dev/null ||
+		fail "mix: $("$CMP" --usec "$T/o.pcap" "$T/ref.pcap" | head -1)"
+fi
+# the flow hash spreads over every one of 4 queues (the mixed capture
+# has hundreds of flows)
+if [ -f "$MIX" ]; then
+	gc -i "gpunic0,rx_pcap=$MIX,agent=cpu" --backend cpu --queues 4 --backpressure \
+		--duration 3 --summary-json "$T/s.json" -w "$T/o.pcap" "tcp port 80" ||
+		fail "spread: exit $?: $(cat "$T/gc.err")"
+	python3 -c "import json,sys; q=[x['rx'] for x in json.load(open(sys.argv[1]))['queues']]; print('per queue', q); sys.exit(not all(q))" \
+		"$T/s.json" || fail "spread: a queue received nothing"
+fi
+# three files, one after the other, as one wire
+python3 - "$T/cat.pcap" "$F1" "$F2" "$F1" <<'PY'
+import sys
+out = open(sys.argv[1], 'wb')
+for i, p in enumerate(sys.argv[2:]):
+    b = open(p, 'rb').read()
+    out.write(b if i == 0 else b[24:])
+PY
+tdump "$T/cat.pcap" "$T/ref.pcap"
+n=$(count "$T/ref.pcap")
+gc -i "gpunic0,rx_pcap=$F1,rx_pcap=$F2,rx_pcap=$F1,agent=cpu" --backend cpu -c "$n" \
+	--backpressure --duration 30 -w "$T/o.pcap" || fail "three files: exit $?: $(cat "$T/gc.err")"
+"$CMP" --usec "$T/o.pcap" "$T/ref.pcap" >/dev/null ||
+	fail "three files: $("$CMP" --usec "$T/o.pcap" "$T/ref.pcap" | head -1)"
+# 4000-byte frames: chains of two 2048-byte data rooms, linearized
+python3 - "$T/jumbo.pcap" <<'PY'
+import struct, sys
+out = open(sys.argv[1], 'wb')
+out.write(struct.pack('<IHHiIII', 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1))
+for i in range(13):
+    n = 4000 if i % 4 == 3 else 60
+    f = b'\xff' * 6 + b'\x00\x11\x22\x33\x44\x55\x08\x00' + bytes((i + k) & 0xff for k in range(n - 14))
+    out.write(struct.pack('<IIII', 1700000000 + i, i, n, n) + f)
+PY
+tdump "$T/jumbo.pcap" "$T/ref.pcap"
+gc -i "gpunic0,rx_pcap=$T/jumbo.pcap,agent=cpu" --backend cpu -c 13 --backpressure \
+	--duration 30 -w "$T/o.pcap" || fail "chained: exit $?: $(cat "$T/gc.err")"
+"$CMP" --usec "$T/o.pcap" "$T/ref.pcap" >/dev/null ||
+	fail "chained: $("$CMP" --usec "$T/o.pcap" "$T/ref.pcap" | head -1)"
+# loop=1: the file again and again (80 packets, 500 asked)
+gc -i "gpunic0,rx_pcap=$F2,loop=1,agent=cpu" --backend cpu -c 500 --backpressure \
+	--duration 30 -w "$T/o.pcap" || fail "loop: exit $?: $(cat "$T/gc.err")"
+[ "$(count "$T/o.pcap")" = 500 ] || fail "loop: $(count "$T/o.pcap") records, expected 500"
+finish
