@@ -18,6 +18,7 @@
 #include "gpucap/gcap_port.h"
 #include "gpucap/gcap_writer.h"
 #include "options.h"
+#include "privs.h"
 
 /* how long a run waits for the pipeline to drain when it stops */
 #define APP_STOP_TIMEOUT_MS 5000u
@@ -38,7 +39,8 @@ struct app {
 	unsigned nqueues;
 	struct gcap_pipeline *pl;
 	uint64_t t_start;
-	double cpu_start; /* app_cpu_seconds() at t_start */
+	double cpu_start;       /* app_cpu_seconds() at t_start */
+	struct app_creds creds; /* -Z */
 	char err[GCAP_ERRBUF_SIZE];
 };
 

@@ -134,6 +134,8 @@ app_run_live(struct app *a)
 		return app_dump_gpu_code(a, &ec);
 	/* one RX lcore per queue, or as many as --lcores names when fewer */
 	nrx = o->nlcores && o->nlcores < a->nqueues ? o->nlcores : a->nqueues;
+	if (app_privs_lookup(o->user, &a->creds) < 0)
+		return 1;
 	{
 		struct gcap_eal_conf c = {
 			.prog = "gpu-capture",
@@ -209,6 +211,11 @@ app_run_live(struct app *a)
 			rc = app_err("%s", a->err);
 			goto out;
 		}
+	/* -Z: everything that needs root is set up */
+	if (app_privs_drop(&a->creds, o->quiet) < 0) {
+		rc = 1;
+		goto out;
+	}
 	a->t_start = app_mono_ns();
 	a->cpu_start = app_cpu_seconds();
 	app_signals_watch(a->pl);

@@ -46,6 +46,8 @@ enum {
 	OPT_DOCTOR,
 	OPT_DOCTOR_ROOT,
 	OPT_JSON,
+	/* operations: configuration file, privileges, service */
+	OPT_CONFIG = 0x400,
 };
 
 static const struct option long_opts[] = {
@@ -90,6 +92,10 @@ static const struct option long_opts[] = {
 	{ "doctor", no_argument, NULL, OPT_DOCTOR },
 	{ "doctor-root", required_argument, NULL, OPT_DOCTOR_ROOT },
 	{ "json", no_argument, NULL, OPT_JSON },
+	/* operations: configuration file, privileges, service */
+	{ "config", required_argument, NULL, OPT_CONFIG },
+	{ "relinquish-privileges", required_argument, NULL, 'Z' },
+	{ "group-read", no_argument, NULL, 'g' },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -210,6 +216,17 @@ app_usage(void)
 	       "  --doctor-root DIR  with --doctor: read /sys, /proc, /dev under DIR "
 	       "(tests,\n"
 	       "                     containers; default /)\n"
+	       "Operations:\n"
+	       "  --config FILE      read options from FILE: 'key = value' lines, "
+	       "keys the\n"
+	       "                     long options (and expression); the command "
+	       "line wins\n"
+	       "  -Z USER            after set-up, run as USER and its groups with no\n"
+	       "                     capabilities; output files are USER's "
+	       "(--relinquish-privileges)\n"
+	       "  -g                 output files group-readable, not world-readable "
+	       "(0640)\n"
+	       "                     (--group-read)\n"
 	       "Long forms: --interface -i, --read -r, --write -w, --format -F, "
 	       "--snaplen -s,\n"
 	       "  --count -c, --file-size -C, --rotate-seconds -G, --file-count -W, "
@@ -304,12 +321,11 @@ parse_gpus(const char *s, struct app_opts *o)
 	return 0;
 }
 
-int
-app_parse_options(int argc, char **argv, struct app_opts *o)
-{
-	int c;
-	uint64_t mb;
+static const char short_opts[] = "+i:r:w:F:s:c:C:G:W:qUvdhZ:g";
 
+static void
+set_defaults(struct app_opts *o)
+{
 	memset(o, 0, sizeof(*o));
 	o->snaplen = 262144;
 	o->queues = 1;
@@ -318,9 +334,21 @@ app_parse_options(int argc, char **argv, struct app_opts *o)
 	o->nb_rxd = 1024;
 	o->backend = GCAP_BACKEND_AUTO;
 	o->mem = GCAP_MEM_AUTO;
+}
+
+/* The options of l into o; an error from a --config line names it.
+ * @return 0, 1 after --help/--version, -1 after printing the error. */
+static int
+parse_args(struct app_opts *o, struct app_config *cfg, const struct app_config_args *l)
+{
+	int argc = l->argc, c;
+	char **argv = l->argv;
+	uint64_t mb;
+
+	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+i:r:w:F:s:c:C:G:W:qUvdh", long_opts,
-				NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, short_opts, long_opts, NULL)) != -1) {
+		app_err_where = app_config_where(cfg, l, optind - 1);
 		switch (c) {
 		case 'i':
 			if (o->nports == APP_MAX_PORTS)
@@ -441,9 +469,13 @@ app_parse_options(int argc, char **argv, struct app_opts *o)
 		case OPT_DOCTOR: o->doctor = true; break;
 		case OPT_DOCTOR_ROOT: o->doctor_conf.root = optarg; break;
 		case OPT_JSON: o->doctor_conf.json = true; break;
+		/* operations: configuration file, privileges, service */
+		case OPT_CONFIG: break; /* read by app_config_merge() */
+		case 'Z': o->user = optarg; break;
+		case 'g': o->group_read = true; break;
 		case '?':
 		default:
-			if (optopt != 0 && strchr("irwFscCGW", optopt) != NULL)
+			if (optopt != 0 && strchr("irwFscCGWZ", optopt) != NULL)
 				return -app_err("option -%c needs a value", optopt);
 			if (optopt != 0)
 				return -app_err("unknown option -%c (see --help)",
@@ -452,7 +484,42 @@ app_parse_options(int argc, char **argv, struct app_opts *o)
 					argv[optind - 1]);
 		}
 	}
-	o->expr = gcap_filter_join(argc - optind, argv + optind);
+	app_err_where = NULL;
+	o->nargs = argc - optind;
+	return 0;
+}
+
+int
+app_parse_options(int argc, char **argv, struct app_opts *o)
+{
+	int r;
+
+	set_defaults(o);
+	/* --config: the file's options go first, the command line's after */
+	if (app_config_merge(argc, argv, short_opts, long_opts, OPT_CONFIG, &o->cfg) < 0)
+		return -1;
+	/* every value of the file is checked, those the command line replaces
+	 * too */
+	if (o->cfg.all.argc > 1) {
+		struct app_opts chk;
+
+		set_defaults(&chk);
+		r = parse_args(&chk, &o->cfg, &o->cfg.all);
+		app_err_where = NULL;
+		app_free_options(&chk);
+		if (r != 0)
+			return r;
+	}
+	r = parse_args(o, &o->cfg, &o->cfg.args);
+	app_err_where = NULL;
+	if (r != 0)
+		return r;
+	argc = o->cfg.args.argc;
+	argv = o->cfg.args.argv;
+	optind = argc - o->nargs;
+	o->expr = argc > optind || o->cfg.expr == NULL ?
+			  gcap_filter_join(argc - optind, argv + optind) :
+			  strdup(o->cfg.expr);
 	if (o->expr == NULL)
 		return -app_err("out of memory");
 	if (!o->doctor && (o->doctor_conf.json || o->doctor_conf.root != NULL))
@@ -508,4 +575,5 @@ app_free_options(struct app_opts *o)
 	free(o->expr);
 	o->expr = NULL;
 	o->nouts = 0;
+	app_config_free(&o->cfg);
 }

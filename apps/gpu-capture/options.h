@@ -10,6 +10,7 @@
 #include "gpucap/gcap_doctor.h"
 #include "gpucap/gcap_pkt.h"
 #include "gpucap/gcap_writer.h"
+#include "config.h"
 
 #define APP_MAX_PORTS 32
 #define APP_MAX_GPUS 16
@@ -66,6 +67,11 @@ struct app_opts {
 	char *expr;                          /* trailing words, joined */
 	bool doctor;                         /* --doctor */
 	struct gcap_doctor_conf doctor_conf; /* --doctor-root, --json, -i, --gpu */
+	/* operations: configuration file, privileges, service */
+	struct app_config cfg; /* --config: the arguments the file gave */
+	const char *user;      /* -Z: drop to this user after set-up */
+	bool group_read;       /* -g: output files 0640 */
+	int nargs;             /* the expression's words (after the options) */
 };
 
 /*

@@ -236,6 +236,10 @@ app_open_writers(struct app *a, const struct gcap_writer_if *ifs, unsigned nifs)
 			.filter_expr = o->outs[i].filter,
 			.app_name = "gpu-capture " GCAP_VERSION,
 			.flush_each = o->packet_buffered,
+			.file_mode = o->group_read ? 0640 : 0,
+			.set_owner = a->creds.drop,
+			.owner = a->creds.uid,
+			.group = a->creds.gid,
 		};
 
 		struct stat st;
