@@ -19,6 +19,7 @@
 #include "gpucap/gcap_writer.h"
 #include "options.h"
 #include "privs.h"
+#include "service.h"
 
 /* how long a run waits for the pipeline to drain when it stops */
 #define APP_STOP_TIMEOUT_MS 5000u
@@ -41,6 +42,7 @@ struct app {
 	uint64_t t_start;
 	double cpu_start;       /* app_cpu_seconds() at t_start */
 	struct app_creds creds; /* -Z */
+	struct app_service svc; /* systemd, --pidfile */
 	char err[GCAP_ERRBUF_SIZE];
 };
 

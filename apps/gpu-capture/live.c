@@ -81,6 +81,7 @@ capture_loop(struct app *a)
 			rc = app_err("%s", a->err);
 			break;
 		}
+		app_service_tick(a, now);
 		if (now >= end)
 			break;
 		if (o->stats_secs && now >= next_stats) {
@@ -223,7 +224,9 @@ app_run_live(struct app *a)
 		rc = app_err("%s", a->err);
 		goto out;
 	}
+	app_service_ready(a);
 	rc = capture_loop(a);
+	app_service_stopping(a);
 	r = gcap_pipeline_stop(a->pl, APP_STOP_TIMEOUT_MS, a->err);
 	app_signals_watch(NULL);
 	if (r < 0)

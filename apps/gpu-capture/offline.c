@@ -39,7 +39,9 @@ capture_file(struct app *a, pcap_t *p)
 	a->t_start = app_mono_ns();
 	a->cpu_start = app_cpu_seconds();
 	app_signals_watch(a->pl);
+	app_service_ready(a);
 	r = gcap_pipeline_run_file(a->pl, p, a->err);
+	app_service_stopping(a);
 	if (r < 0)
 		rc = app_err("%s: %s", o->read_file, a->err);
 	r = gcap_pipeline_stop(a->pl, APP_STOP_TIMEOUT_MS, a->err);

@@ -48,6 +48,7 @@ enum {
 	OPT_JSON,
 	/* operations: configuration file, privileges, service */
 	OPT_CONFIG = 0x400,
+	OPT_PIDFILE,
 };
 
 static const struct option long_opts[] = {
@@ -96,6 +97,7 @@ static const struct option long_opts[] = {
 	{ "config", required_argument, NULL, OPT_CONFIG },
 	{ "relinquish-privileges", required_argument, NULL, 'Z' },
 	{ "group-read", no_argument, NULL, 'g' },
+	{ "pidfile", required_argument, NULL, OPT_PIDFILE },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -227,6 +229,7 @@ app_usage(void)
 	       "  -g                 output files group-readable, not world-readable "
 	       "(0640)\n"
 	       "                     (--group-read)\n"
+	       "  --pidfile FILE     write the process id to FILE, removed at exit\n"
 	       "Long forms: --interface -i, --read -r, --write -w, --format -F, "
 	       "--snaplen -s,\n"
 	       "  --count -c, --file-size -C, --rotate-seconds -G, --file-count -W, "
@@ -473,6 +476,7 @@ parse_args(struct app_opts *o, struct app_config *cfg, const struct app_config_a
 		case OPT_CONFIG: break; /* read by app_config_merge() */
 		case 'Z': o->user = optarg; break;
 		case 'g': o->group_read = true; break;
+		case OPT_PIDFILE: o->pidfile = optarg; break;
 		case '?':
 		default:
 			if (optopt != 0 && strchr("irwFscCGWZ", optopt) != NULL)

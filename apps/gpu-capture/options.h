@@ -71,6 +71,7 @@ struct app_opts {
 	struct app_config cfg; /* --config: the arguments the file gave */
 	const char *user;      /* -Z: drop to this user after set-up */
 	bool group_read;       /* -g: output files 0640 */
+	const char *pidfile;   /* --pidfile */
 	int nargs;             /* the expression's words (after the options) */
 };
 

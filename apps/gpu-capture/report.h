@@ -24,6 +24,14 @@ struct app_totals {
 void app_report_stats_line(const struct app *a, struct app_totals *prev, double dt);
 
 /*
+ * systemd's STATUS= text (len bytes at buf): the rates since *prev (dt
+ * seconds ago) and the totals, as the --stats line; *prev becomes the
+ * totals now.
+ */
+void app_report_status(const struct app *a, struct app_totals *prev, double dt, char *buf,
+		       size_t len);
+
+/*
  * The summary at exit on stderr, tcpdump's three lines first: captured
  * is what the outputs hold; secs is the capture's length (for the rates
  * of the poll gaps and phases).

@@ -16,16 +16,16 @@ chmod 755 "$T"
 mkdir -m 777 "$T/z"
 owner() { stat -c '%u:%g %a' "$1"; }
 
-# live, rotating every megabyte, stopped by --duration
+# live, rotating every megabyte (about a second), stopped by SIGTERM
 "$GC" -Z nobody -i "net_pcap0,rx_pcap=$LOOP,infinite_rx=1" -w "$T/z/live.pcap" -C 1 \
-	--duration 6 --rx-rate 30000 2>"$T/gc.err" &
+	--duration 120 --rx-rate 5000 2>"$T/gc.err" &
 pid=$!
-for _ in $(seq 100); do
+for _ in $(seq 600); do
 	grep -q "dropped privileges to nobody" "$T/gc.err" && break
 	sleep 0.1
 done
 grep -q "dropped privileges to nobody" "$T/gc.err" || fail "no drop announced: $(cat "$T/gc.err")"
-sleep 0.5
+sleep 3
 ntask=0
 for st in /proc/$pid/task/*/status; do
 	[ -r "$st" ] || continue
@@ -45,6 +45,7 @@ for st in /proc/$pid/task/*/status; do
 done
 [ "$ntask" -ge 2 ] || fail "read $ntask thread(s) of $pid"
 note "$ntask threads: uid/gid $uid/$gid, no capabilities"
+kill -TERM "$pid"
 wait "$pid" || fail "live -Z nobody: exit $?: $(cat "$T/gc.err")"
 nf=0
 for f in "$T"/z/live.pcap*; do
