@@ -201,7 +201,7 @@ cfg_key(void *user, const char *section, const char *name, const char *value)
 	/* checked with the others by the options parser (app_config_file_args) */
 	if (cfg_add(&c->all, p->line, arg) < 0)
 		return cfg_err(p, "out of memory");
-	if (o->flag != NULL || cmdline_gives(p, o->val))
+	if (cmdline_gives(p, o->val))
 		return 1; /* the command line's wins */
 	return cfg_push(p, strdup(arg));
 }
