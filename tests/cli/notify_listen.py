@@ -5,7 +5,9 @@
 notify_listen.py SOCKET LOG CMD...: binds SOCKET (AF_UNIX datagrams, as
 systemd's), runs CMD with NOTIFY_SOCKET=SOCKET, and writes each message
 it receives to LOG, one variable a line, as "SECONDS PID VAR=VALUE"
-(seconds since CMD started). Exits with CMD's status.
+(seconds since CMD started). The socket is writable by every user, as
+systemd's is, so that a process that dropped to another user still
+reaches it. Exits with CMD's status.
 """
 import os
 import select
@@ -19,6 +21,8 @@ def main():
     path, log, cmd = sys.argv[1], sys.argv[2], sys.argv[3:]
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     sock.bind(path)
+    # as systemd's: a process that dropped its privileges still sends
+    os.chmod(path, 0o777)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
     env = dict(os.environ, NOTIFY_SOCKET=path)
     t0 = time.monotonic()
