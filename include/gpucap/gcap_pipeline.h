@@ -261,7 +261,8 @@ void gcap_pipeline_queue_stats(const struct gcap_pipeline *pl, unsigned q,
 /** Liveness: the turns of the loop of the RX lcore that polls queue q
  *  (idle turns too), or with q == UINT_MAX, of the writer thread's loop.
  *  A count that stops moving while the capture runs is a thread stuck
- *  (a driver call, a blocked write). Relaxed snapshot. */
+ *  (a driver call, a blocked write).
+ *  @return the count (a relaxed snapshot); 0 for a q out of range. */
 uint64_t gcap_pipeline_beat(const struct gcap_pipeline *pl, unsigned q);
 
 /** Records written by the writer (each record once, whatever its outputs).
