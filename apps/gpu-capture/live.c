@@ -137,6 +137,7 @@ app_run_live(struct app *a)
 	nrx = o->nlcores && o->nlcores < a->nqueues ? o->nlcores : a->nqueues;
 	if (app_privs_lookup(o->user, &a->creds) < 0)
 		return 1;
+	app_service_dpdk_log();
 	{
 		struct gcap_eal_conf c = {
 			.prog = "gpu-capture",

@@ -13,8 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
+#include <rte_log.h>
 #include <systemd/sd-daemon.h>
 
 #include "app_err.h"
@@ -162,6 +164,41 @@ app_service_stopping(struct app *a)
 {
 	if (a->svc.notify)
 		sd_notify(0, "STOPPING=1\nSTATUS=stopping: draining the pipeline");
+}
+
+/* DPDK's messages to the journal: each line with its level (RTE_LOG_EMERG
+ * 1 .. RTE_LOG_DEBUG 8 are syslog's 0 .. 7). */
+static ssize_t
+dpdk_log_write(void *cookie, const char *buf, size_t size)
+{
+	int lvl = rte_log_cur_msg_loglevel();
+	char pre[3] = { '<', (char)('0' + (lvl >= 1 && lvl <= 8 ? lvl - 1 : 6)), '>' };
+
+	(void)cookie;
+	for (size_t i = 0; i < size;) {
+		const char *nl = memchr(buf + i, '\n', size - i);
+		size_t n = nl != NULL ? (size_t)(nl - (buf + i)) + 1 : size - i;
+		struct iovec iov[2] = { { pre, sizeof(pre) }, { (void *)(buf + i), n } };
+
+		if (writev(STDERR_FILENO, iov, 2) < 0)
+			break;
+		i += n;
+	}
+	return (ssize_t)size;
+}
+
+void
+app_service_dpdk_log(void)
+{
+	cookie_io_functions_t io = { .write = dpdk_log_write };
+	FILE *f;
+
+	if (!app_err_journal())
+		return;
+	/* the stream lives as long as DPDK's logging: the process */
+	f = fopencookie(NULL, "w", io);
+	if (f != NULL && rte_openlog_stream(f) != 0)
+		fclose(f);
 }
 
 void

@@ -47,6 +47,10 @@ void app_service_tick(struct app *a, uint64_t now);
 /* The capture stops: STOPPING=1. */
 void app_service_stopping(struct app *a);
 
+/* When stderr is the journal, DPDK's log lines carry their levels too
+ * (before the EAL starts); also keeps EAL from copying them to syslog. */
+void app_service_dpdk_log(void);
+
 /* Free what the service state holds (not the pidfile: see remove). */
 void app_service_free(struct app_service *s);
 

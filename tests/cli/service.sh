@@ -4,10 +4,10 @@
 # systemd-analyze verify; READY=1, STATUS= with the rates, WATCHDOG=1 and
 # STOPPING=1 arrive on a notify socket (python3 listens), and the
 # watchdog stops being fed while the writer is stuck (a FIFO nobody
-# reads), though the process and its STATUS= go on; errors and warnings
-# carry journal levels when stderr is the journal; --pidfile holds the
-# pid, refuses a live one, replaces a stale one or a link without
-# following it, and is removed at exit.
+# reads), though the process and its STATUS= go on; errors, warnings
+# and DPDK's lines carry journal levels when stderr is the journal;
+# --pidfile holds the pid, refuses a live one, replaces a stale one or a
+# link without following it, and is removed at exit.
 . "$(dirname "$0")/lib.sh"
 need python3
 listen=$SRC/tests/cli/notify_listen.py
@@ -70,6 +70,14 @@ JOURNAL_STREAM=1:1 "$GC" -r "$T/none.pcap" -w "$T/x.pcap" 2>>"$T/j.err"
 [ "$(sed -n 1p "$T/j.err" | cut -c1-13)" = "gpu-capture: " ] || fail "no journal: $(sed -n 1p "$T/j.err")"
 [ "$(sed -n 2p "$T/j.err" | cut -c1-16)" = "<3>gpu-capture: " ] || fail "journal: $(sed -n 2p "$T/j.err")"
 [ "$(sed -n 3p "$T/j.err" | cut -c1-13)" = "gpu-capture: " ] || fail "another stream: $(sed -n 3p "$T/j.err")"
+# DPDK's lines too, each with its level
+: >"$T/jd.err"
+JOURNAL_STREAM=$(stat -c '%d:%i' "$T/jd.err") "$GC" -v -i "$port" -w "$T/jd.pcap" --duration 1 \
+	--rx-rate 1000 2>>"$T/jd.err" || fail "-v live run: $(cat "$T/jd.err")"
+grep -Eq '^<[0-7]>EAL: ' "$T/jd.err" || fail "no DPDK line with a level: $(head -3 "$T/jd.err")"
+"$GC" -v -i "$port" -w "$T/jd.pcap" --duration 1 --rx-rate 1000 2>"$T/jn.err" || fail "-v: $(cat "$T/jn.err")"
+! grep -q '^<' "$T/jn.err" || fail "a level prefix without the journal: $(grep '^<' "$T/jn.err" | head -1)"
+grep -q '^EAL: ' "$T/jn.err" || fail "no DPDK line without the journal"
 
 # --pidfile
 pf=$T/run/gc.pid
