@@ -78,6 +78,18 @@ for k in snaplen count batch ring rxd queues stats duration gpu-blocks; do
 	grep -q "k.conf:2: invalid value 'x'" "$T/gc.err" || fail "$k = x: $(cat "$T/gc.err")"
 done
 
+# every long option --help names is a key: none is "unknown"
+nk=0
+for k in $("$GC" --help | grep -o -- '--[a-z][a-z-]*' | sed 's/^--//' | sort -u); do
+	case $k in config | help | version) continue ;; esac
+	printf '%s = x\n' "$k" >"$T/k.conf"
+	gc --config "$T/k.conf" -r "$in" -w "$out/k.pcap"
+	! grep -q "unknown key" "$T/gc.err" || fail "--$k is not a key: $(cat "$T/gc.err")"
+	nk=$((nk + 1))
+done
+[ "$nk" -ge 40 ] || fail "only $nk long options found in --help"
+note "$nk long options, each a key"
+
 # the example in the repo: every key parses (-d stops before any set-up)
 ex=$SRC/etc/gpu-capture.conf
 [ -f "$ex" ] || die "no $ex"
