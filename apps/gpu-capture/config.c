@@ -198,7 +198,7 @@ cfg_key(void *user, const char *section, const char *name, const char *value)
 	}
 	if (arg == NULL)
 		return cfg_err(p, "out of memory");
-	/* checked with the others by the options parser (app_config_file_args) */
+	/* every entry is checked by the options parser, replaced or not */
 	if (cfg_add(&c->all, p->line, arg) < 0)
 		return cfg_err(p, "out of memory");
 	if (cmdline_gives(p, o->val))
