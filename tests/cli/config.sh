@@ -79,7 +79,11 @@ for k in snaplen count batch ring rxd queues stats duration gpu-blocks; do
 done
 
 # every long option --help names is a key: none is "unknown"
+# (in a scratch directory: summary-json = x and the like write ./x)
 nk=0
+GC=$(cd "$(dirname "$GC")" && pwd)/$(basename "$GC")
+mkdir "$T/keys"
+cd "$T/keys" || die "cd"
 for k in $("$GC" --help | grep -o -- '--[a-z][a-z-]*' | sed 's/^--//' | sort -u); do
 	case $k in config | help | version) continue ;; esac
 	printf '%s = x\n' "$k" >"$T/k.conf"
@@ -89,6 +93,7 @@ for k in $("$GC" --help | grep -o -- '--[a-z][a-z-]*' | sed 's/^--//' | sort -u)
 done
 [ "$nk" -ge 40 ] || fail "only $nk long options found in --help"
 note "$nk long options, each a key"
+cd - >/dev/null || die "cd"
 
 # the example in the repo: every key parses (-d stops before any set-up)
 ex=$SRC/etc/gpu-capture.conf
