@@ -488,6 +488,10 @@ gcap_writer_open(const struct gcap_writer_conf *conf, char *errbuf)
 	w->stop_files = conf->stop_files;
 	w->wchars = wflag_chars(conf->max_files);
 	w->flush_each = conf->flush_each;
+	w->file_mode = conf->file_mode != 0 ? conf->file_mode : 0666;
+	w->set_owner = conf->set_owner;
+	w->owner = conf->owner;
+	w->group = conf->group;
 	w->is_stdout = strcmp(conf->path, "-") == 0;
 	w->fd = -1;
 	w->start_ns = conf->start_ns != 0 ? conf->start_ns : realtime_ns();

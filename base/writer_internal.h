@@ -104,6 +104,10 @@ struct gcap_writer {
 	int wchars;          /* digits of the file number under -W */
 	bool flush_each;
 	bool is_stdout;
+	mode_t file_mode;
+	bool set_owner;
+	uid_t owner;
+	gid_t group;
 
 	/* the current file */
 	int fd;            /* -1: none */

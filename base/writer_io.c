@@ -240,13 +240,25 @@ gcap_wr_file_open(struct gcap_writer *w, char *errbuf)
 	} else {
 		/* a symbolic link planted in /tmp is refused, not followed */
 		w->fd = gcap_open_output(w->cur, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
-					 0666, errbuf);
+					 w->file_mode, errbuf);
 		if (w->fd >= 0)
 			w->created = true;
 		else if (w->fd == -EEXIST)
 			w->fd = gcap_open_output(w->cur,
 						 O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-						 0666, errbuf);
+						 w->file_mode, errbuf);
+		/* the file is the user's the run drops to (tcpdump -Z) */
+		if (w->fd >= 0 && w->created && w->set_owner &&
+		    fchown(w->fd, w->owner, w->group) != 0) {
+			rc = gcap_err(errbuf, errno,
+				      "cannot give '%s' to uid %u gid %u: %s", w->cur,
+				      (unsigned)w->owner, (unsigned)w->group,
+				      strerror(errno));
+			close(w->fd);
+			(void)unlink(w->cur);
+			w->fd = -1;
+			return rc;
+		}
 		if (w->fd < 0) {
 			rc = w->fd;
 			w->fd = -1;

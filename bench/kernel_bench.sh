@@ -44,8 +44,12 @@ export GCAP_COMMIT
 mkdir -p "$B" "$OUT"
 
 # the host side: gcap_khost (the cpu executor's loader), gcap_err, the cache
-printf '#define GCAP_SOURCE_ROOT "%s"\n#define GCAP_HOST_CC "cc"\n' "$ROOT" > "$B/gcap_config.h"
-cc -O2 -std=gnu11 -D_GNU_SOURCE -I"$INC" -I"$B" -c "$ROOT/kernels/lib/khost.c" -o "$B/khost.o"
+printf '#define GCAP_SOURCE_ROOT "%s"\n#define GCAP_BUILD_ROOT "%s/build"\n#define GCAP_HOST_CC "cc"\n' \
+	"$ROOT" "$ROOT" > "$B/gcap_config.h"
+for f in khost kfile kincdir; do
+	cc -O2 -std=gnu11 -D_GNU_SOURCE -I"$INC" -I"$B" -c "$ROOT/kernels/lib/$f.c" -o "$B/$f.o"
+done
+cc -O2 -std=gnu11 -D_GNU_SOURCE -I"$INC" -c "$ROOT/base/outfile.c" -o "$B/outfile.o"
 cc -O2 -std=gnu11 -D_GNU_SOURCE -I"$INC" -c "$ROOT/base/common.c" -o "$B/common.o"
 cc -O2 -std=gnu11 -D_GNU_SOURCE -I"$INC" -c "$ROOT/base/cache.c" -o "$B/cache.o"
 export GCAP_INCLUDE_DIR="$INC" GCAP_KERNEL_CACHE="$B/cache"
@@ -66,7 +70,7 @@ for ex in $EXAMPLES; do
 	ord=
 	grep -q '^GCAP_KERNEL uint64_t gcap_kernel_order' "$src" && ord=-DGCAP_KERNEL_ORDERED=1
 	"$NVCC" -O2 -arch="$ARCH" $ord -I"$ROOT" -I"$INC" -DKFILE="\"$src\"" \
-		"$here/kernel_bench.cu" "$B/khost.o" "$B/common.o" "$B/cache.o" -ldl -lpthread \
+		"$here/kernel_bench.cu" "$B/khost.o" "$B/kfile.o" "$B/kincdir.o" "$B/outfile.o" "$B/common.o" "$B/cache.o" -ldl -lpthread \
 		-o "$B/kb-$ex"
 	set +e
 	"$B/kb-$ex" --name "$ex" "$@" "$MIX" "$src" "$arg" > "$B/$ex.out"

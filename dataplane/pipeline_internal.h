@@ -87,6 +87,7 @@ struct pl_queue {
 	unsigned ncarry;
 	uint64_t carry_t; /* the poll that received them (monotonic ns) */
 	struct gcap_pipeline_queue src;
+	uint64_t beat; /* turns of its RX lcore's loop (relaxed; liveness) */
 };
 
 struct gcap_pipeline {
@@ -102,6 +103,7 @@ struct gcap_pipeline {
 	atomic_uint_fast64_t written;
 	atomic_int abort_write;   /* the stop stopped waiting for the writer */
 	atomic_int writer_exited; /* the writer thread has returned */
+	uint64_t writer_beat;     /* turns of the writer's loop (relaxed; liveness) */
 	/* records that reached no file: discarded after a write error or
 	 * the stop's abort, or cut back by a failed write (the writer
 	 * thread's, read relaxed) */

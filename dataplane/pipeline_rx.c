@@ -481,8 +481,10 @@ gcap_pl_rx_lcore_main(void *arg)
 	while (!atomic_load_explicit(&pl->stop_rx, memory_order_relaxed)) {
 		unsigned got = 0;
 
-		for (unsigned k = 0; k < nmine; k++)
+		for (unsigned k = 0; k < nmine; k++) {
 			got += rx_poll(pl, mine[k]);
+			STAT_ADD(pl->q[mine[k]].beat, 1);
+		}
 		if (got > 0 || c->busy_poll) {
 			idle = 0;
 			continue;

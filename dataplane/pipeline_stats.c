@@ -9,6 +9,7 @@
  * is inline in pipeline_internal.h.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdatomic.h>
 #include <sys/resource.h>
 
@@ -171,4 +172,13 @@ uint64_t
 gcap_pipeline_latency_ns(const struct gcap_pipeline *pl, double pct)
 {
 	return gcap_pipeline_latency_of_ns(pl, GCAP_LAT_TOTAL, pct);
+}
+
+uint64_t
+gcap_pipeline_beat(const struct gcap_pipeline *pl, unsigned q)
+{
+	if (q == UINT_MAX)
+		return __atomic_load_n(&pl->writer_beat, __ATOMIC_RELAXED);
+	return q < pl->conf.nqueues ? __atomic_load_n(&pl->q[q].beat, __ATOMIC_RELAXED) :
+				      0;
 }

@@ -99,6 +99,7 @@ writer_main(void *arg)
 		bool done = atomic_load(&pl->producers_done);
 		uint64_t now;
 
+		STAT_ADD(pl->writer_beat, 1);
 		if (!stopped && atomic_load(&pl->abort_write))
 			stopped = failed = true;
 		for (unsigned i = 0; i < c->nqueues; i++) {

@@ -44,6 +44,7 @@ build() { # TARGET
 		#define GCAP_CUDA_HOME "/usr/local/cuda"
 		#define GCAP_HOST_CC "cc"
 		#define GCAP_SOURCE_ROOT "$root"
+		#define GCAP_BUILD_ROOT "$root/build"
 		EOF
 		# the file path needs DPDK's headers and libraries, not its EAL
 		$cc $flags $(pkg-config --cflags libdpdk libpcap) \

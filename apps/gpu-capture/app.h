@@ -18,6 +18,8 @@
 #include "gpucap/gcap_port.h"
 #include "gpucap/gcap_writer.h"
 #include "options.h"
+#include "privs.h"
+#include "service.h"
 
 /* how long a run waits for the pipeline to drain when it stops */
 #define APP_STOP_TIMEOUT_MS 5000u
@@ -41,7 +43,9 @@ struct app {
 	unsigned ngpus;
 	struct app_metrics *metrics; /* --metrics server, or NULL */
 	uint64_t t_start;
-	double cpu_start; /* app_cpu_seconds() at t_start */
+	double cpu_start;       /* app_cpu_seconds() at t_start */
+	struct app_creds creds; /* -Z */
+	struct app_service svc; /* systemd, --pidfile */
 	char err[GCAP_ERRBUF_SIZE];
 };
 

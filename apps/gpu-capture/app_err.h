@@ -8,10 +8,39 @@
 #define GCAP_APP_ERR_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <systemd/sd-daemon.h>
+
+/* "FILE:LINE" of the --config entry being parsed, or NULL (config.c): the
+ * options parser's errors then name the line they come from. */
+extern const char *app_err_where;
 
 /*
- * Print "gpu-capture: MESSAGE\n" on stderr.
+ * Whether stderr is the journal: JOURNAL_STREAM (set by systemd) names
+ * the device and inode of the stream it gave, as sd-daemon(3) says to
+ * check, so a redirected stderr gets no level prefixes.
+ */
+static inline bool
+app_err_journal(void)
+{
+	const char *e = getenv("JOURNAL_STREAM");
+	unsigned long dev, ino;
+	struct stat st;
+
+	return e != NULL && sscanf(e, "%lu:%lu", &dev, &ino) == 2 &&
+	       fstat(STDERR_FILENO, &st) == 0 && st.st_dev == dev && st.st_ino == ino;
+}
+
+/*
+ * Print "gpu-capture: [FILE:LINE: ]MESSAGE\n" on stderr; to the journal
+ * with its level, "<3>" (error) or "<4>" for a message that starts with
+ * "warning:" (lines without one are info, the journal's default).
  * @return 1, the exit status of a run that failed (the option parser
  * returns -app_err(...)).
  */
@@ -19,7 +48,11 @@ static inline int __attribute__((format(printf, 1, 2))) app_err(const char *fmt,
 {
 	va_list ap;
 
+	if (app_err_journal())
+		fputs(strncmp(fmt, "warning:", 8) == 0 ? SD_WARNING : SD_ERR, stderr);
 	fputs("gpu-capture: ", stderr);
+	if (app_err_where != NULL)
+		fprintf(stderr, "%s: ", app_err_where);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);

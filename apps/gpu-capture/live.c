@@ -85,6 +85,7 @@ capture_loop(struct app *a)
 			rc = app_err("%s", a->err);
 			break;
 		}
+		app_service_tick(a, now);
 		if (now >= end)
 			break;
 		if (o->stats_secs && now >= next_stats) {
@@ -144,6 +145,9 @@ app_run_live(struct app *a)
 	/* the EAL's memory holds the packet pools whatever --mbufs asks */
 	app_preflight_cost(o, &cost);
 	mem_mb = 256 + 32 * a->nqueues + (unsigned)(cost.pools >> 20);
+	if (app_privs_lookup(o->user, &a->creds) < 0)
+		return 1;
+	app_service_dpdk_log();
 	{
 		struct gcap_eal_conf c = {
 			.prog = "gpu-capture",
@@ -225,6 +229,11 @@ app_run_live(struct app *a)
 			rc = app_err("%s", a->err);
 			goto out;
 		}
+	/* -Z: everything that needs root is set up */
+	if (app_privs_drop(&a->creds, o->quiet) < 0) {
+		rc = 1;
+		goto out;
+	}
 	a->t_start = app_mono_ns();
 	a->cpu_start = app_cpu_seconds();
 	app_signals_watch(a->pl);
@@ -233,10 +242,12 @@ app_run_live(struct app *a)
 		rc = app_err("%s", a->err);
 		goto out;
 	}
+	app_service_ready(a);
 	rc = capture_loop(a);
 	/* the readers go first: none reads the kernel state while the
 	 * executor stops */
 	app_observe_unpublish();
+	app_service_stopping(a);
 	r = gcap_pipeline_stop(a->pl, APP_STOP_TIMEOUT_MS, a->err);
 	app_signals_watch(NULL);
 	if (r < 0)

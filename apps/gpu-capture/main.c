@@ -37,7 +37,13 @@ main(int argc, char **argv)
 		app_free_options(&o);
 		return r < 0 ? app_err("%s", a.err) : r;
 	}
+	if (app_pidfile_write(&a.svc, o.pidfile) < 0) {
+		app_free_options(&o);
+		return 1;
+	}
 	r = o.read_file != NULL ? app_run_file(&a) : app_run_live(&a);
+	app_pidfile_remove(&a.svc);
+	app_service_free(&a.svc);
 	for (unsigned i = 0; i < a.nprogs; i++)
 		gcap_filter_free(&a.progs[i]);
 	app_free_options(&o);

@@ -32,13 +32,16 @@ capture_file(struct app *a, pcap_t *p)
 		return app_dump_gpu_code(a, &ec);
 	wif.name = o->read_file;
 	wif.linktype = a->linktype;
-	if (app_create_exec(a, &ec) < 0 || app_open_writers(a, &wif, 1) < 0 ||
-	    app_create_pipeline(a) < 0)
+	if (app_privs_lookup(o->user, &a->creds) < 0 || app_create_exec(a, &ec) < 0 ||
+	    app_open_writers(a, &wif, 1) < 0 || app_create_pipeline(a) < 0 ||
+	    app_privs_drop(&a->creds, o->quiet) < 0)
 		goto fail;
 	a->t_start = app_mono_ns();
 	a->cpu_start = app_cpu_seconds();
 	app_signals_watch(a->pl);
+	app_service_ready(a);
 	r = gcap_pipeline_run_file(a->pl, p, a->err);
+	app_service_stopping(a);
 	if (r < 0)
 		rc = app_err("%s: %s", o->read_file, a->err);
 	r = gcap_pipeline_stop(a->pl, APP_STOP_TIMEOUT_MS, a->err);

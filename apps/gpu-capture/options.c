@@ -51,6 +51,9 @@ enum {
 	OPT_JSON,
 	/* monitoring */
 	OPT_METRICS,
+	/* operations: configuration file, privileges, service */
+	OPT_CONFIG = 0x400,
+	OPT_PIDFILE,
 	OPT_FORMAT,
 	OPT_IMMEDIATE,
 	OPT_AUTOSTOP,
@@ -100,6 +103,11 @@ static const struct option long_opts[] = {
 	{ "json", no_argument, NULL, OPT_JSON },
 	/* monitoring */
 	{ "metrics", required_argument, NULL, OPT_METRICS },
+	/* operations: configuration file, privileges, service */
+	{ "config", required_argument, NULL, OPT_CONFIG },
+	{ "relinquish-privileges", required_argument, NULL, 'Z' },
+	{ "group-read", no_argument, NULL, 'g' },
+	{ "pidfile", required_argument, NULL, OPT_PIDFILE },
 	{ "list-interfaces", no_argument, NULL, 'D' },
 	{ "list-data-link-types", no_argument, NULL, 'L' },
 	{ "linktype", required_argument, NULL, 'y' },
@@ -111,7 +119,7 @@ static const struct option long_opts[] = {
 
 /* tcpdump's letters; no leading '+': options after the expression count,
  * as tcpdump's (glibc's getopt permutes) */
-static const char short_opts[] = "i:r:w:F:s:c:C:G:W:qUvdhDLy:B:a:";
+static const char short_opts[] = "i:r:w:F:s:c:C:G:W:qUvdhDLy:B:a:Z:g";
 
 void
 app_usage(void)
@@ -262,13 +270,24 @@ app_usage(void)
 	       "(tests,\n"
 	       "                     containers; default /); /sys for -D and -i N "
 	       "too\n"
+	       "Operations:\n"
+	       "  --config FILE      read options from FILE: 'key = value' lines, "
+	       "keys the\n"
+	       "                     long options (and expression); the command "
+	       "line wins\n"
+	       "  -Z USER            after set-up, run as USER and its groups with no\n"
+	       "                     capabilities; the output files are USER's\n"
+	       "  -g                 output files group-readable, not world-readable "
+	       "(0640)\n"
+	       "  --pidfile FILE     write the process id to FILE, removed at exit\n"
 	       "Long forms: --interface -i, --read -r, --write -w, "
 	       "--snaplen -s,\n"
 	       "  --count -c, --file-size -C, --rotate-seconds -G, --file-count -W, "
 	       "--quiet -q,\n"
 	       "  --packet-buffered -U, --verbose -v\n"
 	       "  --list-interfaces -D, --list-data-link-types -L, --linktype -y,\n"
-	       "  --buffer-size -B, --autostop -a\n"
+	       "  --buffer-size -B, --autostop -a, --relinquish-privileges -Z,\n"
+	       "  --group-read -g\n"
 	       "\n"
 	       "Exit status: 0 on success, 1 on any error (nothing is started on bad "
 	       "input:\n"
@@ -361,12 +380,9 @@ parse_gpus(const char *s, struct app_opts *o)
 	return 0;
 }
 
-int
-app_parse_options(int argc, char **argv, struct app_opts *o)
+static void
+set_defaults(struct app_opts *o)
 {
-	int c, r;
-	uint64_t mb;
-
 	memset(o, 0, sizeof(*o));
 	o->snaplen = 262144;
 	o->queues = 1;
@@ -375,10 +391,21 @@ app_parse_options(int argc, char **argv, struct app_opts *o)
 	o->nb_rxd = 1024;
 	o->backend = GCAP_BACKEND_AUTO;
 	o->mem = GCAP_MEM_AUTO;
+}
+
+/* The options of l into o; an error from a --config line names it.
+ * @return 0, 1 after --help/--version, -1 after printing the error. */
+static int
+parse_args(struct app_opts *o, struct app_config *cfg, const struct app_config_args *l)
+{
+	int argc = l->argc, c;
+	char **argv = l->argv;
+	uint64_t mb;
+
+	optind = 0;
 	opterr = 0;
-	if (app_args_check_split(argc, argv, short_opts, long_opts) < 0)
-		return -1;
 	while ((c = getopt_long(argc, argv, short_opts, long_opts, NULL)) != -1) {
+		app_err_where = app_config_where(cfg, l, optind - 1);
 		switch (c) {
 		case 'i':
 			if (o->nports == APP_MAX_PORTS)
@@ -514,9 +541,14 @@ app_parse_options(int argc, char **argv, struct app_opts *o)
 			if (app_args_autostop(optarg, o) < 0)
 				return -1;
 			break;
+		/* operations: configuration file, privileges, service */
+		case OPT_CONFIG: break; /* read by app_config_merge() */
+		case 'Z': o->user = optarg; break;
+		case 'g': o->group_read = true; break;
+		case OPT_PIDFILE: o->pidfile = optarg; break;
 		case '?':
 		default:
-			if (optopt != 0 && strchr("irwFscCGWyBa", optopt) != NULL)
+			if (optopt != 0 && strchr("irwFscCGWyBaZ", optopt) != NULL)
 				return -app_err("option -%c needs a value", optopt);
 			if (optopt != 0)
 				return -app_err("unknown option -%c (see --help)",
@@ -525,6 +557,42 @@ app_parse_options(int argc, char **argv, struct app_opts *o)
 					argv[optind - 1]);
 		}
 	}
+	app_err_where = NULL;
+	o->nargs = argc - optind;
+	return 0;
+}
+
+int
+app_parse_options(int argc, char **argv, struct app_opts *o)
+{
+	int r;
+
+	set_defaults(o);
+	opterr = 0;
+	if (app_args_check_split(argc, argv, short_opts, long_opts) < 0)
+		return -1;
+	/* --config: the file's options go first, the command line's after */
+	if (app_config_merge(argc, argv, short_opts, long_opts, OPT_CONFIG, &o->cfg) < 0)
+		return -1;
+	/* every value of the file is checked, those the command line replaces
+	 * too */
+	if (o->cfg.all.argc > 1) {
+		struct app_opts chk;
+
+		set_defaults(&chk);
+		r = parse_args(&chk, &o->cfg, &o->cfg.all);
+		app_err_where = NULL;
+		app_free_options(&chk);
+		if (r != 0)
+			return r;
+	}
+	r = parse_args(o, &o->cfg, &o->cfg.args);
+	app_err_where = NULL;
+	if (r != 0)
+		return r;
+	argc = o->cfg.args.argc;
+	argv = o->cfg.args.argv;
+	optind = argc - o->nargs;
 	if (o->filter_file != NULL && optind < argc)
 		return -app_err("-F %s gives the expression: the words '%s...' after "
 				"the options would be ignored",
@@ -533,7 +601,9 @@ app_parse_options(int argc, char **argv, struct app_opts *o)
 		if (app_args_read_filter_file(o->filter_file, &o->expr) < 0)
 			return -1;
 	} else
-		o->expr = gcap_filter_join(argc - optind, argv + optind);
+		o->expr = argc > optind || o->cfg.expr == NULL ?
+				  gcap_filter_join(argc - optind, argv + optind) :
+				  strdup(o->cfg.expr);
 	if (o->expr == NULL)
 		return -app_err("out of memory");
 	if (app_args_check_expr(o, o->filter_file) < 0)
@@ -609,4 +679,5 @@ app_free_options(struct app_opts *o)
 		o->port_names[i] = NULL;
 	}
 	o->nouts = 0;
+	app_config_free(&o->cfg);
 }

@@ -10,6 +10,7 @@
 #include "gpucap/gcap_doctor.h"
 #include "gpucap/gcap_pkt.h"
 #include "gpucap/gcap_writer.h"
+#include "config.h"
 
 #define APP_MAX_PORTS 32
 #define APP_MAX_GPUS 16
@@ -79,6 +80,12 @@ struct app_opts {
 	unsigned autostop_secs;              /* -a duration: */
 	uint64_t autostop_bytes;             /* -a filesize: (bytes) */
 	uint32_t autostop_files;             /* -a files: */
+	/* operations: configuration file, privileges, service */
+	struct app_config cfg; /* --config: the arguments the file gave */
+	const char *user;      /* -Z: drop to this user after set-up */
+	bool group_read;       /* -g: output files 0640 */
+	const char *pidfile;   /* --pidfile */
+	int nargs;             /* the expression's words (after the options) */
 };
 
 /*

@@ -129,6 +129,22 @@ app_report_stats_line(const struct app *a, struct app_totals *prev, double dt)
 	*prev = t;
 }
 
+void
+app_report_status(const struct app *a, struct app_totals *prev, double dt, char *buf,
+		  size_t len)
+{
+	struct app_totals t;
+
+	sum_queues(a, 0, true, &t);
+	snprintf(buf, len,
+		 "capturing: %.3f Mpps %.3f Gb/s | received %" PRIu64 " captured %" PRIu64
+		 " written %" PRIu64 " dropped %" PRIu64,
+		 (double)(t.q.rx_pkts - prev->q.rx_pkts) / dt / 1e6,
+		 (double)(t.q.rx_bytes - prev->q.rx_bytes) * 8 / dt / 1e9, t.q.rx_pkts,
+		 t.q.captured, gcap_pipeline_written(a->pl), dropped(&t));
+	*prev = t;
+}
+
 /* Busy-polling RX lcores that paused >= 10 us: say so (what every packet
  * in flight waited, and how a NIC's ring fills); docs/tuning.md says what
  * to change on the host. */

@@ -35,6 +35,14 @@ uint64_t app_totals_dropped(const struct app_totals *t);
 void app_report_stats_line(const struct app *a, struct app_totals *prev, double dt);
 
 /*
+ * systemd's STATUS= text (len bytes at buf): the rates since *prev (dt
+ * seconds ago) and the totals, as the --stats line; *prev becomes the
+ * totals now.
+ */
+void app_report_status(const struct app *a, struct app_totals *prev, double dt, char *buf,
+		       size_t len);
+
+/*
  * The summary at exit on stderr, tcpdump's three lines first: captured
  * is what the outputs hold; secs is the capture's length (for the rates
  * of the poll gaps and phases).

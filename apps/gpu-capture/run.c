@@ -32,7 +32,7 @@ static volatile sig_atomic_t g_signal;
 /* 0: set-up, 1: capturing, 2: stopped (the run finishes by itself) */
 static volatile sig_atomic_t g_state;
 /* the output files set-up created (removed if a signal ends it) */
-static char g_created[GCAP_MAX_OUTPUTS][PATH_MAX];
+static char g_created[GCAP_MAX_OUTPUTS + 1][PATH_MAX]; /* and --pidfile */
 static volatile sig_atomic_t g_ncreated;
 
 static void
@@ -73,6 +73,15 @@ app_signals_watch(struct gcap_pipeline *pl)
 {
 	g_pl = pl;
 	g_state = pl != NULL ? 1 : 2;
+}
+
+void
+app_signals_remove_at_setup_stop(const char *path)
+{
+	if (g_ncreated < (int)GCAP_MAX_OUTPUTS + 1 && strlen(path) < PATH_MAX) {
+		memcpy(g_created[g_ncreated], path, strlen(path) + 1);
+		g_ncreated = g_ncreated + 1;
+	}
 }
 
 bool
@@ -261,6 +270,10 @@ app_open_writers(struct app *a, const struct gcap_writer_if *ifs, unsigned nifs)
 			.filter_expr = o->outs[i].filter,
 			.app_name = "gpu-capture " GCAP_VERSION,
 			.flush_each = o->packet_buffered,
+			.file_mode = o->group_read ? 0640 : 0,
+			.set_owner = a->creds.drop,
+			.owner = a->creds.uid,
+			.group = a->creds.gid,
 		};
 
 		struct stat st;

@@ -23,6 +23,10 @@ int app_signals_install(void);
  * over, a signal only is noted. */
 void app_signals_watch(struct gcap_pipeline *pl);
 
+/* A file (path, copied) that a signal during set-up removes, as the
+ * outputs set-up created. */
+void app_signals_remove_at_setup_stop(const char *path);
+
 /* Whether SIGINT or SIGTERM came. */
 bool app_signalled(void);
 

@@ -37,7 +37,9 @@ struct gcap_khost_opts {
 	 *  gpucap, else "cc"). */
 	const char *cc;
 	/** directory holding gpucap/gcap_kernel.h (default: env
-	 *  GCAP_INCLUDE_DIR, else the source tree, else the install prefix) */
+	 *  GCAP_INCLUDE_DIR, else the installed headers found from where
+	 *  gpucap's code lies, else (in the build tree only) the source
+	 *  tree's, else the configured prefix's) */
 	const char *include_dir;
 	/** where compiled kernels are cached (default: env GCAP_KERNEL_CACHE,
 	 *  else $XDG_CACHE_HOME/gpucap, else ~/.cache/gpucap, else a

@@ -258,6 +258,13 @@ int gcap_pipeline_health(struct gcap_pipeline *pl, char *errbuf);
 void gcap_pipeline_queue_stats(const struct gcap_pipeline *pl, unsigned q,
 			       struct gcap_queue_stats *out);
 
+/** Liveness: the turns of the loop of the RX lcore that polls queue q
+ *  (idle turns too), or with q == UINT_MAX, of the writer thread's loop.
+ *  A count that stops moving while the capture runs is a thread stuck
+ *  (a driver call, a blocked write).
+ *  @return the count (a relaxed snapshot); 0 for a q out of range. */
+uint64_t gcap_pipeline_beat(const struct gcap_pipeline *pl, unsigned q);
+
 /** Records written by the writer (each record once, whatever its outputs).
  *  Once stopped: what reached the files (records a failed write cut back
  *  are not counted; with several outputs, those lost from any of them). */

@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/types.h>
 
 #include "gcap_common.h"
 #include "gcap_pkt.h"
@@ -96,6 +97,15 @@ struct gcap_writer_conf {
 	 * 0: the current time (CLOCK_REALTIME) at gcap_writer_open.
 	 */
 	uint64_t start_ns;
+	/** mode of each file the writer creates, before the umask
+	 *  (0: 0666, as tcpdump's; dumpcap's -g: 0640) */
+	mode_t file_mode;
+	/** give each file the writer creates to owner:group (fchown), for a
+	 *  process that drops privileges after opening its first files
+	 *  (tcpdump -Z); a file it truncates keeps its owner */
+	bool set_owner;
+	uid_t owner;
+	gid_t group;
 };
 
 struct gcap_writer;
@@ -104,7 +114,8 @@ struct gcap_writer;
  * Open a writer: creates (or truncates) the first file and writes its
  * header(s). Checks that the path is writable before returning.
  * @return the writer, or NULL with errno set and a one-line message in
- *         errbuf (EINVAL bad conf, EACCES/ENOENT/EISDIR/... from open).
+ *         errbuf (EINVAL bad conf, EACCES/ENOENT/EISDIR/... from open, EPERM from
+ *         giving a created file to conf->owner).
  */
 struct gcap_writer *gcap_writer_open(const struct gcap_writer_conf *conf, char *errbuf);
 

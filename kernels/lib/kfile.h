@@ -16,4 +16,13 @@ char *gcap_kfile_read(const char *path, size_t *len);
  */
 char *gcap_kfile_header(const char *incdir, size_t *len);
 
+/*
+ * The directory holding gpucap/gcap_kernel.h, into buf (n bytes): given
+ * (gcap_khost_opts.include_dir) if not NULL, else $GCAP_INCLUDE_DIR, else
+ * the install's include directory found from where this code lies, else,
+ * for code in its build tree only, the source tree's, else the configured
+ * prefix's (kincdir.c). @return 0, or -1 when none holds the header.
+ */
+int gcap_kfile_incdir(const char *given, char *buf, size_t n);
+
 #endif /* GCAP_KFILE_H */

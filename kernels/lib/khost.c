@@ -30,10 +30,6 @@
 #include "gpucap/gcap_outfile.h"
 #include "kfile.h"
 
-#ifndef GCAP_KHOST_INSTALL_INCDIR
-#define GCAP_KHOST_INSTALL_INCDIR "/usr/local/include"
-#endif
-
 extern char **environ;
 
 /* Name diagnostics give to the loader's footer (never the user's file). */
@@ -66,32 +62,6 @@ static void
 key_str(struct gcap_sha256 *h, const char *s)
 {
 	gcap_sha256_update(h, s ? s : "", (s ? strlen(s) : 0) + 1);
-}
-
-static bool
-has_header(const char *dir)
-{
-	char p[PATH_MAX];
-	if (!dir || !*dir)
-		return false;
-	if (snprintf(p, sizeof(p), "%s/gpucap/gcap_kernel.h", dir) >= (int)sizeof(p))
-		return false;
-	return access(p, R_OK) == 0;
-}
-
-static const char *
-find_incdir(const struct gcap_khost_opts *o)
-{
-	const char *e = getenv("GCAP_INCLUDE_DIR");
-	if (o->include_dir)
-		return has_header(o->include_dir) ? o->include_dir : NULL;
-	if (e && *e)
-		return has_header(e) ? e : NULL;
-	if (has_header(GCAP_SOURCE_ROOT "/include"))
-		return GCAP_SOURCE_ROOT "/include";
-	if (has_header(GCAP_KHOST_INSTALL_INCDIR))
-		return GCAP_KHOST_INSTALL_INCDIR;
-	return NULL;
 }
 
 /* One warning line: the library's callers carry no warning channel. */
@@ -491,7 +461,10 @@ gcap_khost_load_opts(const char *path, const char *args,
 			      strerror(errno));
 		goto fail;
 	}
-	const char *inc = find_incdir(o);
+	char incbuf[PATH_MAX];
+	const char *inc = gcap_kfile_incdir(o->include_dir, incbuf, sizeof(incbuf)) == 0 ?
+				  incbuf :
+				  NULL;
 	if (!inc) {
 		rc = gcap_err(errbuf, ENOENT,
 			      "%s: gpucap/gcap_kernel.h not found "
@@ -500,7 +473,7 @@ gcap_khost_load_opts(const char *path, const char *args,
 		goto fail;
 	}
 	k->incdir = strdup(inc);
-	char hpath[PATH_MAX];
+	char hpath[PATH_MAX + 32];
 	snprintf(hpath, sizeof(hpath), "%s/gpucap/gcap_kernel.h", inc);
 	hdr = gcap_kfile_header(inc, &k->header_len);
 	if (!k->incdir || !hdr) {

@@ -3,6 +3,8 @@
 # logs to $OUT. Usage: bash .devbundle/root/scripts/device/run.sh [STEP...]
 # Steps: info doctor tests unit copyloop corpus live multigpu bench sweep latency latvar jitter jittouch phases floor rxburst soak writerslack ab ringsweep pcie pcieceil kbench
 # bpf profile observe vram vrambench (default: info tests corpus live bench).
+# Steps: info doctor tests unit copyloop corpus live multigpu bench sweep latency latvar jitter jittouch phases floor rxburst soak writerslack ab ringsweep pcie pcieceil kbench ops
+# bpf profile (default: info tests corpus live bench).
 set -uo pipefail
 b=$(cd "$(dirname "$0")/../../.." && pwd)
 source "$b/env.sh"
@@ -353,6 +355,32 @@ bpf)
 	BPF_BENCH=$b/bin/bpf_bench MIX_PCAP=$b/shared/data/bench/mix-en10mb.pcap OUT_DIR=$OUT \
 		timeout ${BPF_TIMEOUT:-200} bash "$b/root/bench/bpf_bench.sh"
 	echo "bpf bench rc=$?" ;;
+ops)
+	# -Z on the gpu backend: once the GPU contexts, pools and ports are set
+	# up every thread is nobody's with no capability, the capture still
+	# writes and rotates into nobody's files; READY, STATUS and WATCHDOG
+	# reach a notify socket meanwhile
+	log "-Z nobody and the notify protocol, gpu backend"
+	{ d=$(mktemp -d /tmp/gcap-ops.XXXXXX); chmod 755 "$d"; mkdir -m 777 "$d/z"
+	  for mem in host copy; do
+		echo "## --mem $mem"
+		WATCHDOG_USEC=500000 python3 "$b/root/tests/cli/notify_listen.py" \
+			"$d/ns-$mem" "$d/n-$mem.log" timeout 90 "$b/bin/gpu-capture" -Z nobody --backend gpu \
+			--mem $mem -i "net_pcap0,rx_pcap=$b/root/tests/data/eth-be.pcap,infinite_rx=1" \
+			-w "$d/z/$mem.pcap" -C 1 --duration 8 --rx-rate 20000 2>"$d/gc-$mem.err" &
+		py=$!
+		sleep 6
+		pid=$(pgrep -P "$(pgrep -P $py -x timeout)" -x gpu-capture)
+		echo "pid $pid"
+		for t in /proc/$pid/task/*/status; do
+			echo "$(awk '/^Name:/ {print $2}' "$t"): $(grep -E '^(Uid|Gid|CapPrm|CapEff):' "$t" | tr '\t\n' '  ')"
+		done
+		wait $py; echo "rc=$?"
+		cat "$d/gc-$mem.err"
+		ls -ln "$d/z" | head -5
+		echo "READY $(grep -c ' READY=1' "$d/n-$mem.log") STATUS $(grep -c ' STATUS=capturing' "$d/n-$mem.log") WATCHDOG $(grep -c ' WATCHDOG=1' "$d/n-$mem.log")"
+		grep ' STATUS=capturing' "$d/n-$mem.log" | tail -1
+	  done; rm -rf "$d"; } 2>&1 | tee "$OUT/ops.log" ;;
 *)
 	[ -x "$b/root/$s" ] && { log "$s"; timeout 300 "$b/root/$s" "$b" "$OUT"; } || echo "unknown step $s" ;;
 esac
