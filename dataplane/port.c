@@ -3,11 +3,17 @@
  * Ports once the EAL has made them: the ethdev of a parsed `-i` argument
  * (named as its kind has it, port_internal.h), its RX queues and their
  * pools, start, stop and close, and the NIC's counters. What `-i`
- * accepts is port_kind.c's; the EAL set-up is eal.c's.
+ * accepts is port_kind.c's; the EAL set-up is eal.c's; the packets'
+ * clock is port_clock.c's. Promiscuous mode is turned on at start and,
+ * where it was off, off again at close (tcpdump's -p leaves it alone).
  */
 #include <errno.h>
+#include <net/if.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <rte_errno.h>
 #include <rte_ethdev.h>
@@ -53,6 +59,9 @@ gcap_port_configure(struct gcap_port *p, uint16_t nqueues, uint16_t nb_rxd,
 				"%s: %u RX queues asked, the port has at most %u",
 				p->spec, nqueues, info.max_rx_queues);
 	memset(&conf, 0, sizeof(conf));
+	r = gcap_port_clock_conf(p, &info, &conf.rxmode.offloads, errbuf);
+	if (r < 0)
+		return r;
 	if (nqueues > 1 && info.flow_type_rss_offloads != 0) {
 		conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
 		conf.rx_adv_conf.rss_conf.rss_hf =
@@ -82,9 +91,32 @@ gcap_port_configure(struct gcap_port *p, uint16_t nqueues, uint16_t nb_rxd,
 	return 0;
 }
 
+/* Whether the port is promiscuous now: a Linux interface's own flag (the
+ * ethdev does not know what others set), else the ethdev's. */
+static bool
+promisc_now(const struct gcap_port *p)
+{
+	if (p->kind == GCAP_PORT_IFACE) {
+		struct ifreq ifr;
+		int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		bool on = false;
+
+		memset(&ifr, 0, sizeof(ifr));
+		/* (iface_match: the name is shorter than IF_NAMESIZE) */
+		memcpy(ifr.ifr_name, p->name, strnlen(p->name, sizeof(ifr.ifr_name) - 1));
+		if (fd >= 0 && ioctl(fd, SIOCGIFFLAGS, &ifr) == 0)
+			on = (ifr.ifr_flags & IFF_PROMISC) != 0;
+		if (fd >= 0)
+			close(fd);
+		return on;
+	}
+	return rte_eth_promiscuous_get(p->port_id) == 1;
+}
+
 int
 gcap_port_start(struct gcap_port *p, char *errbuf)
 {
+	bool was = p->no_promisc || promisc_now(p);
 	int r = rte_eth_dev_start(p->port_id);
 
 	if (r != 0)
@@ -92,7 +124,11 @@ gcap_port_start(struct gcap_port *p, char *errbuf)
 				rte_strerror(-r));
 	p->started = true;
 	/* not every driver has a promiscuous mode (virtual ones) */
-	(void)rte_eth_promiscuous_enable(p->port_id);
+	if (!was)
+		p->promisc_set = rte_eth_promiscuous_enable(p->port_id) == 0;
+	r = gcap_port_clock_start(p, errbuf);
+	if (r < 0)
+		return r;
 	rte_eth_stats_reset(p->port_id);
 	return 0;
 }
@@ -100,6 +136,10 @@ gcap_port_start(struct gcap_port *p, char *errbuf)
 void
 gcap_port_close(struct gcap_port *p)
 {
+	if (p->promisc_set) {
+		(void)rte_eth_promiscuous_disable(p->port_id);
+		p->promisc_set = false;
+	}
 	if (p->started) {
 		rte_eth_dev_stop(p->port_id);
 		p->started = false;
