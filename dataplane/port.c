@@ -163,3 +163,27 @@ gcap_port_stats(const struct gcap_port *p, struct gcap_port_stats *st)
 	st->rx_nombuf = s.rx_nombuf;
 	return 0;
 }
+
+int
+gcap_port_describe(const struct gcap_port *p, struct gcap_port_desc *d)
+{
+	struct rte_eth_dev_info info;
+	struct rte_ether_addr mac;
+	struct rte_eth_link link;
+	int r;
+
+	memset(d, 0, sizeof(*d));
+	r = rte_eth_dev_info_get(p->port_id, &info);
+	if (r != 0)
+		return r;
+	snprintf(d->driver, sizeof(d->driver), "%s", info.driver_name ?: "?");
+	if (rte_eth_macaddr_get(p->port_id, &mac) == 0 && !rte_is_zero_ether_addr(&mac)) {
+		memcpy(d->mac, mac.addr_bytes, sizeof(d->mac));
+		d->has_mac = true;
+	}
+	if (rte_eth_link_get_nowait(p->port_id, &link) == 0 && link.link_status &&
+	    link.link_speed != RTE_ETH_SPEED_NUM_NONE &&
+	    link.link_speed != RTE_ETH_SPEED_NUM_UNKNOWN)
+		d->speed_bps = (uint64_t)link.link_speed * 1000000u;
+	return 0;
+}

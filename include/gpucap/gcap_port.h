@@ -121,6 +121,17 @@ const char *gcap_tstamp_name(enum gcap_tstamp t);
  *  off where gcap_port_start turned it on. */
 void gcap_port_close(struct gcap_port *p);
 
+/** What the capture files say about a port (pcapng IDB options). */
+struct gcap_port_desc {
+	char driver[64]; /**< the DPDK driver, e.g. "net_pcap", "mlx5_pci" */
+	uint8_t mac[6];
+	bool has_mac;       /**< a MAC address other than all zeros */
+	uint64_t speed_bps; /**< link speed, 0: unknown or down */
+};
+
+/** Describe a found port. @return 0 or a negative errno. */
+int gcap_port_describe(const struct gcap_port *p, struct gcap_port_desc *d);
+
 /** NIC-level counters. */
 struct gcap_port_stats {
 	uint64_t ipackets, ibytes, imissed, ierrors, rx_nombuf;
