@@ -181,7 +181,8 @@ gcap_port_describe(const struct gcap_port *p, struct gcap_port_desc *d)
 		memcpy(d->mac, mac.addr_bytes, sizeof(d->mac));
 		d->has_mac = true;
 	}
-	if (rte_eth_link_get_nowait(p->port_id, &link) == 0 && link.link_status &&
+	/* (a port not started yet may say its link is down, with its speed) */
+	if (rte_eth_link_get_nowait(p->port_id, &link) == 0 &&
 	    link.link_speed != RTE_ETH_SPEED_NUM_NONE &&
 	    link.link_speed != RTE_ETH_SPEED_NUM_UNKNOWN)
 		d->speed_bps = (uint64_t)link.link_speed * 1000000u;

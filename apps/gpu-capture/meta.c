@@ -42,6 +42,8 @@ app_meta_host(struct app *a)
 void
 app_meta_ifs(struct app *a, struct gcap_writer_if *wifs)
 {
+	if (a->host_os[0] == '\0')
+		app_meta_host(a);
 	for (unsigned p = 0; p < a->nports; p++) {
 		struct app_port_meta *m = &a->port_meta[p];
 		struct gcap_port_desc d;

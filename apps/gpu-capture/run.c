@@ -280,7 +280,11 @@ app_open_writers(struct app *a, const struct gcap_writer_if *ifs, unsigned nifs)
 			.rotate_bytes = o->rotate_bytes,
 			.rotate_secs = o->rotate_secs,
 			.max_files = o->max_files,
-			.filter_expr = o->outs[i].filter,
+			/* if_filter only where there is a filter */
+			.filter_expr = o->outs[i].filter != NULL &&
+						       o->outs[i].filter[0] != '\0' ?
+					       o->outs[i].filter :
+					       NULL,
 			.app_name = "gpu-capture " GCAP_VERSION,
 			.flush_each = o->packet_buffered,
 			.ts_micro = o->ts_micro,
