@@ -15,6 +15,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <rte_bus.h>
+#include <rte_dev.h>
 #include <rte_errno.h>
 #include <rte_ethdev.h>
 
@@ -177,6 +179,15 @@ gcap_port_describe(const struct gcap_port *p, struct gcap_port_desc *d)
 	if (r != 0)
 		return r;
 	snprintf(d->driver, sizeof(d->driver), "%s", info.driver_name ?: "?");
+	if (info.device != NULL) {
+		const struct rte_bus *bus = rte_dev_bus(info.device);
+		const char *bi = rte_dev_bus_info(info.device);
+
+		snprintf(d->hardware, sizeof(d->hardware), "%s %s%s%s%s",
+			 bus != NULL ? rte_bus_name(bus) : "?", rte_dev_name(info.device),
+			 bi != NULL ? " (" : "", bi != NULL ? bi : "",
+			 bi != NULL ? ")" : "");
+	}
 	if (rte_eth_macaddr_get(p->port_id, &mac) == 0 && !rte_is_zero_ether_addr(&mac)) {
 		memcpy(d->mac, mac.addr_bytes, sizeof(d->mac));
 		d->has_mac = true;

@@ -25,6 +25,7 @@
 /* A port's IDB options that the writers point at (meta.c). */
 struct app_port_meta {
 	char descr[160];
+	char hardware[160];
 	uint8_t mac[6];
 };
 

@@ -2,8 +2,8 @@
 /*
  * What the output files say about a capture beyond its packets (pcapng's
  * SHB and IDB options, as dumpcap writes them): the host's OS and CPU,
- * and each port as given on the command line with its driver, MAC
- * address, link speed and OS.
+ * and each port as given on the command line with its driver, device
+ * (if_hardware), MAC address, link speed and OS.
  */
 #include <stdio.h>
 #include <string.h>
@@ -57,6 +57,10 @@ app_meta_ifs(struct app *a, struct gcap_writer_if *wifs)
 		snprintf(m->descr, sizeof(m->descr), "%s port %s", d.driver,
 			 a->ports[p].name);
 		wifs[p].description = m->descr;
+		if (d.hardware[0] != '\0') {
+			memcpy(m->hardware, d.hardware, sizeof(m->hardware));
+			wifs[p].hardware = m->hardware;
+		}
 		if (d.has_mac) {
 			memcpy(m->mac, d.mac, sizeof(m->mac));
 			wifs[p].mac = m->mac;

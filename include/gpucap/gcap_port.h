@@ -123,7 +123,8 @@ void gcap_port_close(struct gcap_port *p);
 
 /** What the capture files say about a port (pcapng IDB options). */
 struct gcap_port_desc {
-	char driver[64]; /**< the DPDK driver, e.g. "net_pcap", "mlx5_pci" */
+	char driver[64];    /**< the DPDK driver, e.g. "net_pcap", "mlx5_pci" */
+	char hardware[160]; /**< the device on its bus: "pci 0000:3b:00.0 (vendor_id=...)" */
 	uint8_t mac[6];
 	bool has_mac;       /**< a MAC address other than all zeros */
 	uint64_t speed_bps; /**< link speed, 0: unknown or down */

@@ -6,7 +6,7 @@ usage: pcapng_meta.py SUMMARY_JSON EXPECT_JSON FILE...
 
 Each FILE (in rotation order) must hold: an SHB with shb_hardware, shb_os
 and shb_userappl as EXPECT says; per interface if_name, if_description,
-if_os, if_MACaddr, if_speed (where EXPECT gives one), if_tsresol and
+if_hardware, if_os, if_MACaddr, if_speed (where EXPECT gives one), if_tsresol and
 if_filter exactly when EXPECT gives a filter; EPBs with epb_flags inbound
 and an epb_queue below EXPECT's queue count; and one ISB per interface,
 whose isb_usrdeliv counts the EPBs of this file and those before it. The
@@ -91,6 +91,9 @@ def main():
             descr = one(idb, 3)
             if descr is None or e["driver"].encode() not in descr:
                 fail(f"{f}: if_description {descr!r} does not name {e['driver']}")
+            hw = one(idb, 15)
+            if hw is None or e["driver"].encode() not in hw:
+                fail(f"{f}: if_hardware {hw!r} does not name the device")
             if one(idb, 12) != exp["os"].encode():
                 fail(f"{f}: if_os {one(idb, 12)!r}")
             mac = one(idb, 6)

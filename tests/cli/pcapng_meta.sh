@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # The pcapng a live capture writes, as dumpcap writes it, in every file of
 # a rotation (-b packets:N): SHB shb_hardware/shb_os/shb_userappl, IDB
-# if_name (the port as given), if_description, if_os, if_MACaddr, if_speed,
+# if_name (the port as given), if_description, if_hardware, if_os,
+# if_MACaddr, if_speed,
 # if_tsresol, if_filter only with a filter, EPB epb_flags and epb_queue,
 # and each file's own ISBs, checked against the run's --summary-json
 # (pcapng_meta.py). tshark -V, capinfos and editcap read every file.
