@@ -83,6 +83,10 @@ struct pl_queue {
 	struct rte_mbuf **carry;
 	unsigned ncarry;
 	uint64_t carry_t; /* the poll that received them (monotonic ns) */
+	/* a queue on the host's clock that had nothing at a poll: its time
+	 * (CLOCK_REALTIME ns), before any record it gives later (the time
+	 * order's merge need not wait for it; 0: none yet) */
+	atomic_uint_fast64_t idle_wm;
 	struct gcap_pipeline_queue src;
 };
 
@@ -135,6 +139,22 @@ rx_time(const struct gcap_rx_clock *c, const struct rte_mbuf *m, uint64_t host)
 	int64_t d = (int64_t)(*RTE_MBUF_DYNFIELD(m, c->off, const uint64_t *) - c->raw0);
 
 	return c->ns0 + (uint64_t)(((__int128)d * (__int128)c->mult) >> 32);
+}
+
+/* Queue q had nothing at this poll (and holds nothing: no batch in
+ * flight, no records held, none carried): on the host's clock, every
+ * record it gives later is stamped after now, which the writer's time
+ * order may count on (release: what it handed the writer before comes
+ * first). Port clocks promise nothing of the kind. */
+static inline void
+order_mark_idle(struct pl_queue *q)
+{
+	const struct gcap_rx_clock *c = q->src.clock;
+
+	if ((c == NULL || c->flag == 0) && q->inflight == 0 && q->held == NULL &&
+	    q->ncarry == 0)
+		atomic_store_explicit(&q->idle_wm, now_ns(CLOCK_REALTIME),
+				      memory_order_release);
 }
 
 /* Keep the run's first error (and its message); the pipeline then wants

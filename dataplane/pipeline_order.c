@@ -11,8 +11,10 @@
  * the record with the earliest time among the queues' next ones, but
  * only while every queue has one: a queue's later records are no older
  * than its next one, so that record is the earliest there will be. A
- * queue that has nothing would hold the others forever; the window
- * bounds that: once a buffer has been held order_window_ms, or a queue's
+ * queue on the host's clock that has nothing says so at its idle polls
+ * (pl_queue.idle_wm: a time before any record it will give), and records
+ * not later than that go on without it. Any other queue that has nothing
+ * would hold the others forever; the window bounds that: once a buffer has been held order_window_ms, or a queue's
  * held records fill a quarter of its export memory (so that its RX side
  * never runs out of room because of the merge), the earliest records go
  * out without waiting. At the end everything goes out. Nothing is copied
@@ -177,6 +179,35 @@ take(struct gcap_pipeline *pl, unsigned qi, uint64_t now, bool *any)
 	return 0;
 }
 
+/* Whether the queues that have nothing may still bring a record earlier
+ * than ts. @return 1: none can (each one's idle mark is at or after ts);
+ * 2: one may; 0: one of them brought records meanwhile (look again); or
+ * -EINVAL as take(). */
+static int
+idle_behind(struct gcap_pipeline *pl, uint64_t ts, uint64_t now, bool *any)
+{
+	struct pl_order *o = pl->order;
+
+	for (unsigned i = 0; i < pl->conf.nqueues; i++) {
+		struct pl_order_q *q = &o->q[i];
+		uint64_t wm;
+		int r;
+
+		if (q->n > 0)
+			continue;
+		/* the mark first, then what the queue handed over before it */
+		wm = atomic_load_explicit(&pl->q[i].idle_wm, memory_order_acquire);
+		r = take(pl, i, now, any);
+		if (r < 0)
+			return r;
+		if (q->n > 0)
+			return 0;
+		if (wm < ts)
+			return 2;
+	}
+	return 1;
+}
+
 int
 gcap_pl_order_run(struct gcap_pipeline *pl, uint64_t now, bool all, bool *any)
 {
@@ -208,8 +239,16 @@ gcap_pl_order_run(struct gcap_pipeline *pl, uint64_t now, bool all, bool *any)
 		}
 		if (best == nq)
 			return 0;
-		if (!all && have < nq && !full && now - oldest < o->window_ns)
-			return 0; /* a queue may still bring an earlier record */
+		if (!all && have < nq && !full && now - oldest < o->window_ns) {
+			int r = idle_behind(pl, o->q[best].rec.ts_ns, now, any);
+
+			if (r < 0)
+				return r;
+			if (r == 0)
+				continue; /* a queue brought records: look again */
+			if (r == 2)
+				return 0; /* a queue may still bring an earlier record */
+		}
 
 		struct pl_order_q *q = &o->q[best];
 		int r = gcap_pl_write_rec(pl, &q->rec, q->data);

@@ -5,6 +5,9 @@
 # every record is checked (capinfos' "Strict time order", and a walk of
 # the times), and nothing is lost. --no-time-order writes the queues'
 # records as they come (the option is accepted; its order is the OS's).
+# The window is 10 s here: a loaded machine may start one queue's lcore
+# long after the other's has replayed its whole file.
+W=(--time-order-window 10000)
 . "$(dirname "$0")/lib.sh"
 need tcpdump
 need editcap
@@ -26,18 +29,18 @@ ordered() {
 }
 
 for out in q.pcap q.pcapng; do
-	gc -i "net_pcap0,rx_pcap=$T/first.pcap,rx_pcap=$T/later.pcap" --queues 2 \
+	gc -i "net_pcap0,rx_pcap=$T/first.pcap,rx_pcap=$T/later.pcap" --queues 2 "${W[@]}" \
 		-w "$T/$out" -c "$n" --duration 30 || die "2 queues: exit $?: $(cat "$T/gc.err")"
 	[ "$(count "$T/$out")" -eq "$n" ] || fail "2 queues $out: $(count "$T/$out") records, want $n"
 	ordered "$T/$out" || fail "2 queues $out: not in time order"
 done
 # a --rx-burst of 1 and batches of 2: many small buffers per queue
-gc -i "net_pcap0,rx_pcap=$T/first.pcap,rx_pcap=$T/later.pcap" --queues 2 --rx-burst 1 --batch 2 \
+gc -i "net_pcap0,rx_pcap=$T/first.pcap,rx_pcap=$T/later.pcap" --queues 2 --rx-burst 1 --batch 2 "${W[@]}" \
 	-w "$T/small.pcapng" -c "$n" --duration 30 || fail "small batches: exit $?: $(cat "$T/gc.err")"
 ordered "$T/small.pcapng" || fail "small batches: not in time order"
 
 # two ports, one file each, into one pcapng
-gc -i "net_pcap0,rx_pcap=$T/first.pcap" -i "net_pcap1,rx_pcap=$T/later.pcap" \
+gc -i "net_pcap0,rx_pcap=$T/first.pcap" -i "net_pcap1,rx_pcap=$T/later.pcap" "${W[@]}" \
 	-w "$T/ports.pcapng" -c "$n" --duration 30 || die "2 ports: exit $?: $(cat "$T/gc.err")"
 [ "$(count "$T/ports.pcapng")" -eq "$n" ] || fail "2 ports: $(count "$T/ports.pcapng") records"
 ordered "$T/ports.pcapng" || fail "2 ports: not in time order"
@@ -47,6 +50,18 @@ if command -v mergecap >/dev/null; then
 		"$CMP" -q --no-linktype "$T/q.pcap" "$T/merged.pcap" ||
 		fail "2 queues: not the records of the two files merged by time"
 fi
+
+# a queue on the host's clock (-j host) that has nothing does not hold the
+# others: its idle polls say no earlier record can come from it. With a
+# window of 60 s, a merge that waited for it would end the run by
+# --duration (50 s), not by -c within seconds.
+tcpdump -r "$T/first.pcap" -w "$T/empty.pcap" 'len > 100000' 2>/dev/null || die "empty file"
+start=$SECONDS
+gc -i "net_pcap0,rx_pcap=$T/first.pcap,rx_pcap=$T/empty.pcap" --queues 2 -j host \
+	--time-order-window 60000 -w "$T/idle.pcap" -c "$n1" --duration 50 ||
+	fail "an idle queue: exit $?: $(cat "$T/gc.err")"
+[ $((SECONDS - start)) -lt 40 ] || fail "an idle host-clock queue held the others for the window"
+[ "$(count "$T/idle.pcap")" -eq "$n1" ] && ordered "$T/idle.pcap" || fail "an idle queue: records or order"
 
 # --no-time-order: the capture is whole, in whatever order it came
 gc -i "net_pcap0,rx_pcap=$T/first.pcap,rx_pcap=$T/later.pcap" --queues 2 --no-time-order \
