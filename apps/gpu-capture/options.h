@@ -48,35 +48,36 @@ struct app_opts {
 	enum gcap_mem mem;         /* --mem */
 	int gpus[APP_MAX_GPUS];    /* --gpu */
 	unsigned ngpus;
-	bool interp;              /* --gpu-interp */
-	unsigned gpu_blocks;      /* --gpu-blocks */
-	const char *eal;          /* --eal */
-	unsigned batch;           /* --batch */
-	unsigned ring;            /* --ring */
-	unsigned nb_rxd;          /* --rxd */
-	unsigned mbufs;           /* --mbufs (default: enough for
+	bool interp;                         /* --gpu-interp */
+	unsigned gpu_blocks;                 /* --gpu-blocks */
+	const char *eal;                     /* --eal */
+	unsigned batch;                      /* --batch */
+	unsigned ring;                       /* --ring */
+	unsigned nb_rxd;                     /* --rxd */
+	unsigned mbufs;                      /* --mbufs (default: enough for
 					   --rxd, --batch and --ring) */
-	unsigned duration;        /* --duration */
-	uint64_t rx_rate;         /* --rx-rate (pps per queue) */
-	unsigned rx_burst;        /* --rx-burst (0: the batch's room) */
-	bool backpressure;        /* --backpressure */
-	bool busy_poll;           /* --busy-poll */
-	bool poll_phases;         /* --poll-phases */
-	const char *kernel;       /* --kernel */
-	const char *kernel_arg;   /* --kernel-arg */
-	const char *kernel_state; /* --kernel-state */
-	char *expr;               /* trailing words, joined */
-	/* capture fidelity: time stamps, order, promiscuous mode, rotation */
-	enum gcap_tstamp tstamp;             /* -j */
-	bool list_tstamp;                    /* -J */
-	bool ts_micro;                       /* --time-stamp-precision micro */
-	bool no_promisc;                     /* -p */
-	bool no_time_order;                  /* --no-time-order */
-	unsigned order_window_ms;            /* --time-order-window */
-	const char *postrotate;              /* -z */
-	uint64_t rotate_packets;             /* -b packets:N */
+	unsigned duration;                   /* --duration */
+	uint64_t rx_rate;                    /* --rx-rate (pps per queue) */
+	unsigned rx_burst;                   /* --rx-burst (0: the batch's room) */
+	bool backpressure;                   /* --backpressure */
+	bool busy_poll;                      /* --busy-poll */
+	bool poll_phases;                    /* --poll-phases */
+	const char *kernel;                  /* --kernel */
+	const char *kernel_arg;              /* --kernel-arg */
+	const char *kernel_state;            /* --kernel-state */
+	char *expr;                          /* trailing words, joined */
 	bool doctor;                         /* --doctor */
 	struct gcap_doctor_conf doctor_conf; /* --doctor-root, --json, -i, --gpu */
+
+	/* capture fidelity: time stamps, order, promiscuous mode, rotation */
+	enum gcap_tstamp tstamp;  /* -j */
+	bool list_tstamp;         /* -J */
+	bool ts_micro;            /* --time-stamp-precision micro */
+	bool no_promisc;          /* -p */
+	bool no_time_order;       /* --no-time-order */
+	unsigned order_window_ms; /* --time-order-window */
+	const char *postrotate;   /* -z */
+	uint64_t rotate_packets;  /* -b packets:N */
 };
 
 /*
