@@ -43,6 +43,13 @@ realtime_ns(void)
 
 /* ---- file names and rotation ---- */
 
+/* Files are numbered as -C numbers them (-C, -b packets:N). */
+static bool
+wr_numbered(const struct gcap_writer *w)
+{
+	return w->rotate_bytes != 0 || w->rotate_packets != 0;
+}
+
 /* tcpdump's width of the file number under -W: digits of W-1. */
 static int
 wflag_chars(uint32_t w)
@@ -98,19 +105,36 @@ stop_done(struct gcap_writer *w)
 	return rc != 0 ? rc : -ECANCELED;
 }
 
+/* A file that rotation closes gets its ISBs, from stats_fn. */
+static int
+put_rot_stats(struct gcap_writer *w)
+{
+	if (w->stats_fn == NULL || w->fmt->put_stats == NULL || w->fd < 0)
+		return 0;
+	memset(w->rot_st, 0, w->nifs * sizeof(*w->rot_st));
+	w->stats_fn(w->stats_arg, w->rot_st, w->nifs);
+	return w->fmt->put_stats(w, w->rot_st, w->clock_ns);
+}
+
 /* Close the current file and open the next one under name (cnt, chars). */
 static int
 next_file(struct gcap_writer *w, unsigned cnt, int chars)
 {
-	char eb[GCAP_ERRBUF_SIZE];
+	char eb[GCAP_ERRBUF_SIZE], closed[WR_NAME_MAX];
 	int rc;
 
 	if (w->stop_files != 0 && ++w->nrotated >= w->stop_files)
 		return stop_done(w); /* -a files: that many are written */
-	rc = gcap_wr_file_close(w);
+	rc = put_rot_stats(w);
 
+	if (rc == 0)
+		rc = gcap_wr_file_close(w);
 	if (rc != 0)
 		return rc;
+	if (w->closed_fn != NULL) {
+		memcpy(closed, w->cur, strlen(w->cur) + 1);
+		w->closed_fn(w->closed_arg, closed);
+	}
 	rc = make_name(w, cnt, chars, w->cur);
 	if (rc != 0)
 		return gcap_wr_fail(w, -rc,
@@ -123,15 +147,16 @@ next_file(struct gcap_writer *w, unsigned cnt, int chars)
 	return 0;
 }
 
-/* -G: a new file once rotate_secs have passed since the period start. */
+/* -G: a new file once rotate_secs have passed since the period start
+ * (or now, with force). */
 static int
-time_rotate(struct gcap_writer *w)
+time_rotate(struct gcap_writer *w, bool force)
 {
-	if (w->rotate_ns == 0 || w->clock_ns < w->period_ns ||
-	    w->clock_ns - w->period_ns < w->rotate_ns)
+	if (!force && (w->rotate_ns == 0 || w->clock_ns < w->period_ns ||
+		       w->clock_ns - w->period_ns < w->rotate_ns))
 		return 0;
 	w->gflag_count++;
-	if (w->rotate_bytes == 0 && w->max_files > 0 && w->gflag_count >= w->max_files) {
+	if (!wr_numbered(w) && w->max_files > 0 && w->gflag_count >= w->max_files) {
 		/* done, as tcpdump exits here; the last file stays open so
 		 * that close can still append its blocks (pcapng ISBs) */
 		int rc = gcap_wr_flush(w);
@@ -142,14 +167,16 @@ time_rotate(struct gcap_writer *w)
 	/* tcpdump: the new period starts now, the -C number restarts */
 	w->period_ns = w->clock_ns;
 	w->cflag_count = 0;
-	return next_file(w, 0, w->rotate_bytes != 0 ? w->wchars : 0);
+	return next_file(w, 0, wr_numbered(w) ? w->wchars : 0);
 }
 
-/* -C: a new file when the current one is larger than rotate_bytes. */
+/* -C: a new file when the current one is larger than rotate_bytes; -b
+ * packets:N when it holds N records; now, with force. */
 static int
-size_rotate(struct gcap_writer *w)
+size_rotate(struct gcap_writer *w, bool force)
 {
-	if (w->rotate_bytes == 0 || w->file_off + w->len <= w->rotate_bytes)
+	if (!force && (w->rotate_bytes == 0 || w->file_off + w->len <= w->rotate_bytes) &&
+	    (w->rotate_packets == 0 || w->file_recs < w->rotate_packets))
 		return 0;
 	w->cflag_count++;
 	if (w->max_files > 0 && w->cflag_count >= w->max_files)
@@ -181,9 +208,9 @@ pre_rec(struct gcap_writer *w, const struct gcap_rec *rec)
 	if (rec->ts_ns > w->clock_ns)
 		w->clock_ns = rec->ts_ns;
 	/* tcpdump's order: the time check first, then the size check */
-	int rc = time_rotate(w);
+	int rc = time_rotate(w, false);
 
-	return rc != 0 ? rc : size_rotate(w);
+	return rc != 0 ? rc : size_rotate(w, false);
 }
 
 int
@@ -252,7 +279,26 @@ gcap_writer_tick(struct gcap_writer *w, uint64_t now_ns)
 		return -ECANCELED;
 	if (now_ns > w->clock_ns)
 		w->clock_ns = now_ns;
-	return time_rotate(w); /* -C is only checked before a record */
+	return time_rotate(w, false); /* -C is only checked before a record */
+}
+
+int
+gcap_writer_rotate(struct gcap_writer *w)
+{
+	if (w == NULL || w->is_stdout)
+		return -EINVAL;
+	if (w->err != 0)
+		return w->err;
+	if (w->done)
+		return -ECANCELED;
+	if (w->rotate_ns == 0)
+		return size_rotate(w, true);
+	/* -G: the new period starts now (its name from now's time) */
+	uint64_t now = realtime_ns();
+
+	if (now > w->clock_ns)
+		w->clock_ns = now;
+	return time_rotate(w, true);
 }
 
 int
@@ -389,36 +435,61 @@ check_conf(const struct gcap_writer_conf *c, char *errbuf)
 			return gcap_err(errbuf, EINVAL,
 					"writer: interface %u: bad link type %d", i,
 					c->ifs[i].linktype);
-		if (c->ifs[i].name != NULL && strlen(c->ifs[i].name) > WR_STR_MAX)
+		const char *strs[] = { c->ifs[i].name, c->ifs[i].description,
+				       c->ifs[i].os, c->ifs[i].hardware };
+
+		for (size_t k = 0; k < sizeof(strs) / sizeof(strs[0]); k++)
+			if (strs[k] != NULL && strlen(strs[k]) > WR_STR_MAX)
+				return gcap_err(errbuf, EINVAL,
+						"writer: interface %u: name or "
+						"description too long",
+						i);
+		if (c->ifs[i].filter != NULL && strlen(c->ifs[i].filter) + 1 > WR_STR_MAX)
 			return gcap_err(errbuf, EINVAL,
-					"writer: interface %u: name too long", i);
+					"writer: interface %u: filter too long", i);
 	}
 	if (c->filter_expr != NULL && strlen(c->filter_expr) + 1 > WR_STR_MAX)
 		return gcap_err(errbuf, EINVAL, "writer: filter expression too long");
-	if (c->app_name != NULL && strlen(c->app_name) > WR_STR_MAX)
-		return gcap_err(errbuf, EINVAL, "writer: application name too long");
-	if (strcmp(c->path, "-") == 0 &&
-	    (c->rotate_bytes != 0 || c->rotate_secs != 0 || c->max_files != 0))
+	if ((c->app_name != NULL && strlen(c->app_name) > WR_STR_MAX) ||
+	    (c->shb_os != NULL && strlen(c->shb_os) > WR_STR_MAX) ||
+	    (c->shb_hardware != NULL && strlen(c->shb_hardware) > WR_STR_MAX))
+		return gcap_err(errbuf, EINVAL,
+				"writer: application, OS or hardware name too long");
+	if (strcmp(c->path, "-") == 0 && (c->rotate_bytes != 0 || c->rotate_secs != 0 ||
+					  c->rotate_packets != 0 || c->max_files != 0))
 		return gcap_err(errbuf, EINVAL,
 				"writer: cannot rotate (-C/-G/-W) when writing to "
 				"stdout ('-')");
-	if (c->max_files != 0 && c->rotate_bytes == 0 && c->rotate_secs == 0)
+	if (c->max_files != 0 && c->rotate_bytes == 0 && c->rotate_secs == 0 &&
+	    c->rotate_packets == 0)
 		return gcap_err(errbuf, EINVAL,
 				"writer: a file count (-W) needs -C or -G");
 	return 0;
 }
 
-/* The format of conf: its own, else the one whose suffix the path has. */
+/* The format of a path and fmt: fmt, else the one whose suffix the path
+ * has. */
 static const struct gcap_wr_fmt *
-resolve_fmt(const struct gcap_writer_conf *c)
+resolve_fmt(const char *path, enum gcap_fmt fmt)
 {
-	if (c->fmt != GCAP_FMT_AUTO)
-		return formats[c->fmt];
+	if (fmt != GCAP_FMT_AUTO && (unsigned)fmt < NFORMATS)
+		return formats[fmt];
 	for (size_t i = 0; i < NFORMATS; i++)
-		if (formats[i] != NULL && formats[i]->suffix != NULL &&
-		    ends_with(c->path, formats[i]->suffix))
+		if (formats[i] != NULL && formats[i]->suffix != NULL && path != NULL &&
+		    ends_with(path, formats[i]->suffix))
 			return formats[i];
 	return formats[GCAP_FMT_PCAP];
+}
+
+enum gcap_fmt
+gcap_writer_fmt_of(const char *path, enum gcap_fmt fmt)
+{
+	const struct gcap_wr_fmt *f = resolve_fmt(path, fmt);
+
+	for (size_t i = 0; i < NFORMATS; i++)
+		if (formats[i] == f)
+			return (enum gcap_fmt)i;
+	return GCAP_FMT_PCAP;
 }
 
 struct gcap_writer *
@@ -435,7 +506,7 @@ gcap_writer_open(const struct gcap_writer_conf *conf, char *errbuf)
 		errno = -rc;
 		return NULL;
 	}
-	fmt = resolve_fmt(conf);
+	fmt = resolve_fmt(conf->path, conf->fmt);
 	if (fmt->check != NULL) {
 		rc = fmt->check(conf, errbuf);
 		if (rc != 0) {
@@ -448,15 +519,26 @@ gcap_writer_open(const struct gcap_writer_conf *conf, char *errbuf)
 	strs = strlen(conf->path) + 1 + WR_NAME_MAX;
 	if (conf->filter_expr != NULL)
 		strs += strlen(conf->filter_expr) + 1;
-	if (conf->app_name != NULL)
-		strs += strlen(conf->app_name) + 1;
-	for (unsigned i = 0; i < conf->nifs; i++)
-		if (conf->ifs[i].name != NULL)
-			strs += strlen(conf->ifs[i].name) + 1;
-	w = calloc(1, sizeof(*w) + conf->nifs * sizeof(struct gcap_wr_if) + strs);
+	const char *const top[] = { conf->app_name, conf->shb_os, conf->shb_hardware };
+
+	for (size_t k = 0; k < sizeof(top) / sizeof(top[0]); k++)
+		strs += top[k] != NULL ? strlen(top[k]) + 1 : 0;
+	for (unsigned i = 0; i < conf->nifs; i++) {
+		const struct gcap_writer_if *f = &conf->ifs[i];
+		const char *const ss[] = { f->name, f->description, f->os, f->hardware,
+					   f->filter };
+
+		for (size_t k = 0; k < sizeof(ss) / sizeof(ss[0]); k++)
+			strs += ss[k] != NULL ? strlen(ss[k]) + 1 : 0;
+	}
+	w = calloc(1, sizeof(*w) +
+			      conf->nifs * (sizeof(struct gcap_wr_if) +
+					    sizeof(struct gcap_writer_if_stats)) +
+			      strs);
 	if (w == NULL)
 		return gcap_err_null(errbuf, ENOMEM, "writer: out of memory");
-	w->ifs = (struct gcap_wr_if *)(w + 1);
+	w->rot_st = (struct gcap_writer_if_stats *)(w + 1);
+	w->ifs = (struct gcap_wr_if *)(w->rot_st + conf->nifs);
 	sp = (char *)(w->ifs + conf->nifs);
 #define WR_DUP(dst, src)                     \
 	do {                                 \
@@ -470,13 +552,33 @@ gcap_writer_open(const struct gcap_writer_conf *conf, char *errbuf)
 	sp += WR_NAME_MAX;
 	if (conf->filter_expr != NULL)
 		WR_DUP(w->filter_expr, conf->filter_expr);
-	if (conf->app_name != NULL)
-		WR_DUP(w->app_name, conf->app_name);
+#define WR_DUP_OPT(dst, src)              \
+	do {                              \
+		if ((src) != NULL)        \
+			WR_DUP(dst, src); \
+	} while (0)
+	WR_DUP_OPT(w->app_name, conf->app_name);
+	WR_DUP_OPT(w->shb_os, conf->shb_os);
+	WR_DUP_OPT(w->shb_hw, conf->shb_hardware);
 	for (unsigned i = 0; i < conf->nifs; i++) {
-		if (conf->ifs[i].name != NULL)
-			WR_DUP(w->ifs[i].name, conf->ifs[i].name);
-		w->ifs[i].linktype = dlt_to_linktype(conf->ifs[i].linktype);
+		const struct gcap_writer_if *f = &conf->ifs[i];
+		struct gcap_wr_if *t = &w->ifs[i];
+
+		WR_DUP_OPT(t->name, f->name);
+		WR_DUP_OPT(t->description, f->description);
+		WR_DUP_OPT(t->os, f->os);
+		WR_DUP_OPT(t->hardware, f->hardware);
+		WR_DUP_OPT(t->filter, f->filter);
+		if (f->filter == NULL)
+			t->filter = w->filter_expr;
+		if (f->mac != NULL) {
+			memcpy(t->mac, f->mac, sizeof(t->mac));
+			t->has_mac = true;
+		}
+		t->speed = f->speed;
+		t->linktype = dlt_to_linktype(f->linktype);
 	}
+#undef WR_DUP_OPT
 #undef WR_DUP
 	w->nifs = conf->nifs;
 	w->fmt = fmt;
@@ -492,6 +594,13 @@ gcap_writer_open(const struct gcap_writer_conf *conf, char *errbuf)
 	w->set_owner = conf->set_owner;
 	w->owner = conf->owner;
 	w->group = conf->group;
+	w->ts_micro = conf->ts_micro;
+	w->epb_rx = conf->epb_rx;
+	w->rotate_packets = conf->rotate_packets;
+	w->stats_fn = conf->stats_fn;
+	w->stats_arg = conf->stats_arg;
+	w->closed_fn = conf->closed_fn;
+	w->closed_arg = conf->closed_arg;
 	w->is_stdout = strcmp(conf->path, "-") == 0;
 	w->fd = -1;
 	w->start_ns = conf->start_ns != 0 ? conf->start_ns : realtime_ns();
@@ -511,7 +620,7 @@ gcap_writer_open(const struct gcap_writer_conf *conf, char *errbuf)
 	if (w->is_stdout) {
 		strcpy(w->cur, "-");
 	} else {
-		rc = make_name(w, 0, w->rotate_bytes != 0 ? w->wchars : 0, w->cur);
+		rc = make_name(w, 0, wr_numbered(w) ? w->wchars : 0, w->cur);
 		if (rc != 0) {
 			gcap_err(errbuf, -rc, "cannot make a file name from '%s': %s",
 				 w->tmpl, strerror(-rc));

@@ -22,7 +22,7 @@
 
 #define GCAP_WR_NS_PER_SEC 1000000000ull
 #define GCAP_WR_RHDR_MAX 28u /* longest record header a format writes */
-#define GCAP_WR_RTRL_MAX 8u  /* longest record trailer (padding included) */
+#define GCAP_WR_RTRL_MAX 32u /* longest record trailer (padding, options, length) */
 
 struct gcap_writer;
 
@@ -59,8 +59,8 @@ struct gcap_wr_fmt {
 	 * tcpdump writes it, even when below caplen.
 	 * @return 0, or -EINVAL when the format cannot hold the record.
 	 */
-	int (*rec_frame)(const struct gcap_rec *rec, uint32_t incl,
-			 struct gcap_wr_frame *f);
+	int (*rec_frame)(const struct gcap_writer *w, const struct gcap_rec *rec,
+			 uint32_t incl, struct gcap_wr_frame *f);
 	/**
 	 * @return the length of the whole item at p in the output buffer;
 	 *         *is_rec tells whether it is a record.
@@ -79,10 +79,19 @@ struct gcap_wr_fmt {
 extern const struct gcap_wr_fmt gcap_wr_pcap;
 extern const struct gcap_wr_fmt gcap_wr_pcapng;
 
-/** One interface as the files record it. */
+/** One interface as the files record it (strings: in the writer's
+ *  string area, or NULL). */
 struct gcap_wr_if {
-	const char *name;  /* points into the writer's string area, or NULL */
+	const char *name;
+	const char *description;
+	const char *os;
+	const char *hardware;
+	const char *filter; /* its own, else the writer's, or NULL */
+	uint8_t mac[6];
+	bool has_mac;
 	uint16_t linktype; /* LINKTYPE_* */
+	uint64_t speed;    /* bits per second, 0: not given */
+	uint64_t nrec;     /* records written, all files (isb_usrdeliv) */
 };
 
 struct gcap_writer {
@@ -90,6 +99,8 @@ struct gcap_writer {
 	char *tmpl;              /* conf->path */
 	const char *filter_expr; /* or NULL */
 	const char *app_name;    /* or NULL */
+	const char *shb_os;      /* or NULL */
+	const char *shb_hw;      /* or NULL */
 	struct gcap_wr_if *ifs;
 	unsigned nifs;
 	const struct gcap_wr_fmt *fmt;
@@ -108,14 +119,23 @@ struct gcap_writer {
 	bool set_owner;
 	uid_t owner;
 	gid_t group;
+	bool ts_micro;
+	bool epb_rx;
+	uint64_t rotate_packets;
+	struct gcap_writer_if_stats *rot_st; /* nifs entries, for stats_fn */
+	gcap_writer_stats_fn stats_fn;
+	void *stats_arg;
+	gcap_writer_closed_fn closed_fn;
+	void *closed_arg;
 
 	/* the current file */
-	int fd;            /* -1: none */
-	bool fd_reg;       /* a regular file: can be truncated */
-	bool created;      /* we created it (O_EXCL) */
-	off_t base;        /* file offset where our output starts */
-	uint64_t file_off; /* bytes of this file that reached the fd */
-	char *cur;         /* its name */
+	int fd;             /* -1: none */
+	bool fd_reg;        /* a regular file: can be truncated */
+	bool created;       /* we created it (O_EXCL) */
+	off_t base;         /* file offset where our output starts */
+	uint64_t file_off;  /* bytes of this file that reached the fd */
+	uint64_t file_recs; /* records of this file (-b packets:N) */
+	char *cur;          /* its name */
 
 	/* the buffer: whole items only */
 	uint8_t *buf;

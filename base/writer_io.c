@@ -193,9 +193,12 @@ gcap_wr_put_rec(struct gcap_writer *w, const struct gcap_rec *rec, const void *d
 	size_t total;
 	int n, rc;
 
-	rc = w->fmt->rec_frame(rec, incl, &f);
+	rc = w->fmt->rec_frame(w, rec, incl, &f);
 	if (rc != 0)
 		return rc;
+	/* isb_usrdeliv and -b packets:N (pcap has no interfaces: port 0) */
+	w->ifs[w->fmt->per_if ? rec->port : 0].nrec++;
+	w->file_recs++;
 	total = f.hdr_len + (size_t)incl + f.trl_len;
 	if (w->len + total <= w->cap) {
 		/* the common case: straight into the buffer */
@@ -225,6 +228,7 @@ gcap_wr_file_open(struct gcap_writer *w, char *errbuf)
 	int rc;
 
 	w->file_off = 0;
+	w->file_recs = 0;
 	w->len = 0;
 	w->buf_recs = 0;
 	w->created = false;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The pcap format for the writer: the nanosecond-magic file header and the
- * 16-byte record header. pcap has one link type per file and no interface
+ * The pcap format for the writer: the file header (nanosecond magic, or
+ * microsecond with ts_micro) and the 16-byte record header. pcap has one link type per file and no interface
  * ids, so it refuses interfaces of different link types and ignores
  * rec->port.
  */
@@ -10,6 +10,7 @@
 #include "writer_internal.h"
 
 #define PCAP_MAGIC_NS 0xa1b23c4du
+#define PCAP_MAGIC_US 0xa1b2c3d4u
 #define PCAP_FHDR_LEN 24u
 #define PCAP_RHDR_LEN 16u
 
@@ -37,7 +38,7 @@ pcap_hdr_len(const struct gcap_writer *w)
 static void
 pcap_put_hdr(const struct gcap_writer *w, uint8_t *p)
 {
-	wr_put32(p, PCAP_MAGIC_NS);
+	wr_put32(p, w->ts_micro ? PCAP_MAGIC_US : PCAP_MAGIC_NS);
 	wr_put16(p + 4, 2);
 	wr_put16(p + 6, 4);
 	wr_put32(p + 8, 0);  /* thiszone */
@@ -47,10 +48,13 @@ pcap_put_hdr(const struct gcap_writer *w, uint8_t *p)
 }
 
 static int
-pcap_rec_frame(const struct gcap_rec *rec, uint32_t incl, struct gcap_wr_frame *f)
+pcap_rec_frame(const struct gcap_writer *w, const struct gcap_rec *rec, uint32_t incl,
+	       struct gcap_wr_frame *f)
 {
+	uint32_t frac = (uint32_t)(rec->ts_ns % GCAP_WR_NS_PER_SEC);
+
 	wr_put32(f->hdr, (uint32_t)(rec->ts_ns / GCAP_WR_NS_PER_SEC));
-	wr_put32(f->hdr + 4, (uint32_t)(rec->ts_ns % GCAP_WR_NS_PER_SEC));
+	wr_put32(f->hdr + 4, w->ts_micro ? frac / 1000u : frac);
 	wr_put32(f->hdr + 8, incl);
 	wr_put32(f->hdr + 12, rec->wirelen);
 	f->hdr_len = PCAP_RHDR_LEN;

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The pcapng format for the writer: a section header (SHB, shb_userappl),
- * one interface description (IDB: if_name, if_tsresol 10^-9, if_filter)
- * per interface, an enhanced packet block (EPB) per record and, at close,
- * one interface statistics block (ISB) per interface.
+ * The pcapng format for the writer, as dumpcap and DPDK's rte_pcapng write
+ * it: a section header (SHB: shb_hardware, shb_os, shb_userappl), one
+ * interface description (IDB: if_name, if_description, if_MACaddr,
+ * if_speed, if_tsresol, if_filter, if_os, if_hardware; each where known)
+ * per interface, an enhanced packet block (EPB; with epb_flags inbound and
+ * epb_queue for a live capture) per record and, when a file closes, one
+ * interface statistics block (ISB) per interface.
  */
 #include <errno.h>
 
@@ -15,17 +18,30 @@
 #define NG_EPB 0x00000006u
 #define NG_BOM 0x1a2b3c4du
 #define NG_OPT_END 0
+#define NG_SHB_HARDWARE 2
+#define NG_SHB_OS 3
 #define NG_SHB_USERAPPL 4
 #define NG_IF_NAME 2
+#define NG_IF_DESCRIPTION 3
+#define NG_IF_MACADDR 6
+#define NG_IF_SPEED 8
 #define NG_IF_TSRESOL 9
 #define NG_IF_FILTER 11
+#define NG_IF_OS 12
+#define NG_IF_HARDWARE 15
+#define NG_EPB_FLAGS 2
+#define NG_EPB_QUEUE 6
+#define NG_EPB_INBOUND 1u /* epb_flags bits 0-1: 01 = inbound */
 #define NG_ISB_STARTTIME 2
 #define NG_ISB_ENDTIME 3
 #define NG_ISB_IFRECV 4
 #define NG_ISB_IFDROP 5
 #define NG_ISB_FILTERACCEPT 6
-#define NG_EPB_HDR_LEN 28u /* type, len, if id, ts hi, ts lo, caplen, len */
-#define NG_ISB_LEN 88u     /* 20 + 5 options of 12 + end 4 + trailer 4 */
+#define NG_ISB_OSDROP 7
+#define NG_ISB_USRDELIV 8
+#define NG_EPB_HDR_LEN 28u  /* type, len, if id, ts hi, ts lo, caplen, len */
+#define NG_EPB_OPTS_LEN 20u /* epb_flags 8, epb_queue 8, end 4 */
+#define NG_ISB_LEN 112u     /* 20 + 7 options of 12 + end 4 + trailer 4 */
 
 static inline size_t
 pad4(size_t n)
@@ -69,27 +85,94 @@ ng_opt_u64(uint8_t *p, uint16_t code, uint64_t v)
 	return p + 12;
 }
 
+/* Put a string option at p (where p is not NULL); @return its length. */
+static size_t
+ng_str(uint8_t *p, uint16_t code, const char *v)
+{
+	if (v == NULL)
+		return 0;
+	if (p != NULL)
+		ng_opt(p, code, v, strlen(v));
+	return ng_opt_len(strlen(v));
+}
+
+/* The SHB's options at p (p NULL: only their length). */
+static size_t
+ng_shb_opts(const struct gcap_writer *w, uint8_t *p)
+{
+	size_t n = 0;
+
+	n += ng_str(p ? p + n : NULL, NG_SHB_HARDWARE, w->shb_hw);
+	n += ng_str(p ? p + n : NULL, NG_SHB_OS, w->shb_os);
+	n += ng_str(p ? p + n : NULL, NG_SHB_USERAPPL, w->app_name);
+	if (n > 0) {
+		if (p != NULL)
+			ng_opt(p + n, NG_OPT_END, NULL, 0);
+		n += 4;
+	}
+	return n;
+}
+
 static size_t
 ng_shb_len(const struct gcap_writer *w)
 {
-	size_t n = 28; /* type, len, bom, version, section length, trailer */
+	/* type, len, bom, version, section length, trailer */
+	return 28 + ng_shb_opts(w, NULL);
+}
 
-	if (w->app_name != NULL)
-		n += ng_opt_len(strlen(w->app_name)) + 4;
-	return n;
+/* Interface i's IDB options at p, opt_endofopt included (p NULL: only
+ * their length). */
+static size_t
+ng_idb_opts(const struct gcap_writer *w, unsigned i, uint8_t *p)
+{
+	const struct gcap_wr_if *f = &w->ifs[i];
+	uint8_t tsresol = w->ts_micro ? 6 : 9; /* 10^-6 or 10^-9 s */
+	size_t n = 0;
+
+#define NG_AT (p != NULL ? p + n : NULL)
+	n += ng_str(NG_AT, NG_IF_NAME, f->name);
+	n += ng_str(NG_AT, NG_IF_DESCRIPTION, f->description);
+	if (f->has_mac) {
+		if (p != NULL)
+			ng_opt(p + n, NG_IF_MACADDR, f->mac, 6);
+		n += ng_opt_len(6);
+	}
+	if (f->speed != 0) {
+		if (p != NULL)
+			ng_opt_u64(p + n, NG_IF_SPEED, f->speed);
+		n += 12;
+	}
+	if (p != NULL)
+		ng_opt(p + n, NG_IF_TSRESOL, &tsresol, 1);
+	n += ng_opt_len(1);
+	if (f->filter != NULL) {
+		size_t fl = strlen(f->filter);
+
+		if (p != NULL) {
+			/* first byte 0: a libpcap filter string */
+			uint8_t *q = p + n;
+
+			wr_put16(q, NG_IF_FILTER);
+			wr_put16(q + 2, (uint16_t)(fl + 1));
+			q[4] = 0;
+			memcpy(q + 5, f->filter, fl);
+			memset(q + 5 + fl, 0, pad4(fl + 1) - (fl + 1));
+		}
+		n += ng_opt_len(fl + 1);
+	}
+	n += ng_str(NG_AT, NG_IF_OS, f->os);
+	n += ng_str(NG_AT, NG_IF_HARDWARE, f->hardware);
+	if (p != NULL)
+		ng_opt(p + n, NG_OPT_END, NULL, 0);
+#undef NG_AT
+	return n + 4;
 }
 
 static size_t
 ng_idb_len(const struct gcap_writer *w, unsigned i)
 {
-	size_t n = 20; /* type, len, linktype, reserved, snaplen, trailer */
-
-	if (w->ifs[i].name != NULL)
-		n += ng_opt_len(strlen(w->ifs[i].name));
-	n += ng_opt_len(1); /* if_tsresol */
-	if (w->filter_expr != NULL)
-		n += ng_opt_len(1 + strlen(w->filter_expr));
-	return n + 4; /* opt_endofopt */
+	/* type, len, linktype, reserved, snaplen, options, trailer */
+	return 20 + ng_idb_opts(w, i, NULL);
 }
 
 static size_t
@@ -114,10 +197,7 @@ ng_put_shb(const struct gcap_writer *w, uint8_t *p)
 	wr_put16(p + 14, 0);
 	wr_put64(p + 16, UINT64_MAX); /* section length not given */
 	p += 24;
-	if (w->app_name != NULL) {
-		p = ng_opt(p, NG_SHB_USERAPPL, w->app_name, strlen(w->app_name));
-		p = ng_opt(p, NG_OPT_END, NULL, 0);
-	}
+	p += ng_shb_opts(w, p);
 	wr_put32(p, (uint32_t)len);
 	return p + 4;
 }
@@ -126,7 +206,6 @@ static uint8_t *
 ng_put_idb(const struct gcap_writer *w, unsigned i, uint8_t *p)
 {
 	size_t len = ng_idb_len(w, i);
-	uint8_t tsresol = 9; /* 10^-9 s */
 
 	wr_put32(p, NG_IDB);
 	wr_put32(p + 4, (uint32_t)len);
@@ -134,21 +213,7 @@ ng_put_idb(const struct gcap_writer *w, unsigned i, uint8_t *p)
 	wr_put16(p + 10, 0);
 	wr_put32(p + 12, w->snaplen);
 	p += 16;
-	if (w->ifs[i].name != NULL)
-		p = ng_opt(p, NG_IF_NAME, w->ifs[i].name, strlen(w->ifs[i].name));
-	p = ng_opt(p, NG_IF_TSRESOL, &tsresol, 1);
-	if (w->filter_expr != NULL) {
-		size_t fl = strlen(w->filter_expr);
-
-		/* first byte 0: a libpcap filter string */
-		wr_put16(p, NG_IF_FILTER);
-		wr_put16(p + 2, (uint16_t)(fl + 1));
-		p[4] = 0;
-		memcpy(p + 5, w->filter_expr, fl);
-		memset(p + 5 + fl, 0, pad4(fl + 1) - (fl + 1));
-		p += ng_opt_len(fl + 1);
-	}
-	p = ng_opt(p, NG_OPT_END, NULL, 0);
+	p += ng_idb_opts(w, i, p);
 	wr_put32(p, (uint32_t)len);
 	return p + 4;
 }
@@ -162,25 +227,36 @@ ng_put_hdr(const struct gcap_writer *w, uint8_t *p)
 }
 
 static int
-ng_rec_frame(const struct gcap_rec *rec, uint32_t incl, struct gcap_wr_frame *f)
+ng_rec_frame(const struct gcap_writer *w, const struct gcap_rec *rec, uint32_t incl,
+	     struct gcap_wr_frame *f)
 {
 	size_t dpad = pad4(incl) - incl;
-	size_t total = NG_EPB_HDR_LEN + (size_t)incl + dpad + 4;
+	size_t opts = w->epb_rx ? NG_EPB_OPTS_LEN : 0;
+	size_t total = NG_EPB_HDR_LEN + (size_t)incl + dpad + opts + 4;
+	uint64_t ts = w->ts_micro ? rec->ts_ns / 1000u : rec->ts_ns;
+	uint8_t *t = f->trl + dpad;
 
 	if (total > UINT32_MAX)
 		return -EINVAL;
 	wr_put32(f->hdr, NG_EPB);
 	wr_put32(f->hdr + 4, (uint32_t)total);
 	wr_put32(f->hdr + 8, rec->port);
-	wr_put32(f->hdr + 12, (uint32_t)(rec->ts_ns >> 32));
-	wr_put32(f->hdr + 16, (uint32_t)rec->ts_ns);
+	wr_put32(f->hdr + 12, (uint32_t)(ts >> 32));
+	wr_put32(f->hdr + 16, (uint32_t)ts);
 	wr_put32(f->hdr + 20, incl);
 	wr_put32(f->hdr + 24, rec->wirelen);
 	f->hdr_len = NG_EPB_HDR_LEN;
-	/* the data padded to 4 with zeros, then the block length again */
+	/* the data padded to 4 with zeros, the options, the length again */
 	memset(f->trl, 0, dpad);
-	wr_put32(f->trl + dpad, (uint32_t)total);
-	f->trl_len = dpad + 4;
+	if (opts != 0) {
+		uint32_t flags = NG_EPB_INBOUND, queue = rec->queue;
+
+		t = ng_opt(t, NG_EPB_FLAGS, &flags, 4);
+		t = ng_opt(t, NG_EPB_QUEUE, &queue, 4);
+		t = ng_opt(t, NG_OPT_END, NULL, 0);
+	}
+	wr_put32(t, (uint32_t)total);
+	f->trl_len = dpad + opts + 4;
 	return 0;
 }
 
@@ -194,6 +270,12 @@ ng_item_len(const uint8_t *p, bool *is_rec)
 static int
 ng_put_isbs(struct gcap_writer *w, const struct gcap_writer_if_stats *stats, uint64_t end)
 {
+	uint64_t start = w->start_ns;
+
+	if (w->ts_micro) { /* the times in the interface's if_tsresol */
+		start /= 1000u;
+		end /= 1000u;
+	}
 	for (unsigned i = 0; i < w->nifs; i++) {
 		uint8_t b[NG_ISB_LEN], *p = b;
 		struct iovec iov = { .iov_base = b, .iov_len = sizeof(b) };
@@ -205,11 +287,13 @@ ng_put_isbs(struct gcap_writer *w, const struct gcap_writer_if_stats *stats, uin
 		wr_put32(p + 12, (uint32_t)(end >> 32));
 		wr_put32(p + 16, (uint32_t)end);
 		p += 20;
-		p = ng_opt_ts(p, NG_ISB_STARTTIME, w->start_ns);
+		p = ng_opt_ts(p, NG_ISB_STARTTIME, start);
 		p = ng_opt_ts(p, NG_ISB_ENDTIME, end);
 		p = ng_opt_u64(p, NG_ISB_IFRECV, stats[i].received);
 		p = ng_opt_u64(p, NG_ISB_IFDROP, stats[i].dropped);
 		p = ng_opt_u64(p, NG_ISB_FILTERACCEPT, stats[i].filter_accepted);
+		p = ng_opt_u64(p, NG_ISB_OSDROP, stats[i].os_dropped);
+		p = ng_opt_u64(p, NG_ISB_USRDELIV, w->ifs[i].nrec);
 		p = ng_opt(p, NG_OPT_END, NULL, 0);
 		wr_put32(p, NG_ISB_LEN);
 		rc = gcap_wr_emit(w, &iov, 1, sizeof(b), false);

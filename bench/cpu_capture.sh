@@ -83,9 +83,12 @@ run() { # source lcores
 	# RX lcores on CPUs 1..n when there is room (CPU 0: main thread and
 	# the writer), else the EAL's default placement (shared CPUs)
 	[ $((n + 1)) -le "$ncpu" ] && lc=(--lcores "1-$n")
-	rm -f "$OUT/cap.pcap"
+	# several ports: pcapng (gpu-capture refuses them in one pcap file)
+	local cap=$OUT/cap.pcap
+	[ "$n" -gt 1 ] && cap=$OUT/cap.pcapng
+	rm -f "$cap"
 	"$G" -q "${args[@]}" "${lc[@]}" --busy-poll --duration "$SECS" \
-		-w "$OUT/cap.pcap" --summary-json "$OUT/sum.json" "$FILTER" \
+		-w "$cap" --summary-json "$OUT/sum.json" "$FILTER" \
 		2>"$OUT/run.err" || { echo "FAILED: $src x$n: $(cat "$OUT/run.err")" >&2; return 1; }
 	python3 - "$OUT/sum.json" "$src" "$n" "$ncpu" >>"$rows" <<'PY'
 import json, sys

@@ -136,10 +136,13 @@ run_one() { # src q backend extra... -> json path (or empty)
 		echo "$j"
 		return 0
 	fi
+	# the pcap source is q ports: pcapng outputs (one pcap file holds one)
+	local outs=("${outputs[@]}")
+	[ "$src" = pcap ] && [ "$q" -gt 1 ] && outs=("${outputs[@]//.pcap/.pcapng}")
 	# shellcheck disable=SC2046
 	timeout $((SECS + 60)) "$G" -q $(ports_for "$src" "$q") $(backend_args "$be") \
 		--busy-poll --duration "$SECS" --summary-json "$j" ${BATCH:+--batch $BATCH} ${RX_BURST:+--rx-burst $RX_BURST} ${EXTRA:-} "$@" \
-		"${outputs[@]}" >"$tmp/log" 2>&1
+		"${outs[@]}" >"$tmp/log" 2>&1
 	local rc=$?
 	rm -f /dev/shm/gcap-bench*.pcap*
 	if [ $rc -ne 0 ] || [ ! -s "$j" ]; then

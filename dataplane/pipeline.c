@@ -19,7 +19,6 @@
 #include <rte_lcore.h>
 #include <rte_mbuf_dyn.h>
 
-#include "gpucap/gcap_gpunic.h"
 #include "pipeline_internal.h"
 
 struct gcap_pipeline *
@@ -110,12 +109,6 @@ gcap_pipeline_start(struct gcap_pipeline *pl, char *errbuf)
 
 	if (c->queues == NULL)
 		return gcap_err(errbuf, EINVAL, "pipeline: no live sources");
-	r = rte_mbuf_dynflag_lookup(RTE_MBUF_DYNFLAG_RX_TIMESTAMP_NAME, NULL);
-	pl->rx_ts_off = rte_mbuf_dynfield_lookup(RTE_MBUF_DYNFIELD_TIMESTAMP_NAME, NULL);
-	pl->rx_ts_flag = r >= 0 && pl->rx_ts_off >= 0 ? UINT64_C(1) << r : 0;
-	for (unsigned i = 0; i < c->nqueues; i++)
-		pl->q[i].rx_ts_flag =
-			gcap_gpunic_is(pl->q[i].src.port_id) ? pl->rx_ts_flag : 0;
 	if (c->poll_phases && (r = gcap_pl_phases_init(pl, errbuf)) < 0)
 		return r;
 	r = gcap_pl_writer_start(pl, errbuf);

@@ -27,6 +27,8 @@
 
 #include <rte_branch_prediction.h>
 #include <rte_cycles.h>
+#include <rte_mbuf.h>
+#include <rte_mbuf_dyn.h>
 
 #include "gpucap/gcap_pipeline.h"
 #include "spsc.h"
@@ -45,12 +47,7 @@
  * host's clock (H200: about 1.8 us a second), far less than this. */
 #define IN_EPOCH_NS 100000000u
 
-struct rte_mbuf;
-
 struct pl_queue {
-	/* the port's RX timestamp flag where its times are taken (the
-	 * emulated GPUDirect NIC's), else 0 */
-	uint64_t rx_ts_flag;
 	struct gcap_queue_stats st;
 	struct gcap_spsc full;   /* xbufs of consumed batches, to the writer */
 	struct gcap_spsc free;   /* xbufs written, back from the writer */
@@ -86,6 +83,10 @@ struct pl_queue {
 	struct rte_mbuf **carry;
 	unsigned ncarry;
 	uint64_t carry_t; /* the poll that received them (monotonic ns) */
+	/* a queue on the host's clock that had nothing at a poll: its time
+	 * (CLOCK_REALTIME ns), before any record it gives later (the time
+	 * order's merge need not wait for it; 0: none yet) */
+	atomic_uint_fast64_t idle_wm;
 	struct gcap_pipeline_queue src;
 	uint64_t beat; /* turns of its RX lcore's loop (relaxed; liveness) */
 };
@@ -109,14 +110,12 @@ struct gcap_pipeline {
 	 * thread's, read relaxed) */
 	uint64_t write_failed;
 	uint64_t handed[GCAP_MAX_OUTPUTS]; /* records taken by writer i */
+	struct pl_order *order;            /* the time-order merge, or NULL */
+	atomic_int want_flush;             /* gcap_pipeline_request_flush() */
+	atomic_int want_rotate;            /* gcap_pipeline_request_rotate() */
 	/* --poll-phases: ns = cycles * ph_mult >> 20; long span in cycles */
 	uint64_t ph_mult, ph_long;
 	int64_t real_off; /* CLOCK_REALTIME - CLOCK_MONOTONIC (ns) */
-	/* the RX timestamp field (ns since the epoch) the emulated
-	 * GPUDirect NIC fills: its queues' records carry the files' times
-	 * (pl_queue.rx_ts_flag) */
-	uint64_t rx_ts_flag;
-	int rx_ts_off;
 	int error; /* first error (negative errno) */
 	char errmsg[GCAP_ERRBUF_SIZE];
 	pthread_mutex_t err_lock; /* only on error paths, never per packet */
@@ -129,6 +128,35 @@ now_ns(clockid_t clk)
 
 	clock_gettime(clk, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* A received packet's time: the port's RX timestamp where the packet
+ * has one (struct gcap_rx_clock), else host, the host's clock at the
+ * poll. */
+static inline uint64_t
+rx_time(const struct gcap_rx_clock *c, const struct rte_mbuf *m, uint64_t host)
+{
+	if (likely((m->ol_flags & c->flag) == 0))
+		return host;
+	int64_t d = (int64_t)(*RTE_MBUF_DYNFIELD(m, c->off, const uint64_t *) - c->raw0);
+
+	return c->ns0 + (uint64_t)(((__int128)d * (__int128)c->mult) >> 32);
+}
+
+/* Queue q had nothing at this poll (and holds nothing: no batch in
+ * flight, no records held, none carried): on the host's clock, every
+ * record it gives later is stamped after now, which the writer's time
+ * order may count on (release: what it handed the writer before comes
+ * first). Port clocks promise nothing of the kind. */
+static inline void
+order_mark_idle(struct pl_queue *q)
+{
+	const struct gcap_rx_clock *c = q->src.clock;
+
+	if ((c == NULL || c->flag == 0) && q->inflight == 0 && q->held == NULL &&
+	    q->ncarry == 0)
+		atomic_store_explicit(&q->idle_wm, now_ns(CLOCK_REALTIME),
+				      memory_order_release);
 }
 
 /* Keep the run's first error (and its message); the pipeline then wants
@@ -155,6 +183,26 @@ int gcap_pl_writer_start(struct gcap_pipeline *pl, char *errbuf);
 void gcap_pl_writer_join_by(struct gcap_pipeline *pl, uint64_t deadline_ns);
 /* As gcap_pl_writer_join_by, with no deadline. */
 void gcap_pl_writer_join(struct gcap_pipeline *pl);
+
+/* ---------------------------------------------------- pipeline_order.c */
+
+struct pl_order;
+
+/* One record to the outputs its outmask names. @return 0; 1 when -c is
+ * reached (the record not written); a writer's negative errno. */
+int gcap_pl_write_rec(struct gcap_pipeline *pl, const struct gcap_rec *rec,
+		      const uint8_t *data);
+/* pl->order, where conf asks for time order with several live queues.
+ * @return 0 or -ENOMEM (message in errbuf). */
+int gcap_pl_order_create(struct gcap_pipeline *pl, char *errbuf);
+void gcap_pl_order_destroy(struct gcap_pipeline *pl);
+/* Take the queues' finished buffers and write what the merge lets go
+ * (everything with all); *any: something was taken or written.
+ * @return as gcap_pl_write_rec, or -EINVAL for a corrupt buffer. */
+int gcap_pl_order_run(struct gcap_pipeline *pl, uint64_t now, bool all, bool *any);
+/* Give every held buffer back to its queue; lost: its records that were
+ * not written count as write_failed. */
+void gcap_pl_order_release(struct gcap_pipeline *pl, bool lost);
 
 /* ----------------------------------------------------- pipeline_rx.c */
 

@@ -242,6 +242,8 @@ rx_describe(const struct gcap_pipeline *pl, struct pl_queue *q, struct gcap_batc
 	 * which the compiler would then load and store per packet */
 	uint32_t seq = q->seq, rec_bytes = q->rec_bytes;
 	const uint16_t port = q->src.port_index, queue = q->src.rx_queue;
+	const struct gcap_rx_clock clock =
+		q->src.clock ? *q->src.clock : (struct gcap_rx_clock){ 0 };
 	struct rte_mempool *mp =
 		first == 0 ? ((struct rte_mbuf *)b->mbufs[0])->pool : b->free_pool;
 	const uint64_t ext = mp != NULL ? mbuf_ext_ok(mp) : 0;
@@ -275,10 +277,7 @@ rx_describe(const struct gcap_pipeline *pl, struct pl_queue *q, struct gcap_batc
 		plain &= mbuf_plain(m, mp, ext);
 		b->mbufs[w++] = m;
 		p->wirelen = m->pkt_len;
-		/* the port's own time of the packet where it gives one */
-		p->ts_ns = (m->ol_flags & q->rx_ts_flag) ?
-				   *RTE_MBUF_DYNFIELD(m, pl->rx_ts_off, uint64_t *) :
-				   wall;
+		p->ts_ns = rx_time(&clock, m, wall);
 		p->port = port;
 		p->queue = queue;
 		p->seq = seq++;
@@ -436,6 +435,8 @@ rx_poll(struct gcap_pipeline *pl, unsigned qi)
 			break;
 	}
 	poll_phase_mark(ph, t, GCAP_PHASE_RX);
+	if (c->time_order && n == 0 && b->n == 0)
+		order_mark_idle(q);
 	if (n > 0) {
 		unsigned used, kept;
 

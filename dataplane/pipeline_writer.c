@@ -2,7 +2,8 @@
 /*
  * The pipeline's writer thread: it takes the export buffers of done
  * batches from every queue, writes their records to the outputs they
- * name (-c counts here), flushes and rotates the outputs on time, and
+ * name (in time order across queues: pipeline_order.c), flushes and
+ * rotates the outputs on time and when asked (SIGUSR2, SIGHUP), and
  * hands the buffers back to their queues. A thread of its own so that
  * file I/O never stalls an RX lcore. Its join is bounded: an output whose
  * reader stalls is interrupted (SIGURG to the thread, the file made
@@ -23,42 +24,71 @@ static int
 write_xbuf(struct gcap_pipeline *pl, const struct gcap_xbuf *xb, uint32_t *done)
 {
 	const struct gcap_pipeline_conf *c = &pl->conf;
-	const uint64_t outs =
-		c->nwriters >= 64 ? UINT64_MAX : (UINT64_C(1) << c->nwriters) - 1;
 	const uint8_t *data;
 	struct gcap_rec rec;
 	uint32_t off = 0;
 
 	*done = 0;
 	for (uint32_t i = 0; i < xb->nrec; i++, *done = i) {
-		uint64_t m;
+		int r;
 
 		if (gcap_rec_step(xb->data, xb->len, &off, &rec, &data) <= 0)
 			return -EINVAL;
-		if (c->max_packets != 0 &&
-		    atomic_load_explicit(&pl->written, memory_order_relaxed) >=
-			    c->max_packets)
-			return 1;
-		m = rec.outmask & outs;
-		if (m == 0)
-			continue; /* a kernel's GCAP_OUTPUT(i) past the outputs */
-		for (; m != 0; m &= m - 1) {
-			unsigned wi = (unsigned)__builtin_ctzll(m);
-			struct gcap_writer *w = c->writers[wi];
-			int r = gcap_writer_write(w, &rec, data);
-
-			if (r < 0 && r != -ECANCELED)
-				pl_set_error(pl, r, gcap_writer_errmsg(w));
-			if (r < 0)
-				return r;
-			pl->handed[wi]++;
-		}
-		atomic_fetch_add_explicit(&pl->written, 1, memory_order_relaxed);
+		r = gcap_pl_write_rec(pl, &rec, data);
+		if (r != 0)
+			return r;
 	}
 	if (c->max_packets != 0 &&
 	    atomic_load_explicit(&pl->written, memory_order_relaxed) >= c->max_packets)
 		return 1;
 	return 0;
+}
+
+/* A write's result: -c reached or -W done stop the outputs; an error
+ * stops them as failed. @return whether it stopped them. */
+static bool
+write_result(struct gcap_pipeline *pl, int r, bool *failed)
+{
+	if (r == 1 || r == -ECANCELED) {
+		atomic_store(&pl->finished, 1); /* -c reached, or -W with -G done */
+		return true;
+	}
+	if (r < 0) {
+		/* the writer's message is set already */
+		pl_set_error(pl, r, strerror(-r));
+		*failed = true;
+		return true;
+	}
+	return false;
+}
+
+/* SIGUSR2 and SIGHUP, through gcap_pipeline_request_flush/_rotate: every
+ * output flushed, or each moved on to its next file. */
+static bool
+serve_requests(struct gcap_pipeline *pl, bool *failed)
+{
+	const struct gcap_pipeline_conf *c = &pl->conf;
+	bool rotate = atomic_exchange(&pl->want_rotate, 0) != 0;
+	bool flush = atomic_exchange(&pl->want_flush, 0) != 0;
+	bool stop = false;
+
+	for (unsigned j = 0; (rotate || flush) && j < c->nwriters; j++) {
+		struct gcap_writer *w = c->writers[j];
+		int r = 0;
+
+		if (rotate && strcmp(gcap_writer_filename(w), "-") != 0)
+			r = gcap_writer_rotate(w);
+		if (r == 0)
+			r = gcap_writer_flush(w);
+		if (r == -ECANCELED) {
+			atomic_store(&pl->finished, 1);
+			stop = true;
+		} else if (r < 0) {
+			pl_set_error(pl, r, gcap_writer_errmsg(w));
+			*failed = stop = true;
+		}
+	}
+	return stop;
 }
 
 /* At the end: what is buffered goes to the files, and what a failed
@@ -102,7 +132,22 @@ writer_main(void *arg)
 		STAT_ADD(pl->writer_beat, 1);
 		if (!stopped && atomic_load(&pl->abort_write))
 			stopped = failed = true;
-		for (unsigned i = 0; i < c->nqueues; i++) {
+		if (!stopped && serve_requests(pl, &failed))
+			stopped = true;
+		if (pl->order != NULL && !stopped) {
+			/* after producers_done, every buffer is here: all out */
+			int r = gcap_pl_order_run(pl, now_ns(CLOCK_MONOTONIC), done,
+						  &any);
+
+			if (write_result(pl, r, &failed))
+				stopped = true;
+		}
+		if (stopped) /* what the merge holds goes back unwritten */
+			gcap_pl_order_release(pl, failed);
+		/* without the merge (or once stopped), buffers as they come */
+		const unsigned npop = pl->order == NULL || stopped ? c->nqueues : 0;
+
+		for (unsigned i = 0; i < npop; i++) {
 			struct pl_queue *q = &pl->q[i];
 			struct gcap_xbuf *xb;
 
@@ -110,22 +155,9 @@ writer_main(void *arg)
 				uint32_t done = 0;
 
 				any = true;
-				if (!stopped) {
-					int r = write_xbuf(pl, xb, &done);
-
-					if (r == 1) {
-						stopped = true; /* -c reached */
-						atomic_store(&pl->finished, 1);
-					} else if (r == -ECANCELED) {
-						stopped =
-							true; /* -W with -G: last file done */
-						atomic_store(&pl->finished, 1);
-					} else if (r < 0) {
-						/* the writer's message is set already */
-						pl_set_error(pl, r, strerror(-r));
-						stopped = failed = true;
-					}
-				}
+				if (!stopped &&
+				    write_result(pl, write_xbuf(pl, xb, &done), &failed))
+					stopped = true;
 				if (failed)
 					STAT_ADD(pl->write_failed, xb->nrec - done);
 				xb->len = 0;
@@ -161,6 +193,7 @@ writer_main(void *arg)
 			nanosleep(&ts, NULL);
 		}
 	}
+	gcap_pl_order_release(pl, failed);
 	count_lost(pl);
 	atomic_store(&pl->writer_exited, 1);
 	return NULL;
@@ -188,11 +221,15 @@ gcap_pl_writer_start(struct gcap_pipeline *pl, char *errbuf)
 		sigemptyset(&sa.sa_mask);
 		(void)sigaction(SIGURG, &sa, NULL);
 	}
+	r = gcap_pl_order_create(pl, errbuf);
+	if (r < 0)
+		return r;
 	r = pthread_create(&pl->writer, NULL, writer_main, pl);
-
-	if (r != 0)
+	if (r != 0) {
+		gcap_pl_order_destroy(pl);
 		return gcap_err(errbuf, r, "cannot start the writer thread: %s",
 				strerror(r));
+	}
 	pl->writer_started = true;
 	return 0;
 }
@@ -225,7 +262,22 @@ gcap_pl_writer_join_by(struct gcap_pipeline *pl, uint64_t deadline_ns)
 		nanosleep(&ts, NULL);
 	}
 	pthread_join(pl->writer, NULL);
+	gcap_pl_order_destroy(pl);
 	pl->writer_started = false;
+}
+
+void
+gcap_pipeline_request_flush(struct gcap_pipeline *pl)
+{
+	if (pl != NULL)
+		atomic_store(&pl->want_flush, 1);
+}
+
+void
+gcap_pipeline_request_rotate(struct gcap_pipeline *pl)
+{
+	if (pl != NULL)
+		atomic_store(&pl->want_rotate, 1);
 }
 
 void

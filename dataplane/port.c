@@ -3,12 +3,20 @@
  * Ports once the EAL has made them: the ethdev of a parsed `-i` argument
  * (named as its kind has it, port_internal.h), its RX queues and their
  * pools, start, stop and close, and the NIC's counters. What `-i`
- * accepts is port_kind.c's; the EAL set-up is eal.c's.
+ * accepts is port_kind.c's; the EAL set-up is eal.c's; the packets'
+ * clock is port_clock.c's. Promiscuous mode is turned on at start and,
+ * where it was off, off again at close (tcpdump's -p leaves it alone).
  */
 #include <errno.h>
+#include <net/if.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <rte_bus.h>
+#include <rte_dev.h>
 #include <rte_errno.h>
 #include <rte_ethdev.h>
 
@@ -55,6 +63,9 @@ gcap_port_configure(struct gcap_port *p, uint16_t nqueues, uint16_t nb_rxd,
 				"%s: %u RX queues asked, the port has at most %u",
 				p->spec, nqueues, info.max_rx_queues);
 	memset(&conf, 0, sizeof(conf));
+	r = gcap_port_clock_conf(p, &info, &conf.rxmode.offloads, errbuf);
+	if (r < 0)
+		return r;
 	if (nqueues > 1 && info.flow_type_rss_offloads != 0) {
 		conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
 		conf.rx_adv_conf.rss_conf.rss_hf =
@@ -86,9 +97,32 @@ gcap_port_configure(struct gcap_port *p, uint16_t nqueues, uint16_t nb_rxd,
 	return 0;
 }
 
+/* Whether the port is promiscuous now: a Linux interface's own flag (the
+ * ethdev does not know what others set), else the ethdev's. */
+static bool
+promisc_now(const struct gcap_port *p)
+{
+	if (p->kind == GCAP_PORT_IFACE) {
+		struct ifreq ifr;
+		int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		bool on = false;
+
+		memset(&ifr, 0, sizeof(ifr));
+		/* (iface_match: the name is shorter than IF_NAMESIZE) */
+		memcpy(ifr.ifr_name, p->name, strnlen(p->name, sizeof(ifr.ifr_name) - 1));
+		if (fd >= 0 && ioctl(fd, SIOCGIFFLAGS, &ifr) == 0)
+			on = (ifr.ifr_flags & IFF_PROMISC) != 0;
+		if (fd >= 0)
+			close(fd);
+		return on;
+	}
+	return rte_eth_promiscuous_get(p->port_id) == 1;
+}
+
 int
 gcap_port_start(struct gcap_port *p, char *errbuf)
 {
+	bool was = p->no_promisc || promisc_now(p);
 	int r = rte_eth_dev_start(p->port_id);
 
 	if (r != 0)
@@ -96,7 +130,11 @@ gcap_port_start(struct gcap_port *p, char *errbuf)
 				rte_strerror(-r));
 	p->started = true;
 	/* not every driver has a promiscuous mode (virtual ones) */
-	(void)rte_eth_promiscuous_enable(p->port_id);
+	if (!was)
+		p->promisc_set = rte_eth_promiscuous_enable(p->port_id) == 0;
+	r = gcap_port_clock_start(p, errbuf);
+	if (r < 0)
+		return r;
 	rte_eth_stats_reset(p->port_id);
 	if (gcap_port_kind(p->kind)->start != NULL)
 		return gcap_port_kind(p->kind)->start(p, errbuf);
@@ -106,6 +144,10 @@ gcap_port_start(struct gcap_port *p, char *errbuf)
 void
 gcap_port_close(struct gcap_port *p)
 {
+	if (p->promisc_set) {
+		(void)rte_eth_promiscuous_disable(p->port_id);
+		p->promisc_set = false;
+	}
 	if (p->started) {
 		rte_eth_dev_stop(p->port_id);
 		p->started = false;
@@ -129,5 +171,39 @@ gcap_port_stats(const struct gcap_port *p, struct gcap_port_stats *st)
 	st->imissed = s.imissed;
 	st->ierrors = s.ierrors;
 	st->rx_nombuf = s.rx_nombuf;
+	return 0;
+}
+
+int
+gcap_port_describe(const struct gcap_port *p, struct gcap_port_desc *d)
+{
+	struct rte_eth_dev_info info;
+	struct rte_ether_addr mac;
+	struct rte_eth_link link;
+	int r;
+
+	memset(d, 0, sizeof(*d));
+	r = rte_eth_dev_info_get(p->port_id, &info);
+	if (r != 0)
+		return r;
+	snprintf(d->driver, sizeof(d->driver), "%s", info.driver_name ?: "?");
+	if (info.device != NULL) {
+		const struct rte_bus *bus = rte_dev_bus(info.device);
+		const char *bi = rte_dev_bus_info(info.device);
+
+		snprintf(d->hardware, sizeof(d->hardware), "%s %s%s%s%s",
+			 bus != NULL ? rte_bus_name(bus) : "?", rte_dev_name(info.device),
+			 bi != NULL ? " (" : "", bi != NULL ? bi : "",
+			 bi != NULL ? ")" : "");
+	}
+	if (rte_eth_macaddr_get(p->port_id, &mac) == 0 && !rte_is_zero_ether_addr(&mac)) {
+		memcpy(d->mac, mac.addr_bytes, sizeof(d->mac));
+		d->has_mac = true;
+	}
+	/* (a port not started yet may say its link is down, with its speed) */
+	if (rte_eth_link_get_nowait(p->port_id, &link) == 0 &&
+	    link.link_speed != RTE_ETH_SPEED_NUM_NONE &&
+	    link.link_speed != RTE_ETH_SPEED_NUM_UNKNOWN)
+		d->speed_bps = (uint64_t)link.link_speed * 1000000u;
 	return 0;
 }

@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "gpucap/gcap_port.h"
 
@@ -54,11 +55,19 @@ int gcap_gpunic_port_attach(struct gcap_port *p, struct rte_mempool *const *pool
 int gcap_gpunic_port_start(struct gcap_port *p, char *errbuf);
 void gcap_gpunic_port_close(struct gcap_port *p);
 
-/* Check each rx_pcap=FILE in a "key=value,..." string: readable, and
- * libpcap opens it. @return 0 or a negative errno with a message. */
-int gcap_port_check_pcaps(const char *spec, char *errbuf);
 
 /* The row of a kind. */
 const struct gcap_port_kind_ops *gcap_port_kind(enum gcap_port_kind kind);
+
+struct rte_eth_dev_info;
+
+/* port_clock.c: before configure, the RX offloads p->tstamp needs (added
+ * to *offloads). @return 0, or -ENOTSUP (message in errbuf) when the
+ * port cannot give that time. */
+int gcap_port_clock_conf(struct gcap_port *p, const struct rte_eth_dev_info *info,
+			 uint64_t *offloads, char *errbuf);
+/* port_clock.c: after start, p->clock (a NIC clock calibrated).
+ * @return 0, or -ENOTSUP/-EINVAL (message in errbuf). */
+int gcap_port_clock_start(struct gcap_port *p, char *errbuf);
 
 #endif /* GCAP_PORT_INTERNAL_H */

@@ -53,10 +53,13 @@ vdev_match(const char *s)
 	return strncmp(s, "net_", 4) == 0 || strncmp(s, "eth_", 4) == 0;
 }
 
-/* Check the value of key=... in a devargs string (rx_pcap files). */
-int
-gcap_port_check_pcaps(const char *spec, char *errbuf)
+/* Check the value of key=... in a devargs string (rx_pcap files); the
+ * port's link type is their files' (all the same). */
+static int
+check_vdev_files(const char *spec, int *linktype, char *errbuf)
 {
+	int first = -1;
+
 	const char *p = strchr(spec, ',');
 
 	while (p != NULL) {
@@ -79,6 +82,19 @@ gcap_port_check_pcaps(const char *spec, char *errbuf)
 			pc = pcap_open_offline(path, perr);
 			if (pc == NULL)
 				return gcap_err(errbuf, EINVAL, "%s: %s", path, perr);
+			if (first >= 0 && pcap_datalink(pc) != first) {
+				pcap_close(pc);
+				return gcap_err(
+					errbuf, EINVAL,
+					"%s: link type %s, another file of the "
+					"port has %s",
+					path,
+					pcap_datalink_val_to_name(pcap_datalink(pc)) ?:
+										       "?",
+					pcap_datalink_val_to_name(first) ?: "?");
+			}
+			first = pcap_datalink(pc);
+			*linktype = first;
 			pcap_close(pc);
 		}
 		p = end;
@@ -100,7 +116,7 @@ vdev_parse(const char *spec, struct gcap_port *p, char *errbuf)
 	memcpy(p->name, spec, n);
 	p->name[n] = '\0';
 	snprintf(p->devargs, sizeof(p->devargs), "%s", spec);
-	return gcap_port_check_pcaps(spec, errbuf);
+	return check_vdev_files(spec, &p->linktype, errbuf);
 }
 
 /* ---------------------------------------------- Linux interface */
@@ -109,6 +125,37 @@ static bool
 iface_match(const char *s)
 {
 	return strchr(s, ',') == NULL && strlen(s) < IF_NAMESIZE;
+}
+
+/* A Linux interface's link type (its ARPHRD_* type in sysfs) and
+ * whether it is a loopback. */
+static int
+iface_info(struct gcap_port *p, char *errbuf)
+{
+	char path[96];
+	unsigned type = 1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/class/net/%s/type", p->name);
+	f = fopen(path, "re");
+	if (f != NULL) {
+		if (fscanf(f, "%u", &type) != 1)
+			type = 1;
+		fclose(f);
+	}
+	switch (type) {
+	case 1: /* ARPHRD_ETHER */ break;
+	case 772: /* ARPHRD_LOOPBACK: Ethernet headers, as libpcap says */
+		p->loopback = true;
+		break;
+	case 65534: /* ARPHRD_NONE (tun): IP packets */ p->linktype = DLT_RAW; break;
+	default:
+		return gcap_err(errbuf, ENOTSUP,
+				"%s: interface type %u is not Ethernet, loopback nor "
+				"IP: not supported",
+				p->name, type);
+	}
+	return 0;
 }
 
 static int
@@ -120,21 +167,31 @@ iface_parse(const char *spec, struct gcap_port *p, char *errbuf)
 				"device either)",
 				spec);
 	snprintf(p->name, sizeof(p->name), "%s", spec);
-	return 0;
+	return iface_info(p, errbuf);
 }
 
-/* through DPDK's af_packet driver, with as many queue pairs as RX queues */
+/*
+ * Through DPDK's af_packet driver, with as many queue pairs as RX queues;
+ * a loopback interface through net_pcap (libpcap), which takes each
+ * packet once: af_packet would give the outgoing copy too, which libpcap
+ * skips on loopback as tcpdump users expect.
+ */
 static void
 iface_eal_devargs(struct gcap_port *p, unsigned nth)
 {
-	snprintf(p->devargs, sizeof(p->devargs), "net_af_packet%u,iface=%s,qpairs=%u",
-		 nth, p->name, p->nqueues ? p->nqueues : 1);
+	if (p->loopback)
+		snprintf(p->devargs, sizeof(p->devargs), "net_pcap_lo%u,rx_iface=%s", nth,
+			 p->name);
+	else
+		snprintf(p->devargs, sizeof(p->devargs),
+			 "net_af_packet%u,iface=%s,qpairs=%u", nth, p->name,
+			 p->nqueues ? p->nqueues : 1);
 }
 
 static void
 iface_ethdev_name(const struct gcap_port *p, char *name, size_t size)
 {
-	snprintf(name, size, "net_af_packet%u", p->index);
+	snprintf(name, size, p->loopback ? "net_pcap_lo%u" : "net_af_packet%u", p->index);
 }
 
 /* ------------------------------------------------------------ the table */
@@ -193,6 +250,7 @@ gcap_port_parse(const char *spec, unsigned index, struct gcap_port *p, char *err
 	p->index = index;
 	p->socket = -1;
 	p->nqueues = 1;
+	p->linktype = DLT_EN10MB;
 	if (spec == NULL || spec[0] == '\0')
 		return gcap_err(errbuf, EINVAL, "empty interface name");
 	if (strlen(spec) >= sizeof(p->spec))

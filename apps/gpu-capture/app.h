@@ -24,6 +24,13 @@
 /* how long a run waits for the pipeline to drain when it stops */
 #define APP_STOP_TIMEOUT_MS 5000u
 
+/* A port's IDB options that the writers point at (meta.c). */
+struct app_port_meta {
+	char descr[160];
+	char hardware[160];
+	uint8_t mac[6];
+};
+
 struct app {
 	struct app_opts *o;
 	int linktype;
@@ -47,6 +54,9 @@ struct app {
 	struct app_creds creds; /* -Z */
 	struct app_service svc; /* systemd, --pidfile */
 	char err[GCAP_ERRBUF_SIZE];
+	/* what the files say of the host and the ports (meta.c) */
+	char host_os[160], host_hw[128];
+	struct app_port_meta port_meta[APP_MAX_PORTS];
 };
 
 static inline uint64_t

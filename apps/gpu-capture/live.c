@@ -21,6 +21,7 @@
 #include "metrics.h"
 #include "observe.h"
 #include "preflight.h"
+#include "meta.h"
 #include "report.h"
 #include "run.h"
 #include "telemetry.h"
@@ -59,6 +60,56 @@ create_pools(struct app *a, struct rte_mempool **pools, uint16_t data_room)
 	return 0;
 }
 
+/* Before anything starts: the ports' link type (the filters compile for
+ * it; one for all), one interface per pcap file (dumpcap's rule), and a
+ * loopback interface's single queue. @return 0, or -1 after the error. */
+static int
+check_ports(struct app *a)
+{
+	const struct app_opts *o = a->o;
+
+	a->linktype = a->ports[0].linktype;
+	for (unsigned i = 1; i < a->nports; i++)
+		if (a->ports[i].linktype != a->linktype)
+			return -app_err("%s has link type %s, %s has %s: the ports of a "
+					"capture share one",
+					a->ports[i].spec,
+					pcap_datalink_val_to_name(a->ports[i].linktype) ?:
+						"?",
+					a->ports[0].spec,
+					pcap_datalink_val_to_name(a->linktype) ?: "?");
+	for (unsigned i = 0; i < a->nports; i++)
+		if (a->ports[i].loopback && o->queues > 1)
+			return -app_err(
+				"%s: a loopback interface has one queue (--queues 1)",
+				a->ports[i].spec);
+	for (unsigned i = 0; i < o->nouts && a->nports > 1; i++)
+		if (gcap_writer_fmt_of(o->outs[i].path, o->fmt) == GCAP_FMT_PCAP)
+			return -app_err("-w %s: pcap holds one interface, and %u ports "
+					"are captured: write pcapng (a file name ending "
+					"in .pcapng)",
+					o->outs[i].path, a->nports);
+	return 0;
+}
+
+/* -J: each port's time stamp types, as tcpdump lists them. @return 0. */
+static int
+list_tstamp_types(const struct app *a)
+{
+	for (unsigned i = 0; i < a->nports; i++) {
+		enum gcap_tstamp t[4];
+		unsigned n = gcap_port_tstamp_types(&a->ports[i], t, 4);
+
+		printf("Time stamp types for %s (use option -j to set):\n",
+		       a->ports[i].spec);
+		for (unsigned k = 0; k < n; k++)
+			printf("  %s (%s)\n", gcap_tstamp_name(t[k]),
+			       pcap_tstamp_type_val_to_description(pcap_tstamp_type_name_to_val(gcap_tstamp_name(t[k]))) ?:
+				       gcap_tstamp_name(t[k]));
+	}
+	return fflush(stdout) == 0 ? 0 : 1;
+}
+
 /* The main thread while the RX lcores capture: every 20 ms, the stop
  * conditions (a signal, the pipeline done, --duration, its health), and
  * the --stats line with its kernel state snapshot. */
@@ -88,6 +139,8 @@ capture_loop(struct app *a)
 		app_service_tick(a, now);
 		if (now >= end)
 			break;
+		if (app_stats_asked()) /* SIGUSR1: the line now, the capture goes on */
+			app_report_stats_line(a, &prev, (double)(now - last) / 1e9);
 		if (o->stats_secs && now >= next_stats) {
 			app_report_stats_line(a, &prev, (double)(now - last) / 1e9);
 			/* the kernel's state while running: the file is
@@ -123,9 +176,12 @@ app_run_live(struct app *a)
 		if (gcap_port_parse(o->ports[i], i, &a->ports[i], a->err) < 0)
 			return app_err("%s", a->err);
 		a->ports[i].nqueues = (uint16_t)o->queues;
+		a->ports[i].tstamp = o->tstamp;
+		a->ports[i].no_promisc = o->no_promisc;
 		a->nports++;
 	}
-	a->linktype = DLT_EN10MB;
+	if (check_ports(a) < 0)
+		return 1;
 	if (app_compile_filters(a) < 0)
 		return 1;
 	if (o->dump_level > 0)
@@ -175,6 +231,10 @@ app_run_live(struct app *a)
 			rc = app_err("%s", a->err);
 			goto out;
 		}
+	if (o->list_tstamp) {
+		rc = list_tstamp_types(a);
+		goto out;
+	}
 	if (gcap_rx_lcores(rx_ids, RTE_MAX_LCORE) < nrx) {
 		rc = app_err("the EAL gave fewer lcores than needed");
 		goto out;
@@ -190,6 +250,7 @@ app_run_live(struct app *a)
 		a->queues[i].rx_queue = (uint16_t)(i % o->queues);
 		a->queues[i].port_id = a->ports[i / o->queues].port_id;
 		a->queues[i].lcore = rx_ids[i % nrx];
+		a->queues[i].clock = &a->ports[i / o->queues].clock;
 	}
 	if (a->ops != &gcap_exec_cpu_ops && o->ngpus == 0) {
 		/* default: each queue on the GPU nearest its port */
@@ -216,10 +277,7 @@ app_run_live(struct app *a)
 			rc = app_err("%s", a->err);
 			goto out;
 		}
-	for (unsigned p = 0; p < a->nports; p++) {
-		wifs[p].name = a->ports[p].name;
-		wifs[p].linktype = DLT_EN10MB;
-	}
+	app_meta_ifs(a, wifs);
 	if (app_open_writers(a, wifs, a->nports) < 0 || app_create_pipeline(a) < 0) {
 		rc = 1;
 		goto out;

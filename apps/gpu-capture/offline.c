@@ -15,7 +15,7 @@ capture_file(struct app *a, pcap_t *p)
 {
 	struct app_opts *o = a->o;
 	struct gcap_exec_conf ec;
-	struct gcap_writer_if wif;
+	struct gcap_writer_if wif = { 0 };
 	struct gcap_writer_if_stats st = { 0 };
 	int r, rc = 0;
 

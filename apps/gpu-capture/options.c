@@ -57,6 +57,11 @@ enum {
 	OPT_FORMAT,
 	OPT_IMMEDIATE,
 	OPT_AUTOSTOP,
+	/* capture fidelity */
+	OPT_TS_PRECISION,
+	OPT_NANO,
+	OPT_NO_TIME_ORDER,
+	OPT_TIME_ORDER_WINDOW,
 };
 
 static const struct option long_opts[] = {
@@ -114,12 +119,21 @@ static const struct option long_opts[] = {
 	{ "buffer-size", required_argument, NULL, 'B' },
 	{ "immediate-mode", no_argument, NULL, OPT_IMMEDIATE },
 	{ "autostop", required_argument, NULL, 'a' },
+	/* capture fidelity */
+	{ "time-stamp-type", required_argument, NULL, 'j' },
+	{ "list-time-stamp-types", no_argument, NULL, 'J' },
+	{ "time-stamp-precision", required_argument, NULL, OPT_TS_PRECISION },
+	{ "nano", no_argument, NULL, OPT_NANO },
+	{ "no-promiscuous-mode", no_argument, NULL, 'p' },
+	{ "ring-buffer", required_argument, NULL, 'b' },
+	{ "no-time-order", no_argument, NULL, OPT_NO_TIME_ORDER },
+	{ "time-order-window", required_argument, NULL, OPT_TIME_ORDER_WINDOW },
 	{ NULL, 0, NULL, 0 },
 };
 
 /* tcpdump's letters; no leading '+': options after the expression count,
  * as tcpdump's (glibc's getopt permutes) */
-static const char short_opts[] = "i:r:w:F:s:c:C:G:W:qUvdhDLy:B:a:Z:g";
+static const char short_opts[] = "i:r:w:F:s:c:C:G:W:qUvdhDLy:B:a:Z:gj:Jpz:b:";
 
 void
 app_usage(void)
@@ -151,6 +165,15 @@ app_usage(void)
 	       "  -L                 list the -i ports' link types and exit\n"
 	       "  -y TYPE            the link type (refused unless the port gives it)\n"
 	       "  -r FILE            read a pcap or pcapng file instead (any link type)\n"
+	       "  -j TYPE            packets' time: host (the host's clock at the poll), "
+	       "adapter\n"
+	       "                     (the port's: net_pcap the file's, a NIC's clock "
+	       "set to\n"
+	       "                     real time), adapter_unsynced (a NIC's own clock); "
+	       "default:\n"
+	       "                     the port's where it has one, else host\n"
+	       "  -J                 list each -i port's time stamp types and exit\n"
+	       "  -p                 do not put the ports into promiscuous mode\n"
 	       "Output:\n"
 	       "  -w FILE[:EXPR]     write matching packets to FILE (\"-\" = stdout); "
 	       "with :EXPR\n"
@@ -175,6 +198,19 @@ app_usage(void)
 	       "                     (1000 bytes; not with -C), files:N (of -C or "
 	       "-G),\n"
 	       "                     packets:N, as dumpcap; repeatable\n"
+	       "  -b KEY:N           dumpcap's ring buffer: packets:N (new file every N "
+	       "packets),\n"
+	       "                     filesize:KB (-C in kB), duration:SECONDS (-G), "
+	       "files:N (-W)\n"
+	       "  -z COMMAND         run COMMAND FILE on each file a rotation closes (as "
+	       "tcpdump)\n"
+	       "  --time-stamp-precision micro|nano   time stamps written (default "
+	       "nano)\n"
+	       "  --no-time-order    write each queue's packets as they come (default: "
+	       "every\n"
+	       "                     file in time order across queues and ports)\n"
+	       "  --time-order-window MS  longest a packet waits for the other queues "
+	       "(1000)\n"
 	       "Filter:\n"
 	       "  expression         tcpdump filter syntax (pcap-filter(7)), compiled by "
 	       "libpcap\n"
@@ -380,6 +416,105 @@ parse_gpus(const char *s, struct app_opts *o)
 	return 0;
 }
 
+/* ---- capture fidelity: -j, -J, -p, -z, -b, time stamps and order ---- */
+
+/* -b KEY:VALUE, dumpcap's ring buffer conditions, onto -C/-G/-W and the
+ * count of packets per file. */
+static int
+parse_ring_buffer(const char *s, struct app_opts *o)
+{
+	const char *val = strchr(s, ':');
+	size_t k = val != NULL ? (size_t)(val - s) : 0;
+	uint64_t v;
+
+#define RB_KEY(name) (k == strlen(name) && strncmp(s, name, k) == 0)
+	if (val != NULL && RB_KEY("packets")) {
+		if (parse_u64("-b packets", val + 1, 1, UINT64_MAX, &v) < 0)
+			return -1;
+		o->rotate_packets = v;
+	} else if (val != NULL && RB_KEY("filesize")) {
+		if (parse_u64("-b filesize", val + 1, 1, UINT64_MAX / 1000u, &v) < 0)
+			return -1;
+		o->rotate_bytes = v * 1000u; /* dumpcap's kB: 1000 bytes */
+	} else if (val != NULL && RB_KEY("duration")) {
+		if (parse_u64("-b duration", val + 1, 1, UINT32_MAX, &v) < 0)
+			return -1;
+		o->rotate_secs = (uint32_t)v;
+	} else if (val != NULL && RB_KEY("files")) {
+		if (parse_u64("-b files", val + 1, 1, 100000, &v) < 0)
+			return -1;
+		o->max_files = (uint32_t)v;
+	} else {
+		return -app_err(
+			"-b '%s': expected packets:N, filesize:KB, duration:SECONDS "
+			"or files:N",
+			s);
+	}
+#undef RB_KEY
+	return 0;
+}
+
+/* One option of this block. @return 1 when c is one (handled), 0 when
+ * it is not, -1 after printing an error. */
+static int
+fidelity_opt(int c, const char *arg, struct app_opts *o)
+{
+	static const enum gcap_tstamp types[] = { GCAP_TSTAMP_HOST, GCAP_TSTAMP_ADAPTER,
+						  GCAP_TSTAMP_ADAPTER_UNSYNCED };
+	uint64_t v;
+
+	switch (c) {
+	case 'j':
+		for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+			if (strcmp(arg, gcap_tstamp_name(types[i])) == 0) {
+				o->tstamp = types[i];
+				return 1;
+			}
+		return -app_err("-j '%s': expected host, adapter or adapter_unsynced (-J "
+				"lists what a port has)",
+				arg);
+	case 'J': o->list_tstamp = true; return 1;
+	case OPT_TS_PRECISION:
+		if (strcmp(arg, "micro") != 0 && strcmp(arg, "nano") != 0)
+			return -app_err(
+				"--time-stamp-precision '%s': expected micro or nano",
+				arg);
+		o->ts_micro = strcmp(arg, "micro") == 0;
+		return 1;
+	case OPT_NANO: o->ts_micro = false; return 1;
+	case 'p': o->no_promisc = true; return 1;
+	case 'z':
+		if (arg[0] == '\0')
+			return -app_err("-z: empty command");
+		o->postrotate = arg;
+		return 1;
+	case 'b': return parse_ring_buffer(arg, o) < 0 ? -1 : 1;
+	case OPT_NO_TIME_ORDER: o->no_time_order = true; return 1;
+	case OPT_TIME_ORDER_WINDOW:
+		if (parse_u64("--time-order-window", arg, 1, 60000, &v) < 0)
+			return -1;
+		o->order_window_ms = (unsigned)v;
+		return 1;
+	default: return 0;
+	}
+}
+
+/* This block's checks against the other options. @return 0 or -1. */
+static int
+fidelity_check(struct app_opts *o)
+{
+	if (o->read_file != NULL &&
+	    (o->tstamp != GCAP_TSTAMP_AUTO || o->list_tstamp || o->no_promisc))
+		return -app_err("-j, -J and -p apply to live ports, not to -r");
+	if (o->postrotate != NULL && o->rotate_bytes == 0 && o->rotate_secs == 0 &&
+	    o->rotate_packets == 0)
+		return -app_err("-z runs on each file a rotation closes: it needs -C, -G "
+				"or -b");
+	if (o->order_window_ms == 0)
+		o->order_window_ms = APP_ORDER_WINDOW_MS;
+	return 0;
+}
+
 static void
 set_defaults(struct app_opts *o)
 {
@@ -405,7 +540,14 @@ parse_args(struct app_opts *o, struct app_config *cfg, const struct app_config_a
 	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, short_opts, long_opts, NULL)) != -1) {
+		int f;
+
 		app_err_where = app_config_where(cfg, l, optind - 1);
+		f = fidelity_opt(c, optarg, o);
+		if (f < 0)
+			return -1;
+		if (f > 0)
+			continue;
 		switch (c) {
 		case 'i':
 			if (o->nports == APP_MAX_PORTS)
@@ -548,7 +690,7 @@ parse_args(struct app_opts *o, struct app_config *cfg, const struct app_config_a
 		case OPT_PIDFILE: o->pidfile = optarg; break;
 		case '?':
 		default:
-			if (optopt != 0 && strchr("irwFscCGWyBaZ", optopt) != NULL)
+			if (optopt != 0 && strchr("irwFscCGWyBaZjzb", optopt) != NULL)
 				return -app_err("option -%c needs a value", optopt);
 			if (optopt != 0)
 				return -app_err("unknown option -%c (see --help)",
@@ -631,10 +773,13 @@ app_parse_options(int argc, char **argv, struct app_opts *o)
 		return -app_err("-r and -i cannot be used together");
 	if (o->read_file == NULL && o->nports == 0)
 		return -app_err("no input: give -i PORT or -r FILE (see --help)");
-	if (o->dump_level == 0 && !o->dump_gpu_code && o->nouts == 0)
+	if (o->dump_level == 0 && !o->dump_gpu_code && o->nouts == 0 && !o->list_tstamp)
 		return -app_err("no output: give -w FILE (\"-w -\" writes to stdout)");
-	if (o->max_files != 0 && o->rotate_bytes == 0 && o->rotate_secs == 0)
+	if (o->max_files != 0 && o->rotate_bytes == 0 && o->rotate_secs == 0 &&
+	    o->rotate_packets == 0)
 		return -app_err("-W needs -C or -G");
+	if (fidelity_check(o) < 0)
+		return -1;
 	if (o->kernel_state != NULL && o->kernel == NULL)
 		return -app_err("--kernel-state needs --kernel");
 	if (o->gpu_blocks > o->ring)

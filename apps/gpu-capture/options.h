@@ -9,12 +9,14 @@
 #include "gpucap/gcap_common.h"
 #include "gpucap/gcap_doctor.h"
 #include "gpucap/gcap_pkt.h"
+#include "gpucap/gcap_port.h"
 #include "gpucap/gcap_writer.h"
 #include "config.h"
 
 #define APP_MAX_PORTS 32
 #define APP_MAX_GPUS 16
 #define APP_DEFAULT_RING 16 /* --ring */
+#define APP_ORDER_WINDOW_MS 1000 /* --time-order-window's default */
 
 struct app_output {
 	char *path;         /* file name, "-" for stdout */
@@ -86,6 +88,16 @@ struct app_opts {
 	bool group_read;       /* -g: output files 0640 */
 	const char *pidfile;   /* --pidfile */
 	int nargs;             /* the expression's words (after the options) */
+
+	/* capture fidelity: time stamps, order, promiscuous mode, rotation */
+	enum gcap_tstamp tstamp;  /* -j */
+	bool list_tstamp;         /* -J */
+	bool ts_micro;            /* --time-stamp-precision micro */
+	bool no_promisc;          /* -p */
+	bool no_time_order;       /* --no-time-order */
+	unsigned order_window_ms; /* --time-order-window */
+	const char *postrotate;   /* -z */
+	uint64_t rotate_packets;  /* -b packets:N */
 };
 
 /*

@@ -230,22 +230,35 @@ app_report_summary(const struct app *a, uint64_t captured, double secs)
 	print_poll_phases(a, &t, secs);
 }
 
+/* Drops the host made: the pipeline's and the writer's (isb_osdrop). */
+static uint64_t
+host_dropped(const struct app_totals *t)
+{
+	return t->q.drop_pipeline + t->q.drop_writer + t->q.drop_chained +
+	       t->write_failed;
+}
+
 void
 app_report_if_stats(const struct app *a, struct gcap_writer_if_stats *st)
 {
 	struct app_totals t;
 
+	if (a->pl == NULL)
+		return; /* nothing counted yet */
 	if (a->nports == 0) {
 		sum_queues(a, 0, true, &t);
 		st[0].received = t.q.rx_pkts;
-		st[0].dropped = dropped(&t);
+		st[0].dropped = 0;
+		st[0].os_dropped = host_dropped(&t);
 		st[0].filter_accepted = t.q.captured;
 		return;
 	}
 	for (unsigned p = 0; p < a->nports; p++) {
-		sum_queues(a, p, false, &t);
+		/* one port: the run's totals, write failures included */
+		sum_queues(a, p, a->nports == 1, &t);
 		st[p].received = t.q.rx_pkts + t.imissed + t.rx_nombuf;
-		st[p].dropped = dropped(&t);
+		st[p].dropped = t.imissed + t.rx_nombuf; /* the NIC's */
+		st[p].os_dropped = host_dropped(&t);
 		st[p].filter_accepted = t.q.captured;
 	}
 }

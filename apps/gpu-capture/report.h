@@ -59,7 +59,10 @@ int app_report_json(const struct app *a, double secs);
 
 /*
  * What the output files record per interface (pcapng ISBs): one entry
- * per port, or one for the whole capture when there are no ports (-r).
+ * per port, or one for the whole capture when there are no ports (-r):
+ * received, the NIC's drops (isb_ifdrop), the host's (pipeline and
+ * writer: isb_osdrop) and the packets the filters took. Nothing before
+ * the pipeline exists. Called from the writer thread too (rotation).
  */
 void app_report_if_stats(const struct app *a, struct gcap_writer_if_stats *st);
 

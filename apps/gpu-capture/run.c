@@ -7,7 +7,9 @@
  * process at once, as tcpdump's default disposition does, after removing
  * the output files this run created; while capturing it stops the
  * pipeline (whose wait for a stalled output is bounded); after, it is
- * only noted. The file run (offline.c) and the live run (live.c)
+ * only noted. SIGUSR1 (the stats line), SIGUSR2 (flush) and SIGHUP
+ * (rotate) never end a run: tcpdump's meanings, served by the main loop
+ * and the writer thread. The file run (offline.c) and the live run (live.c)
  * call them in their order; the checks among them come before any port
  * starts.
  */
@@ -23,6 +25,7 @@
 #include "gpucap/gcap_filter.h"
 #include "gpucap/gcap_gpu.h"
 #include "app_err.h"
+#include "meta.h"
 #include "report.h"
 #include "run.h"
 
@@ -34,6 +37,23 @@ static volatile sig_atomic_t g_state;
 /* the output files set-up created (removed if a signal ends it) */
 static char g_created[GCAP_MAX_OUTPUTS + 1][PATH_MAX]; /* and --pidfile */
 static volatile sig_atomic_t g_ncreated;
+/* SIGUSR1 came: the main loop prints the stats line */
+static volatile sig_atomic_t g_usr1;
+
+/* SIGUSR1, SIGUSR2, SIGHUP: asked of the running capture, else noted
+ * (set-up: none is lost, none ends the process). */
+static void
+on_request(int sig)
+{
+	struct gcap_pipeline *pl = g_pl;
+
+	if (sig == SIGUSR1)
+		g_usr1 = 1;
+	else if (sig == SIGUSR2)
+		gcap_pipeline_request_flush(pl);
+	else if (sig == SIGHUP)
+		gcap_pipeline_request_rotate(pl);
+}
 
 static void
 on_signal(int sig)
@@ -60,6 +80,11 @@ app_signals_install(void)
 	sa.sa_handler = on_signal;
 	sigemptyset(&sa.sa_mask);
 	if (sigaction(SIGINT, &sa, NULL) != 0 || sigaction(SIGTERM, &sa, NULL) != 0)
+		return -1;
+	sa.sa_handler = on_request;
+	sa.sa_flags = SA_RESTART;
+	if (sigaction(SIGUSR1, &sa, NULL) != 0 || sigaction(SIGUSR2, &sa, NULL) != 0 ||
+	    sigaction(SIGHUP, &sa, NULL) != 0)
 		return -1;
 	/* a closed stdout (-w - | head) is a write error, not a kill */
 	signal(SIGPIPE, SIG_IGN);
@@ -88,6 +113,23 @@ bool
 app_signalled(void)
 {
 	return g_signal != 0;
+}
+
+bool
+app_stats_asked(void)
+{
+	if (!g_usr1)
+		return false;
+	g_usr1 = 0;
+	return true;
+}
+
+/* gcap_writer_stats_fn: the counters for the ISBs of a rotated file */
+static void
+writer_stats(void *arg, struct gcap_writer_if_stats *st, unsigned nifs)
+{
+	(void)nifs; /* the writers have one interface per port, or one */
+	app_report_if_stats(arg, st);
 }
 
 /* One program per output (an output without :EXPR takes the trailing one). */
@@ -255,6 +297,11 @@ app_open_writers(struct app *a, const struct gcap_writer_if *ifs, unsigned nifs)
 {
 	struct app_opts *o = a->o;
 
+	app_meta_host(a);
+	if (o->postrotate != NULL && app_postrotate_install() < 0) {
+		app_err("-z: cannot watch the commands' ends");
+		return -1;
+	}
 	for (unsigned i = 0; i < o->nouts; i++) {
 		struct gcap_writer_conf wc = {
 			.path = o->outs[i].path,
@@ -267,13 +314,26 @@ app_open_writers(struct app *a, const struct gcap_writer_if *ifs, unsigned nifs)
 			.max_files = o->max_files,
 			.stop_bytes = o->autostop_bytes,
 			.stop_files = o->autostop_files,
-			.filter_expr = o->outs[i].filter,
-			.app_name = "gpu-capture " GCAP_VERSION,
-			.flush_each = o->packet_buffered,
 			.file_mode = o->group_read ? 0640 : 0,
 			.set_owner = a->creds.drop,
 			.owner = a->creds.uid,
 			.group = a->creds.gid,
+			/* if_filter only where there is a filter */
+			.filter_expr = o->outs[i].filter != NULL &&
+						       o->outs[i].filter[0] != '\0' ?
+					       o->outs[i].filter :
+					       NULL,
+			.app_name = "gpu-capture " GCAP_VERSION,
+			.flush_each = o->packet_buffered,
+			.ts_micro = o->ts_micro,
+			.epb_rx = a->nports > 0,
+			.shb_os = a->host_os[0] != '\0' ? a->host_os : NULL,
+			.shb_hardware = a->host_hw[0] != '\0' ? a->host_hw : NULL,
+			.rotate_packets = o->rotate_packets,
+			.stats_fn = writer_stats,
+			.stats_arg = a,
+			.closed_fn = o->postrotate != NULL ? app_postrotate_run : NULL,
+			.closed_arg = (void *)(uintptr_t)o->postrotate,
 		};
 
 		struct stat st;
@@ -337,6 +397,8 @@ app_create_pipeline(struct app *a)
 		.rx_burst = a->o->rx_burst,
 		.snaplen = a->o->snaplen,
 		.flush_ms = 1000,
+		.time_order = !a->o->no_time_order,
+		.order_window_ms = a->o->order_window_ms,
 	};
 
 	a->pl = gcap_pipeline_create(&pc, a->err);

@@ -30,6 +30,9 @@ void app_signals_remove_at_setup_stop(const char *path);
 /* Whether SIGINT or SIGTERM came. */
 bool app_signalled(void);
 
+/* Whether SIGUSR1 came since the last call (the stats line is due). */
+bool app_stats_asked(void);
+
 /* One program per output on a->linktype (on a->file's handle for -r).
  * @return 0, or -1 after printing the error. */
 int app_compile_filters(struct app *a);

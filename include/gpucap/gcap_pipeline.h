@@ -148,12 +148,30 @@ struct gcap_queue_stats {
 	uint64_t phase_long[GCAP_POLL_PHASES];
 };
 
+/**
+ * How a live queue's packets get their time: a packet whose ol_flags has
+ * flag carries the port's RX timestamp (DPDK's dynamic field at byte off
+ * of the mbuf), taken as ns0 + (raw - raw0) * mult / 2^32 ns since the
+ * epoch; any other packet the host's clock when it was received. All
+ * zero: the host's clock for every packet.
+ */
+struct gcap_rx_clock {
+	uint64_t flag; /**< the RX timestamp's ol_flags bit (0: none) */
+	int off;       /**< the field's offset in the mbuf */
+	uint64_t raw0; /**< a raw reading of the port's clock... */
+	uint64_t ns0;  /**< ...and the time (ns since the epoch) it maps to */
+	uint64_t mult; /**< ns per raw unit, times 2^32 */
+};
+
 /** One pipeline queue's source. */
 struct gcap_pipeline_queue {
 	uint16_t port_id;    /**< DPDK port (live) */
 	uint16_t rx_queue;   /**< RX queue of that port */
 	uint16_t port_index; /**< interface index in the output files */
 	unsigned lcore;      /**< RX lcore that polls it */
+	/** the packets' time (NULL: the host's clock); read while the
+	 *  pipeline runs, so set by the time it starts */
+	const struct gcap_rx_clock *clock;
 };
 
 /** Staging bytes per batch slot when reading a file (-r): packet bytes
@@ -200,6 +218,12 @@ struct gcap_pipeline_conf {
 	uint64_t rx_rate_pps; /**< per queue RX rate limit (benchmarks; 0: none) */
 	uint32_t snaplen;     /**< longest record caplen (0: no cut), as the executor's */
 	unsigned flush_ms;    /**< flush outputs at least this often */
+	/** live queues (2 or more): each output file in time order, the
+	 *  queues' records merged by time; a record waits at most
+	 *  order_window_ms for the queues that have nothing (see
+	 *  dataplane/pipeline_order.c) */
+	bool time_order;
+	unsigned order_window_ms;
 	/** time the phases of every RX poll (enum gcap_poll_phase): a few
 	 *  TSC reads a poll, for diagnosis; off in normal runs */
 	bool poll_phases;
@@ -231,6 +255,14 @@ int gcap_pipeline_start(struct gcap_pipeline *pl, char *errbuf);
 
 /** Ask the pipeline to stop; async-signal-safe. */
 void gcap_pipeline_request_stop(struct gcap_pipeline *pl);
+
+/** Ask the writer thread to flush every output (SIGUSR2); async-signal
+ *  safe. */
+void gcap_pipeline_request_flush(struct gcap_pipeline *pl);
+
+/** Ask the writer thread to close every output's file and open the next
+ *  (gcap_writer_rotate(); SIGHUP); async-signal safe. */
+void gcap_pipeline_request_rotate(struct gcap_pipeline *pl);
 
 /**
  * @return true once the pipeline wants to stop by itself: -c reached, an

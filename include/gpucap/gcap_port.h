@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "gcap_common.h"
+#include "gcap_pipeline.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -27,6 +28,14 @@ enum gcap_port_kind {
 	GCAP_PORT_IFACE,  /**< a Linux interface, through net_af_packet */
 };
 
+/** Where packets' times come from (tcpdump's -j). */
+enum gcap_tstamp {
+	GCAP_TSTAMP_AUTO = 0,         /**< the port's own where it has one, else host */
+	GCAP_TSTAMP_HOST,             /**< the host's clock when the packets are polled */
+	GCAP_TSTAMP_ADAPTER,          /**< the port's, as real time */
+	GCAP_TSTAMP_ADAPTER_UNSYNCED, /**< the port's own clock, not set to real time */
+};
+
 /** One port. */
 struct gcap_port {
 	char spec[512];    /**< the -i argument */
@@ -39,6 +48,13 @@ struct gcap_port {
 	int socket;       /**< NUMA node, or -1 */
 	bool started;
 	void *kind_priv; /**< the kind's own state (the emulated NIC's) */
+	int linktype;               /**< DLT_* of its packets (net_pcap: the file's) */
+	enum gcap_tstamp tstamp;    /**< asked, before gcap_port_configure */
+	bool no_promisc;            /**< tcpdump's -p: promiscuous mode left off */
+	bool promisc_set;           /**< turned on at start, off again at close */
+	bool hw_ts;                 /**< the NIC's RX timestamp offload is on */
+	bool loopback;              /**< a Linux loopback interface */
+	struct gcap_rx_clock clock; /**< its packets' time, after gcap_port_start */
 };
 
 /**
@@ -86,11 +102,41 @@ int gcap_port_find(struct gcap_port *p, char *errbuf);
 int gcap_port_configure(struct gcap_port *p, uint16_t nqueues, uint16_t nb_rxd,
 			struct rte_mempool *const *pools, char *errbuf);
 
-/** Start a configured port (promiscuous on). @return 0 or a negative errno. */
+/**
+ * Start a configured port: promiscuous mode on (unless no_promisc; it is
+ * turned off again at close when it was off), and its clock (p->clock)
+ * for p->tstamp; a NIC clock is calibrated against CLOCK_REALTIME here
+ * (20 ms).
+ * @return 0 or a negative errno: -ENOTSUP when p->tstamp asks for the
+ *         port's clock and it has none that can be read.
+ */
 int gcap_port_start(struct gcap_port *p, char *errbuf);
 
-/** Stop and close a port (no-op if never found). */
+/**
+ * The time sources a found port offers (tcpdump's -J), host first.
+ * @return how many were written to types (at most max).
+ */
+unsigned
+gcap_port_tstamp_types(const struct gcap_port *p, enum gcap_tstamp *types, unsigned max);
+
+/** @return the -j name of a time source ("host", "adapter", ...). */
+const char *gcap_tstamp_name(enum gcap_tstamp t);
+
+/** Stop and close a port (no-op if never found); promiscuous mode back
+ *  off where gcap_port_start turned it on. */
 void gcap_port_close(struct gcap_port *p);
+
+/** What the capture files say about a port (pcapng IDB options). */
+struct gcap_port_desc {
+	char driver[64];    /**< the DPDK driver, e.g. "net_pcap", "mlx5_pci" */
+	char hardware[160]; /**< the device on its bus: "pci 0000:3b:00.0 (vendor_id=...)" */
+	uint8_t mac[6];
+	bool has_mac;       /**< a MAC address other than all zeros */
+	uint64_t speed_bps; /**< link speed, 0: unknown or down */
+};
+
+/** Describe a found port. @return 0 or a negative errno. */
+int gcap_port_describe(const struct gcap_port *p, struct gcap_port_desc *d);
 
 /** NIC-level counters. */
 struct gcap_port_stats {

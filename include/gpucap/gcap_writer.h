@@ -59,12 +59,28 @@ struct gcap_writer_if {
 	size_t opts_len;
 };
 
-/** Per-interface counters written into pcapng ISBs at close. */
+/**
+ * Per-interface counters written into pcapng ISBs, each since the start
+ * of the capture (as the pcapng specification defines them). The
+ * writer adds isb_usrdeliv itself: the records of the interface it has
+ * written so far, over all its files.
+ */
 struct gcap_writer_if_stats {
 	uint64_t received;        /**< isb_ifrecv */
-	uint64_t dropped;         /**< isb_ifdrop */
+	uint64_t dropped;         /**< isb_ifdrop: dropped by the interface (NIC) */
 	uint64_t filter_accepted; /**< isb_filteraccept */
+	uint64_t os_dropped; /**< isb_osdrop: dropped by the host (pipeline, writer) */
 };
+
+/**
+ * Fill nifs entries of st with the counters now (for the ISBs of a file
+ * that rotation closes). Called from the writer's thread.
+ */
+typedef void (*gcap_writer_stats_fn)(void *arg, struct gcap_writer_if_stats *st,
+				     unsigned nifs);
+
+/** A file of the output was closed by rotation (tcpdump's -z). */
+typedef void (*gcap_writer_closed_fn)(void *arg, const char *path);
 
 /** What a writer is opened with. */
 struct gcap_writer_conf {
@@ -106,9 +122,35 @@ struct gcap_writer_conf {
 	bool set_owner;
 	uid_t owner;
 	gid_t group;
+	/** microsecond timestamps (tcpdump's --time-stamp-precision micro):
+	 *  pcap's microsecond magic, pcapng's if_tsresol 6; times are cut
+	 *  (not rounded) to the microsecond. Else nanoseconds. */
+	bool ts_micro;
+	/** pcapng: every EPB carries epb_flags (inbound) and epb_queue
+	 *  (gcap_rec.queue): packets received by a port */
+	bool epb_rx;
+	const char *shb_os;       /**< shb_os, may be NULL */
+	const char *shb_hardware; /**< shb_hardware, may be NULL */
+	/** dumpcap's -b packets:N: a new file (named as -C names them) once
+	 *  the current one holds this many records (0: off) */
+	uint64_t rotate_packets;
+	/** NULL, or the counters for the ISBs of each file rotation closes
+	 *  (pcapng; without it, only the last file gets ISBs) */
+	gcap_writer_stats_fn stats_fn;
+	void *stats_arg;
+	/** NULL, or told the name of each file rotation closed */
+	gcap_writer_closed_fn closed_fn;
+	void *closed_arg;
 };
 
 struct gcap_writer;
+
+/**
+ * The format a configuration's path and fmt give (GCAP_FMT_AUTO resolved
+ * by the name's suffix), without opening anything.
+ * @return GCAP_FMT_PCAP or GCAP_FMT_PCAPNG.
+ */
+enum gcap_fmt gcap_writer_fmt_of(const char *path, enum gcap_fmt fmt);
 
 /**
  * Open a writer: creates (or truncates) the first file and writes its
@@ -181,6 +223,15 @@ int gcap_writer_write_buf(struct gcap_writer *w, const uint8_t *buf, uint32_t le
  *         an error opening the next file.
  */
 int gcap_writer_tick(struct gcap_writer *w, uint64_t now_ns);
+
+/**
+ * Close the current file now (with its ISBs, as rotation closes one) and
+ * open the next, named as -G names it (a new period starting now) under
+ * -G, else as -C names it. Not for stdout.
+ * @return 0; -EINVAL for stdout; -ECANCELED once done; the sticky write
+ *         error; an error opening the next file.
+ */
+int gcap_writer_rotate(struct gcap_writer *w);
 
 /**
  * Flush buffered records to the file (write(2); no fsync).

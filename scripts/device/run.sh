@@ -1,10 +1,8 @@
 #!/usr/bin/env bash
 # There (the GPU machine): run the GPU tests and benchmarks from .devbundle,
 # logs to $OUT. Usage: bash .devbundle/root/scripts/device/run.sh [STEP...]
-# Steps: info doctor tests unit copyloop corpus live multigpu bench sweep latency latvar jitter jittouch phases floor rxburst soak writerslack ab ringsweep pcie pcieceil kbench
-# bpf profile observe vram vrambench (default: info tests corpus live bench).
-# Steps: info doctor tests unit copyloop corpus live multigpu bench sweep latency latvar jitter jittouch phases floor rxburst soak writerslack ab ringsweep pcie pcieceil kbench ops
-# bpf profile (default: info tests corpus live bench).
+# Steps: info doctor tests unit copyloop corpus live multigpu bench order sweep latency latvar jitter jittouch phases floor rxburst soak writerslack ab ringsweep pcie pcieceil kbench
+# bpf profile observe ops vram vrambench (default: info tests corpus live bench).
 set -uo pipefail
 b=$(cd "$(dirname "$0")/../../.." && pwd)
 source "$b/env.sh"
@@ -112,6 +110,14 @@ bench)
 	GPU_CAPTURE=$b/bin/gpu-capture MIX_PCAP=$b/shared/data/bench/mix-en10mb.pcap \
 		OUT_DIR=$OUT SECS=${SECS:-2} timeout 420 bash "$b/root/bench/gpu_capture.sh" 2>"$OUT/bench-stderr.log"
 	echo "bench rc=$?" ;;
+order)
+	# the writer's time-order merge at full rate: the same capture with it
+	# (the default) and with --no-time-order, in turns; 8 queues, net_null
+	# and net_pcap, gpu host mode (bench/time_order.sh)
+	log "time order on/off"
+	GPU_CAPTURE=$b/bin/gpu-capture MIX_PCAP=$b/shared/data/bench/mix-en10mb.pcap \
+		OUT_DIR=$OUT SECS=${SECS:-3} timeout 420 bash "$b/root/bench/time_order.sh" 2>>"$OUT/bench-stderr.log"
+	echo "order rc=$?" ;;
 sweep)
 	# the filtering work moved off the lcores: 8 RX lcores, N filters
 	log "filter-count sweep"

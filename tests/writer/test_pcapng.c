@@ -28,9 +28,9 @@ START_TEST(test_pcapng_three_ifs)
 	const char *p = wt_path("n.pcapng");
 	struct gcap_writer_conf c = wt_conf1(p);
 	struct gcap_writer_if_stats st[3] = {
-		{ 100, 1, 10 },
-		{ 200, 2, 20 },
-		{ 300, 3, 30 },
+		{ 100, 1, 10, 1 },
+		{ 200, 2, 20, 2 },
+		{ 300, 3, 30, 3 },
 	};
 	struct gcap_writer *w;
 	struct wt_ng ni;
@@ -122,7 +122,7 @@ START_TEST(test_pcapng_mixed_linktypes)
 	};
 	const char *p = wt_path("mixed.pcapng");
 	struct gcap_writer_conf c = wt_conf1(p);
-	struct gcap_writer_if_stats st[2] = { { 5, 0, 5 }, { 7, 1, 6 } };
+	struct gcap_writer_if_stats st[2] = { { 5, 0, 5, 1 }, { 7, 1, 6, 2 } };
 	struct gcap_writer *w;
 	struct wt_ng ni;
 

@@ -157,7 +157,7 @@ END_TEST
 START_TEST(test_rotate_G_W_stops)
 {
 	struct gcap_writer_conf c = wt_conf1(wt_path("gw-%H%M%S.pcapng"));
-	struct gcap_writer_if_stats st = { 9, 8, 7 };
+	struct gcap_writer_if_stats st = { 9, 8, 7, 0 };
 	struct gcap_writer *w;
 	struct wt_ng ni;
 	struct wt_rec r;

@@ -181,7 +181,7 @@ START_TEST(test_efbig_at_close_isb)
 	/* the ISBs at close do not fit: the records stay, the error shows */
 	const char *p = wt_path("fisb.pcapng");
 	struct gcap_writer_conf c = wt_conf1(p);
-	struct gcap_writer_if_stats st = { 1, 2, 3 };
+	struct gcap_writer_if_stats st = { 1, 2, 3, 0 };
 	struct gcap_writer *w;
 	struct fsz_guard g;
 	char eb[GCAP_ERRBUF_SIZE] = "";

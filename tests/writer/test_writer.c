@@ -4,7 +4,7 @@
  * tshark/capinfos when installed), and pcapng blocks are parsed to check
  * what libpcap does not expose. One binary; its check cases come from the
  * parts, one file per concern (test_pcap.c, test_pcapng.c, test_output.c,
- * test_rotation.c, test_open_errors.c, test_write_errors.c).
+ * test_rotation.c, test_open_errors.c, test_write_errors.c, test_metadata.c).
  */
 #include <check.h>
 #include <stdlib.h>
@@ -24,6 +24,7 @@ writer_suite(void)
 	suite_add_tcase(s, wt_tcase_stdout());
 	suite_add_tcase(s, wt_tcase_open_errors());
 	suite_add_tcase(s, wt_tcase_write_errors());
+	suite_add_tcase(s, wt_tcase_metadata());
 	return s;
 }
 

@@ -293,9 +293,12 @@ wt_ng_parse(const char *path, struct wt_ng *ni)
 			break;
 		case 6:
 			ck_assert_uint_lt(ni->nepb, 512);
+			ni->epb_ts[ni->nepb] = ((uint64_t)wt_rd32(b + pos + 12) << 32) |
+					       wt_rd32(b + pos + 16);
 			ni->epb_if[ni->nepb++] = wt_rd32(b + pos + 8);
 			ck_assert_uint_le(28 + ((wt_rd32(b + pos + 20) + 3) & ~3u) + 4,
 					  len);
+			opt = b + pos + 28 + ((wt_rd32(b + pos + 20) + 3) & ~3u);
 			break;
 		case 5:
 			ck_assert_uint_lt(ni->nisb, 8);
@@ -315,6 +318,42 @@ wt_ng_parse(const char *path, struct wt_ng *ni)
 			if (type == 0x0a0d0d0a && code == 4)
 				snprintf(ni->userappl, sizeof(ni->userappl), "%.*s", olen,
 					 (const char *)v);
+			if (type == 0x0a0d0d0a && code == 3)
+				snprintf(ni->shb_os, sizeof(ni->shb_os), "%.*s", olen,
+					 (const char *)v);
+			if (type == 0x0a0d0d0a && code == 2)
+				snprintf(ni->shb_hw, sizeof(ni->shb_hw), "%.*s", olen,
+					 (const char *)v);
+			if (type == 6) {
+				unsigned i = ni->nepb - 1;
+
+				ni->epb_nopts[i]++;
+				if (code == 2 && olen == 4)
+					ni->epb_flags[i] = wt_rd32(v);
+				if (code == 6 && olen == 4)
+					ni->epb_queue[i] = wt_rd32(v);
+			}
+			if (type == 1) {
+				unsigned i = ni->nidb - 1;
+
+				if (code == 3)
+					snprintf(ni->if_descr[i], 128, "%.*s", olen,
+						 (const char *)v);
+				if (code == 12)
+					snprintf(ni->if_os[i], 128, "%.*s", olen,
+						 (const char *)v);
+				if (code == 15)
+					snprintf(ni->if_hw[i], 128, "%.*s", olen,
+						 (const char *)v);
+				if (code == 6 && olen == 6) {
+					memcpy(ni->if_mac[i], v, 6);
+					ni->if_has_mac[i] = true;
+				}
+				if (code == 8 && olen == 8)
+					ni->if_speed[i] = wt_rd64(v);
+				if (code == 11)
+					ni->if_has_filter[i] = true;
+			}
 			if (type == 1) {
 				unsigned i = ni->nidb - 1;
 
@@ -349,6 +388,10 @@ wt_ng_parse(const char *path, struct wt_ng *ni)
 					ni->isb_drop[i] = wt_rd64(v);
 				if (code == 6)
 					ni->isb_acc[i] = wt_rd64(v);
+				if (code == 7)
+					ni->isb_osdrop[i] = wt_rd64(v);
+				if (code == 8)
+					ni->isb_usrdeliv[i] = wt_rd64(v);
 			}
 			opt = v + ((olen + 3u) & ~3u);
 		}

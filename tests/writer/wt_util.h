@@ -95,6 +95,16 @@ struct wt_ng {
 	uint32_t isb_if[8];
 	uint64_t isb_recv[8], isb_drop[8], isb_acc[8], isb_start[8], isb_end[8];
 	bool isb_has_start[8], isb_has_end[8];
+	/* the options a capture's metadata adds ("" / 0: absent) */
+	char shb_os[128], shb_hw[128];
+	char if_descr[8][128], if_os[8][128], if_hw[8][128];
+	uint8_t if_mac[8][6];
+	bool if_has_mac[8], if_has_filter[8];
+	uint64_t if_speed[8];
+	uint32_t epb_flags[512], epb_queue[512];
+	unsigned epb_nopts[512];
+	uint64_t epb_ts[512];
+	uint64_t isb_osdrop[8], isb_usrdeliv[8];
 };
 
 uint16_t wt_rd16(const uint8_t *p);
@@ -125,5 +135,6 @@ TCase *wt_tcase_stdout(void);
 TCase *wt_tcase_rotation(void);
 TCase *wt_tcase_open_errors(void);
 TCase *wt_tcase_write_errors(void);
+TCase *wt_tcase_metadata(void);
 
 #endif /* WT_UTIL_H */

@@ -1,0 +1,286 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * What the writer thread does with records: each one to the outputs its
+ * outmask names (gcap_pl_write_rec, -c counted there) and, with several
+ * queues, the merge that puts every output file in time order.
+ *
+ * Each queue's records come in their own order; the queues' export
+ * buffers reach the writer at different moments (batches complete when
+ * they complete), so taken as they come a file goes back and forth in
+ * time. The merge holds each queue's buffers, oldest first, and writes
+ * the record with the earliest time among the queues' next ones, but
+ * only while every queue has one: a queue's later records are no older
+ * than its next one, so that record is the earliest there will be. A
+ * queue on the host's clock that has nothing says so at its idle polls
+ * (pl_queue.idle_wm: a time before any record it will give), and records
+ * not later than that go on without it. Any other queue that has nothing
+ * would hold the others forever; the window bounds that: once a buffer has been held order_window_ms, or a queue's
+ * held records fill a quarter of its export memory (so that its RX side
+ * never runs out of room because of the merge), the earliest records go
+ * out without waiting. At the end everything goes out. Nothing is copied
+ * or allocated per record: the merge walks the buffers in place.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pipeline_internal.h"
+
+/* One queue's buffers taken by the writer, not yet written whole. */
+struct pl_order_q {
+	struct gcap_xbuf **xb; /* a ring of cap, the oldest at head */
+	uint64_t *t;           /* when each was taken (monotonic ns) */
+	unsigned head, n, cap;
+	uint64_t bytes;      /* record bytes held */
+	uint64_t bytes_max;  /* a quarter of the queue's export memory */
+	uint32_t off, idx;   /* the oldest buffer's next record */
+	struct gcap_rec rec; /* that record (n > 0) */
+	const uint8_t *data;
+};
+
+struct pl_order {
+	uint64_t window_ns;
+	struct pl_order_q q[];
+};
+
+int
+gcap_pl_write_rec(struct gcap_pipeline *pl, const struct gcap_rec *rec,
+		  const uint8_t *data)
+{
+	const struct gcap_pipeline_conf *c = &pl->conf;
+	const uint64_t outs =
+		c->nwriters >= 64 ? UINT64_MAX : (UINT64_C(1) << c->nwriters) - 1;
+	uint64_t m;
+
+	if (c->max_packets != 0 &&
+	    atomic_load_explicit(&pl->written, memory_order_relaxed) >= c->max_packets)
+		return 1;
+	m = rec->outmask & outs;
+	if (m == 0)
+		return 0; /* a kernel's GCAP_OUTPUT(i) past the outputs */
+	for (; m != 0; m &= m - 1) {
+		unsigned wi = (unsigned)__builtin_ctzll(m);
+		struct gcap_writer *w = c->writers[wi];
+		int r = gcap_writer_write(w, rec, data);
+
+		if (r < 0 && r != -ECANCELED)
+			pl_set_error(pl, r, gcap_writer_errmsg(w));
+		if (r < 0)
+			return r;
+		pl->handed[wi]++;
+	}
+	atomic_fetch_add_explicit(&pl->written, 1, memory_order_relaxed);
+	return 0;
+}
+
+int
+gcap_pl_order_create(struct gcap_pipeline *pl, char *errbuf)
+{
+	const struct gcap_pipeline_conf *c = &pl->conf;
+	struct pl_order *o;
+
+	if (!c->time_order || c->nqueues < 2 || c->queues == NULL)
+		return 0;
+	o = calloc(1, sizeof(*o) + c->nqueues * sizeof(o->q[0]));
+	if (o == NULL)
+		return gcap_err(errbuf, ENOMEM, "out of memory (time order)");
+	o->window_ns = (uint64_t)c->order_window_ms * 1000000u;
+	for (unsigned i = 0; i < c->nqueues; i++) {
+		struct pl_order_q *q = &o->q[i];
+
+		/* every buffer of the queue can be here at once */
+		q->cap = pl->q[i].nxbufs;
+		q->xb = calloc(q->cap ? q->cap : 1, sizeof(*q->xb));
+		q->t = calloc(q->cap ? q->cap : 1, sizeof(*q->t));
+		q->bytes_max = pl->q[i].xa.cap / 4;
+		if (q->xb == NULL || q->t == NULL) {
+			pl->order = o;
+			gcap_pl_order_destroy(pl);
+			return gcap_err(errbuf, ENOMEM, "out of memory (time order)");
+		}
+	}
+	pl->order = o;
+	return 0;
+}
+
+void
+gcap_pl_order_destroy(struct gcap_pipeline *pl)
+{
+	struct pl_order *o = pl->order;
+
+	if (o == NULL)
+		return;
+	for (unsigned i = 0; i < pl->conf.nqueues; i++) {
+		free(o->q[i].xb);
+		free(o->q[i].t);
+	}
+	free(o);
+	pl->order = NULL;
+}
+
+/* Queue qi's oldest buffer is done: back to the queue. */
+static void
+give_back(struct gcap_pipeline *pl, unsigned qi, struct pl_order_q *q)
+{
+	struct gcap_xbuf *xb = q->xb[q->head];
+
+	q->bytes -= xb->len;
+	xb->len = 0;
+	xb->nrec = 0;
+	gcap_spsc_push(&pl->q[qi].free, xb);
+	q->head = q->head + 1 == q->cap ? 0 : q->head + 1;
+	q->n--;
+	q->off = 0;
+	q->idx = 0;
+}
+
+/* Make q->rec the queue's next record: buffers without one more go
+ * back. @return whether there is one; -EINVAL for a corrupt buffer. */
+static int
+load_next(struct gcap_pipeline *pl, unsigned qi, struct pl_order_q *q)
+{
+	while (q->n > 0) {
+		struct gcap_xbuf *xb = q->xb[q->head];
+
+		if (q->idx < xb->nrec)
+			return gcap_rec_step(xb->data, xb->len, &q->off, &q->rec,
+					     &q->data) > 0 ?
+				       1 :
+				       -EINVAL;
+		give_back(pl, qi, q);
+	}
+	return 0;
+}
+
+/* Take what queue qi has finished. */
+static int
+take(struct gcap_pipeline *pl, unsigned qi, uint64_t now, bool *any)
+{
+	struct pl_order_q *q = &pl->order->q[qi];
+	struct gcap_xbuf *xb;
+
+	while (q->n < q->cap && (xb = gcap_spsc_pop(&pl->q[qi].full)) != NULL) {
+		unsigned at = q->head + q->n;
+
+		if (at >= q->cap)
+			at -= q->cap;
+		q->xb[at] = xb;
+		q->t[at] = now;
+		q->bytes += xb->len;
+		q->n++;
+		*any = true;
+		if (q->n == 1) {
+			int r = load_next(pl, qi, q);
+
+			if (r < 0)
+				return r;
+		}
+	}
+	return 0;
+}
+
+/* Whether the queues that have nothing may still bring a record earlier
+ * than ts. @return 1: none can (each one's idle mark is at or after ts);
+ * 2: one may; 0: one of them brought records meanwhile (look again); or
+ * -EINVAL as take(). */
+static int
+idle_behind(struct gcap_pipeline *pl, uint64_t ts, uint64_t now, bool *any)
+{
+	struct pl_order *o = pl->order;
+
+	for (unsigned i = 0; i < pl->conf.nqueues; i++) {
+		struct pl_order_q *q = &o->q[i];
+		uint64_t wm;
+		int r;
+
+		if (q->n > 0)
+			continue;
+		/* the mark first, then what the queue handed over before it */
+		wm = atomic_load_explicit(&pl->q[i].idle_wm, memory_order_acquire);
+		r = take(pl, i, now, any);
+		if (r < 0)
+			return r;
+		if (q->n > 0)
+			return 0;
+		if (wm < ts)
+			return 2;
+	}
+	return 1;
+}
+
+int
+gcap_pl_order_run(struct gcap_pipeline *pl, uint64_t now, bool all, bool *any)
+{
+	struct pl_order *o = pl->order;
+	const unsigned nq = pl->conf.nqueues;
+
+	for (unsigned i = 0; i < nq; i++) {
+		int r = take(pl, i, now, any);
+
+		if (r < 0)
+			return r;
+	}
+	for (;;) {
+		unsigned best = nq, have = 0;
+		uint64_t oldest = UINT64_MAX;
+		bool full = false;
+
+		for (unsigned i = 0; i < nq; i++) {
+			const struct pl_order_q *q = &o->q[i];
+
+			if (q->n == 0)
+				continue;
+			have++;
+			if (best == nq || q->rec.ts_ns < o->q[best].rec.ts_ns)
+				best = i;
+			if (q->t[q->head] < oldest)
+				oldest = q->t[q->head];
+			full |= q->bytes >= q->bytes_max || q->n * 2 >= q->cap;
+		}
+		if (best == nq)
+			return 0;
+		if (!all && have < nq && !full && now - oldest < o->window_ns) {
+			int r = idle_behind(pl, o->q[best].rec.ts_ns, now, any);
+
+			if (r < 0)
+				return r;
+			if (r == 0)
+				continue; /* a queue brought records: look again */
+			if (r == 2)
+				return 0; /* a queue may still bring an earlier record */
+		}
+
+		struct pl_order_q *q = &o->q[best];
+		int r = gcap_pl_write_rec(pl, &q->rec, q->data);
+
+		if (r != 0)
+			return r; /* the record stays: counted by the release */
+		*any = true;
+		q->idx++;
+		r = load_next(pl, best, q);
+		if (r < 0)
+			return r;
+		if (pl->conf.max_packets != 0 &&
+		    atomic_load_explicit(&pl->written, memory_order_relaxed) >=
+			    pl->conf.max_packets)
+			return 1; /* -c reached */
+	}
+}
+
+void
+gcap_pl_order_release(struct gcap_pipeline *pl, bool lost)
+{
+	struct pl_order *o = pl->order;
+
+	if (o == NULL)
+		return;
+	for (unsigned i = 0; i < pl->conf.nqueues; i++) {
+		struct pl_order_q *q = &o->q[i];
+
+		while (q->n > 0) {
+			if (lost)
+				STAT_ADD(pl->write_failed, q->xb[q->head]->nrec - q->idx);
+			give_back(pl, i, q);
+		}
+	}
+}

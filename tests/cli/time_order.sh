@@ -1,0 +1,72 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Each output file in time order across queues and ports: two RX queues
+# (one file each, their times interleaved) and two ports into one pcapng;
+# every record is checked (capinfos' "Strict time order", and a walk of
+# the times), and nothing is lost. --no-time-order writes the queues'
+# records as they come (the option is accepted; its order is the OS's).
+# The window is 10 s here: a loaded machine may start one queue's lcore
+# long after the other's has replayed its whole file.
+W=(--time-order-window 10000)
+. "$(dirname "$0")/lib.sh"
+need tcpdump
+need editcap
+need capinfos
+need reordercap
+# two inputs in time order (each queue keeps its own order, as tcpdump
+# keeps a file's), the second the first 4 ms later: their records
+# interleave
+reordercap "$LIVE1" "$T/first.pcap" >/dev/null 2>&1 || die "reordercap"
+editcap -t 0.004 "$T/first.pcap" "$T/later.pcap" >/dev/null 2>&1 || die "editcap -t"
+n1=$(count "$T/first.pcap")
+n=$((2 * n1))
+
+# strictly ordered: capinfos says so, and every record's time is >= the one before
+ordered() {
+	capinfos -o "$1" 2>/dev/null | grep -q "Strict time order: *True" || return 1
+	tcpdump -r "$1" -tt --time-stamp-precision nano 2>/dev/null |
+		awk 'BEGIN { p = 0 } { if ($1 < p) exit 1; p = $1 }'
+}
+
+for out in q.pcap q.pcapng; do
+	gc -i "net_pcap0,rx_pcap=$T/first.pcap,rx_pcap=$T/later.pcap" --queues 2 "${W[@]}" \
+		-w "$T/$out" -c "$n" --duration 30 || die "2 queues: exit $?: $(cat "$T/gc.err")"
+	[ "$(count "$T/$out")" -eq "$n" ] || fail "2 queues $out: $(count "$T/$out") records, want $n"
+	ordered "$T/$out" || fail "2 queues $out: not in time order"
+done
+# a --rx-burst of 1 and batches of 2: many small buffers per queue
+gc -i "net_pcap0,rx_pcap=$T/first.pcap,rx_pcap=$T/later.pcap" --queues 2 --rx-burst 1 --batch 2 "${W[@]}" \
+	-w "$T/small.pcapng" -c "$n" --duration 30 || fail "small batches: exit $?: $(cat "$T/gc.err")"
+ordered "$T/small.pcapng" || fail "small batches: not in time order"
+
+# two ports, one file each, into one pcapng
+gc -i "net_pcap0,rx_pcap=$T/first.pcap" -i "net_pcap1,rx_pcap=$T/later.pcap" "${W[@]}" \
+	-w "$T/ports.pcapng" -c "$n" --duration 30 || die "2 ports: exit $?: $(cat "$T/gc.err")"
+[ "$(count "$T/ports.pcapng")" -eq "$n" ] || fail "2 ports: $(count "$T/ports.pcapng") records"
+ordered "$T/ports.pcapng" || fail "2 ports: not in time order"
+# the same records as the two files merged (mergecap orders by time)
+if command -v mergecap >/dev/null; then
+	mergecap -F pcap -w "$T/merged.pcap" "$T/first.pcap" "$T/later.pcap" 2>/dev/null &&
+		"$CMP" -q --no-linktype "$T/q.pcap" "$T/merged.pcap" ||
+		fail "2 queues: not the records of the two files merged by time"
+fi
+
+# a queue on the host's clock (-j host) that has nothing does not hold the
+# others: its idle polls say no earlier record can come from it. With a
+# window of 60 s, a merge that waited for it would end the run by
+# --duration (50 s), not by -c within seconds.
+tcpdump -r "$T/first.pcap" -w "$T/empty.pcap" 'len > 100000' 2>/dev/null || die "empty file"
+start=$SECONDS
+gc -i "net_pcap0,rx_pcap=$T/first.pcap,rx_pcap=$T/empty.pcap" --queues 2 -j host \
+	--time-order-window 60000 -w "$T/idle.pcap" -c "$n1" --duration 50 ||
+	fail "an idle queue: exit $?: $(cat "$T/gc.err")"
+[ $((SECONDS - start)) -lt 40 ] || fail "an idle host-clock queue held the others for the window"
+[ "$(count "$T/idle.pcap")" -eq "$n1" ] && ordered "$T/idle.pcap" || fail "an idle queue: records or order"
+
+# --no-time-order: the capture is whole, in whatever order it came
+gc -i "net_pcap0,rx_pcap=$T/first.pcap,rx_pcap=$T/later.pcap" --queues 2 --no-time-order \
+	-w "$T/raw.pcap" -c "$n" --duration 30 || fail "--no-time-order: exit $?: $(cat "$T/gc.err")"
+[ "$(count "$T/raw.pcap")" -eq "$n" ] || fail "--no-time-order: $(count "$T/raw.pcap") records"
+gc -i "net_pcap0,rx_pcap=$LIVE1" -w "$T/x.pcap" --time-order-window 0; rc=$?
+[ $rc -eq 1 ] && grep -q -- "--time-order-window" "$T/gc.err" || fail "--time-order-window 0: exit $rc"
+finish
