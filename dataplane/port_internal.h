@@ -55,7 +55,6 @@ int gcap_gpunic_port_attach(struct gcap_port *p, struct rte_mempool *const *pool
 int gcap_gpunic_port_start(struct gcap_port *p, char *errbuf);
 void gcap_gpunic_port_close(struct gcap_port *p);
 
-
 /* The row of a kind. */
 const struct gcap_port_kind_ops *gcap_port_kind(enum gcap_port_kind kind);
 

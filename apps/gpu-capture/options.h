@@ -15,7 +15,7 @@
 
 #define APP_MAX_PORTS 32
 #define APP_MAX_GPUS 16
-#define APP_DEFAULT_RING 16 /* --ring */
+#define APP_DEFAULT_RING 16      /* --ring */
 #define APP_ORDER_WINDOW_MS 1000 /* --time-order-window's default */
 
 struct app_output {

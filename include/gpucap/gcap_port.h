@@ -47,7 +47,7 @@ struct gcap_port {
 	uint16_t nqueues; /**< RX queues */
 	int socket;       /**< NUMA node, or -1 */
 	bool started;
-	void *kind_priv; /**< the kind's own state (the emulated NIC's) */
+	void *kind_priv;            /**< the kind's own state (the emulated NIC's) */
 	int linktype;               /**< DLT_* of its packets (net_pcap: the file's) */
 	enum gcap_tstamp tstamp;    /**< asked, before gcap_port_configure */
 	bool no_promisc;            /**< tcpdump's -p: promiscuous mode left off */
