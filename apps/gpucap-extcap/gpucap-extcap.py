@@ -127,7 +127,7 @@ def list_config(iface):
 
 
 def capture_argv(a, fifo):
-    argv = [gpu_capture(), "-q", "-U", "-F", "pcap", "-i", a.port, "-w", fifo,
+    argv = [gpu_capture(), "-q", "-U", "--format", "pcap", "-i", a.port, "-w", fifo,
             "--queues", str(a.queues), "--backend", a.backend]
     if a.backend != "cpu":
         argv += ["--mem", a.mem]

@@ -15,7 +15,7 @@ n2=$(count "$LIVE2")
 # two ports, two outputs, paced so that the files take ~2 s to read
 (umask 000 && exec timeout -k 5 60 "$GC" -q -i "net_pcap0,rx_pcap=$LIVE1" -i "net_pcap1,rx_pcap=$LIVE2" \
 	--rx-rate 80 --batch 8 --duration 40 --backend "$BACKEND" --kernel "$FF" --kernel-state "$T/k.json" \
-	-w "$T/all.pcapng" -w "$T/udp.pcap:udp" --summary-json "$T/s.json") 2>"$T/gc.err" &
+	-w "$T/all.pcapng" -w "$T/udp.pcapng:udp" --summary-json "$T/s.json") 2>"$T/gc.err" &
 pid=$!
 sock=$RUNTIME_DIRECTORY/dpdk/rte/dpdk_telemetry.v2
 for _ in $(seq 1 600); do [ -S "$sock" ] && break; sleep 0.1; done
@@ -73,7 +73,7 @@ ask "${all_cmds[@]}" /gpucap/port,7 $gpu
 cp "$T/tel.out" "$T/last.out"
 kill -INT $pid
 wait $pid || fail "gpu-capture exit $?: $(cat "$T/gc.err")"
-python3 - "$T/last.out" "$T/s.json" "$T/k.json" "$(count "$T/all.pcapng")" "$(count "$T/udp.pcap")" "$BACKEND" <<'PY' || fail "the last telemetry answers differ from the summary"
+python3 - "$T/last.out" "$T/s.json" "$T/k.json" "$(count "$T/all.pcapng")" "$(count "$T/udp.pcapng")" "$BACKEND" <<'PY' || fail "the last telemetry answers differ from the summary"
 import json, sys
 ans = {}
 for line in open(sys.argv[1]):
