@@ -39,6 +39,9 @@ struct app {
 	struct gcap_pipeline *pl;
 	uint64_t t_start;
 	double cpu_start; /* app_cpu_seconds() at t_start */
+	/* a capture thread was left running in an inline kernel
+	 * (gcap_pipeline_abandoned()): nothing of the capture is taken down */
+	bool abandoned;
 	char err[GCAP_ERRBUF_SIZE];
 };
 

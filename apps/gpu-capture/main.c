@@ -38,6 +38,8 @@ main(int argc, char **argv)
 		return r < 0 ? app_err("%s", a.err) : r;
 	}
 	r = o.read_file != NULL ? app_run_file(&a) : app_run_live(&a);
+	if (a.abandoned)
+		app_exit_abandoned(r);
 	for (unsigned i = 0; i < a.nprogs; i++)
 		gcap_filter_free(&a.progs[i]);
 	app_free_options(&o);
