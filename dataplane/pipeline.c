@@ -183,20 +183,25 @@ gcap_pipeline_stop(struct gcap_pipeline *pl, unsigned timeout_ms, char *errbuf)
 			atomic_store(&pl->abandoned, 1);
 		pl->lcores_started = false;
 	}
+	/* a thread of ours left running (an lcore here, the -r reader in
+	 * gcap_pipeline_run_file()) still owns its queues */
+	bool ours_left = atomic_load(&pl->abandoned);
+
 	/* the executor finishes what is in flight, then its workers quit */
 	r = c->ops->stop(c->ex, timeout_ms, msg);
 	if (r < 0)
 		pl_set_error(pl, r, msg);
 	if (r == -EBUSY)
 		atomic_store(&pl->abandoned, 1);
-	if (atomic_load(&pl->abandoned))
+	if (ours_left)
 		pl_set_error(pl, -EBUSY,
 			     "a capture thread did not return from the executor by the "
 			     "stop: left running");
 	/* file mode drains here; live mode's lcores have drained already,
-	 * but a slow executor may have finished batches since (not with a
-	 * thread left running: its queues are its own) */
-	if (!atomic_load(&pl->abandoned)) {
+	 * but a slow executor may have finished batches since. With a worker
+	 * of the executor left running (-EBUSY), what is done is taken once:
+	 * the rest never will be */
+	if (!ours_left) {
 		uint64_t deadline =
 			now_ns(CLOCK_MONOTONIC) + (uint64_t)timeout_ms * 1000000u;
 
@@ -207,7 +212,7 @@ gcap_pipeline_stop(struct gcap_pipeline *pl, unsigned timeout_ms, char *errbuf)
 				gcap_pl_poll_done(pl, i, c->queues != NULL);
 				left += pl->q[i].inflight;
 			}
-			if (left == 0)
+			if (left == 0 || r == -EBUSY)
 				break;
 			if (now_ns(CLOCK_MONOTONIC) > deadline) {
 				pl_set_error(
