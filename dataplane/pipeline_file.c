@@ -266,7 +266,8 @@ gcap_pipeline_run_file(struct gcap_pipeline *pl, pcap_t *p, char *errbuf)
 			deadline = now + READER_STOP_WAIT_NS;
 		if (deadline != 0 && now > deadline) {
 			/* the reader never came back from the executor: left
-			 * running; the stop reports why (gcap_exec_ops.stop) */
+			 * running, with fr (it still writes there); the stop
+			 * reports why (gcap_exec_ops.stop) */
 			atomic_store(&pl->abandoned, 1);
 			return wd < 0 ? gcap_err(errbuf, -wd, "%s", msg) : 0;
 		}
