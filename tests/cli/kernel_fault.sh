@@ -60,7 +60,7 @@ struct gcap_kstate { uint64_t zero; uint64_t sum; };
 GCAP_KERNEL uint32_t gcap_kernel(const struct gcap_kpkt *pkt, struct gcap_kstate *st)
 {
 	if (pkt->seq >= 40)
-		st->sum += *(const volatile uint8_t *)(uintptr_t)(16 + st->zero);
+		st->sum += *(const volatile uint8_t *)(16 + st->zero);
 	return GCAP_CAPTURE;
 }
 EOF
