@@ -6,12 +6,14 @@
  * machines without a GPU.
  *
  * An inline kernel is native code on that thread: an endless loop in it
- * would hold the thread for ever. Each batch it runs is marked busy (two
- * stores a batch); the watchdog, on the monitoring thread, reads the busy
- * thread's CPU time and calls the kernel stuck past its budget, and stop
- * reports a batch still busy. The thread itself is never cancelled: it
- * may hold anything it is in the middle of, so the caller leaves the
- * executor alone and the process ends (gcap_exec.h, stop).
+ * would hold the thread for ever (so does bpf_filter() on some crafted
+ * packets: libpcap's protochain loop). Each batch is marked busy (two
+ * stores a batch, and two a packet around the kernel, which tell the
+ * kernel from the filters); the watchdog, on the monitoring thread, reads
+ * the busy thread's CPU time and calls the batch stuck past its budget,
+ * and stop reports a batch still busy. The thread itself is never
+ * cancelled: it may hold anything it is in the middle of, so the caller
+ * leaves the executor alone and the process ends (gcap_exec.h, stop).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -46,12 +48,14 @@ struct cpu_queue {
 	struct gcap_xbuf *xbufs;
 	uint8_t *xmem;
 	uint8_t *stage_mem;
-	/* an inline kernel's batch in progress: busy is odd while one runs
-	 * (written by the queue's thread, which sets clock and busy_n
-	 * before the release store); clock: that thread's CPU-time clock */
+	/* a batch in progress: busy is odd while one runs (written by the
+	 * queue's thread, which sets clock and busy_n before the release
+	 * store); clock: that thread's CPU-time clock; in_kernel: the thread
+	 * is in the inline kernel (else in the filters) */
 	atomic_uint_fast64_t busy;
 	atomic_int clock;
 	atomic_uint busy_n;
+	atomic_int in_kernel;
 	/* the watchdog's view (its thread only): the busy value it saw, and
 	 * the thread's CPU time and the time then */
 	uint64_t seen;
@@ -199,11 +203,10 @@ cpu_create(const struct gcap_exec_conf *conf, char *errbuf)
 		}
 		ex->kfn = gcap_khost_entry(ex->kernel);
 		ex->kstate = gcap_khost_state(ex->kernel);
-		ex->budget_ns =
-			(uint64_t)(conf->kernel_budget_ms ? conf->kernel_budget_ms :
+	}
+	ex->budget_ns = (uint64_t)(conf->kernel_budget_ms ? conf->kernel_budget_ms :
 							    GCAP_KERNEL_BUDGET_MS) *
 			1000000u;
-	}
 	for (unsigned i = 0; i < conf->nqueues; i++) {
 		r = cpu_queue_init(ex, i, errbuf);
 		if (r < 0) {
@@ -244,6 +247,7 @@ cpu_process(const struct gcap_exec *ex, struct gcap_batch *b)
 	const struct gcap_exec_conf *c = &ex->conf;
 	struct gcap_batch_result *res = b->res;
 	struct gcap_xbuf *xb = b->xbuf;
+	struct cpu_queue *q = &ex->q[b->queue];
 	/* records go after those of earlier batches already in the buffer */
 	uint32_t off = xb ? xb->len : 0, nrec = xb ? xb->nrec : 0;
 	bool full = false;
@@ -276,8 +280,12 @@ cpu_process(const struct gcap_exec *ex, struct gcap_batch *b)
 				.seq = p->seq,
 			};
 
-			gcap_verdict_apply(ex->kfn(&kp, ex->kstate), m, p->caplen, &m,
-					   &cap);
+			uint32_t v;
+
+			atomic_store_explicit(&q->in_kernel, 1, memory_order_relaxed);
+			v = ex->kfn(&kp, ex->kstate);
+			atomic_store_explicit(&q->in_kernel, 0, memory_order_relaxed);
+			gcap_verdict_apply(v, m, p->caplen, &m, &cap);
 		}
 		if (m == 0) {
 			res->n_filtered++;
@@ -324,23 +332,17 @@ cpu_batch_submit(struct gcap_exec *ex, unsigned qi, struct gcap_batch *b)
 
 	if (b != &s->b || q->head - q->tail > ex->mask)
 		return -EINVAL;
-	if (ex->kfn != NULL) {
-		atomic_store_explicit(&q->clock, (int)my_cpu_clock(),
-				      memory_order_relaxed);
-		atomic_store_explicit(&q->busy_n, b->n, memory_order_relaxed);
-		atomic_store_explicit(
-			&q->busy,
-			atomic_load_explicit(&q->busy, memory_order_relaxed) + 1,
-			memory_order_release);
-	}
+	atomic_store_explicit(&q->clock, (int)my_cpu_clock(), memory_order_relaxed);
+	atomic_store_explicit(&q->busy_n, b->n, memory_order_relaxed);
+	atomic_store_explicit(&q->busy,
+			      atomic_load_explicit(&q->busy, memory_order_relaxed) + 1,
+			      memory_order_release);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	cpu_process(ex, b);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	if (ex->kfn != NULL)
-		atomic_store_explicit(
-			&q->busy,
-			atomic_load_explicit(&q->busy, memory_order_relaxed) + 1,
-			memory_order_release);
+	atomic_store_explicit(&q->busy,
+			      atomic_load_explicit(&q->busy, memory_order_relaxed) + 1,
+			      memory_order_release);
 	b->res->exec_ns = (uint32_t)((t1.tv_sec - t0.tv_sec) * 1000000000L +
 				     (t1.tv_nsec - t0.tv_nsec));
 	s->state = SLOT_DONE;
@@ -388,11 +390,21 @@ thread_cpu_ns(struct cpu_queue *q)
 	return clock_ns((clockid_t)atomic_load_explicit(&q->clock, memory_order_relaxed));
 }
 
+/* What queue q's stuck batch is in, for a message. */
+static void
+stuck_what(const struct gcap_exec *ex, struct cpu_queue *q, char *what, size_t size)
+{
+	if (atomic_load_explicit(&q->in_kernel, memory_order_relaxed))
+		snprintf(what, size, "inline kernel %s", gcap_khost_path(ex->kernel));
+	else
+		snprintf(what, size, "a filter (libpcap's bpf_filter())");
+}
+
 static int
 cpu_watchdog(struct gcap_exec *ex, char *errbuf)
 {
-	if (ex->kfn == NULL)
-		return 0;
+	char what[GCAP_ERRBUF_SIZE / 2];
+
 	for (unsigned i = 0; i < ex->conf.nqueues; i++) {
 		struct cpu_queue *q = &ex->q[i];
 		uint64_t v = atomic_load_explicit(&q->busy, memory_order_acquire), cpu;
@@ -411,16 +423,17 @@ cpu_watchdog(struct gcap_exec *ex, char *errbuf)
 		}
 		if (cpu == 0 || cpu - q->seen_cpu_ns <= ex->budget_ns)
 			continue;
+		stuck_what(ex, q, what, sizeof(what));
 		return gcap_err(
 			errbuf, ETIME,
-			"inline kernel %s is stuck: one batch of queue %u (%u "
-			"packets) took %.1f s of CPU time (%.1f s in all), over its "
-			"budget of %llu ms (--kernel-budget); the capture stops "
-			"without it",
-			gcap_khost_path(ex->kernel), i, (unsigned)atomic_load(&q->busy_n),
+			"%s is stuck: one batch of queue %u (%u packets) took %.1f s "
+			"of CPU time (%.1f s in all), over the budget of %llu ms%s; "
+			"the capture stops without it",
+			what, i, (unsigned)atomic_load(&q->busy_n),
 			(double)(cpu - q->seen_cpu_ns) / 1e9,
 			(double)(clock_ns(CLOCK_MONOTONIC) - q->seen_ns) / 1e9,
-			(unsigned long long)(ex->budget_ns / 1000000u));
+			(unsigned long long)(ex->budget_ns / 1000000u),
+			ex->kernel != NULL ? " (--kernel-budget)" : "");
 	}
 	return 0;
 }
@@ -428,20 +441,20 @@ cpu_watchdog(struct gcap_exec *ex, char *errbuf)
 static int
 cpu_stop(struct gcap_exec *ex, unsigned timeout_ms, char *errbuf)
 {
+	char what[GCAP_ERRBUF_SIZE / 2];
+
 	/* batches complete inside submit: nothing is ever in flight, unless
-	 * a kernel never returned from one (the caller waited for its thread
-	 * already) */
-	for (unsigned i = 0; ex->kfn != NULL && i < ex->conf.nqueues; i++) {
+	 * one never returned (the caller waited for its thread already) */
+	for (unsigned i = 0; i < ex->conf.nqueues; i++) {
 		struct cpu_queue *q = &ex->q[i];
 
-		if (atomic_load_explicit(&q->busy, memory_order_acquire) & 1)
-			return gcap_err(
-				errbuf, EBUSY,
-				"inline kernel %s is stuck: one batch of queue %u "
-				"(%u packets) did not finish by the stop; the "
-				"capture stops without it",
-				gcap_khost_path(ex->kernel), i,
-				(unsigned)atomic_load(&q->busy_n));
+		if ((atomic_load_explicit(&q->busy, memory_order_acquire) & 1) == 0)
+			continue;
+		stuck_what(ex, q, what, sizeof(what));
+		return gcap_err(errbuf, EBUSY,
+				"%s is stuck: one batch of queue %u (%u packets) did not "
+				"finish by the stop; the capture stops without it",
+				what, i, (unsigned)atomic_load(&q->busy_n));
 	}
 	return 0;
 }

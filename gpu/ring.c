@@ -413,7 +413,7 @@ gcap_gpu_watchdog(struct gcap_exec *ex, char *errbuf)
 			return gcap_err(
 				errbuf, ETIME,
 				"inline kernel %s is stuck: a batch of queue %u has "
-				"been on GPU %d for %.1f s, over its budget of %u ms "
+				"been on GPU %d for %.1f s, over the budget of %u ms "
 				"(--kernel-budget); the capture stops without it",
 				gcap_khost_path(ex->kernel), q, qs->dev->ordinal,
 				(double)(now - qs->wd_ms) / 1e3, ex->budget_ms);

@@ -138,10 +138,10 @@ struct gcap_exec_conf {
 	unsigned blocks_per_queue;
 	const char *kernel_path; /**< inline kernel source, or NULL */
 	const char *kernel_arg;  /**< argument for the kernel's init hook, or NULL */
-	/** time (ms) the inline kernel may spend on one batch before the
-	 *  watchdog calls it stuck (cpu: the thread's CPU time in the batch;
-	 *  gpu: how long the GPU has held the queue's oldest batch); 0:
-	 *  GCAP_KERNEL_BUDGET_MS */
+	/** time (ms) one batch may take before the watchdog calls it stuck
+	 *  (cpu: the thread's CPU time in the batch, its filters and inline
+	 *  kernel; gpu, with an inline kernel: how long the GPU has held the
+	 *  queue's oldest batch); 0: GCAP_KERNEL_BUDGET_MS */
 	unsigned kernel_budget_ms;
 };
 
@@ -224,10 +224,11 @@ struct gcap_exec_ops {
 
 	/**
 	 * Look for work that will not end (an inline kernel in an endless
-	 * loop): called by one monitoring thread only, while the capture
-	 * runs. NULL op: nothing to watch.
-	 * @return 0, or -ETIME with a message naming the kernel in errbuf
-	 *         (the batch is given up: it never completes).
+	 * loop; on the cpu, bpf_filter() looping on a crafted packet): called
+	 * by one monitoring thread only, while the capture runs. NULL op:
+	 * nothing to watch.
+	 * @return 0, or -ETIME with a message naming the kernel (or the
+	 *         filter) in errbuf (the batch is given up: it never completes).
 	 */
 	int (*watchdog)(struct gcap_exec *ex, char *errbuf);
 

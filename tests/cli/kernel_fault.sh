@@ -8,6 +8,8 @@
 #    the default budget, within the stop's bounded wait; exit 1.
 #  - fault: cpu backend: SIGSEGV is named (kernel, address), the process
 #    dies by the signal; gpu backend: the illegal address is named, exit 1.
+#  - cpu backend: a filter that loops for ever (libpcap's protochain on a
+#    crafted packet) is ended by the same watchdog, and named.
 # KF_BACKEND=gpu runs the gpu backend's cases (exit 77 without a GPU).
 . "$(dirname "$0")/lib.sh"
 BE=${KF_BACKEND:-cpu}
@@ -147,7 +149,7 @@ term_stuck "live, SIGTERM" "$T/lterm.pcap" 1 -i "$LIVE" --backend "$BE" --kernel
 timeout -k 5 120 "$GC" -q -i "$LIVE" --backend "$BE" --kernel "$T/loop.c" --kernel-budget 300 \
 	--duration 100 -w "$T/lwd.pcap" 2>"$T/gc.err"
 check_stuck "live, watchdog" $? "$T/lwd.pcap" 0
-grep -q "over its budget of 300 ms" "$T/gc.err" || fail "live, watchdog: not the watchdog: $(cat "$T/gc.err")"
+grep -q "over the budget of 300 ms" "$T/gc.err" || fail "live, watchdog: not the watchdog: $(cat "$T/gc.err")"
 
 # 4. a kernel that loads from address 16
 timeout -k 5 120 "$GC" -q -r "$IN" --backend "$BE" --kernel "$T/oob.c" --batch 16 \
@@ -163,4 +165,27 @@ else
 		fail "fault: no line naming the kernel and the illegal address: $(cat "$T/gc.err")"
 fi
 check_readable "$T/oob.pcap" 0 && note "fault: exit $rc, $(count "$T/oob.pcap") records: $(head -c 300 "$T/gc.err")"
+
+# 5. cpu backend, no kernel: libpcap's bpf_filter() loops for ever on an
+# IPv4 AH that points back at itself under 'ip protochain 17' (so does
+# tcpdump); the watchdog ends it (default budget: 5 s of CPU time)
+if [ "$BE" = cpu ]; then
+	python3 - "$T/selfloop.pcap" <<'PY'
+import struct, sys
+ip = bytearray(20); ip[0] = 0x45; ip[8] = 64; ip[9] = 51; ip[3] = 44
+ah = bytearray(24); ah[0] = 51; ah[1] = 3  # next: AH, at (3 + 2) * 4: itself
+pkt = b"\xff" * 6 + b"\x02" + b"\0" * 5 + b"\x08\x00" + bytes(ip) + bytes(ah)
+with open(sys.argv[1], "wb") as f:
+    f.write(struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1))
+    f.write(struct.pack("<IIII", 1, 0, len(pkt), len(pkt)) + pkt)
+PY
+	s=$SECONDS
+	timeout -k 5 300 "$GC" -q -r "$T/selfloop.pcap" --backend cpu -w "$T/sl.pcap" \
+		'ip protochain 17' 2>"$T/gc.err"
+	rc=$?
+	[ $rc -eq 1 ] || fail "filter loop: exit $rc, want 1: $(cat "$T/gc.err")"
+	grep -q "a filter (libpcap's bpf_filter()) is stuck: .* over the budget of 5000 ms" "$T/gc.err" ||
+		fail "filter loop: no line naming the stuck filter: $(cat "$T/gc.err")"
+	check_readable "$T/sl.pcap" 0 && note "filter loop: exit $rc in $((SECONDS - s)) s: $(head -c 200 "$T/gc.err")"
+fi
 finish
