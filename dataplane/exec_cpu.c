@@ -4,8 +4,21 @@
  * (the RX lcore, or the file reader), with libpcap's bpf_filter(). It is
  * the reference the gpu executor is tested against, and the backend for
  * machines without a GPU.
+ *
+ * An inline kernel is native code on that thread: an endless loop in it
+ * would hold the thread for ever (so does bpf_filter() on some crafted
+ * packets: libpcap's protochain loop). Each batch is marked busy (two
+ * stores a batch, and two a packet around the kernel, which tell the
+ * kernel from the filters); the watchdog, on the monitoring thread, reads
+ * the busy thread's CPU time and calls the batch stuck past its budget,
+ * and stop reports a batch still busy. The thread itself is never
+ * cancelled: it may hold anything it is in the middle of, so the caller
+ * leaves the executor alone and the process ends (gcap_exec.h, stop).
  */
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -35,6 +48,19 @@ struct cpu_queue {
 	struct gcap_xbuf *xbufs;
 	uint8_t *xmem;
 	uint8_t *stage_mem;
+	/* a batch in progress: busy is odd while one runs (written by the
+	 * queue's thread, which sets clock and busy_n before the release
+	 * store); clock: that thread's CPU-time clock; in_kernel: the thread
+	 * is in the inline kernel (else in the filters) */
+	atomic_uint_fast64_t busy;
+	atomic_int clock;
+	atomic_uint busy_n;
+	atomic_int in_kernel;
+	/* the watchdog's view (its thread only): the busy value it saw, and
+	 * the thread's CPU time and the time then */
+	uint64_t seen;
+	uint64_t seen_cpu_ns;
+	uint64_t seen_ns;
 };
 
 struct gcap_exec {
@@ -45,7 +71,30 @@ struct gcap_exec {
 	struct gcap_khost *kernel; /* inline kernel, or NULL */
 	gcap_kernel_fn kfn;
 	void *kstate;
+	uint64_t budget_ns; /* CPU time a kernel may spend on one batch */
 };
+
+/* The calling thread's CPU-time clock, found once per thread. */
+static clockid_t
+my_cpu_clock(void)
+{
+	static __thread clockid_t c;
+	static __thread bool have;
+
+	if (!have && pthread_getcpuclockid(pthread_self(), &c) == 0)
+		have = true;
+	return have ? c : CLOCK_THREAD_CPUTIME_ID;
+}
+
+static uint64_t
+clock_ns(clockid_t c)
+{
+	struct timespec ts;
+
+	if (clock_gettime(c, &ts) != 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 static void
 cpu_destroy(struct gcap_exec *ex)
@@ -155,6 +204,9 @@ cpu_create(const struct gcap_exec_conf *conf, char *errbuf)
 		ex->kfn = gcap_khost_entry(ex->kernel);
 		ex->kstate = gcap_khost_state(ex->kernel);
 	}
+	ex->budget_ns = (uint64_t)(conf->kernel_budget_ms ? conf->kernel_budget_ms :
+							    GCAP_KERNEL_BUDGET_MS) *
+			1000000u;
 	for (unsigned i = 0; i < conf->nqueues; i++) {
 		r = cpu_queue_init(ex, i, errbuf);
 		if (r < 0) {
@@ -195,6 +247,7 @@ cpu_process(const struct gcap_exec *ex, struct gcap_batch *b)
 	const struct gcap_exec_conf *c = &ex->conf;
 	struct gcap_batch_result *res = b->res;
 	struct gcap_xbuf *xb = b->xbuf;
+	struct cpu_queue *q = &ex->q[b->queue];
 	/* records go after those of earlier batches already in the buffer */
 	uint32_t off = xb ? xb->len : 0, nrec = xb ? xb->nrec : 0;
 	bool full = false;
@@ -227,8 +280,12 @@ cpu_process(const struct gcap_exec *ex, struct gcap_batch *b)
 				.seq = p->seq,
 			};
 
-			gcap_verdict_apply(ex->kfn(&kp, ex->kstate), m, p->caplen, &m,
-					   &cap);
+			uint32_t v;
+
+			atomic_store_explicit(&q->in_kernel, 1, memory_order_relaxed);
+			v = ex->kfn(&kp, ex->kstate);
+			atomic_store_explicit(&q->in_kernel, 0, memory_order_relaxed);
+			gcap_verdict_apply(v, m, p->caplen, &m, &cap);
 		}
 		if (m == 0) {
 			res->n_filtered++;
@@ -275,9 +332,17 @@ cpu_batch_submit(struct gcap_exec *ex, unsigned qi, struct gcap_batch *b)
 
 	if (b != &s->b || q->head - q->tail > ex->mask)
 		return -EINVAL;
+	atomic_store_explicit(&q->clock, (int)my_cpu_clock(), memory_order_relaxed);
+	atomic_store_explicit(&q->busy_n, b->n, memory_order_relaxed);
+	atomic_store_explicit(&q->busy,
+			      atomic_load_explicit(&q->busy, memory_order_relaxed) + 1,
+			      memory_order_release);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	cpu_process(ex, b);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
+	atomic_store_explicit(&q->busy,
+			      atomic_load_explicit(&q->busy, memory_order_relaxed) + 1,
+			      memory_order_release);
 	b->res->exec_ns = (uint32_t)((t1.tv_sec - t0.tv_sec) * 1000000000L +
 				     (t1.tv_nsec - t0.tv_nsec));
 	s->state = SLOT_DONE;
@@ -317,11 +382,87 @@ cpu_health(struct gcap_exec *ex, char *errbuf)
 	return 0;
 }
 
+/* The CPU time the thread of queue q has used, or 0 when it cannot be
+ * read (the thread gone). */
+static uint64_t
+thread_cpu_ns(struct cpu_queue *q)
+{
+	return clock_ns((clockid_t)atomic_load_explicit(&q->clock, memory_order_relaxed));
+}
+
+/* What queue q's stuck batch is in, for a message. */
+static void
+stuck_what(const struct gcap_exec *ex, struct cpu_queue *q, char *what, size_t size)
+{
+	if (atomic_load_explicit(&q->in_kernel, memory_order_relaxed))
+		snprintf(what, size, "inline kernel %s", gcap_khost_path(ex->kernel));
+	else
+		snprintf(what, size, "a filter (libpcap's bpf_filter())");
+}
+
+static int
+cpu_watchdog(struct gcap_exec *ex, char *errbuf)
+{
+	char what[GCAP_ERRBUF_SIZE / 2];
+
+	for (unsigned i = 0; i < ex->conf.nqueues; i++) {
+		struct cpu_queue *q = &ex->q[i];
+		uint64_t v = atomic_load_explicit(&q->busy, memory_order_acquire), cpu;
+
+		if ((v & 1) == 0) {
+			q->seen = 0;
+			continue;
+		}
+		cpu = thread_cpu_ns(q);
+		if (v != q->seen) {
+			/* a batch not seen before: its clock starts now */
+			q->seen = v;
+			q->seen_cpu_ns = cpu;
+			q->seen_ns = clock_ns(CLOCK_MONOTONIC);
+			continue;
+		}
+		if (cpu == 0 || cpu - q->seen_cpu_ns <= ex->budget_ns)
+			continue;
+		stuck_what(ex, q, what, sizeof(what));
+		return gcap_err(
+			errbuf, ETIME,
+			"%s is stuck: one batch of queue %u (%u packets) took %.1f s "
+			"of CPU time (%.1f s in all), over the budget of %llu ms%s; "
+			"the capture stops without it",
+			what, i, (unsigned)atomic_load(&q->busy_n),
+			(double)(cpu - q->seen_cpu_ns) / 1e9,
+			(double)(clock_ns(CLOCK_MONOTONIC) - q->seen_ns) / 1e9,
+			(unsigned long long)(ex->budget_ns / 1000000u),
+			ex->kernel != NULL ? " (--kernel-budget)" : "");
+	}
+	return 0;
+}
+
 static int
 cpu_stop(struct gcap_exec *ex, unsigned timeout_ms, char *errbuf)
 {
-	/* batches complete inside submit: nothing is ever in flight */
+	char what[GCAP_ERRBUF_SIZE / 2];
+
+	/* batches complete inside submit: nothing is ever in flight, unless
+	 * one never returned (the caller waited for its thread already) */
+	for (unsigned i = 0; i < ex->conf.nqueues; i++) {
+		struct cpu_queue *q = &ex->q[i];
+
+		if ((atomic_load_explicit(&q->busy, memory_order_acquire) & 1) == 0)
+			continue;
+		stuck_what(ex, q, what, sizeof(what));
+		return gcap_err(errbuf, EBUSY,
+				"%s is stuck: one batch of queue %u (%u packets) did not "
+				"finish by the stop; the capture stops without it",
+				what, i, (unsigned)atomic_load(&q->busy_n));
+	}
 	return 0;
+}
+
+static const struct gcap_khost *
+cpu_kernel(struct gcap_exec *ex)
+{
+	return ex->kernel;
 }
 
 static int
@@ -346,6 +487,8 @@ const struct gcap_exec_ops gcap_exec_cpu_ops = {
 	.batch_release = cpu_batch_release,
 	.pool_create = NULL,
 	.health = cpu_health,
+	.watchdog = cpu_watchdog,
 	.stop = cpu_stop,
 	.kernel_state = cpu_kernel_state,
+	.kernel = cpu_kernel,
 };

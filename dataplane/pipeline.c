@@ -128,6 +128,7 @@ gcap_pipeline_start(struct gcap_pipeline *pl, char *errbuf)
 					lc, strerror(-r));
 		}
 		launched[lc] = true;
+		pl->nlaunched++;
 	}
 	pl->lcores_started = true;
 	return 0;
@@ -151,11 +152,19 @@ gcap_pipeline_health(struct gcap_pipeline *pl, char *errbuf)
 	char msg[GCAP_ERRBUF_SIZE] = "";
 	int r = pl->conf.ops->health(pl->conf.ex, msg);
 
+	if (r == 0 && pl->conf.ops->watchdog != NULL)
+		r = pl->conf.ops->watchdog(pl->conf.ex, msg);
 	if (r < 0) {
 		pl_set_error(pl, r, msg);
 		return gcap_err(errbuf, -r, "%s", msg);
 	}
 	return 0;
+}
+
+bool
+gcap_pipeline_abandoned(const struct gcap_pipeline *pl)
+{
+	return atomic_load(&((struct gcap_pipeline *)pl)->abandoned) != 0;
 }
 
 int
@@ -167,16 +176,33 @@ gcap_pipeline_stop(struct gcap_pipeline *pl, unsigned timeout_ms, char *errbuf)
 
 	atomic_store(&pl->stop_rx, 1);
 	if (pl->lcores_started) {
-		gcap_pl_rx_lcores_join(pl);
+		/* bounded: an lcore inside an inline kernel that never returns
+		 * is left running (the others finish their drain meanwhile) */
+		uint64_t by = now_ns(CLOCK_MONOTONIC) + (uint64_t)timeout_ms * 1000000u;
+
+		if (!gcap_pl_rx_lcores_join_by(pl, by))
+			atomic_store(&pl->abandoned, 1);
 		pl->lcores_started = false;
 	}
+	/* a thread of ours left running (an lcore here, the -r reader in
+	 * gcap_pipeline_run_file()) still owns its queues */
+	bool ours_left = atomic_load(&pl->abandoned);
+
 	/* the executor finishes what is in flight, then its workers quit */
 	r = c->ops->stop(c->ex, timeout_ms, msg);
 	if (r < 0)
 		pl_set_error(pl, r, msg);
+	if (r == -EBUSY)
+		atomic_store(&pl->abandoned, 1);
+	if (ours_left)
+		pl_set_error(pl, -EBUSY,
+			     "a capture thread did not return from the executor by the "
+			     "stop: left running");
 	/* file mode drains here; live mode's lcores have drained already,
-	 * but a slow executor may have finished batches since */
-	{
+	 * but a slow executor may have finished batches since. With a worker
+	 * of the executor left running (-EBUSY), what is done is taken once:
+	 * the rest never will be */
+	if (!ours_left) {
 		uint64_t deadline =
 			now_ns(CLOCK_MONOTONIC) + (uint64_t)timeout_ms * 1000000u;
 
@@ -187,7 +213,7 @@ gcap_pipeline_stop(struct gcap_pipeline *pl, unsigned timeout_ms, char *errbuf)
 				gcap_pl_poll_done(pl, i, c->queues != NULL);
 				left += pl->q[i].inflight;
 			}
-			if (left == 0)
+			if (left == 0 || r == -EBUSY)
 				break;
 			if (now_ns(CLOCK_MONOTONIC) > deadline) {
 				pl_set_error(

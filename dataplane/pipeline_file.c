@@ -8,8 +8,16 @@
  * the writer's room at most FILE_STOP_WAIT_NS (an output whose reader
  * stalls must not hold the stop) and is counted as writer behind if it
  * never gets it.
+ *
+ * The reading runs on a thread of its own while the calling thread
+ * watches it: an inline kernel (cpu executor) runs on the reader, and one
+ * that never returns must neither hold the stop nor escape the
+ * executor's watchdog. A reader still inside the executor past the stop's
+ * wait is left running (gcap_pipeline_abandoned()).
  */
 #include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <time.h>
@@ -21,6 +29,20 @@
 /* how long, once stopped, the last batch waits for the writer's room, as
  * the RX lcores' drain does */
 #define FILE_STOP_WAIT_NS 2000000000u
+/* how long, once stopped, the watcher waits for the reader: its batch's
+ * wait above and the batch's own work */
+#define READER_STOP_WAIT_NS 5000000000u
+/* how often the watcher looks at the reader (the join wakes at once when
+ * the reader returns) */
+#define WATCH_NS 20000000u
+
+/* the reader thread's arguments and result */
+struct file_run {
+	struct gcap_pipeline *pl;
+	pcap_t *p;
+	int rc;
+	char errbuf[GCAP_ERRBUF_SIZE];
+};
 
 /* File mode waits for the executor or the writer: -ECANCELED once the
  * outputs are done (-c), -EIO if the executor failed, else 0 after a
@@ -106,8 +128,8 @@ file_acquire(struct gcap_pipeline *pl, struct pl_queue *q)
 	}
 }
 
-int
-gcap_pipeline_run_file(struct gcap_pipeline *pl, pcap_t *p, char *errbuf)
+static int
+file_read(struct gcap_pipeline *pl, pcap_t *p, char *errbuf)
 {
 	const struct gcap_pipeline_conf *c = &pl->conf;
 	struct pl_queue *q = &pl->q[0];
@@ -118,9 +140,6 @@ gcap_pipeline_run_file(struct gcap_pipeline *pl, pcap_t *p, char *errbuf)
 	int r = 0, rd;
 	char msg[GCAP_ERRBUF_SIZE] = "";
 
-	r = gcap_pl_writer_start(pl, errbuf);
-	if (r < 0)
-		return r;
 	for (;;) {
 		struct gcap_batch *b;
 		struct gcap_pkt *d;
@@ -191,4 +210,73 @@ gcap_pipeline_run_file(struct gcap_pipeline *pl, pcap_t *p, char *errbuf)
 	else if (r < 0)
 		pl_set_error(pl, r, strerror(-r));
 	return r < 0 ? gcap_err(errbuf, -r, "%s", pl->errmsg) : 0;
+}
+
+static void *
+file_reader(void *arg)
+{
+	struct file_run *fr = arg;
+
+	fr->rc = file_read(fr->pl, fr->p, fr->errbuf);
+	return NULL;
+}
+
+int
+gcap_pipeline_run_file(struct gcap_pipeline *pl, pcap_t *p, char *errbuf)
+{
+	const struct gcap_pipeline_conf *c = &pl->conf;
+	struct file_run *fr = calloc(1, sizeof(*fr));
+	char msg[GCAP_ERRBUF_SIZE] = "";
+	uint64_t deadline = 0;
+	int r, wd = 0;
+
+	if (fr == NULL)
+		return gcap_err(errbuf, ENOMEM, "pipeline: out of memory");
+	fr->pl = pl;
+	fr->p = p;
+	r = gcap_pl_writer_start(pl, errbuf);
+	if (r == 0 && (r = pthread_create(&pl->reader, NULL, file_reader, fr)) != 0)
+		r = gcap_err(errbuf, r, "cannot start the file reader: %s", strerror(r));
+	if (r < 0) {
+		free(fr);
+		return r;
+	}
+	for (;;) {
+		struct timespec ts;
+		uint64_t now;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += WATCH_NS;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		if (pthread_timedjoin_np(pl->reader, NULL, &ts) == 0)
+			break;
+		if (wd == 0 && c->ops->watchdog != NULL &&
+		    (wd = c->ops->watchdog(c->ex, msg)) < 0) {
+			/* a batch given up: the reader stops (unless it is the
+			 * thread inside the batch) */
+			pl_set_error(pl, wd, msg);
+			atomic_store(&pl->stop_rx, 1);
+		}
+		now = now_ns(CLOCK_MONOTONIC);
+		if (deadline == 0 &&
+		    (atomic_load(&pl->stop_rx) || atomic_load(&pl->finished)))
+			deadline = now + READER_STOP_WAIT_NS;
+		if (deadline != 0 && now > deadline) {
+			/* the reader never came back from the executor: left
+			 * running, with fr (it still writes there); the stop
+			 * reports why (gcap_exec_ops.stop) */
+			atomic_store(&pl->abandoned, 1);
+			return wd < 0 ? gcap_err(errbuf, -wd, "%s", msg) : 0;
+		}
+	}
+	r = fr->rc;
+	if (r < 0)
+		snprintf(errbuf, GCAP_ERRBUF_SIZE, "%s", fr->errbuf);
+	if (wd < 0) /* the first error, whatever the reader ended with */
+		r = gcap_err(errbuf, -wd, "%s", msg);
+	free(fr);
+	return r;
 }

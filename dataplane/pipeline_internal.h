@@ -96,7 +96,13 @@ struct gcap_pipeline {
 	struct pl_queue *q;
 	pthread_t writer;
 	bool writer_started;
+	pthread_t reader; /* file mode: the thread that reads and submits */
 	bool lcores_started;
+	unsigned nlaunched; /* RX lcores launched */
+	/* a worker (RX lcore, file reader) never returned from the executor
+	 * (an inline kernel stuck): it is left running, see
+	 * gcap_pipeline_abandoned() */
+	atomic_int abandoned;
 	atomic_int stop_rx;        /* sources must stop */
 	atomic_uint rx_exited;     /* RX lcores that have returned (release) */
 	atomic_int producers_done; /* no more xbufs will be pushed */
@@ -209,7 +215,11 @@ void gcap_pl_order_release(struct gcap_pipeline *pl, bool lost);
 /* An RX lcore's loop (rte_eal_remote_launch()): polls the queues given to
  * its lcore until stop_rx, then drains them. */
 int gcap_pl_rx_lcore_main(void *arg);
-/* Wait for every RX lcore to return, and take their writes in. */
+/* Wait for every RX lcore to return, and take their writes in; past
+ * deadline_ns (CLOCK_MONOTONIC) stop waiting. @return false when one has
+ * not returned by then (it is left running). */
+bool gcap_pl_rx_lcores_join_by(struct gcap_pipeline *pl, uint64_t deadline_ns);
+/* As gcap_pl_rx_lcores_join_by(), with no deadline. */
 void gcap_pl_rx_lcores_join(struct gcap_pipeline *pl);
 /* Consume queue qi's finished batches (live: an RX lcore's queue, its
  * mbufs freed and its cycle timed). @return how many. */

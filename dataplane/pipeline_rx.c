@@ -558,10 +558,25 @@ gcap_pl_rx_lcore_main(void *arg)
 /* Wait for every RX lcore to return, then take their writes in: the
  * acquire pairs with each lcore's release in gcap_pl_rx_lcore_main().
  * The EAL's own wait orders them too, but inside DPDK, where a race
- * detector (and a reader of this file) cannot see it. */
+ * detector (and a reader of this file) cannot see it. The EAL's wait has
+ * no deadline: it is called once every lcore has returned. */
+bool
+gcap_pl_rx_lcores_join_by(struct gcap_pipeline *pl, uint64_t deadline_ns)
+{
+	while (atomic_load_explicit(&pl->rx_exited, memory_order_acquire) <
+	       pl->nlaunched) {
+		struct timespec ts = { 0, 1000000 };
+
+		if (now_ns(CLOCK_MONOTONIC) >= deadline_ns)
+			return false;
+		nanosleep(&ts, NULL);
+	}
+	rte_eal_mp_wait_lcore();
+	return true;
+}
+
 void
 gcap_pl_rx_lcores_join(struct gcap_pipeline *pl)
 {
-	rte_eal_mp_wait_lcore();
-	(void)atomic_load_explicit(&pl->rx_exited, memory_order_acquire);
+	(void)gcap_pl_rx_lcores_join_by(pl, UINT64_MAX);
 }

@@ -298,6 +298,8 @@ gpu_create(const struct gcap_exec_conf *conf, char *errbuf)
 			goto fail;
 		}
 		ex->kstate_size = gcap_khost_state_size(ex->kernel);
+		ex->budget_ms = conf->kernel_budget_ms ? conf->kernel_budget_ms :
+							 GCAP_KERNEL_BUDGET_MS;
 		if (gcap_khost_ordered(ex->kernel) && ex->bpq > 1) {
 			rc = gcap_err(errbuf, EINVAL,
 				      "gpu executor: %s orders "
@@ -533,6 +535,12 @@ gpu_kernel_state(struct gcap_exec *ex, const char *path, char *errbuf)
 	return gcap_khost_report_file(ex->kernel, path, ex->kstate_host, errbuf);
 }
 
+static const struct gcap_khost *
+gpu_kernel(struct gcap_exec *ex)
+{
+	return ex->kernel;
+}
+
 static const struct gcap_exec_ops gpu_ops = {
 	.name = "gpu",
 	.create = gpu_create,
@@ -546,8 +554,10 @@ static const struct gcap_exec_ops gpu_ops = {
 	.pool_create = gcap_gpu_pool_create,
 	.cpu_reads = gcap_gpu_cpu_reads,
 	.health = gcap_gpu_health,
+	.watchdog = gcap_gpu_watchdog,
 	.stop = gcap_gpu_stop,
 	.kernel_state = gpu_kernel_state,
+	.kernel = gpu_kernel,
 };
 
 const struct gcap_exec_ops *

@@ -90,6 +90,10 @@ struct gpu_queue {
 	CUdeviceptr *cp_dst, *cp_src;
 	size_t *cp_len;
 	uint32_t copy_bytes; /* VRAM staging bytes per slot */
+	/* the watchdog's view (its thread only): the oldest batch it saw in
+	 * the GPU's hands (sequence + 1, 0: none) and when */
+	uint64_t wd_seq;
+	uint64_t wd_ms;
 };
 
 struct gpu_pool_mem {
@@ -116,7 +120,8 @@ struct gcap_exec {
 	unsigned prefetch; /* bytes of packet head loaded before the filter */
 	bool stopped;
 	int stop_rc;
-	bool kernel_alive; /* stop() could not end a kernel: leak */
+	bool kernel_alive;  /* stop() could not end a kernel: leak */
+	unsigned budget_ms; /* an inline kernel's time on one batch (watchdog) */
 	/* The kernels start with the first batch_get(): every allocation
 	 * (pools included) happens before, since freeing (and on some
 	 * drivers allocating) device or pinned memory waits for running
@@ -201,6 +206,8 @@ struct gcap_batch *gcap_gpu_batch_poll(struct gcap_exec *ex, unsigned q);
 void gcap_gpu_batch_release(struct gcap_exec *ex, unsigned q, struct gcap_batch *b);
 unsigned gcap_gpu_lanes(struct gcap_exec *ex, unsigned q);
 int gcap_gpu_health(struct gcap_exec *ex, char *errbuf);
+/** An inline kernel's batch in the GPU's hands past its budget: -ETIME. */
+int gcap_gpu_watchdog(struct gcap_exec *ex, char *errbuf);
 int gcap_gpu_stop(struct gcap_exec *ex, unsigned timeout_ms, char *errbuf);
 
 #ifdef __cplusplus

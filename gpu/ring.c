@@ -273,12 +273,46 @@ gcap_gpu_lanes(struct gcap_exec *ex, unsigned q)
 
 /* ---- health and stop -------------------------------------------------- */
 
+/* A fault raised by code the device ran (not by the API): with an inline
+ * kernel loaded, its unchecked loads and stores are where such a fault
+ * comes from (the filters check every access against caplen). */
+static bool
+device_fault(CUresult r)
+{
+	switch (r) {
+	case CUDA_ERROR_ILLEGAL_ADDRESS:
+	case CUDA_ERROR_MISALIGNED_ADDRESS:
+	case CUDA_ERROR_INVALID_ADDRESS_SPACE:
+	case CUDA_ERROR_ILLEGAL_INSTRUCTION:
+	case CUDA_ERROR_INVALID_PC:
+	case CUDA_ERROR_HARDWARE_STACK_ERROR:
+	case CUDA_ERROR_ASSERT:
+	case CUDA_ERROR_LAUNCH_FAILED: return true;
+	default: return false;
+	}
+}
+
+/* What the persistent kernel on d is called in a message: the inline
+ * kernel when a fault is likely its own. */
+static void
+kernel_what(const struct gcap_exec *ex, const struct gpu_dev *d, CUresult r, char *what,
+	    size_t size)
+{
+	if (ex->kernel != NULL && device_fault(r))
+		snprintf(what, size,
+			 "inline kernel %s faulted on GPU %d (in " KERNEL_NAME ")",
+			 gcap_khost_path(ex->kernel), d->ordinal);
+	else
+		snprintf(what, size, "persistent kernel " KERNEL_NAME " on GPU %d",
+			 d->ordinal);
+}
+
 /* 0: running (or ended after quit); -EIO: fault (message in errbuf). */
 static int
 dev_check(struct gcap_exec *ex, struct gpu_dev *d, char *errbuf)
 {
 	CUresult r;
-	char what[128];
+	char what[GCAP_ERRBUF_SIZE / 2];
 	unsigned q;
 
 	if (!d->launched)
@@ -306,8 +340,7 @@ dev_check(struct gcap_exec *ex, struct gpu_dev *d, char *errbuf)
 	}
 	if (r != CUDA_ERROR_NOT_READY) {
 		d->faulted = true;
-		snprintf(what, sizeof(what),
-			 "persistent kernel " KERNEL_NAME " on GPU %d", d->ordinal);
+		kernel_what(ex, d, r, what, sizeof(what));
 		gcap_cu_err(ex->cu, r, errbuf, what);
 		return -EIO;
 	}
@@ -342,6 +375,49 @@ gcap_gpu_health(struct gcap_exec *ex, char *errbuf)
 		rc = dev_check(ex, &ex->dev[i], errbuf);
 		if (rc)
 			return rc;
+	}
+	return 0;
+}
+
+/* The oldest batch of a queue that the GPU holds (READY: not yet DONE; the
+ * kernel writes no state in between), by its sequence number; the same
+ * one still there budget_ms after it was first seen is stuck. Reads the
+ * slots only (the submitting thread owns the queue's counters). */
+int
+gcap_gpu_watchdog(struct gcap_exec *ex, char *errbuf)
+{
+	uint64_t now = now_ms();
+
+	if (ex->kernel == NULL)
+		return 0;
+	for (unsigned q = 0; q < ex->conf.nqueues; q++) {
+		struct gpu_queue *qs = &ex->qs[q];
+		uint64_t oldest = 0;
+
+		for (unsigned s = 0; s < ex->conf.ring_size; s++) {
+			const struct gcap_gpu_slot *sl = &qs->slots[s];
+			uint64_t seq;
+
+			if ((uint32_t)__atomic_load_n((const uint64_t *)&sl->status,
+						      __ATOMIC_ACQUIRE) != GCAP_GPU_READY)
+				continue;
+			seq = __atomic_load_n(&sl->seq, __ATOMIC_RELAXED) + 1;
+			if (oldest == 0 || seq < oldest)
+				oldest = seq;
+		}
+		if (oldest == 0 || oldest != qs->wd_seq) {
+			qs->wd_seq = oldest;
+			qs->wd_ms = now;
+			continue;
+		}
+		if (now - qs->wd_ms > ex->budget_ms)
+			return gcap_err(
+				errbuf, ETIME,
+				"inline kernel %s is stuck: a batch of queue %u has "
+				"been on GPU %d for %.1f s, over the budget of %u ms "
+				"(--kernel-budget); the capture stops without it",
+				gcap_khost_path(ex->kernel), q, qs->dev->ordinal,
+				(double)(now - qs->wd_ms) / 1e3, ex->budget_ms);
 	}
 	return 0;
 }
@@ -424,7 +500,18 @@ gcap_gpu_stop(struct gcap_exec *ex, unsigned timeout_ms, char *errbuf)
 		if (all)
 			break;
 		if (now_ms() > deadline) {
-			if (!rc)
+			if (ex->kernel != NULL)
+				/* a batch the inline kernel never finished: the
+				 * block inside it cannot see the quit flag */
+				rc = gcap_err(
+					errbuf, EBUSY,
+					"inline kernel %s is stuck: a batch on the "
+					"GPU did not finish within %u ms of the stop, "
+					"and " KERNEL_NAME " cannot see its quit flag "
+					"inside it; left running until the process "
+					"ends",
+					gcap_khost_path(ex->kernel), timeout_ms);
+			else if (!rc)
 				rc = gcap_err(errbuf, ETIMEDOUT,
 					      "persistent "
 					      "kernel " KERNEL_NAME " did not "
@@ -440,6 +527,14 @@ gcap_gpu_stop(struct gcap_exec *ex, unsigned timeout_ms, char *errbuf)
 	for (i = 0; i < ex->ndev; i++)
 		if (ex->dev[i].launched && !ex->dev[i].finished && !ex->dev[i].faulted)
 			ex->kernel_alive = true;
+	/* a kernel left running still reads the rings and pools: the caller
+	 * must not take them down (gcap_exec_ops.stop) */
+	if (ex->kernel_alive && rc != -EBUSY)
+		rc = gcap_err(errbuf, EBUSY,
+			      "persistent kernel " KERNEL_NAME
+			      " did not end within %u ms "
+			      "of the stop; left running until the process ends",
+			      timeout_ms);
 	ex->stop_rc = rc;
 	return rc;
 }

@@ -53,6 +53,9 @@ struct app {
 	double cpu_start;       /* app_cpu_seconds() at t_start */
 	struct app_creds creds; /* -Z */
 	struct app_service svc; /* systemd, --pidfile */
+	/* a capture thread was left running in an inline kernel
+	 * (gcap_pipeline_abandoned()): nothing of the capture is taken down */
+	bool abandoned;
 	char err[GCAP_ERRBUF_SIZE];
 	/* what the files say of the host and the ports (meta.c) */
 	char host_os[160], host_hw[128];

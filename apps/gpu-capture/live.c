@@ -306,10 +306,19 @@ app_run_live(struct app *a)
 	 * executor stops */
 	app_observe_unpublish();
 	app_service_stopping(a);
-	r = gcap_pipeline_stop(a->pl, APP_STOP_TIMEOUT_MS, a->err);
-	app_signals_watch(NULL);
-	if (r < 0)
-		rc = app_err("%s", a->err);
+	{
+		/* an error the loop printed is not printed again */
+		char prev[GCAP_ERRBUF_SIZE];
+
+		snprintf(prev, sizeof(prev), "%s", rc != 0 ? a->err : "");
+		r = gcap_pipeline_stop(a->pl, APP_STOP_TIMEOUT_MS, a->err);
+		app_signals_watch(NULL);
+		if (r < 0 && strcmp(prev, a->err) != 0)
+			rc = app_err("%s", a->err);
+		else if (r < 0)
+			rc = 1;
+	}
+	a->abandoned = gcap_pipeline_abandoned(a->pl);
 	app_report_if_stats(a, st);
 	rc = app_finish(a, st, rc);
 out:
@@ -318,6 +327,8 @@ out:
 	a->metrics = NULL;
 	app_signals_watch(NULL);
 	app_close_writers(a, NULL);
+	if (a->abandoned)
+		return rc; /* a thread still runs in the kernel: leave it all */
 	if (eal) {
 		for (unsigned p = 0; p < a->nports; p++)
 			if (a->ports[p].started || a->queues != NULL)

@@ -43,6 +43,8 @@ main(int argc, char **argv)
 	}
 	r = o.read_file != NULL ? app_run_file(&a) : app_run_live(&a);
 	app_pidfile_remove(&a.svc);
+	if (a.abandoned)
+		app_exit_abandoned(r);
 	app_service_free(&a.svc);
 	for (unsigned i = 0; i < a.nprogs; i++)
 		gcap_filter_free(&a.progs[i]);

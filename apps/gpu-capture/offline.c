@@ -48,6 +48,7 @@ capture_file(struct app *a, pcap_t *p)
 	app_signals_watch(NULL);
 	if (r < 0 && rc == 0)
 		rc = app_err("%s", a->err);
+	a->abandoned = gcap_pipeline_abandoned(a->pl);
 	app_report_if_stats(a, &st);
 	return app_finish(a, &st, rc);
 fail:
@@ -69,6 +70,8 @@ app_run_file(struct app *a)
 	a->linktype = pcap_datalink(p);
 	a->file = p;
 	rc = capture_file(a, p);
+	if (a->abandoned)
+		return rc; /* a thread still runs in the kernel: leave it all */
 	pcap_close(p);
 	a->file = NULL;
 	gcap_pipeline_destroy(a->pl);

@@ -44,6 +44,7 @@ enum {
 	OPT_KERNEL,
 	OPT_KERNEL_ARG,
 	OPT_KERNEL_STATE,
+	OPT_KERNEL_BUDGET,
 	OPT_DUMP_GPU_CODE,
 	OPT_VERSION,
 	OPT_DOCTOR,
@@ -102,6 +103,7 @@ static const struct option long_opts[] = {
 	{ "kernel", required_argument, NULL, OPT_KERNEL },
 	{ "kernel-arg", required_argument, NULL, OPT_KERNEL_ARG },
 	{ "kernel-state", required_argument, NULL, OPT_KERNEL_STATE },
+	{ "kernel-budget", required_argument, NULL, OPT_KERNEL_BUDGET },
 	{ "dump-gpu-code", no_argument, NULL, OPT_DUMP_GPU_CODE },
 	{ "doctor", no_argument, NULL, OPT_DOCTOR },
 	{ "doctor-root", required_argument, NULL, OPT_DOCTOR_ROOT },
@@ -241,6 +243,11 @@ app_usage(void)
 	       "with\n"
 	       "                     --stats, also a snapshot every interval while "
 	       "running\n"
+	       "  --kernel-budget MS time the kernel may spend on one batch (its "
+	       "CPU time\n"
+	       "                     on the cpu backend) before it is called stuck "
+	       "and the\n"
+	       "                     capture ends with an error; default 5000\n"
 	       "Ports and cores:\n"
 	       "  --queues N         RX queues per port (RSS where the port has it; "
 	       "default 1)\n"
@@ -666,6 +673,9 @@ parse_args(struct app_opts *o, struct app_config *cfg, const struct app_config_a
 		case OPT_KERNEL: o->kernel = optarg; break;
 		case OPT_KERNEL_ARG: o->kernel_arg = optarg; break;
 		case OPT_KERNEL_STATE: o->kernel_state = optarg; break;
+		case OPT_KERNEL_BUDGET:
+			PARSE_U("--kernel-budget", optarg, 1, 3600000, o->kernel_budget);
+			break;
 		case OPT_DUMP_GPU_CODE: o->dump_gpu_code = true; break;
 		case OPT_DOCTOR: o->doctor = true; break;
 		case OPT_DOCTOR_ROOT: o->doctor_conf.root = optarg; break;
@@ -784,6 +794,8 @@ app_parse_options(int argc, char **argv, struct app_opts *o)
 		return -1;
 	if (o->kernel_state != NULL && o->kernel == NULL)
 		return -app_err("--kernel-state needs --kernel");
+	if (o->kernel_budget != 0 && o->kernel == NULL)
+		return -app_err("--kernel-budget needs --kernel");
 	if (o->gpu_blocks > o->ring)
 		return -app_err("--gpu-blocks is larger than --ring");
 	if (o->read_file != NULL && o->metrics != NULL)

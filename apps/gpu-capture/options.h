@@ -67,6 +67,7 @@ struct app_opts {
 	const char *kernel;                  /* --kernel */
 	const char *kernel_arg;              /* --kernel-arg */
 	const char *kernel_state;            /* --kernel-state */
+	unsigned kernel_budget;              /* --kernel-budget (ms; 0: default) */
 	char *expr;                          /* trailing words, joined */
 	bool doctor;                         /* --doctor */
 	struct gcap_doctor_conf doctor_conf; /* --doctor-root, --json, -i, --gpu */

@@ -262,6 +262,7 @@ app_exec_conf(const struct app *a, struct gcap_exec_conf *c, unsigned nqueues,
 	c->blocks_per_queue = o->gpu_blocks;
 	c->kernel_path = o->kernel;
 	c->kernel_arg = o->kernel_arg;
+	c->kernel_budget_ms = o->kernel_budget;
 }
 
 int
@@ -284,11 +285,15 @@ app_create_exec(struct app *a, const struct gcap_exec_conf *ec)
 {
 	a->gpus = ec->gpus;
 	a->ngpus = ec->ngpus;
+	const struct gcap_khost *k;
+
 	a->ex = a->ops->create(ec, a->err);
 	if (a->ex == NULL) {
 		app_err("%s", a->err);
 		return -1;
 	}
+	if (a->ops->kernel != NULL && (k = a->ops->kernel(a->ex)) != NULL)
+		app_crash_arm(k);
 	return 0;
 }
 
@@ -407,6 +412,14 @@ app_create_pipeline(struct app *a)
 		return -1;
 	}
 	return 0;
+}
+
+_Noreturn void
+app_exit_abandoned(int rc)
+{
+	fflush(stdout);
+	fflush(stderr);
+	_exit(rc);
 }
 
 int

@@ -33,6 +33,16 @@ bool app_signalled(void);
 /* Whether SIGUSR1 came since the last call (the stats line is due). */
 bool app_stats_asked(void);
 
+/* With an inline kernel loaded: SIGSEGV, SIGBUS, SIGILL and SIGFPE print
+ * one line naming the kernel and where it faulted, then take their
+ * default action (crash.c). */
+void app_crash_arm(const struct gcap_khost *k);
+
+/* A capture thread was left running inside an inline kernel: end the
+ * process now with status rc, without taking anything down (the thread
+ * may still use it); stdio is flushed first. */
+_Noreturn void app_exit_abandoned(int rc);
+
 /* One program per output on a->linktype (on a->file's handle for -r).
  * @return 0, or -1 after printing the error. */
 int app_compile_filters(struct app *a);

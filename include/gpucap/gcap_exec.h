@@ -32,6 +32,7 @@ extern "C" {
 
 struct bpf_program;
 struct gcap_exec;
+struct gcap_khost;
 struct rte_mempool;
 
 /**
@@ -137,7 +138,19 @@ struct gcap_exec_conf {
 	unsigned blocks_per_queue;
 	const char *kernel_path; /**< inline kernel source, or NULL */
 	const char *kernel_arg;  /**< argument for the kernel's init hook, or NULL */
+	/** time (ms) one batch may take before the watchdog calls it stuck
+	 *  (cpu: the thread's CPU time in the batch, its filters and inline
+	 *  kernel; gpu, with an inline kernel: how long the GPU has held the
+	 *  queue's oldest batch); 0: GCAP_KERNEL_BUDGET_MS */
+	unsigned kernel_budget_ms;
 };
+
+/** Default of gcap_exec_conf.kernel_budget_ms: 5 s of CPU time on one
+ *  batch (at most GCAP_BATCH_MAX packets) is 10 ms a packet, far from any
+ *  kernel that keeps up with a link, and far above a loaded machine's
+ *  scheduling delays (the budget counts the thread's CPU time, not the
+ *  time it waited for a core). */
+#define GCAP_KERNEL_BUDGET_MS 5000u
 
 /** An executor's operations. */
 struct gcap_exec_ops {
@@ -210,10 +223,23 @@ struct gcap_exec_ops {
 	int (*health)(struct gcap_exec *ex, char *errbuf);
 
 	/**
+	 * Look for work that will not end (an inline kernel in an endless
+	 * loop; on the cpu, bpf_filter() looping on a crafted packet): called
+	 * by one monitoring thread only, while the capture runs. NULL op:
+	 * nothing to watch.
+	 * @return 0, or -ETIME with a message naming the kernel (or the
+	 *         filter) in errbuf (the batch is given up: it never completes).
+	 */
+	int (*watchdog)(struct gcap_exec *ex, char *errbuf);
+
+	/**
 	 * Finish the batches in flight, then end the workers (quit flag),
 	 * waiting at most timeout_ms. DONE batches stay pollable.
 	 * @return 0; -ETIMEDOUT if the wait expired; -EIO on a fault
-	 *         (message in errbuf).
+	 *         (message in errbuf); -EBUSY when a worker is still running
+	 *         an inline kernel that did not return: the executor's memory
+	 *         is still in use, destroy() must not be called, and the
+	 *         process should end (_exit) once its outputs are closed.
 	 */
 	int (*stop)(struct gcap_exec *ex, unsigned timeout_ms, char *errbuf);
 
@@ -222,6 +248,12 @@ struct gcap_exec_ops {
 	 * @return 0 or a negative errno.
 	 */
 	int (*kernel_state)(struct gcap_exec *ex, const char *path, char *errbuf);
+
+	/**
+	 * The inline kernel's host build (gcap_khost.h), for its name and the
+	 * address range of its code. @return it, or NULL without a kernel.
+	 */
+	const struct gcap_khost *(*kernel)(struct gcap_exec *ex);
 };
 
 /** The cpu executor (always built). */

@@ -175,6 +175,19 @@ uint64_t gcap_khost_hash(const struct gcap_khost *k);
 /** @return the shared object that was loaded (a cached or temporary path). */
 const char *gcap_khost_object(const struct gcap_khost *k);
 
+/**
+ * Where the loaded object's code lies, found once at load (a fatal-signal
+ * handler may compare a faulting PC with it: dladdr() is not
+ * async-signal-safe).
+ * @param lo   receives the lowest address of its executable segments
+ * @param hi   receives the end of the highest
+ * @param base receives its load address (PCs print as offsets from it);
+ *             may be NULL
+ * @return 0; -ENOENT when the range could not be found (lo = hi = 0).
+ */
+int gcap_khost_text(const struct gcap_khost *k, uintptr_t *lo, uintptr_t *hi,
+		    uintptr_t *base);
+
 #ifdef __cplusplus
 }
 #endif

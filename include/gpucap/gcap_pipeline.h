@@ -239,11 +239,16 @@ struct gcap_pipeline *
 gcap_pipeline_create(const struct gcap_pipeline_conf *conf, char *errbuf);
 
 /**
- * Read a capture file through the pipeline in the calling thread (the
- * writer runs in its own thread). Returns at the end of the file, after
- * max_packets, on gcap_pipeline_request_stop() or on an error.
+ * Read a capture file through the pipeline (a reader thread reads and
+ * submits, the writer runs in its own thread, the calling thread watches
+ * them and runs the executor's watchdog). Returns at the end of the file,
+ * after max_packets, on gcap_pipeline_request_stop() or on an error (the
+ * watchdog giving a batch up stops the reading too). A reader that does
+ * not come back from the executor within 5 s of the stop is left running:
+ * gcap_pipeline_abandoned() is then true.
  * @return 0; -EIO with libpcap's message when the file is damaged (what
- *         came before is written); a writer or executor error.
+ *         came before is written); -ETIME: the watchdog gave up a batch
+ *         (an inline kernel stuck); a writer or executor error.
  */
 int gcap_pipeline_run_file(struct gcap_pipeline *pl, pcap_t *p, char *errbuf);
 
@@ -275,10 +280,27 @@ bool gcap_pipeline_finished(const struct gcap_pipeline *pl);
  * stop the executor, let the writer write everything, join it. The
  * writer's wait is bounded by timeout_ms too: an output still blocked then is
  * interrupted and the records left are counted in
- * gcap_pipeline_write_failed() (-ETIMEDOUT).
- * @return 0, or the first error of the run (writer, executor), message in errbuf.
+ * gcap_pipeline_write_failed() (-ETIMEDOUT). So is the wait for each RX
+ * lcore: one still inside the executor then (an inline kernel that never
+ * returns) is left running, and gcap_pipeline_abandoned() is true.
+ * @return 0, or the first error of the run (writer, executor; -EBUSY: a
+ *         thread left running), message in errbuf.
  */
 int gcap_pipeline_stop(struct gcap_pipeline *pl, unsigned timeout_ms, char *errbuf);
+
+/**
+ * Whether a thread of the pipeline (an RX lcore, the file reader) or a
+ * worker of the executor (a GPU kernel) never returned from an inline
+ * kernel and was left running: it may still use the pipeline, the
+ * executor, the ports and their pools. The outputs are closed as usual
+ * (the writer is not affected); then nothing of the capture may be
+ * destroyed, and the process should end with _exit(). A thread cannot be
+ * cancelled safely in the middle of arbitrary code; ending the process is
+ * the only sure way to end it.
+ * @return true once gcap_pipeline_run_file() or gcap_pipeline_stop() left
+ *         one running.
+ */
+bool gcap_pipeline_abandoned(const struct gcap_pipeline *pl);
 
 /**
  * Check the executor's health. @return 0 or -EIO (message in errbuf); an

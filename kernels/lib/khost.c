@@ -29,6 +29,7 @@
 #include "gpucap/gcap_khost.h"
 #include "gpucap/gcap_outfile.h"
 #include "kfile.h"
+#include "ktext.h"
 
 extern char **environ;
 
@@ -55,6 +56,7 @@ struct gcap_khost {
 	void *state;
 	size_t state_size;
 	size_t map_size;
+	uintptr_t text_lo, text_hi, base; /* its executable segments */
 };
 
 /* one NUL-terminated field of the cache key (the NUL separates fields) */
@@ -362,6 +364,9 @@ bind_object(struct gcap_khost *k, const char *obj, const struct gcap_khost_opts 
 	*(void **)&k->report = dlsym(k->dl, "gcap_kernel_report");
 	k->order = dlsym(k->dl, "gcap_kernel_order");
 	k->errmsg = dlsym(k->dl, "gcap_kernel_errmsg");
+	/* now: dl_iterate_phdr() is not async-signal-safe */
+	if (gcap_ktext_find(*(void **)&k->entry, &k->text_lo, &k->text_hi, &k->base) < 0)
+		k->text_lo = k->text_hi = k->base = 0;
 	return 0;
 }
 
@@ -736,4 +741,14 @@ const char *
 gcap_khost_object(const struct gcap_khost *k)
 {
 	return k->object;
+}
+
+int
+gcap_khost_text(const struct gcap_khost *k, uintptr_t *lo, uintptr_t *hi, uintptr_t *base)
+{
+	*lo = k->text_lo;
+	*hi = k->text_hi;
+	if (base != NULL)
+		*base = k->base;
+	return k->text_hi > k->text_lo ? 0 : -ENOENT;
 }

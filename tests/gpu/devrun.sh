@@ -24,6 +24,10 @@ ALL=$GCAP_GPU_SUITE
 	echo "== test_kernels_gpu (inline kernels: gpu vs cpu executor)"
 	GCAP_INCLUDE_DIR=${GCAP_INCLUDE_DIR:-$PWD/include} \
 	timeout 300 $B/test_kernels_gpu; echo "test_kernels_gpu rc=$?"
+	echo "== kernel_fault_gpu (endless and faulting inline kernels, gpu backend)"
+	GCAP_INCLUDE_DIR=${GCAP_INCLUDE_DIR:-$PWD/include} \
+	timeout 400 bash tests/gpu/kernel_fault_gpu.sh $B/gpu-capture $B/pcap-cmp "$PWD"
+	echo "kernel_fault_gpu rc=$?"
 	echo "== test_gpu doorbell stress"
 	GCAP_GPU_TESTS=test_doorbell_stress \
 	GCAP_GPU_STRESS_BATCHES=${STRESS:-2000000} timeout 130 $B/test_gpu
