@@ -186,6 +186,7 @@ gcap_pipeline_stop(struct gcap_pipeline *pl, unsigned timeout_ms, char *errbuf)
 				gcap_pl_poll_done(pl, i, c->queues != NULL);
 				left += pl->q[i].inflight;
 			}
+			pl_bell_ring(&pl->wbell); /* file mode's writer sleeps */
 			if (left == 0)
 				break;
 			if (now_ns(CLOCK_MONOTONIC) > deadline) {

@@ -1,47 +1,101 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The pipeline's file path (-r): the calling thread reads the capture
- * file with libpcap into batches of queue 0, copying each packet into the
- * slot's staging area, and waits (never drops) for slots and export room;
- * the writer thread writes as in live mode. No EAL is needed. A stop
- * ends the reading before the next packet; the open batch then waits for
- * the writer's room at most FILE_STOP_WAIT_NS (an output whose reader
- * stalls must not hold the stop) and is counted as writer behind if it
- * never gets it.
+ * The pipeline's file path (-r): the calling thread fills batches of
+ * queue 0 from capture file readers (gcap_capfile.h) and submits them;
+ * the writer thread writes as in live mode. No EAL is needed.
+ *
+ * One input is read straight into each batch slot's staging area in
+ * large reads, its records described where they lie (no copy per
+ * record). Several inputs are merged in time order (the earliest record
+ * first, the earlier input on a tie), each read into its own buffer and
+ * its records copied into the staging area.
+ *
+ * The reader waits (never drops) for a slot and for export room; the
+ * writer sleeps while it has nothing to write; each wakes the other
+ * through a bell (pipeline_internal.h) that costs nothing while neither
+ * waits. A stop ends the reading before the next batch; the open batch
+ * then waits for the writer's room at most FILE_STOP_WAIT_NS (an output
+ * whose reader stalls must not hold the stop) and is counted as writer
+ * behind if it never gets it.
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include <pcap/pcap.h>
 
+#include "gpucap/gcap_capfile.h"
 #include "pipeline_internal.h"
 
 /* how long, once stopped, the last batch waits for the writer's room, as
  * the RX lcores' drain does */
 #define FILE_STOP_WAIT_NS 2000000000u
+/* the longest sleep of a reader waiting for the writer (a missed ring
+ * costs at most this) */
+#define FILE_WAIT_MAX_NS 20000000u
+/* a reader waiting for the executor's slots yields this many times, then
+ * sleeps FILE_SLOT_SLEEP_NS between looks (an executor that completes in
+ * the caller's thread, the cpu one, never makes it wait) */
+#define FILE_SLOT_YIELDS 64u
+#define FILE_SLOT_SLEEP_NS 20000u
 
-/* File mode waits for the executor or the writer: -ECANCELED once the
- * outputs are done (-c), -EIO if the executor failed, else 0 after a
- * moment. */
+/* File mode is stopped (-c reached, an output done) or the executor
+ * failed: -ECANCELED or -EIO; else 0. */
 static int
-file_wait(struct gcap_pipeline *pl)
+file_check(struct gcap_pipeline *pl)
 {
-	struct timespec ts = { 0, 20000 };
-
 	if (atomic_load(&pl->finished))
 		return -ECANCELED;
 	if (pl->conf.ops->health(pl->conf.ex, NULL) < 0)
 		return -EIO;
-	nanosleep(&ts, NULL);
 	return 0;
+}
+
+/* Completed batches: consumed, their records rung to the writer. */
+static void
+file_poll_done(struct gcap_pipeline *pl)
+{
+	if (gcap_pl_poll_done(pl, 0, false) > 0)
+		pl_bell_ring(&pl->wbell);
+}
+
+/* Wait for the writer to hand export buffers back: asleep until it rings
+ * (or a bounded time, for a stop). */
+static void
+file_wait_writer(struct gcap_pipeline *pl, struct pl_queue *q)
+{
+	unsigned seen = pl_bell_arm(&pl->rbell);
+
+	if (gcap_spsc_count(&q->free) > 0 || atomic_load(&pl->stop_rx) ||
+	    atomic_load(&pl->finished)) {
+		pl_bell_disarm(&pl->rbell);
+		return;
+	}
+	pl_bell_wait(&pl->rbell, seen, FILE_WAIT_MAX_NS);
+}
+
+/* Wait for the executor to complete a batch (the gpu one's are seen by
+ * looking at its ring). */
+static void
+file_wait_exec(unsigned *spins)
+{
+	if (++*spins < FILE_SLOT_YIELDS) {
+		sched_yield();
+	} else {
+		struct timespec ts = { 0, FILE_SLOT_SLEEP_NS };
+
+		nanosleep(&ts, NULL);
+	}
 }
 
 static int
 file_submit(struct gcap_pipeline *pl, struct pl_queue *q)
 {
 	struct gcap_batch *b = q->cur;
+	uint64_t deadline = 0;
 	int r;
 
 	if (b == NULL || b->n == 0) {
@@ -52,10 +106,8 @@ file_submit(struct gcap_pipeline *pl, struct pl_queue *q)
 		return -E2BIG; /* export memory smaller than one batch's records */
 	/* wait (never drop) for the writer's room; a stop waits too, but
 	 * bounded: what was read is written unless the writer is stuck */
-	uint64_t deadline = 0;
-
 	while ((b->xbuf = gcap_pl_xbuf_bind(q, q->rec_bytes)) == NULL) {
-		gcap_pl_poll_done(pl, 0, false);
+		file_poll_done(pl);
 		if (atomic_load(&pl->stop_rx) && deadline == 0)
 			deadline = now_ns(CLOCK_MONOTONIC) + FILE_STOP_WAIT_NS;
 		if (deadline != 0 && (now_ns(CLOCK_MONOTONIC) > deadline ||
@@ -65,8 +117,15 @@ file_submit(struct gcap_pipeline *pl, struct pl_queue *q)
 			b->n = 0;
 			return -ECANCELED;
 		}
-		if ((r = file_wait(pl)) < 0)
+		if ((r = file_check(pl)) < 0)
 			return r;
+		if (q->inflight > 0) {
+			unsigned spins = 0;
+
+			file_wait_exec(&spins);
+		} else {
+			file_wait_writer(pl, q);
+		}
 	}
 	q->cur = NULL;
 	/* the file's packets count from their submission */
@@ -85,11 +144,12 @@ static int
 file_acquire(struct gcap_pipeline *pl, struct pl_queue *q)
 {
 	const struct gcap_exec_ops *ops = pl->conf.ops;
+	unsigned spins = 0;
 
 	for (;;) {
 		int r;
 
-		gcap_pl_poll_done(pl, 0, false);
+		file_poll_done(pl);
 		if (q->cur == NULL)
 			q->cur = ops->batch_get(pl->conf.ex, 0);
 		if (q->cur != NULL && xbuf_ready(q)) {
@@ -101,94 +161,232 @@ file_acquire(struct gcap_pipeline *pl, struct pl_queue *q)
 		}
 		if (atomic_load(&pl->stop_rx))
 			return -ECANCELED;
-		if ((r = file_wait(pl)) < 0)
+		if ((r = file_check(pl)) < 0)
 			return r;
+		if (q->cur == NULL)
+			file_wait_exec(&spins);
+		else
+			file_wait_writer(pl, q);
 	}
+}
+
+/* The n packets just put in batch b (from b->n on): numbered, their
+ * records' room and the counters. */
+static void
+file_describe(const struct gcap_pipeline *pl, struct pl_queue *q, struct gcap_batch *b,
+	      unsigned n, uint16_t port_base)
+{
+	const uint32_t snap = pl->conf.snaplen ? pl->conf.snaplen : UINT32_MAX;
+	uint32_t seq = q->seq, rec = q->rec_bytes;
+	uint64_t bytes = 0;
+
+	for (unsigned i = b->n; i < b->n + n; i++) {
+		struct gcap_pkt *d = &b->pkts[i];
+
+		d->port = (uint16_t)(d->port + port_base);
+		d->queue = 0;
+		d->seq = seq++;
+		rec += GCAP_REC_SIZE(d->caplen < snap ? d->caplen : snap);
+		bytes += d->wirelen;
+	}
+	q->seq = seq;
+	q->rec_bytes = rec;
+	b->n += n;
+	STAT_ADD(q->st.rx_pkts, n);
+	STAT_ADD(q->st.rx_bytes, bytes);
+}
+
+/* A reader's failure as the pipeline's error. */
+static int
+file_fail(struct gcap_pipeline *pl, struct gcap_capfile *cf, int r, bool name)
+{
+	char msg[GCAP_ERRBUF_SIZE];
+	const char *m = gcap_capfile_errmsg(cf);
+
+	if (name)
+		snprintf(msg, sizeof(msg), "%s: %s", gcap_capfile_name(cf),
+			 m[0] ? m : strerror(-r));
+	else
+		snprintf(msg, sizeof(msg), "%s", m[0] ? m : strerror(-r));
+	pl_set_error(pl, r, msg);
+	return r;
+}
+
+/* One input, read in place into each slot's staging. */
+static int
+file_run_one(struct gcap_pipeline *pl, struct gcap_capfile *cf, uint16_t port_base)
+{
+	struct pl_queue *q = &pl->q[0];
+	int r = 0;
+
+	for (;;) {
+		struct gcap_batch *b;
+		uint32_t used;
+		int n;
+
+		if (atomic_load(&pl->finished) || atomic_load(&pl->stop_rx))
+			return 0;
+		if ((r = file_acquire(pl, q)) < 0)
+			return r == -ECANCELED ? 0 : r;
+		b = q->cur;
+		n = gcap_capfile_fill(cf, b->stage, b->stage_size, b->pkts,
+				      pl->conf.batch_max, &used);
+		if (n <= 0)
+			return n == 0 ? 0 : file_fail(pl, cf, n, false);
+		file_describe(pl, q, b, (unsigned)n, port_base);
+		b->stage_used = used;
+		if ((r = file_submit(pl, q)) < 0)
+			return r == -ECANCELED ? 0 : r;
+	}
+}
+
+/* One input of a merge: its buffer and the records read into it. */
+struct cursor {
+	struct gcap_capfile *cf;
+	uint8_t *buf;
+	struct gcap_pkt *d;
+	unsigned n, i;
+	bool end;
+	uint16_t port_base;
+};
+
+/* The cursor's next record, reading on where it has none. @return 1, 0
+ * at its end, or an error (its records so far were taken). */
+static int
+cursor_ready(struct gcap_pipeline *pl, struct cursor *c, uint32_t size)
+{
+	uint32_t used;
+	int n;
+
+	if (c->end)
+		return 0;
+	if (c->i < c->n)
+		return 1;
+	n = gcap_capfile_fill(c->cf, c->buf, size, c->d, pl->conf.batch_max, &used);
+	if (n <= 0) {
+		c->end = true;
+		return n;
+	}
+	c->n = (unsigned)n;
+	c->i = 0;
+	return 1;
+}
+
+/* Several inputs, merged in time order; the first error of an input ends
+ * that input (what it had is written) and is returned at the end. */
+static int
+file_run_merge(struct gcap_pipeline *pl, struct gcap_capfile *const *in,
+	       const uint16_t *port_base, unsigned nin)
+{
+	struct pl_queue *q = &pl->q[0];
+	const uint32_t size = GCAP_PIPELINE_STAGE_FILE;
+	struct cursor *cs = calloc(nin, sizeof(*cs));
+	int r = 0, err = 0;
+
+	if (cs == NULL)
+		return -ENOMEM;
+	for (unsigned k = 0; k < nin; k++) {
+		cs[k].cf = in[k];
+		cs[k].port_base = port_base != NULL ? port_base[k] : 0;
+		cs[k].buf = malloc(size);
+		cs[k].d = calloc(pl->conf.batch_max, sizeof(*cs[k].d));
+		if (cs[k].buf == NULL || cs[k].d == NULL) {
+			r = -ENOMEM;
+			goto out;
+		}
+	}
+	for (bool more = true; more;) {
+		struct gcap_batch *b;
+
+		if (atomic_load(&pl->finished) || atomic_load(&pl->stop_rx))
+			break;
+		if ((r = file_acquire(pl, q)) < 0) {
+			r = r == -ECANCELED ? 0 : r;
+			break;
+		}
+		b = q->cur;
+		while (b->n < pl->conf.batch_max) {
+			struct cursor *best = NULL;
+
+			for (unsigned k = 0; k < nin; k++) {
+				int rr = cursor_ready(pl, &cs[k], size);
+
+				if (rr < 0 && err == 0)
+					err = file_fail(pl, cs[k].cf, rr, true);
+				if (rr <= 0)
+					continue;
+				if (best == NULL ||
+				    cs[k].d[cs[k].i].ts_ns < best->d[best->i].ts_ns)
+					best = &cs[k];
+			}
+			if (best == NULL) {
+				more = false;
+				break;
+			}
+			struct gcap_pkt *src = &best->d[best->i];
+			uint32_t at = (b->stage_used + 63u) & ~63u;
+
+			if (src->caplen > b->stage_size || at > b->stage_size ||
+			    src->caplen > b->stage_size - at)
+				break; /* the next batch takes it */
+			b->pkts[b->n] = *src;
+			memcpy(b->stage + at, (const void *)(uintptr_t)src->addr,
+			       src->caplen);
+			b->pkts[b->n].addr = (uint64_t)(uintptr_t)(b->stage + at);
+			b->stage_used = at + src->caplen;
+			best->i++;
+			file_describe(pl, q, b, 1, best->port_base);
+		}
+		if ((r = file_submit(pl, q)) < 0) {
+			r = r == -ECANCELED ? 0 : r;
+			break;
+		}
+	}
+out:
+	for (unsigned k = 0; k < nin; k++) {
+		free(cs[k].buf);
+		free(cs[k].d);
+	}
+	free(cs);
+	return r < 0 ? r : err;
+}
+
+int
+gcap_pipeline_run_inputs(struct gcap_pipeline *pl, struct gcap_capfile *const *in,
+			 const uint16_t *port_base, unsigned nin, char *errbuf)
+{
+	struct pl_queue *q = &pl->q[0];
+	int r;
+
+	if (nin == 0 || in == NULL)
+		return gcap_err(errbuf, EINVAL, "pipeline: no input");
+	r = gcap_pl_writer_start(pl, errbuf);
+	if (r < 0)
+		return r;
+	if (nin == 1)
+		r = file_run_one(pl, in[0], port_base != NULL ? port_base[0] : 0);
+	else
+		r = file_run_merge(pl, in, port_base, nin);
+	if (q->cur != NULL && q->cur->n > 0 && r < 0) {
+		/* a batch filled but not submitted (an executor failure) */
+		q->seq -= q->cur->n;
+		q->cur->n = 0;
+	}
+	q->cur = NULL;
+	if (r < 0 && pl->error == 0)
+		pl_set_error(pl, r, strerror(-r));
+	return r < 0 ? gcap_err(errbuf, -r, "%s", pl->errmsg) : 0;
 }
 
 int
 gcap_pipeline_run_file(struct gcap_pipeline *pl, pcap_t *p, char *errbuf)
 {
-	const struct gcap_pipeline_conf *c = &pl->conf;
-	struct pl_queue *q = &pl->q[0];
-	struct pcap_pkthdr *h;
-	const u_char *data;
-	bool nano = pcap_get_tstamp_precision(p) == PCAP_TSTAMP_PRECISION_NANO;
-	const uint32_t snap = c->snaplen ? c->snaplen : UINT32_MAX;
-	int r = 0, rd;
-	char msg[GCAP_ERRBUF_SIZE] = "";
+	struct gcap_capfile *cf = gcap_capfile_from_pcap(p, errbuf);
+	int r;
 
-	r = gcap_pl_writer_start(pl, errbuf);
-	if (r < 0)
-		return r;
-	for (;;) {
-		struct gcap_batch *b;
-		struct gcap_pkt *d;
-
-		if (atomic_load(&pl->finished) || atomic_load(&pl->stop_rx))
-			break;
-		if (q->cur == NULL && (r = file_acquire(pl, q)) < 0) {
-			r = r == -ECANCELED ? 0 : r;
-			break;
-		}
-		rd = pcap_next_ex(p, &h, &data);
-		if (rd == PCAP_ERROR_BREAK)
-			break;
-		if (rd < 0) {
-			snprintf(msg, sizeof(msg), "%s", pcap_geterr(p));
-			r = -EIO;
-			break;
-		}
-		if (rd == 0)
-			continue;
-		b = q->cur;
-		if (h->caplen > b->stage_size - b->stage_used || b->n == c->batch_max) {
-			if ((r = file_submit(pl, q)) < 0 ||
-			    (r = file_acquire(pl, q)) < 0) {
-				r = r == -ECANCELED ? 0 : r;
-				break;
-			}
-			b = q->cur;
-			if (h->caplen > b->stage_size) {
-				snprintf(msg, sizeof(msg),
-					 "packet of %u bytes is larger than the staging "
-					 "buffer",
-					 h->caplen);
-				r = -E2BIG;
-				break;
-			}
-		}
-		d = &b->pkts[b->n++];
-		memcpy(b->stage + b->stage_used, data, h->caplen);
-		d->addr = (uint64_t)(uintptr_t)(b->stage + b->stage_used);
-		d->caplen = h->caplen;
-		d->wirelen = h->len;
-		/* pcap's seconds are unsigned 32-bit; libpcap 1.10 sign-extends them */
-		d->ts_ns = (uint64_t)(h->ts.tv_sec < 0 ? (uint32_t)h->ts.tv_sec :
-							 h->ts.tv_sec) *
-				   1000000000u +
-			   (uint64_t)h->ts.tv_usec * (nano ? 1u : 1000u);
-		d->port = 0;
-		d->queue = 0;
-		d->seq = q->seq++;
-		q->rec_bytes += GCAP_REC_SIZE(h->caplen < snap ? h->caplen : snap);
-		b->stage_used += (h->caplen + 63u) & ~63u;
-		if (b->stage_used > b->stage_size)
-			b->stage_used = b->stage_size;
-		STAT_ADD(q->st.rx_pkts, 1);
-		STAT_ADD(q->st.rx_bytes, h->len);
-	}
-	if (r == 0 || r == -EIO) {
-		int r2 = file_submit(pl, q);
-
-		if (r2 < 0 && r2 != -ECANCELED && r == 0)
-			r = r2;
-	} else if (q->cur != NULL) {
-		q->cur->n = 0;
-	}
-	if (r < 0 && msg[0] != '\0')
-		pl_set_error(pl, r, msg);
-	else if (r < 0)
-		pl_set_error(pl, r, strerror(-r));
-	return r < 0 ? gcap_err(errbuf, -r, "%s", pl->errmsg) : 0;
+	if (cf == NULL)
+		return -ENOMEM;
+	r = gcap_pipeline_run_inputs(pl, &cf, NULL, 1, errbuf);
+	gcap_capfile_close(cf);
+	return r;
 }

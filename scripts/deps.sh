@@ -5,7 +5,8 @@
 set -euo pipefail
 pkgs=(build-essential pkg-config meson ninja-build python3
 	dpdk dpdk-dev libdpdk-dev libpcap-dev libnuma-dev libibverbs-dev
-	check tcpdump tshark clang clang-format)
+	check tcpdump tshark clang clang-format
+	zlib1g-dev libzstd-dev liblz4-dev)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -111,7 +111,18 @@ app_usage(void)
 	       "...), or a\n"
 	       "                     Linux interface (through net_af_packet); "
 	       "repeatable\n"
-	       "  -r FILE            read a pcap or pcapng file instead (any link type)\n"
+	       "  -r FILE            read a pcap or pcapng file instead (any link type), "
+	       "plain or\n"
+	       "                     compressed (gzip, zstd, lz4: found by its first "
+	       "bytes);\n"
+	       "                     \"-\" reads standard input; repeatable: the inputs "
+	       "are\n"
+	       "                     merged in time order. On a terminal a long read "
+	       "shows a\n"
+	       "                     progress line (not with -q)\n"
+	       "  -V FILE            read the inputs FILE names, one per line (\"-\": "
+	       "standard\n"
+	       "                     input), merged in time order\n"
 	       "Output:\n"
 	       "  -w FILE[:EXPR]     write matching packets to FILE (\"-\" = stdout); "
 	       "with :EXPR\n"
@@ -319,7 +330,7 @@ app_parse_options(int argc, char **argv, struct app_opts *o)
 	o->backend = GCAP_BACKEND_AUTO;
 	o->mem = GCAP_MEM_AUTO;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+i:r:w:F:s:c:C:G:W:qUvdh", long_opts,
+	while ((c = getopt_long(argc, argv, "+i:r:V:w:F:s:c:C:G:W:qUvdh", long_opts,
 				NULL)) != -1) {
 		switch (c) {
 		case 'i':
@@ -328,9 +339,22 @@ app_parse_options(int argc, char **argv, struct app_opts *o)
 			o->ports[o->nports++] = optarg;
 			break;
 		case 'r':
+			if (o->nread == APP_MAX_INPUTS)
+				return -app_err("at most %d inputs (-r)", APP_MAX_INPUTS);
+			if (o->read_list)
+				return -app_err("-V and -r cannot be used together");
+			if (o->read_file == NULL)
+				o->read_file = optarg;
+			o->read_files[o->nread++] = optarg;
+			break;
+		case 'V':
 			if (o->read_file != NULL)
-				return -app_err("-r given twice");
+				return -app_err(
+					o->read_list ?
+						"-V given twice" :
+						"-V and -r cannot be used together");
 			o->read_file = optarg;
+			o->read_list = true;
 			break;
 		case 'w':
 			if (o->nouts == GCAP_MAX_OUTPUTS)
@@ -443,7 +467,7 @@ app_parse_options(int argc, char **argv, struct app_opts *o)
 		case OPT_JSON: o->doctor_conf.json = true; break;
 		case '?':
 		default:
-			if (optopt != 0 && strchr("irwFscCGW", optopt) != NULL)
+			if (optopt != 0 && strchr("irVwFscCGW", optopt) != NULL)
 				return -app_err("option -%c needs a value", optopt);
 			if (optopt != 0)
 				return -app_err("unknown option -%c (see --help)",

@@ -13,6 +13,7 @@
 
 #define APP_MAX_PORTS 32
 #define APP_MAX_GPUS 16
+#define APP_MAX_INPUTS 256 /* -r given several times, or -V's list */
 
 struct app_output {
 	char *path;         /* file name, "-" for stdout */
@@ -23,7 +24,10 @@ struct app_output {
 struct app_opts {
 	const char *ports[APP_MAX_PORTS];
 	unsigned nports;
-	const char *read_file; /* -r */
+	const char *read_file;                  /* -r (the first), or -V's list file */
+	const char *read_files[APP_MAX_INPUTS]; /* every -r, in order */
+	unsigned nread;
+	bool read_list; /* -V: read_file names a file of input names */
 	struct app_output outs[GCAP_MAX_OUTPUTS];
 	unsigned nouts;
 	enum gcap_fmt fmt;         /* -F */

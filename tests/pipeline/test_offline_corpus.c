@@ -2,7 +2,8 @@
 /*
  * Offline differential suite: every capture of the tcpdump test corpus
  * (../shared/data/pcaps/tcpdump-tests, when present) and of tests/data goes
- * through the real pipeline in-process (file reader -> executor -> writer
+ * through the real pipeline in-process (gcap_capfile's reader, which
+ * parses records itself and hands damaged ones to libpcap -> executor -> writer
  * thread -> one output per expression, one pass per file), and every output
  * file, read back with libpcap at nanosecond precision, must hold exactly
  * the records libpcap's pcap_offline_filter() selects from the same file
@@ -11,7 +12,7 @@
  * - Expressions libpcap rejects for a file's link type must be rejected by
  *   gcap_filter_compile() too (and the other way round).
  * - Damaged files: the records before the damage must match, and
- *   gcap_pipeline_run_file() fails exactly when pcap_next_ex() does.
+ *   gcap_pipeline_run_inputs() fails exactly when pcap_next_ex() does.
  * - GCAP_TEST_BACKEND=gpu runs the gpu executor instead of the cpu one
  *   (exit 77 when this build or this machine has no usable GPU);
  *   GCAP_TEST_GPU_INTERP=1 makes it interpret BPF instead of compiling it.
@@ -35,6 +36,7 @@
 
 #include <pcap/pcap.h>
 
+#include "gpucap/gcap_capfile.h"
 #include "gpucap/gcap_exec.h"
 #include "gpucap/gcap_filter.h"
 #include "gpucap/gcap_pipeline.h"
@@ -387,7 +389,7 @@ run_one(const char *path)
 			.writers = writers,
 			.flush_ms = 100,
 		};
-		pcap_t *in;
+		struct gcap_capfile *in;
 		int rr, rs;
 
 		ex = ops->create(&ec, err);
@@ -411,10 +413,9 @@ run_one(const char *path)
 		pc.ex = ex;
 		pl = gcap_pipeline_create(&pc, err);
 		ck_assert_msg(pl != NULL, "%s: pipeline: %s", fname, err);
-		in = pcap_open_offline_with_tstamp_precision(
-			path, PCAP_TSTAMP_PRECISION_NANO, perr);
+		in = gcap_capfile_open(path, perr);
 		ck_assert_msg(in != NULL, "%s: %s", fname, perr);
-		rr = gcap_pipeline_run_file(pl, in, err);
+		rr = gcap_pipeline_run_inputs(pl, &in, NULL, 1, err);
 		if (cf.damaged) {
 			ck_assert_msg(rr < 0,
 				      "%s: libpcap fails after %zu records (%s), "
@@ -446,7 +447,7 @@ run_one(const char *path)
 			ck_assert_msg(r == 0, "%s: close: %s", outs[i], err);
 		}
 		ops->destroy(ex);
-		pcap_close(in);
+		gcap_capfile_close(in);
 	}
 	for (unsigned i = 0; i < nout; i++)
 		compare_output(fname, exprs[eidx[i]], outs[i], &cf, cmpref[i]);

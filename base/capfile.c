@@ -1,0 +1,617 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The capture file reader (gcap_capfile.h): opening an input (its codec
+ * found by the first bytes, its header read by libpcap through a stream
+ * that keeps what libpcap read), filling a caller's buffer with records
+ * parsed in place by the format's row, and the hand-over to libpcap where
+ * the format stops being certain (see capfile_internal.h).
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "capfile_internal.h"
+
+/* Bytes read ahead at open, so that the interfaces before the first packet
+ * are known when the outputs are opened. */
+#define CF_PREFIX (64u << 10)
+/* Smallest read into a batch's buffer. */
+#define CF_READ_MIN (64u << 10)
+
+static const struct gcap_cf_codec *const codecs[] = {
+	&gcap_cf_gzip,
+	&gcap_cf_zstd,
+	&gcap_cf_lz4,
+};
+
+ssize_t
+gcap_cf_raw_read(struct gcap_cf_src *s, uint8_t *buf, size_t len)
+{
+	ssize_t r;
+
+	if (s->headpos < s->nhead) {
+		size_t n = s->nhead - s->headpos < len ? s->nhead - s->headpos : len;
+
+		memcpy(buf, s->head + s->headpos, n);
+		s->headpos += n;
+		return (ssize_t)n;
+	}
+	do
+		r = read(s->fd, buf, len);
+	while (r < 0 && errno == EINTR);
+	if (r < 0) {
+		snprintf(s->msg, sizeof(s->msg), "error reading dump file: %s",
+			 strerror(errno));
+		return -errno;
+	}
+	__atomic_store_n(&s->raw_bytes, s->raw_bytes + (uint64_t)r, __ATOMIC_RELAXED);
+	return r;
+}
+
+static ssize_t
+src_read(struct gcap_cf_src *s, uint8_t *buf, size_t len)
+{
+	return s->codec != NULL ? s->codec->read(s, buf, len) :
+				  gcap_cf_raw_read(s, buf, len);
+}
+
+int
+gcap_cf_ifs_grow(struct gcap_capfile *cf)
+{
+	if (cf->nifs < cf->ifs_cap)
+		return 0;
+	unsigned cap = cf->ifs_cap ? cf->ifs_cap * 2 : 4;
+	struct gcap_cf_if *n = realloc(cf->ifs, cap * sizeof(*n));
+
+	if (n == NULL)
+		return -ENOMEM;
+	memset(n + cf->ifs_cap, 0, (cap - cf->ifs_cap) * sizeof(*n));
+	cf->ifs = n;
+	cf->ifs_cap = cap;
+	return 0;
+}
+
+static int
+buf_add(uint8_t **b, size_t *len, size_t *cap, const uint8_t *p, size_t n)
+{
+	if (*len + n > *cap) {
+		size_t c = *cap ? *cap : 4096;
+		uint8_t *nb;
+
+		while (c < *len + n)
+			c *= 2;
+		nb = realloc(*b, c);
+		if (nb == NULL)
+			return -ENOMEM;
+		*b = nb;
+		*cap = c;
+	}
+	memcpy(*b + *len, p, n);
+	*len += n;
+	return 0;
+}
+
+int
+gcap_cf_hdr_add(struct gcap_capfile *cf, const uint8_t *p, size_t len)
+{
+	return buf_add(&cf->hdr, &cf->hdr_len, &cf->hdr_cap, p, len);
+}
+
+uint64_t
+gcap_cf_ts_ns(int64_t sec, int64_t frac_ns)
+{
+	/* libpcap 1.10 sign-extends pcap's unsigned 32-bit seconds */
+	uint64_t s = sec < 0 ? (uint64_t)(uint32_t)sec : (uint64_t)sec;
+
+	return s * 1000000000u + (uint64_t)frac_ns;
+}
+
+/* ---- the stream libpcap reads ---- */
+
+/* libpcap's reads: the replay bytes first, then the carry (at open,
+ * recording: what the source gives is kept in the carry too), then the
+ * source. */
+static ssize_t
+ck_read(void *c, char *buf, size_t size)
+{
+	struct gcap_capfile *cf = c;
+	ssize_t r;
+
+	if (cf->replay_pos < cf->replay_len) {
+		size_t n = cf->replay_len - cf->replay_pos;
+
+		n = n < size ? n : size;
+		memcpy(buf, cf->replay + cf->replay_pos, n);
+		cf->replay_pos += n;
+		return (ssize_t)n;
+	}
+	if (cf->carry_pos < cf->carry_len) {
+		size_t n = cf->carry_len - cf->carry_pos;
+
+		n = n < size ? n : size;
+		memcpy(buf, cf->carry + cf->carry_pos, n);
+		cf->carry_pos += n;
+		return (ssize_t)n;
+	}
+	if (cf->src_eof)
+		return 0;
+	r = src_read(&cf->src, (uint8_t *)buf, size);
+	if (r < 0) {
+		errno = (int)-r;
+		return -1;
+	}
+	if (r == 0)
+		cf->src_eof = true;
+	else if (cf->recording) {
+		if (buf_add(&cf->carry, &cf->carry_len, &cf->carry_cap, (uint8_t *)buf,
+			    (size_t)r) < 0) {
+			errno = ENOMEM;
+			return -1;
+		}
+		cf->carry_pos = cf->carry_len;
+	}
+	return r;
+}
+
+static FILE *
+ck_open(struct gcap_capfile *cf)
+{
+	cookie_io_functions_t io = { .read = ck_read };
+
+	return fopencookie(cf, "r", io);
+}
+
+/* ---- open and close ---- */
+
+static int
+src_open(struct gcap_capfile *cf, const char *path, char *errbuf)
+{
+	struct gcap_cf_src *s = &cf->src;
+	ssize_t r;
+
+	if (strcmp(path, "-") == 0) {
+		s->fd = STDIN_FILENO;
+	} else {
+		s->fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (s->fd < 0)
+			return gcap_err(errbuf, errno, "%s: %s", path, strerror(errno));
+		s->own_fd = true;
+	}
+	(void)posix_fadvise(s->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+	/* the codec is what the first bytes say, whatever the name */
+	while (s->nhead < 4) {
+		r = gcap_cf_raw_read(s, s->head + s->nhead, 4 - s->nhead);
+		if (r < 0)
+			return gcap_err(errbuf, (int)-r, "%s: %s", path, s->msg);
+		if (r == 0)
+			break;
+		s->nhead += (size_t)r;
+		s->headpos = s->nhead;
+	}
+	s->headpos = 0;
+	for (size_t i = 0; i < sizeof(codecs) / sizeof(codecs[0]); i++) {
+		const struct gcap_cf_codec *k = codecs[i];
+
+		if (s->nhead >= k->magic_len &&
+		    memcmp(s->head, k->magic, k->magic_len) == 0) {
+			s->codec = k;
+			return k->open(s, errbuf);
+		}
+	}
+	return 0;
+}
+
+void
+gcap_capfile_close(struct gcap_capfile *cf)
+{
+	if (cf == NULL)
+		return;
+	if (cf->lp != NULL && cf->lp != cf->p)
+		pcap_close(cf->lp);
+	if (cf->p != NULL && cf->own_p)
+		pcap_close(cf->p);
+	if (cf->src.codec != NULL)
+		cf->src.codec->close(&cf->src);
+	if (cf->src.own_fd)
+		close(cf->src.fd);
+	for (unsigned i = 0; i < cf->nifs; i++) {
+		free(cf->ifs[i].name);
+		free(cf->ifs[i].opts);
+	}
+	free(cf->ifs);
+	free(cf->hdr);
+	free(cf->carry);
+	free(cf->replay);
+	free(cf->path);
+	free(cf);
+}
+
+static struct gcap_capfile *
+cf_alloc(char *errbuf)
+{
+	struct gcap_capfile *cf = calloc(1, sizeof(*cf));
+
+	if (cf == NULL || gcap_cf_ifs_grow(cf) < 0) {
+		free(cf);
+		return gcap_err_null(errbuf, ENOMEM, "capture file: out of memory");
+	}
+	cf->src.fd = -1;
+	return cf;
+}
+
+struct gcap_capfile *
+gcap_capfile_from_pcap(pcap_t *p, char *errbuf)
+{
+	struct gcap_capfile *cf = cf_alloc(errbuf);
+
+	if (cf == NULL)
+		return NULL;
+	cf->p = cf->lp = p;
+	cf->linktype = pcap_datalink(p);
+	cf->snapshot = (uint32_t)pcap_snapshot(p);
+	cf->ifs[0].linktype = cf->linktype;
+	cf->nifs = cf->nifs_open = 1;
+	return cf;
+}
+
+/* Read ahead to CF_PREFIX bytes in the carry (or the end). */
+static int
+prefix_fill(struct gcap_capfile *cf)
+{
+	while (!cf->src_eof && cf->carry_len < CF_PREFIX) {
+		uint8_t tmp[8192];
+		ssize_t r = src_read(&cf->src, tmp, sizeof(tmp));
+
+		if (r < 0)
+			return (int)r;
+		if (r == 0)
+			cf->src_eof = true;
+		else if (buf_add(&cf->carry, &cf->carry_len, &cf->carry_cap, tmp,
+				 (size_t)r) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+struct gcap_capfile *
+gcap_capfile_open(const char *path, char *errbuf)
+{
+	char perr[PCAP_ERRBUF_SIZE];
+	struct gcap_capfile *cf = cf_alloc(errbuf);
+	struct stat st;
+	size_t off = 0;
+	int r;
+
+	if (cf == NULL)
+		return NULL;
+	cf->path = strdup(path);
+	if (cf->path == NULL) {
+		gcap_capfile_close(cf);
+		return gcap_err_null(errbuf, ENOMEM, "capture file: out of memory");
+	}
+	r = src_open(cf, path, errbuf);
+	if (r < 0) {
+		gcap_capfile_close(cf);
+		errno = -r;
+		return NULL;
+	}
+	if (fstat(cf->src.fd, &st) == 0 && S_ISREG(st.st_mode))
+		cf->size = (uint64_t)st.st_size;
+	/* libpcap reads the header through a stream that keeps its bytes */
+	cf->recording = true;
+	cf->pf = ck_open(cf);
+	if (cf->pf != NULL)
+		cf->p = pcap_fopen_offline_with_tstamp_precision(
+			cf->pf, PCAP_TSTAMP_PRECISION_NANO, perr);
+	cf->recording = false;
+	if (cf->p == NULL) {
+		if (cf->pf == NULL)
+			snprintf(perr, sizeof(perr), "%s", strerror(errno));
+		else
+			fclose(cf->pf);
+		gcap_capfile_close(cf);
+		return gcap_err_null(errbuf, EINVAL, "%s", perr);
+	}
+	cf->own_p = true;
+	cf->lp = cf->p;
+	cf->linktype = pcap_datalink(cf->p);
+	cf->snapshot = (uint32_t)pcap_snapshot(cf->p);
+	cf->ifs[0].linktype = cf->linktype;
+	cf->nifs = 1;
+	if ((r = prefix_fill(cf)) < 0) {
+		snprintf(perr, sizeof(perr), "%s",
+			 cf->src.msg[0] ? cf->src.msg : strerror(-r));
+		gcap_capfile_close(cf);
+		return gcap_err_null(errbuf, -r, "%s: %s", path, perr);
+	}
+	if (cf->carry_len >= 4) {
+		const struct gcap_cf_fmt *f = cf_get32(cf->carry, false) == 0x0a0d0d0au ?
+						      &gcap_cf_pcapng :
+						      &gcap_cf_pcap;
+
+		if (f == &gcap_cf_pcapng)
+			cf->nifs = 0;
+		off = f->header(cf, cf->carry, cf->carry_len);
+		if (off > 0)
+			cf->fmt = f;
+		else if (f == &gcap_cf_pcapng) {
+			cf->nifs = 1; /* libpcap's one view of it */
+			cf->ifs[0].linktype = cf->linktype;
+		}
+	}
+	cf->nifs_open = cf->nifs;
+	if (cf->fmt != NULL) {
+		cf->carry_pos = off; /* the records, parsed from here */
+	} else {
+		/* libpcap reads on where its header read stopped: what it has
+		 * not taken of the carry is served before the source */
+		cf->carry_pos =
+			cf->carry_pos < cf->carry_len ? cf->carry_pos : cf->carry_len;
+	}
+	return cf;
+}
+
+/* ---- reading ---- */
+
+/* Copy libpcap's records into buf from offset *off. */
+static int
+lp_fill(struct gcap_capfile *cf, uint8_t *buf, uint32_t size, struct gcap_pkt *desc,
+	unsigned max, unsigned n, uint32_t *off)
+{
+	while (n < max) {
+		struct pcap_pkthdr *h;
+		const u_char *data;
+		int r;
+
+		if (cf->pend) {
+			h = &cf->pend_h;
+			data = cf->pend_data;
+		} else {
+			r = pcap_next_ex(cf->lp, &h, &data);
+			if (r == PCAP_ERROR_BREAK) {
+				cf->done = true;
+				break;
+			}
+			if (r < 0) {
+				snprintf(cf->msg, sizeof(cf->msg), "%s",
+					 pcap_geterr(cf->lp));
+				cf->err = -EIO;
+				cf->done = true;
+				break;
+			}
+			if (r == 0)
+				continue;
+		}
+		uint32_t at = (*off + 63u) & ~63u;
+
+		if (h->caplen > size || at > size || h->caplen > size - at) {
+			if (h->caplen > size) {
+				snprintf(cf->msg, sizeof(cf->msg),
+					 "packet of %u bytes is larger than the staging "
+					 "buffer",
+					 h->caplen);
+				cf->err = -E2BIG;
+				cf->done = true;
+				break;
+			}
+			/* the next batch takes it first (its bytes stay
+			 * libpcap's until the next read) */
+			cf->pend = true;
+			cf->pend_h = *h;
+			cf->pend_data = data;
+			break;
+		}
+		cf->pend = false;
+		memcpy(buf + at, data, h->caplen);
+		desc[n].addr = (uint64_t)(uintptr_t)(buf + at);
+		desc[n].caplen = h->caplen;
+		desc[n].wirelen = h->len;
+		desc[n].ts_ns = gcap_cf_ts_ns(h->ts.tv_sec, h->ts.tv_usec);
+		desc[n].port = 0;
+		n++;
+		*off = at + h->caplen;
+	}
+	return (int)n;
+}
+
+/* The format stops at buf[pos..have): libpcap reads the file header
+ * again, then these bytes, then the rest of the source. */
+static int
+to_libpcap(struct gcap_capfile *cf, const uint8_t *rest, size_t len)
+{
+	char perr[PCAP_ERRBUF_SIZE];
+	FILE *f;
+
+	free(cf->replay);
+	cf->replay = malloc(cf->hdr_len + len + 1);
+	if (cf->replay == NULL)
+		return -ENOMEM;
+	memcpy(cf->replay, cf->hdr, cf->hdr_len);
+	memcpy(cf->replay + cf->hdr_len, rest, len);
+	cf->replay_len = cf->hdr_len + len;
+	cf->replay_pos = 0;
+	cf->carry_len = cf->carry_pos = 0;
+	cf->fmt = NULL;
+	f = ck_open(cf);
+	if (f == NULL)
+		return -errno;
+	cf->lp = pcap_fopen_offline_with_tstamp_precision(f, PCAP_TSTAMP_PRECISION_NANO,
+							  perr);
+	if (cf->lp == NULL) {
+		fclose(f);
+		snprintf(cf->msg, sizeof(cf->msg), "%s", perr);
+		return -EIO;
+	}
+	cf->lpf = f;
+	return 0;
+}
+
+int
+gcap_capfile_fill(struct gcap_capfile *cf, uint8_t *buf, uint32_t size,
+		  struct gcap_pkt *desc, unsigned max, uint32_t *used)
+{
+	size_t have = 0, pos = 0, adv = 0;
+	unsigned n = 0;
+	int r;
+
+	*used = 0;
+	if (cf->fmt == NULL)
+		goto lp;
+	/* the partial record the last batch ended on, or the bytes read at
+	 * open */
+	if (cf->carry_len > cf->carry_pos) {
+		have = cf->carry_len - cf->carry_pos;
+		if (have > size)
+			return to_libpcap(cf, cf->carry + cf->carry_pos, have) < 0 ?
+				       -EIO :
+				       gcap_capfile_fill(cf, buf, size, desc, max, used);
+		memcpy(buf, cf->carry + cf->carry_pos, have);
+	}
+	cf->carry_len = cf->carry_pos = 0;
+	for (;;) {
+		while (n < max) {
+			uint32_t doff = 0;
+			enum gcap_cf_step st = cf->fmt->step(cf, buf + pos, have - pos,
+							     &desc[n], &adv, &doff);
+
+			if (st == CF_PKT) {
+				desc[n++].addr = (uint64_t)(uintptr_t)(buf + pos + doff);
+				pos += adv;
+			} else if (st == CF_SKIP) {
+				pos += adv;
+			} else if (st == CF_LIBPCAP) {
+				goto handover;
+			} else {
+				break;
+			}
+		}
+		if (n == max)
+			break;
+		if (cf->src_eof) {
+			if (pos == have) {
+				cf->done = true;
+				break;
+			}
+			goto handover; /* truncated: libpcap says how */
+		}
+		if (adv > size)
+			goto handover; /* larger than a batch's buffer */
+		if (have == size || (adv != 0 && pos + adv > size)) {
+			if (n > 0)
+				break;
+			memmove(buf, buf + pos, have - pos); /* only skipped blocks */
+			have -= pos;
+			pos = 0;
+		}
+		/* large reads: about what the batch's room takes */
+		size_t want = (size_t)(cf->avg_rec + cf->avg_rec / 8) * (max - n);
+
+		want = want < CF_READ_MIN ? CF_READ_MIN : want;
+		want = want > size - have ? size - have : want;
+		ssize_t got = src_read(&cf->src, buf + have, want);
+
+		if (got < 0) {
+			snprintf(cf->msg, sizeof(cf->msg), "%s", cf->src.msg);
+			return -EIO;
+		}
+		if (got == 0)
+			cf->src_eof = true;
+		have += (size_t)got;
+	}
+	if (pos < have && buf_add(&cf->carry, &cf->carry_len, &cf->carry_cap, buf + pos,
+				  have - pos) < 0)
+		return -ENOMEM;
+	if (n > 0) {
+		uint64_t a = pos / n;
+
+		cf->avg_rec = cf->avg_rec ? (cf->avg_rec * 3 + a) / 4 : a;
+	}
+	*used = (uint32_t)pos;
+	return (int)n;
+handover:
+	if ((r = to_libpcap(cf, buf + pos, have - pos)) < 0)
+		return r;
+	*used = (uint32_t)pos;
+lp:
+	if (cf->done)
+		return n > 0 ? (int)n : cf->err;
+	{
+		uint32_t off = *used;
+
+		r = lp_fill(cf, buf, size, desc, max, n, &off);
+		*used = off;
+	}
+	return r > 0 ? r : cf->err;
+}
+
+/* ---- queries ---- */
+
+pcap_t *
+gcap_capfile_pcap(const struct gcap_capfile *cf)
+{
+	return cf->p;
+}
+
+int
+gcap_capfile_linktype(const struct gcap_capfile *cf)
+{
+	return cf->linktype;
+}
+
+const char *
+gcap_capfile_codec(const struct gcap_capfile *cf)
+{
+	return cf->src.codec != NULL ? cf->src.codec->name : NULL;
+}
+
+unsigned
+gcap_capfile_nifs(struct gcap_capfile *cf)
+{
+	return cf->nifs_open > 0 ? cf->nifs_open : 1;
+}
+
+void
+gcap_capfile_if(const struct gcap_capfile *cf, unsigned i, struct gcap_writer_if *wif)
+{
+	const struct gcap_cf_if *f = &cf->ifs[i < cf->nifs_open ? i : 0];
+
+	wif->linktype = cf->linktype;
+	wif->fcs_bits = f->fcs_bits;
+	if (f->name != NULL)
+		wif->name = f->name;
+	if (f->opts_len > 0) {
+		wif->opts = f->opts;
+		wif->opts_len = f->opts_len;
+	}
+}
+
+const char *
+gcap_capfile_name(const struct gcap_capfile *cf)
+{
+	return cf->path != NULL ? cf->path : "";
+}
+
+const char *
+gcap_capfile_errmsg(const struct gcap_capfile *cf)
+{
+	return cf->msg;
+}
+
+uint64_t
+gcap_capfile_offset(const struct gcap_capfile *cf)
+{
+	/* read by a progress line from another thread */
+	return __atomic_load_n(&cf->src.raw_bytes, __ATOMIC_RELAXED);
+}
+
+uint64_t
+gcap_capfile_size(const struct gcap_capfile *cf)
+{
+	return cf->size;
+}
