@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -139,6 +140,14 @@ ck_read(void *c, char *buf, size_t size)
 		cf->carry_pos += n;
 		return (ssize_t)n;
 	}
+	if (cf->map_rd < cf->map_len) {
+		size_t n = cf->map_len - cf->map_rd;
+
+		n = n < size ? n : size;
+		memcpy(buf, cf->map + cf->map_rd, n);
+		cf->map_rd += n;
+		return (ssize_t)n;
+	}
 	if (cf->src_eof)
 		return 0;
 	r = src_read(&cf->src, (uint8_t *)buf, size);
@@ -216,6 +225,8 @@ gcap_capfile_close(struct gcap_capfile *cf)
 		pcap_close(cf->lp);
 	if (cf->p != NULL && cf->own_p)
 		pcap_close(cf->p);
+	if (cf->map != NULL)
+		munmap((void *)cf->map, cf->map_len);
 	if (cf->src.codec != NULL)
 		cf->src.codec->close(&cf->src);
 	if (cf->src.own_fd)
@@ -324,7 +335,8 @@ gcap_capfile_open(const char *path, char *errbuf)
 	cf->snapshot = (uint32_t)pcap_snapshot(cf->p);
 	cf->ifs[0].linktype = cf->linktype;
 	cf->nifs = 1;
-	if ((r = prefix_fill(cf)) < 0) {
+	/* not from a pipe: a capture still being written must not wait */
+	if (cf->size > 0 && (r = prefix_fill(cf)) < 0) {
 		snprintf(perr, sizeof(perr), "%s",
 			 cf->src.msg[0] ? cf->src.msg : strerror(-r));
 		gcap_capfile_close(cf);
@@ -346,6 +358,19 @@ gcap_capfile_open(const char *path, char *errbuf)
 		}
 	}
 	cf->nifs_open = cf->nifs;
+	if (cf->fmt != NULL && cf->src.codec == NULL && cf->size > off &&
+	    cf->size <= SIZE_MAX) {
+		void *m = mmap(NULL, (size_t)cf->size, PROT_READ, MAP_PRIVATE, cf->src.fd,
+			       0);
+
+		if (m != MAP_FAILED) {
+			(void)madvise(m, (size_t)cf->size, MADV_SEQUENTIAL);
+			cf->map = m;
+			cf->map_len = (size_t)cf->size;
+			cf->map_rd = cf->map_len; /* nothing to serve yet */
+			cf->map_pos = off;
+		}
+	}
 	if (cf->fmt != NULL) {
 		cf->carry_pos = off; /* the records, parsed from here */
 	} else {
@@ -433,10 +458,16 @@ to_libpcap(struct gcap_capfile *cf, const uint8_t *rest, size_t len)
 	if (cf->replay == NULL)
 		return -ENOMEM;
 	memcpy(cf->replay, cf->hdr, cf->hdr_len);
-	memcpy(cf->replay + cf->hdr_len, rest, len);
+	if (len > 0)
+		memcpy(cf->replay + cf->hdr_len, rest, len);
 	cf->replay_len = cf->hdr_len + len;
 	cf->replay_pos = 0;
 	cf->carry_len = cf->carry_pos = 0;
+	if (cf->use_map) {
+		/* the rest is the map's (the fd's position is not the map's) */
+		cf->map_rd = cf->map_pos;
+		cf->src_eof = true;
+	}
 	cf->fmt = NULL;
 	f = ck_open(cf);
 	if (f == NULL)
@@ -452,12 +483,62 @@ to_libpcap(struct gcap_capfile *cf, const uint8_t *rest, size_t len)
 	return 0;
 }
 
+/* The mapped file's records, described where they lie. */
+static int
+map_fill(struct gcap_capfile *cf, uint8_t *buf, uint32_t size, struct gcap_pkt *desc,
+	 unsigned max, uint32_t *used)
+{
+	size_t pos = cf->map_pos, adv = 0;
+	unsigned n = 0;
+	int r;
+
+	while (n < max) {
+		uint32_t doff = 0;
+		enum gcap_cf_step st = cf->fmt->step(cf, cf->map + pos, cf->map_len - pos,
+						     &desc[n], &adv, &doff);
+
+		if (st == CF_PKT) {
+			desc[n++].addr = (uint64_t)(uintptr_t)(cf->map + pos + doff);
+			pos += adv;
+		} else if (st == CF_SKIP) {
+			pos += adv;
+		} else if (st == CF_MORE && pos == cf->map_len) {
+			cf->done = true;
+			break;
+		} else {
+			/* damaged or truncated: libpcap reads on from here */
+			cf->map_pos = pos;
+			__atomic_store_n(&cf->src.raw_bytes, pos, __ATOMIC_RELAXED);
+			if ((r = to_libpcap(cf, NULL, 0)) < 0)
+				return r;
+			uint32_t off = 0;
+
+			r = lp_fill(cf, buf, size, desc, max, n, &off);
+			*used = off;
+			return r > 0 ? r : cf->err;
+		}
+	}
+	cf->map_pos = pos;
+	__atomic_store_n(&cf->src.raw_bytes, pos, __ATOMIC_RELAXED);
+	*used = 0;
+	return (int)n;
+}
+
+void
+gcap_capfile_use_map(struct gcap_capfile *cf, bool on)
+{
+	cf->use_map = on && cf->map != NULL;
+}
+
 int
 gcap_capfile_fill(struct gcap_capfile *cf, uint8_t *buf, uint32_t size,
 		  struct gcap_pkt *desc, unsigned max, uint32_t *used)
 {
+	if (cf->use_map && cf->fmt != NULL)
+		return cf->done ? 0 : map_fill(cf, buf, size, desc, max, used);
 	size_t have = 0, pos = 0, adv = 0;
 	unsigned n = 0;
+	bool short_read = false;
 	int r;
 
 	*used = 0;
@@ -491,8 +572,9 @@ gcap_capfile_fill(struct gcap_capfile *cf, uint8_t *buf, uint32_t size,
 				break;
 			}
 		}
-		if (n == max)
+		if (n == max || (short_read && n > 0))
 			break;
+		short_read = false;
 		if (cf->src_eof) {
 			if (pos == have) {
 				cf->done = true;
@@ -523,6 +605,10 @@ gcap_capfile_fill(struct gcap_capfile *cf, uint8_t *buf, uint32_t size,
 		if (got == 0)
 			cf->src_eof = true;
 		have += (size_t)got;
+		/* a pipe that has no more now: what is complete goes now (a
+		 * capture still being written is passed on as it comes) */
+		if (cf->size == 0 && (size_t)got < want && n > 0)
+			short_read = true;
 	}
 	if (pos < have && buf_add(&cf->carry, &cf->carry_len, &cf->carry_cap, buf + pos,
 				  have - pos) < 0)

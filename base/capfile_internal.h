@@ -150,7 +150,13 @@ struct gcap_capfile {
 	bool pend;
 	struct pcap_pkthdr pend_h;
 	const u_char *pend_data;
-	uint64_t size;    /* a regular file's size, else 0 */
+	uint64_t size; /* a regular file's size, else 0 */
+	/* a plain regular file, mapped: records described where they lie
+	 * in the page cache (for readers whose consumer reads host memory) */
+	const uint8_t *map;
+	size_t map_len, map_pos; /* map_pos: the next record */
+	size_t map_rd;           /* a mid-file libpcap handle's next byte */
+	bool use_map;
 	uint64_t avg_rec; /* bytes per record, moving average */
 	char msg[PCAP_ERRBUF_SIZE + 64];
 };

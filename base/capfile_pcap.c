@@ -33,12 +33,14 @@ pcap_header(struct gcap_capfile *cf, const uint8_t *p, size_t len)
 		magic = __builtin_bswap32(magic);
 	if (magic != PCAP_MAGIC_US && magic != PCAP_MAGIC_NS)
 		return 0;
+	/* the link-type field's upper bits (FCS length...), written back as
+	 * they were, whoever reads the records */
+	lt = cf_get32(p + 20, swap);
+	cf->ifs[0].fcs_bits = lt & 0xffff0000u;
 	if (cf_get16(p + 4, swap) != 2 || cf_get16(p + 6, swap) != 4)
 		return 0;
-	lt = cf_get32(p + 20, swap);
 	cf->nano = magic == PCAP_MAGIC_NS;
 	cf->swapped = swap;
-	cf->ifs[0].fcs_bits = lt & 0xffff0000u;
 	if (cf->linktype == DLT_USB_LINUX_MMAPPED_ || (swap && !cf_swap_ok(cf->linktype)))
 		return 0;
 	if (gcap_cf_hdr_add(cf, p, PCAP_FHDR_LEN) < 0)

@@ -28,7 +28,6 @@ enum {
 	OPT_IF_NAME = 2,
 	OPT_IF_TSRESOL = 9,
 	OPT_IF_FILTER = 11,
-	OPT_IF_FCSLEN = 13,
 	OPT_IF_TSOFFSET = 14
 };
 
@@ -98,10 +97,6 @@ idb_add(struct gcap_capfile *cf, const uint8_t *p, size_t len)
 			ifc->tsoffset = (int64_t)(sw ? __builtin_bswap64(off) : off);
 		} else if (code == OPT_IF_NAME && ifc->name == NULL) {
 			ifc->name = strndup((const char *)v, olen);
-		} else if (code == OPT_IF_FCSLEN && olen == 1) {
-			/* as the pcap link-type field's FCS bits */
-			ifc->fcs_bits =
-				0x04000000u | ((uint32_t)(v[0] / 2u & 0xfu) << 28);
 		}
 		if (ifc->opts != NULL && opt_carried(code)) {
 			memcpy(ifc->opts + ifc->opts_len, p + o, 4 + plen);

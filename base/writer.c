@@ -374,6 +374,10 @@ check_conf(const struct gcap_writer_conf *c, char *errbuf)
 		if (c->ifs[i].name != NULL && strlen(c->ifs[i].name) > WR_STR_MAX)
 			return gcap_err(errbuf, EINVAL,
 					"writer: interface %u: name too long", i);
+		if (c->ifs[i].opts_len % 4 != 0 || c->ifs[i].opts_len > 0xffff0000u ||
+		    (c->ifs[i].opts_len > 0 && c->ifs[i].opts == NULL))
+			return gcap_err(errbuf, EINVAL,
+					"writer: interface %u: bad carried options", i);
 	}
 	if (c->filter_expr != NULL && strlen(c->filter_expr) + 1 > WR_STR_MAX)
 		return gcap_err(errbuf, EINVAL, "writer: filter expression too long");
@@ -432,9 +436,11 @@ gcap_writer_open(const struct gcap_writer_conf *conf, char *errbuf)
 		strs += strlen(conf->filter_expr) + 1;
 	if (conf->app_name != NULL)
 		strs += strlen(conf->app_name) + 1;
-	for (unsigned i = 0; i < conf->nifs; i++)
+	for (unsigned i = 0; i < conf->nifs; i++) {
 		if (conf->ifs[i].name != NULL)
 			strs += strlen(conf->ifs[i].name) + 1;
+		strs += conf->ifs[i].opts_len;
+	}
 	w = calloc(1, sizeof(*w) + conf->nifs * sizeof(struct gcap_wr_if) + strs);
 	if (w == NULL)
 		return gcap_err_null(errbuf, ENOMEM, "writer: out of memory");
@@ -458,6 +464,13 @@ gcap_writer_open(const struct gcap_writer_conf *conf, char *errbuf)
 		if (conf->ifs[i].name != NULL)
 			WR_DUP(w->ifs[i].name, conf->ifs[i].name);
 		w->ifs[i].linktype = dlt_to_linktype(conf->ifs[i].linktype);
+		w->ifs[i].fcs_bits = conf->ifs[i].fcs_bits;
+		if (conf->ifs[i].opts_len > 0) {
+			memcpy(sp, conf->ifs[i].opts, conf->ifs[i].opts_len);
+			w->ifs[i].opts = (const uint8_t *)sp;
+			w->ifs[i].opts_len = conf->ifs[i].opts_len;
+			sp += conf->ifs[i].opts_len;
+		}
 	}
 #undef WR_DUP
 	w->nifs = conf->nifs;

@@ -81,8 +81,11 @@ extern const struct gcap_wr_fmt gcap_wr_pcapng;
 
 /** One interface as the files record it. */
 struct gcap_wr_if {
-	const char *name;  /* points into the writer's string area, or NULL */
-	uint16_t linktype; /* LINKTYPE_* */
+	const char *name;    /* points into the writer's string area, or NULL */
+	uint16_t linktype;   /* LINKTYPE_* */
+	uint32_t fcs_bits;   /* gcap_writer_if's */
+	const uint8_t *opts; /* carried IDB options (the string area), or NULL */
+	size_t opts_len;
 };
 
 struct gcap_writer {

@@ -43,7 +43,8 @@ pcap_put_hdr(const struct gcap_writer *w, uint8_t *p)
 	wr_put32(p + 8, 0);  /* thiszone */
 	wr_put32(p + 12, 0); /* sigfigs */
 	wr_put32(p + 16, w->snaplen);
-	wr_put32(p + 20, w->ifs[0].linktype);
+	/* the link-type field as the input had it, FCS bits included */
+	wr_put32(p + 20, w->ifs[0].linktype | (w->ifs[0].fcs_bits & 0xffff0000u));
 }
 
 static int

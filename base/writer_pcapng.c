@@ -19,6 +19,8 @@
 #define NG_IF_NAME 2
 #define NG_IF_TSRESOL 9
 #define NG_IF_FILTER 11
+#define NG_IF_FCSLEN 13
+#define NG_FCS_GIVEN 0x04000000u /* pcap link-type field: FCS length given */
 #define NG_ISB_STARTTIME 2
 #define NG_ISB_ENDTIME 3
 #define NG_ISB_IFRECV 4
@@ -89,6 +91,9 @@ ng_idb_len(const struct gcap_writer *w, unsigned i)
 	n += ng_opt_len(1); /* if_tsresol */
 	if (w->filter_expr != NULL)
 		n += ng_opt_len(1 + strlen(w->filter_expr));
+	if (w->ifs[i].fcs_bits & NG_FCS_GIVEN)
+		n += ng_opt_len(1); /* if_fcslen */
+	n += w->ifs[i].opts_len;
 	return n + 4; /* opt_endofopt */
 }
 
@@ -147,6 +152,16 @@ ng_put_idb(const struct gcap_writer *w, unsigned i, uint8_t *p)
 		memcpy(p + 5, w->filter_expr, fl);
 		memset(p + 5 + fl, 0, pad4(fl + 1) - (fl + 1));
 		p += ng_opt_len(fl + 1);
+	}
+	if (w->ifs[i].fcs_bits & NG_FCS_GIVEN) {
+		/* pcap's FCS length in 16-bit words, as bits */
+		uint8_t bits = (uint8_t)(((w->ifs[i].fcs_bits >> 28) & 0xfu) * 16u);
+
+		p = ng_opt(p, NG_IF_FCSLEN, &bits, 1);
+	}
+	if (w->ifs[i].opts_len > 0) {
+		memcpy(p, w->ifs[i].opts, w->ifs[i].opts_len); /* carried as read */
+		p += w->ifs[i].opts_len;
 	}
 	p = ng_opt(p, NG_OPT_END, NULL, 0);
 	wr_put32(p, (uint32_t)len);

@@ -7,7 +7,7 @@
  * One input is read straight into each batch slot's staging area in
  * large reads, its records described where they lie (no copy per
  * record). Several inputs are merged in time order (the earliest record
- * first, the earlier input on a tie), each read into its own buffer and
+ * first; on a tie the later input, as mergecap orders them), each read into its own buffer and
  * its records copied into the staging area.
  *
  * The reader waits (never drops) for a slot and for export room; the
@@ -41,6 +41,8 @@
  * the caller's thread, the cpu one, never makes it wait) */
 #define FILE_SLOT_YIELDS 64u
 #define FILE_SLOT_SLEEP_NS 20000u
+/* export buffers of records waiting before the reader wakes the writer */
+#define FILE_WAKE_XBUFS 8u
 
 /* File mode is stopped (-c reached, an output done) or the executor
  * failed: -ECANCELED or -EIO; else 0. */
@@ -58,7 +60,13 @@ file_check(struct gcap_pipeline *pl)
 static void
 file_poll_done(struct gcap_pipeline *pl)
 {
-	if (gcap_pl_poll_done(pl, 0, false) > 0)
+	struct pl_queue *q = &pl->q[0];
+
+	/* the writer is woken for several buffers at a time (a wake-up per
+	 * batch would cost more than most batches' writing), or when the
+	 * reader is about to wait for it */
+	if (gcap_pl_poll_done(pl, 0, false) > 0 &&
+	    gcap_spsc_count(&q->full) >= FILE_WAKE_XBUFS)
 		pl_bell_ring(&pl->wbell);
 }
 
@@ -67,7 +75,10 @@ file_poll_done(struct gcap_pipeline *pl)
 static void
 file_wait_writer(struct gcap_pipeline *pl, struct pl_queue *q)
 {
-	unsigned seen = pl_bell_arm(&pl->rbell);
+	unsigned seen;
+
+	pl_bell_ring(&pl->wbell); /* whatever it has not been woken for */
+	seen = pl_bell_arm(&pl->rbell);
 
 	if (gcap_spsc_count(&q->free) > 0 || atomic_load(&pl->stop_rx) ||
 	    atomic_load(&pl->finished)) {
@@ -219,6 +230,9 @@ file_run_one(struct gcap_pipeline *pl, struct gcap_capfile *cf, uint16_t port_ba
 	struct pl_queue *q = &pl->q[0];
 	int r = 0;
 
+	/* an executor that works in this thread reads the packets where
+	 * they lie: in the file's mapping, not even read into the staging */
+	gcap_capfile_use_map(cf, pl->conf.ops->submit_works);
 	for (;;) {
 		struct gcap_batch *b;
 		uint32_t used;
@@ -315,8 +329,9 @@ file_run_merge(struct gcap_pipeline *pl, struct gcap_capfile *const *in,
 					err = file_fail(pl, cs[k].cf, rr, true);
 				if (rr <= 0)
 					continue;
+				/* on a tie the later input, as mergecap */
 				if (best == NULL ||
-				    cs[k].d[cs[k].i].ts_ns < best->d[best->i].ts_ns)
+				    cs[k].d[cs[k].i].ts_ns <= best->d[best->i].ts_ns)
 					best = &cs[k];
 			}
 			if (best == NULL) {

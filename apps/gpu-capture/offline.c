@@ -167,12 +167,12 @@ progress_line(struct progress *pg, double secs)
 	if (total != UINT64_MAX && total > 0)
 		fprintf(stderr,
 			"\r\033[Kgpu-capture: %.1f of %.1f MB (%.0f%%), %llu records, "
-			"%.0f MB/s%s",
+			"%.1f MB/s%s",
 			(double)done / 1e6, (double)total / 1e6,
 			100.0 * (double)done / (double)total,
 			(unsigned long long)st.rx_pkts, rate / 1e6, left);
 	else
-		fprintf(stderr, "\r\033[Kgpu-capture: %.1f MB, %llu records, %.0f MB/s",
+		fprintf(stderr, "\r\033[Kgpu-capture: %.1f MB, %llu records, %.1f MB/s",
 			(double)done / 1e6, (unsigned long long)st.rx_pkts, rate / 1e6);
 	pg->shown = true;
 }

@@ -94,6 +94,14 @@ int gcap_capfile_fill(struct gcap_capfile *cf, uint8_t *buf, uint32_t size,
  *          from gcap_capfile_from_pcap). */
 const char *gcap_capfile_name(const struct gcap_capfile *cf);
 
+/**
+ * Describe a plain regular file's records where they lie in its mapping
+ * (no read into buf at all), for a consumer that reads host memory at any
+ * address until the reader is closed; buf is still used for what libpcap
+ * reads. Without a mapping (pipes, compressed inputs), nothing changes.
+ */
+void gcap_capfile_use_map(struct gcap_capfile *cf, bool on);
+
 /** @return the message of the last error ("" if none). */
 const char *gcap_capfile_errmsg(const struct gcap_capfile *cf);
 

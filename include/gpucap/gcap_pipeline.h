@@ -229,7 +229,7 @@ struct gcap_capfile;
  * Read capture files through the pipeline in the calling thread (the
  * writer runs in its own thread): one input in place, in large reads;
  * several merged in time order (the earliest record first; on a tie, the
- * earlier input). Records of input k name interface port_base[k] + their
+ * later input, as mergecap orders them). Records of input k name interface port_base[k] + their
  * own (port_base may be NULL: all 0). Returns at the end of the inputs,
  * after max_packets, on gcap_pipeline_request_stop() or on an error.
  * @return 0; -EIO with libpcap's message when an input is damaged (what
