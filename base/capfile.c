@@ -105,12 +105,13 @@ gcap_cf_hdr_add(struct gcap_capfile *cf, const uint8_t *p, size_t len)
 }
 
 uint64_t
-gcap_cf_ts_ns(int64_t sec, int64_t frac_ns)
+gcap_cf_ts_ns(int64_t sec, uint64_t frac_ns)
 {
-	/* libpcap 1.10 sign-extends pcap's unsigned 32-bit seconds */
-	uint64_t s = sec < 0 ? (uint64_t)(uint32_t)sec : (uint64_t)sec;
-
-	return s * 1000000000u + (uint64_t)frac_ns;
+	if (sec < 0)
+		return 0;
+	if ((uint64_t)sec > (UINT64_MAX - frac_ns) / 1000000000u)
+		return UINT64_MAX;
+	return (uint64_t)sec * 1000000000u + frac_ns;
 }
 
 /* ---- the stream libpcap reads ---- */
@@ -384,10 +385,40 @@ gcap_capfile_open(const char *path, char *errbuf)
 
 /* ---- reading ---- */
 
+/* libpcap's time (nanosecond precision) back into the fields of the
+ * interface's form (libpcap sign-extends pcap's 32-bit fields); *ns the
+ * time as the format's own parse gives it. */
+static uint64_t
+lp_ts(const struct gcap_cf_if *f, const struct timeval *tv, uint64_t *ns)
+{
+	uint32_t sec = (uint32_t)tv->tv_sec, frac;
+
+	switch (f->ts_form) {
+	case GCAP_TS_PCAP_US:
+	case GCAP_TS_PCAP_NS:
+		frac = (uint32_t)(f->ts_form == GCAP_TS_PCAP_US ? tv->tv_usec / 1000 :
+								  tv->tv_usec);
+		*ns = (uint64_t)sec * 1000000000u +
+		      (uint64_t)frac * (f->ts_form == GCAP_TS_PCAP_US ? 1000u : 1u);
+		return (uint64_t)sec << 32 | frac;
+	case GCAP_TS_UNITS:
+		*ns = gcap_cf_ts_ns(tv->tv_sec, (uint64_t)tv->tv_usec);
+		return (uint64_t)(tv->tv_sec - f->tsoffset) * f->units +
+		       (uint64_t)tv->tv_usec / f->scale;
+	default:
+		/* as libpcap 1.10 gives it: seconds modulo 2^32 */
+		*ns = (tv->tv_sec < 0 ? (uint64_t)(uint32_t)tv->tv_sec :
+					(uint64_t)tv->tv_sec) *
+			      1000000000u +
+		      (uint64_t)tv->tv_usec;
+		return *ns;
+	}
+}
+
 /* Copy libpcap's records into buf from offset *off. */
 static int
 lp_fill(struct gcap_capfile *cf, uint8_t *buf, uint32_t size, struct gcap_pkt *desc,
-	unsigned max, unsigned n, uint32_t *off)
+	uint64_t *raw, unsigned max, unsigned n, uint32_t *off)
 {
 	while (n < max) {
 		struct pcap_pkthdr *h;
@@ -437,7 +468,7 @@ lp_fill(struct gcap_capfile *cf, uint8_t *buf, uint32_t size, struct gcap_pkt *d
 		desc[n].addr = (uint64_t)(uintptr_t)(buf + at);
 		desc[n].caplen = h->caplen;
 		desc[n].wirelen = h->len;
-		desc[n].ts_ns = gcap_cf_ts_ns(h->ts.tv_sec, h->ts.tv_usec);
+		raw[n] = lp_ts(&cf->ifs[0], &h->ts, &desc[n].ts_ns);
 		desc[n].port = 0;
 		n++;
 		*off = at + h->caplen;
@@ -486,7 +517,7 @@ to_libpcap(struct gcap_capfile *cf, const uint8_t *rest, size_t len)
 /* The mapped file's records, described where they lie. */
 static int
 map_fill(struct gcap_capfile *cf, uint8_t *buf, uint32_t size, struct gcap_pkt *desc,
-	 unsigned max, uint32_t *used)
+	 uint64_t *raw, unsigned max, uint32_t *used)
 {
 	size_t pos = cf->map_pos, adv = 0;
 	unsigned n = 0;
@@ -495,7 +526,7 @@ map_fill(struct gcap_capfile *cf, uint8_t *buf, uint32_t size, struct gcap_pkt *
 	while (n < max) {
 		uint32_t doff = 0;
 		enum gcap_cf_step st = cf->fmt->step(cf, cf->map + pos, cf->map_len - pos,
-						     &desc[n], &adv, &doff);
+						     &desc[n], &raw[n], &adv, &doff);
 
 		if (st == CF_PKT) {
 			desc[n++].addr = (uint64_t)(uintptr_t)(cf->map + pos + doff);
@@ -513,7 +544,7 @@ map_fill(struct gcap_capfile *cf, uint8_t *buf, uint32_t size, struct gcap_pkt *
 				return r;
 			uint32_t off = 0;
 
-			r = lp_fill(cf, buf, size, desc, max, n, &off);
+			r = lp_fill(cf, buf, size, desc, raw, max, n, &off);
 			*used = off;
 			return r > 0 ? r : cf->err;
 		}
@@ -532,10 +563,10 @@ gcap_capfile_use_map(struct gcap_capfile *cf, bool on)
 
 int
 gcap_capfile_fill(struct gcap_capfile *cf, uint8_t *buf, uint32_t size,
-		  struct gcap_pkt *desc, unsigned max, uint32_t *used)
+		  struct gcap_pkt *desc, uint64_t *raw, unsigned max, uint32_t *used)
 {
 	if (cf->use_map && cf->fmt != NULL)
-		return cf->done ? 0 : map_fill(cf, buf, size, desc, max, used);
+		return cf->done ? 0 : map_fill(cf, buf, size, desc, raw, max, used);
 	size_t have = 0, pos = 0, adv = 0;
 	unsigned n = 0;
 	bool short_read = false;
@@ -551,15 +582,17 @@ gcap_capfile_fill(struct gcap_capfile *cf, uint8_t *buf, uint32_t size,
 		if (have > size)
 			return to_libpcap(cf, cf->carry + cf->carry_pos, have) < 0 ?
 				       -EIO :
-				       gcap_capfile_fill(cf, buf, size, desc, max, used);
+				       gcap_capfile_fill(cf, buf, size, desc, raw, max,
+							 used);
 		memcpy(buf, cf->carry + cf->carry_pos, have);
 	}
 	cf->carry_len = cf->carry_pos = 0;
 	for (;;) {
 		while (n < max) {
 			uint32_t doff = 0;
-			enum gcap_cf_step st = cf->fmt->step(cf, buf + pos, have - pos,
-							     &desc[n], &adv, &doff);
+			enum gcap_cf_step st =
+				cf->fmt->step(cf, buf + pos, have - pos, &desc[n],
+					      &raw[n], &adv, &doff);
 
 			if (st == CF_PKT) {
 				desc[n++].addr = (uint64_t)(uintptr_t)(buf + pos + doff);
@@ -630,7 +663,7 @@ lp:
 	{
 		uint32_t off = *used;
 
-		r = lp_fill(cf, buf, size, desc, max, n, &off);
+		r = lp_fill(cf, buf, size, desc, raw, max, n, &off);
 		*used = off;
 	}
 	return r > 0 ? r : cf->err;
@@ -669,6 +702,9 @@ gcap_capfile_if(const struct gcap_capfile *cf, unsigned i, struct gcap_writer_if
 
 	wif->linktype = cf->linktype;
 	wif->fcs_bits = f->fcs_bits;
+	wif->ts_form = f->ts_form;
+	wif->tsresol = f->tsresol;
+	wif->tsoffset = f->tsoffset;
 	if (f->name != NULL)
 		wif->name = f->name;
 	if (f->opts_len > 0) {

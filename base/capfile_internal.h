@@ -88,11 +88,12 @@ struct gcap_cf_fmt {
 	/**
 	 * The record at p (avail bytes): *adv gets its length (CF_PKT,
 	 * CF_SKIP; CF_MORE: the length when known, else 0), d the packet
-	 * (caplen, wirelen, ts_ns, port = the input's interface; addr set
-	 * by the caller).
+	 * (caplen, wirelen, ts_ns in ns, port = the input's interface; addr
+	 * set by the caller), *raw its time fields (the interface's form).
 	 */
 	enum gcap_cf_step (*step)(struct gcap_capfile *cf, const uint8_t *p, size_t avail,
-				  struct gcap_pkt *d, size_t *adv, uint32_t *data_off);
+				  struct gcap_pkt *d, uint64_t *raw, size_t *adv,
+				  uint32_t *data_off);
 };
 
 extern const struct gcap_cf_fmt gcap_cf_pcap;
@@ -102,6 +103,8 @@ extern const struct gcap_cf_fmt gcap_cf_pcapng;
 struct gcap_cf_if {
 	int linktype;      /* DLT_* */
 	uint32_t fcs_bits; /* pcap: the link-type field's upper bits */
+	uint8_t ts_form;   /* enum gcap_ts_form of its records' ts_ns */
+	uint8_t tsresol;   /* GCAP_TS_UNITS: decimal exponent */
 	uint64_t units;    /* pcapng: timestamp units per second */
 	uint32_t scale;    /* ns per unit */
 	int64_t tsoffset;  /* pcapng if_tsoffset, seconds */
@@ -165,9 +168,9 @@ struct gcap_capfile {
 int gcap_cf_ifs_grow(struct gcap_capfile *cf);
 /** Append len bytes to the header kept for a mid-file libpcap handle. */
 int gcap_cf_hdr_add(struct gcap_capfile *cf, const uint8_t *p, size_t len);
-/** The ns instant of sec seconds and frac units of interface i, as
- *  libpcap's nanosecond timeval would give it (the pipeline's clock). */
-uint64_t gcap_cf_ts_ns(int64_t sec, int64_t frac_ns);
+/** sec seconds and frac_ns as ns since the epoch (0 before it,
+ *  UINT64_MAX past the year 2554). */
+uint64_t gcap_cf_ts_ns(int64_t sec, uint64_t frac_ns);
 
 static inline uint16_t
 cf_bswap16(uint16_t v)

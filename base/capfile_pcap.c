@@ -37,6 +37,8 @@ pcap_header(struct gcap_capfile *cf, const uint8_t *p, size_t len)
 	 * they were, whoever reads the records */
 	lt = cf_get32(p + 20, swap);
 	cf->ifs[0].fcs_bits = lt & 0xffff0000u;
+	/* records keep their own fields, whoever reads them */
+	cf->ifs[0].ts_form = magic == PCAP_MAGIC_NS ? GCAP_TS_PCAP_NS : GCAP_TS_PCAP_US;
 	if (cf_get16(p + 4, swap) != 2 || cf_get16(p + 6, swap) != 4)
 		return 0;
 	cf->nano = magic == PCAP_MAGIC_NS;
@@ -50,10 +52,9 @@ pcap_header(struct gcap_capfile *cf, const uint8_t *p, size_t len)
 
 static enum gcap_cf_step
 pcap_step(struct gcap_capfile *cf, const uint8_t *p, size_t avail, struct gcap_pkt *d,
-	  size_t *adv, uint32_t *data_off)
+	  uint64_t *raw, size_t *adv, uint32_t *data_off)
 {
-	uint32_t caplen;
-	int32_t sec, frac;
+	uint32_t caplen, sec, frac;
 
 	*adv = 0;
 	if (avail < PCAP_RHDR_LEN)
@@ -64,11 +65,12 @@ pcap_step(struct gcap_capfile *cf, const uint8_t *p, size_t avail, struct gcap_p
 	*adv = PCAP_RHDR_LEN + (size_t)caplen;
 	if (avail < *adv)
 		return CF_MORE;
-	/* as libpcap's timeval: both fields signed 32-bit, the fraction
-	 * scaled to nanoseconds */
-	sec = (int32_t)cf_get32(p, cf->swapped);
-	frac = (int32_t)cf_get32(p + 4, cf->swapped);
-	d->ts_ns = gcap_cf_ts_ns(sec, (int64_t)frac * (cf->nano ? 1 : 1000));
+	/* the fields as they are (GCAP_TS_PCAP_US or _NS), written back so;
+	 * the time both unsigned, so that a large fraction moves nothing */
+	sec = cf_get32(p, cf->swapped);
+	frac = cf_get32(p + 4, cf->swapped);
+	*raw = (uint64_t)sec << 32 | frac;
+	d->ts_ns = (uint64_t)sec * 1000000000u + (uint64_t)frac * (cf->nano ? 1u : 1000u);
 	d->caplen = caplen;
 	d->wirelen = cf_get32(p + 12, cf->swapped);
 	d->port = 0;

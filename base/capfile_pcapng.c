@@ -67,6 +67,8 @@ idb_add(struct gcap_capfile *cf, const uint8_t *p, size_t len)
 	ifc->linktype = cf->linktype;
 	ifc->units = 1000000u;
 	ifc->scale = 1000u;
+	ifc->ts_form = GCAP_TS_UNITS;
+	ifc->tsresol = 6;
 	if (!sw)
 		ifc->opts = malloc(len);
 	while (o + 4 <= len - 4) {
@@ -88,6 +90,7 @@ idb_add(struct gcap_capfile *cf, const uint8_t *p, size_t len)
 				u *= 10;
 			ifc->units = u;
 			ifc->scale = (uint32_t)(1000000000u / u);
+			ifc->tsresol = v[0];
 		} else if (code == OPT_IF_TSOFFSET) {
 			uint64_t off;
 
@@ -117,7 +120,7 @@ bad:
 
 static enum gcap_cf_step
 ng_step(struct gcap_capfile *cf, const uint8_t *p, size_t avail, struct gcap_pkt *d,
-	size_t *adv, uint32_t *data_off)
+	uint64_t *raw, size_t *adv, uint32_t *data_off)
 {
 	const bool sw = cf->swapped;
 	uint32_t type, len;
@@ -138,7 +141,6 @@ ng_step(struct gcap_capfile *cf, const uint8_t *p, size_t avail, struct gcap_pkt
 	case NG_EPB: {
 		uint32_t ifid, caplen;
 		uint64_t t;
-		const struct gcap_cf_if *ifc;
 
 		if (len < 32)
 			return CF_LIBPCAP;
@@ -146,10 +148,12 @@ ng_step(struct gcap_capfile *cf, const uint8_t *p, size_t avail, struct gcap_pkt
 		caplen = cf_get32(p + 20, sw);
 		if (ifid >= cf->nifs || caplen > len - 32 || caplen > cf->snapshot)
 			return CF_LIBPCAP;
-		ifc = &cf->ifs[ifid];
+		const struct gcap_cf_if *ifc = &cf->ifs[ifid];
+
 		t = (uint64_t)cf_get32(p + 12, sw) << 32 | cf_get32(p + 16, sw);
+		*raw = t; /* GCAP_TS_UNITS: the count as it is */
 		d->ts_ns = gcap_cf_ts_ns((int64_t)(t / ifc->units) + ifc->tsoffset,
-					 (int64_t)(t % ifc->units * ifc->scale));
+					 t % ifc->units * ifc->scale);
 		d->caplen = caplen;
 		d->wirelen = cf_get32(p + 24, sw);
 		d->port = (uint16_t)(ifid < cf->nifs_open ? ifid : 0);
@@ -188,12 +192,13 @@ ng_header(struct gcap_capfile *cf, const uint8_t *p, size_t len)
 	off = blen;
 	for (;;) {
 		struct gcap_pkt d;
+		uint64_t raw;
 		size_t adv;
 		uint32_t doff;
 		uint32_t type = len - off >= 8 ? cf_get32(p + off, cf->swapped) : 0;
 
 		if (type == NG_EPB ||
-		    ng_step(cf, p + off, len - off, &d, &adv, &doff) != CF_SKIP)
+		    ng_step(cf, p + off, len - off, &d, &raw, &adv, &doff) != CF_SKIP)
 			break;
 		off += adv;
 	}

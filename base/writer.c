@@ -160,8 +160,10 @@ pre_rec(struct gcap_writer *w, const struct gcap_rec *rec)
 		return -ECANCELED;
 	if (bad_port(w, rec))
 		return -EINVAL;
-	if (rec->ts_ns > w->clock_ns)
-		w->clock_ns = rec->ts_ns;
+	uint64_t t = gcap_wr_ts_ns(w, rec);
+
+	if (t > w->clock_ns)
+		w->clock_ns = t;
 	/* tcpdump's order: the time check first, then the size check */
 	int rc = time_rotate(w);
 
@@ -374,6 +376,10 @@ check_conf(const struct gcap_writer_conf *c, char *errbuf)
 		if (c->ifs[i].name != NULL && strlen(c->ifs[i].name) > WR_STR_MAX)
 			return gcap_err(errbuf, EINVAL,
 					"writer: interface %u: name too long", i);
+		if (c->ifs[i].ts_form > GCAP_TS_UNITS ||
+		    (c->ifs[i].ts_form == GCAP_TS_UNITS && c->ifs[i].tsresol > 9))
+			return gcap_err(errbuf, EINVAL,
+					"writer: interface %u: bad time form", i);
 		if (c->ifs[i].opts_len % 4 != 0 || c->ifs[i].opts_len > 0xffff0000u ||
 		    (c->ifs[i].opts_len > 0 && c->ifs[i].opts == NULL))
 			return gcap_err(errbuf, EINVAL,
@@ -465,6 +471,9 @@ gcap_writer_open(const struct gcap_writer_conf *conf, char *errbuf)
 			WR_DUP(w->ifs[i].name, conf->ifs[i].name);
 		w->ifs[i].linktype = dlt_to_linktype(conf->ifs[i].linktype);
 		w->ifs[i].fcs_bits = conf->ifs[i].fcs_bits;
+		w->ifs[i].ts_form = conf->ifs[i].ts_form;
+		w->ifs[i].tsresol = conf->ifs[i].tsresol;
+		w->ifs[i].tsoffset = conf->ifs[i].tsoffset;
 		if (conf->ifs[i].opts_len > 0) {
 			memcpy(sp, conf->ifs[i].opts, conf->ifs[i].opts_len);
 			w->ifs[i].opts = (const uint8_t *)sp;
@@ -489,6 +498,7 @@ gcap_writer_open(const struct gcap_writer_conf *conf, char *errbuf)
 	w->period_ns = w->start_ns;
 	w->clock_ns = w->start_ns;
 
+	gcap_wr_ts_setup(w);
 	w->hdr_len = fmt->hdr_len(w);
 	w->cap = w->hdr_len > WR_BUF_SIZE ? w->hdr_len : WR_BUF_SIZE;
 	w->buf = malloc(w->cap);

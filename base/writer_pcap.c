@@ -10,6 +10,7 @@
 #include "writer_internal.h"
 
 #define PCAP_MAGIC_NS 0xa1b23c4du
+#define PCAP_MAGIC_US 0xa1b2c3d4u
 #define PCAP_FHDR_LEN 24u
 #define PCAP_RHDR_LEN 16u
 
@@ -37,7 +38,8 @@ pcap_hdr_len(const struct gcap_writer *w)
 static void
 pcap_put_hdr(const struct gcap_writer *w, uint8_t *p)
 {
-	wr_put32(p, PCAP_MAGIC_NS);
+	/* the resolution of interface 0's records (writer_ts.c) */
+	wr_put32(p, w->ifs[0].out_res == 6 ? PCAP_MAGIC_US : PCAP_MAGIC_NS);
 	wr_put16(p + 4, 2);
 	wr_put16(p + 6, 4);
 	wr_put32(p + 8, 0);  /* thiszone */
@@ -50,8 +52,9 @@ pcap_put_hdr(const struct gcap_writer *w, uint8_t *p)
 static int
 pcap_rec_frame(const struct gcap_rec *rec, uint32_t incl, struct gcap_wr_frame *f)
 {
-	wr_put32(f->hdr, (uint32_t)(rec->ts_ns / GCAP_WR_NS_PER_SEC));
-	wr_put32(f->hdr + 4, (uint32_t)(rec->ts_ns % GCAP_WR_NS_PER_SEC));
+	/* seconds and fraction, as gcap_wr_ts() made them */
+	wr_put32(f->hdr, (uint32_t)(rec->ts_ns >> 32));
+	wr_put32(f->hdr + 4, (uint32_t)rec->ts_ns);
 	wr_put32(f->hdr + 8, incl);
 	wr_put32(f->hdr + 12, rec->wirelen);
 	f->hdr_len = PCAP_RHDR_LEN;
@@ -69,6 +72,7 @@ pcap_item_len(const uint8_t *p, bool *is_rec)
 const struct gcap_wr_fmt gcap_wr_pcap = {
 	.suffix = NULL, /* GCAP_FMT_AUTO's default */
 	.per_if = false,
+	.ts_units = false,
 	.check = pcap_check,
 	.hdr_len = pcap_hdr_len,
 	.put_hdr = pcap_put_hdr,

@@ -20,6 +20,7 @@
 #define NG_IF_TSRESOL 9
 #define NG_IF_FILTER 11
 #define NG_IF_FCSLEN 13
+#define NG_IF_TSOFFSET 14
 #define NG_FCS_GIVEN 0x04000000u /* pcap link-type field: FCS length given */
 #define NG_ISB_STARTTIME 2
 #define NG_ISB_ENDTIME 3
@@ -89,6 +90,8 @@ ng_idb_len(const struct gcap_writer *w, unsigned i)
 	if (w->ifs[i].name != NULL)
 		n += ng_opt_len(strlen(w->ifs[i].name));
 	n += ng_opt_len(1); /* if_tsresol */
+	if (w->ifs[i].ts_form == GCAP_TS_UNITS && w->ifs[i].tsoffset != 0)
+		n += ng_opt_len(8); /* if_tsoffset */
 	if (w->filter_expr != NULL)
 		n += ng_opt_len(1 + strlen(w->filter_expr));
 	if (w->ifs[i].fcs_bits & NG_FCS_GIVEN)
@@ -131,7 +134,7 @@ static uint8_t *
 ng_put_idb(const struct gcap_writer *w, unsigned i, uint8_t *p)
 {
 	size_t len = ng_idb_len(w, i);
-	uint8_t tsresol = 9; /* 10^-9 s */
+	uint8_t tsresol = w->ifs[i].out_res; /* 10^-out_res s (writer_ts.c) */
 
 	wr_put32(p, NG_IDB);
 	wr_put32(p + 4, (uint32_t)len);
@@ -142,6 +145,8 @@ ng_put_idb(const struct gcap_writer *w, unsigned i, uint8_t *p)
 	if (w->ifs[i].name != NULL)
 		p = ng_opt(p, NG_IF_NAME, w->ifs[i].name, strlen(w->ifs[i].name));
 	p = ng_opt(p, NG_IF_TSRESOL, &tsresol, 1);
+	if (w->ifs[i].ts_form == GCAP_TS_UNITS && w->ifs[i].tsoffset != 0)
+		p = ng_opt_u64(p, NG_IF_TSOFFSET, (uint64_t)w->ifs[i].tsoffset);
 	if (w->filter_expr != NULL) {
 		size_t fl = strlen(w->filter_expr);
 
@@ -216,12 +221,15 @@ ng_put_isbs(struct gcap_writer *w, const struct gcap_writer_if_stats *stats, uin
 
 		wr_put32(p, NG_ISB);
 		wr_put32(p + 4, NG_ISB_LEN);
+		/* times in the interface's units (writer_ts.c) */
+		uint64_t e = gcap_wr_ns_units(w, i, end);
+
 		wr_put32(p + 8, i);
-		wr_put32(p + 12, (uint32_t)(end >> 32));
-		wr_put32(p + 16, (uint32_t)end);
+		wr_put32(p + 12, (uint32_t)(e >> 32));
+		wr_put32(p + 16, (uint32_t)e);
 		p += 20;
-		p = ng_opt_ts(p, NG_ISB_STARTTIME, w->start_ns);
-		p = ng_opt_ts(p, NG_ISB_ENDTIME, end);
+		p = ng_opt_ts(p, NG_ISB_STARTTIME, gcap_wr_ns_units(w, i, w->start_ns));
+		p = ng_opt_ts(p, NG_ISB_ENDTIME, e);
 		p = ng_opt_u64(p, NG_ISB_IFRECV, stats[i].received);
 		p = ng_opt_u64(p, NG_ISB_IFDROP, stats[i].dropped);
 		p = ng_opt_u64(p, NG_ISB_FILTERACCEPT, stats[i].filter_accepted);
@@ -237,6 +245,7 @@ ng_put_isbs(struct gcap_writer *w, const struct gcap_writer_if_stats *stats, uin
 const struct gcap_wr_fmt gcap_wr_pcapng = {
 	.suffix = ".pcapng",
 	.per_if = true,
+	.ts_units = true,
 	.check = NULL,
 	.hdr_len = ng_hdr_len,
 	.put_hdr = ng_put_hdr,

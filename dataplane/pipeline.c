@@ -95,6 +95,7 @@ gcap_pipeline_destroy(struct gcap_pipeline *pl)
 		free(pl->q[i].xstart);
 	}
 	free(pl->q);
+	free(pl->raw_ts);
 	pthread_mutex_destroy(&pl->err_lock);
 	free(pl);
 }

@@ -185,7 +185,7 @@ file_acquire(struct gcap_pipeline *pl, struct pl_queue *q)
  * records' room and the counters. */
 static void
 file_describe(const struct gcap_pipeline *pl, struct pl_queue *q, struct gcap_batch *b,
-	      unsigned n, uint16_t port_base)
+	      unsigned n, uint16_t port_base, const uint64_t *raw)
 {
 	const uint32_t snap = pl->conf.snaplen ? pl->conf.snaplen : UINT32_MAX;
 	uint32_t seq = q->seq, rec = q->rec_bytes;
@@ -194,6 +194,7 @@ file_describe(const struct gcap_pipeline *pl, struct pl_queue *q, struct gcap_ba
 	for (unsigned i = b->n; i < b->n + n; i++) {
 		struct gcap_pkt *d = &b->pkts[i];
 
+		pl->raw_ts[seq & pl->raw_mask] = raw[i - b->n];
 		d->port = (uint16_t)(d->port + port_base);
 		d->queue = 0;
 		d->seq = seq++;
@@ -228,7 +229,11 @@ static int
 file_run_one(struct gcap_pipeline *pl, struct gcap_capfile *cf, uint16_t port_base)
 {
 	struct pl_queue *q = &pl->q[0];
+	uint64_t *raw = calloc(pl->conf.batch_max, sizeof(*raw));
 	int r = 0;
+
+	if (raw == NULL)
+		return -ENOMEM;
 
 	/* an executor that works in this thread reads the packets where
 	 * they lie: in the file's mapping, not even read into the staging */
@@ -239,19 +244,27 @@ file_run_one(struct gcap_pipeline *pl, struct gcap_capfile *cf, uint16_t port_ba
 		int n;
 
 		if (atomic_load(&pl->finished) || atomic_load(&pl->stop_rx))
-			return 0;
-		if ((r = file_acquire(pl, q)) < 0)
-			return r == -ECANCELED ? 0 : r;
+			break;
+		if ((r = file_acquire(pl, q)) < 0) {
+			r = r == -ECANCELED ? 0 : r;
+			break;
+		}
 		b = q->cur;
-		n = gcap_capfile_fill(cf, b->stage, b->stage_size, b->pkts,
+		n = gcap_capfile_fill(cf, b->stage, b->stage_size, b->pkts, raw,
 				      pl->conf.batch_max, &used);
-		if (n <= 0)
-			return n == 0 ? 0 : file_fail(pl, cf, n, false);
-		file_describe(pl, q, b, (unsigned)n, port_base);
+		if (n <= 0) {
+			r = n == 0 ? 0 : file_fail(pl, cf, n, false);
+			break;
+		}
+		file_describe(pl, q, b, (unsigned)n, port_base, raw);
 		b->stage_used = used;
-		if ((r = file_submit(pl, q)) < 0)
-			return r == -ECANCELED ? 0 : r;
+		if ((r = file_submit(pl, q)) < 0) {
+			r = r == -ECANCELED ? 0 : r;
+			break;
+		}
 	}
+	free(raw);
+	return r;
 }
 
 /* One input of a merge: its buffer and the records read into it. */
@@ -259,6 +272,7 @@ struct cursor {
 	struct gcap_capfile *cf;
 	uint8_t *buf;
 	struct gcap_pkt *d;
+	uint64_t *raw;
 	unsigned n, i;
 	bool end;
 	uint16_t port_base;
@@ -276,7 +290,8 @@ cursor_ready(struct gcap_pipeline *pl, struct cursor *c, uint32_t size)
 		return 0;
 	if (c->i < c->n)
 		return 1;
-	n = gcap_capfile_fill(c->cf, c->buf, size, c->d, pl->conf.batch_max, &used);
+	n = gcap_capfile_fill(c->cf, c->buf, size, c->d, c->raw, pl->conf.batch_max,
+			      &used);
 	if (n <= 0) {
 		c->end = true;
 		return n;
@@ -304,7 +319,8 @@ file_run_merge(struct gcap_pipeline *pl, struct gcap_capfile *const *in,
 		cs[k].port_base = port_base != NULL ? port_base[k] : 0;
 		cs[k].buf = malloc(size);
 		cs[k].d = calloc(pl->conf.batch_max, sizeof(*cs[k].d));
-		if (cs[k].buf == NULL || cs[k].d == NULL) {
+		cs[k].raw = calloc(pl->conf.batch_max, sizeof(*cs[k].raw));
+		if (cs[k].buf == NULL || cs[k].d == NULL || cs[k].raw == NULL) {
 			r = -ENOMEM;
 			goto out;
 		}
@@ -321,6 +337,7 @@ file_run_merge(struct gcap_pipeline *pl, struct gcap_capfile *const *in,
 		b = q->cur;
 		while (b->n < pl->conf.batch_max) {
 			struct cursor *best = NULL;
+			uint64_t best_t = 0;
 
 			for (unsigned k = 0; k < nin; k++) {
 				int rr = cursor_ready(pl, &cs[k], size);
@@ -330,9 +347,12 @@ file_run_merge(struct gcap_pipeline *pl, struct gcap_capfile *const *in,
 				if (rr <= 0)
 					continue;
 				/* on a tie the later input, as mergecap */
-				if (best == NULL ||
-				    cs[k].d[cs[k].i].ts_ns <= best->d[best->i].ts_ns)
+				uint64_t t = cs[k].d[cs[k].i].ts_ns;
+
+				if (best == NULL || t <= best_t) {
 					best = &cs[k];
+					best_t = t;
+				}
 			}
 			if (best == NULL) {
 				more = false;
@@ -349,8 +369,8 @@ file_run_merge(struct gcap_pipeline *pl, struct gcap_capfile *const *in,
 			       src->caplen);
 			b->pkts[b->n].addr = (uint64_t)(uintptr_t)(b->stage + at);
 			b->stage_used = at + src->caplen;
+			file_describe(pl, q, b, 1, best->port_base, &best->raw[best->i]);
 			best->i++;
-			file_describe(pl, q, b, 1, best->port_base);
 		}
 		if ((r = file_submit(pl, q)) < 0) {
 			r = r == -ECANCELED ? 0 : r;
@@ -361,6 +381,7 @@ out:
 	for (unsigned k = 0; k < nin; k++) {
 		free(cs[k].buf);
 		free(cs[k].d);
+		free(cs[k].raw);
 	}
 	free(cs);
 	return r < 0 ? r : err;
@@ -375,6 +396,20 @@ gcap_pipeline_run_inputs(struct gcap_pipeline *pl, struct gcap_capfile *const *i
 
 	if (nin == 0 || in == NULL)
 		return gcap_err(errbuf, EINVAL, "pipeline: no input");
+	/* every record between the reader and the writer: each in-flight
+	 * batch holds an export buffer (one batch each in file mode), and
+	 * one batch is being filled */
+	{
+		uint64_t n = ((uint64_t)q->nxbufs + 1) * pl->conf.batch_max, sz = 1;
+
+		while (sz < n)
+			sz <<= 1;
+		free(pl->raw_ts);
+		pl->raw_ts = calloc(sz, sizeof(*pl->raw_ts));
+		if (pl->raw_ts == NULL)
+			return gcap_err(errbuf, ENOMEM, "pipeline: out of memory");
+		pl->raw_mask = (uint32_t)(sz - 1);
+	}
 	r = gcap_pl_writer_start(pl, errbuf);
 	if (r < 0)
 		return r;

@@ -163,6 +163,11 @@ struct gcap_pipeline {
 	/* file mode: records for the writer (rung by the reader), export
 	 * buffers back to the reader (rung by the writer) */
 	struct pl_bell wbell, rbell;
+	/* file mode: each record's own time fields by its seq (the writer
+	 * writes them back as they were, gcap_capfile_fill's raw), for every
+	 * record that can be between the reader and the writer */
+	uint64_t *raw_ts;
+	uint32_t raw_mask;
 	int error; /* first error (negative errno) */
 	char errmsg[GCAP_ERRBUF_SIZE];
 	pthread_mutex_t err_lock; /* only on error paths, never per packet */

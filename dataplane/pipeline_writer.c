@@ -41,7 +41,9 @@ write_xbuf(struct gcap_pipeline *pl, const struct gcap_xbuf *xb, uint32_t *done)
 			return 1;
 		m = rec.outmask & outs;
 		if (m == 0)
-			continue; /* a kernel's GCAP_OUTPUT(i) past the outputs */
+			continue;       /* a kernel's GCAP_OUTPUT(i) past the outputs */
+		if (pl->raw_ts != NULL) /* a file's own time fields */
+			rec.ts_ns = pl->raw_ts[rec.seq & pl->raw_mask];
 		for (; m != 0; m &= m - 1) {
 			unsigned wi = (unsigned)__builtin_ctzll(m);
 			struct gcap_writer *w = c->writers[wi];

@@ -81,14 +81,17 @@ gcap_capfile_if(const struct gcap_capfile *cf, unsigned i, struct gcap_writer_if
  * there, at most max; records lie in place in buf (libpcap's records are
  * copied there). desc[i].port is the input's interface index (interfaces
  * not known at the outputs' open: 0); desc[i].ts_ns the record's time in
- * ns since the epoch, as libpcap gives it at nanosecond precision.
+ * ns since the epoch (a pcap fraction read unsigned; 0 before the epoch,
+ * UINT64_MAX past the year 2554); raw[i] its own time fields, as
+ * gcap_capfile_if() says they read (ts_form: pcap seconds << 32 | fraction,
+ * a pcapng count of units), for an output to write them back as they were.
  * @return records described (> 0); 0 at the end of the input; -EIO when
  *         it is damaged (libpcap's message in gcap_capfile_errmsg; the
  *         records before the damage were returned); -E2BIG when a record
  *         is larger than size; -ENOMEM.
  */
 int gcap_capfile_fill(struct gcap_capfile *cf, uint8_t *buf, uint32_t size,
-		      struct gcap_pkt *desc, unsigned max, uint32_t *used);
+		      struct gcap_pkt *desc, uint64_t *raw, unsigned max, uint32_t *used);
 
 /** @return the input's name as opened ("-": standard input; "" for one
  *          from gcap_capfile_from_pcap). */

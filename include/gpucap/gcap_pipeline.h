@@ -230,7 +230,9 @@ struct gcap_capfile;
  * writer runs in its own thread): one input in place, in large reads;
  * several merged in time order (the earliest record first; on a tie, the
  * later input, as mergecap orders them). Records of input k name interface port_base[k] + their
- * own (port_base may be NULL: all 0). Returns at the end of the inputs,
+ * own (port_base may be NULL: all 0); the outputs' interfaces are those
+ * gcap_capfile_if() gives (the records carry the inputs' own time fields,
+ * as its ts_form says). Returns at the end of the inputs,
  * after max_packets, on gcap_pipeline_request_stop() or on an error.
  * @return 0; -EIO with libpcap's message when an input is damaged (what
  *         came before is written; with several, the others are read to

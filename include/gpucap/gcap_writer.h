@@ -33,6 +33,21 @@ enum gcap_fmt {
 };
 
 /**
+ * How gcap_rec.ts_ns is to be read for an interface's records. Live ports
+ * give nanoseconds; a capture file's records keep their own fields, so
+ * that they are written back as they were, whatever their values (a
+ * fraction of 2^31 or more, seconds past what nanoseconds since the epoch
+ * hold in 64 bits).
+ */
+enum gcap_ts_form {
+	GCAP_TS_NS = 0,  /**< nanoseconds since the Unix epoch */
+	GCAP_TS_PCAP_US, /**< a pcap record's fields: seconds << 32 | microseconds */
+	GCAP_TS_PCAP_NS, /**< a pcap record's fields: seconds << 32 | nanoseconds */
+	GCAP_TS_UNITS,   /**< a pcapng timestamp: units of 10^-tsresol s since
+			       the epoch plus tsoffset seconds */
+};
+
+/**
  * One interface, i.e. one pcapng IDB (index = gcap_rec.port). Every field
  * after linktype may be left zero (NULL): the option is then not written.
  */
@@ -56,6 +71,12 @@ struct gcap_writer_if {
 	 *  order), without opt_endofopt; opts_len bytes, a multiple of 4 */
 	const uint8_t *opts;
 	size_t opts_len;
+	/** how its records' ts_ns reads (enum gcap_ts_form); a pcap output
+	 *  takes interface 0's resolution (microseconds for GCAP_TS_PCAP_US,
+	 *  else nanoseconds), a pcapng IDB its own (if_tsresol, if_tsoffset) */
+	uint8_t ts_form;
+	uint8_t tsresol;  /**< GCAP_TS_UNITS: decimal exponent, 0..9 */
+	int64_t tsoffset; /**< GCAP_TS_UNITS: seconds added (if_tsoffset) */
 };
 
 /** Per-interface counters written into pcapng ISBs at close. */
@@ -93,6 +114,15 @@ struct gcap_writer_conf {
 };
 
 struct gcap_writer;
+
+/**
+ * A record's time in ns since the epoch, read as interface wif's records
+ * are (ts_form, tsresol, tsoffset): to order or compare records of
+ * interfaces whose times read differently.
+ * @return the time; 0 before the epoch, UINT64_MAX past what 64 bits of
+ *         nanoseconds hold (the year 2554).
+ */
+uint64_t gcap_writer_ts_ns(const struct gcap_writer_if *wif, uint64_t ts);
 
 /**
  * Open a writer: creates (or truncates) the first file and writes its
