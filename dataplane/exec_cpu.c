@@ -1,14 +1,22 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The cpu executor: runs the filters on the thread that submits a batch
- * (the RX lcore, or the file reader), with libpcap's bpf_filter(). It is
+ * (the RX lcore, or the file reader), with libpcap's bpf_filter(), or,
+ * for a one-queue pipeline given cpu_workers, on that many threads that
+ * take the submitted batches in turn (they complete in order). It is
  * the reference the gpu executor is tested against, and the backend for
  * machines without a GPU.
  */
 #include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <pcap/pcap.h>
 
@@ -25,7 +33,7 @@ enum slot_state {
 struct cpu_slot {
 	struct gcap_batch b;
 	struct gcap_batch_result res;
-	enum slot_state state;
+	_Atomic int state; /* enum slot_state; a worker's DONE is released */
 };
 
 struct cpu_queue {
@@ -45,13 +53,24 @@ struct gcap_exec {
 	struct gcap_khost *kernel; /* inline kernel, or NULL */
 	gcap_kernel_fn kfn;
 	void *kstate;
+	/* cpu_workers: queue 0's submitted batches, taken in turn */
+	pthread_t *thr;
+	unsigned nthr;
+	atomic_uint submitted; /* batches submitted (futex word: workers wait on it) */
+	atomic_uint taken;     /* batches a worker took */
+	atomic_uint waiting;   /* workers asleep */
+	atomic_int quit;
 };
+
+static void workers_join(struct gcap_exec *ex);
+static int workers_start(struct gcap_exec *ex, char *errbuf);
 
 static void
 cpu_destroy(struct gcap_exec *ex)
 {
 	if (ex == NULL)
 		return;
+	workers_join(ex);
 	for (unsigned i = 0; ex->q != NULL && i < ex->conf.nqueues; i++) {
 		struct cpu_queue *q = &ex->q[i];
 
@@ -163,6 +182,11 @@ cpu_create(const struct gcap_exec_conf *conf, char *errbuf)
 			return NULL;
 		}
 	}
+	if ((r = workers_start(ex, errbuf)) < 0) {
+		cpu_destroy(ex);
+		errno = -r;
+		return NULL;
+	}
 	return ex;
 nomem:
 	cpu_destroy(ex);
@@ -265,21 +289,112 @@ cpu_process(const struct gcap_exec *ex, struct gcap_batch *b)
 	}
 }
 
+/* Filter batch b and time it. */
+static void
+cpu_run(const struct gcap_exec *ex, struct gcap_batch *b)
+{
+	struct timespec t0, t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	cpu_process(ex, b);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	b->res->exec_ns = (uint32_t)((t1.tv_sec - t0.tv_sec) * 1000000000L +
+				     (t1.tv_nsec - t0.tv_nsec));
+}
+
+/* A worker: takes the next submitted batch of queue 0, filters it, marks
+ * it done; asleep on the submission count when there is none. */
+static void *
+worker_main(void *arg)
+{
+	struct gcap_exec *ex = arg;
+	struct cpu_queue *q = &ex->q[0];
+
+	while (!atomic_load_explicit(&ex->quit, memory_order_acquire)) {
+		unsigned sub = atomic_load_explicit(&ex->submitted, memory_order_acquire);
+		unsigned k = atomic_load_explicit(&ex->taken, memory_order_relaxed);
+
+		if (k != sub) {
+			if (!atomic_compare_exchange_weak(&ex->taken, &k, k + 1))
+				continue;
+			struct cpu_slot *s = &q->slots[k & ex->mask];
+
+			cpu_run(ex, &s->b);
+			atomic_store_explicit(&s->state, SLOT_DONE, memory_order_release);
+			continue;
+		}
+		atomic_fetch_add(&ex->waiting, 1);
+		if (atomic_load(&ex->submitted) == sub && !atomic_load(&ex->quit))
+			syscall(SYS_futex, &ex->submitted, FUTEX_WAIT_PRIVATE, sub, NULL,
+				NULL, 0);
+		atomic_fetch_sub(&ex->waiting, 1);
+	}
+	return NULL;
+}
+
+static void
+workers_wake(struct gcap_exec *ex)
+{
+	if (atomic_load(&ex->waiting) > 0)
+		syscall(SYS_futex, &ex->submitted, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+static void
+workers_join(struct gcap_exec *ex)
+{
+	if (ex->nthr == 0)
+		return;
+	atomic_store_explicit(&ex->quit, 1, memory_order_release);
+	atomic_fetch_add(&ex->submitted, 0);
+	syscall(SYS_futex, &ex->submitted, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+	for (unsigned i = 0; i < ex->nthr; i++)
+		pthread_join(ex->thr[i], NULL);
+	ex->nthr = 0;
+	free(ex->thr);
+	ex->thr = NULL;
+}
+
+static int
+workers_start(struct gcap_exec *ex, char *errbuf)
+{
+	unsigned n = ex->conf.cpu_workers;
+
+	if (n == 0 || ex->kfn != NULL || ex->conf.nqueues != 1)
+		return 0;
+	ex->thr = calloc(n, sizeof(*ex->thr));
+	if (ex->thr == NULL)
+		return gcap_err(errbuf, ENOMEM, "cpu executor: out of memory");
+	for (unsigned i = 0; i < n; i++) {
+		int r = pthread_create(&ex->thr[i], NULL, worker_main, ex);
+
+		if (r != 0) {
+			workers_join(ex);
+			return gcap_err(errbuf, r,
+					"cpu executor: cannot start a worker: %s",
+					strerror(r));
+		}
+		ex->nthr++;
+	}
+	return 0;
+}
+
 static int
 cpu_batch_submit(struct gcap_exec *ex, unsigned qi, struct gcap_batch *b)
 {
 	struct cpu_queue *q = &ex->q[qi];
 	struct cpu_slot *s = &q->slots[q->head & ex->mask];
 
-	struct timespec t0, t1;
-
 	if (b != &s->b || q->head - q->tail > ex->mask)
 		return -EINVAL;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	cpu_process(ex, b);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	b->res->exec_ns = (uint32_t)((t1.tv_sec - t0.tv_sec) * 1000000000L +
-				     (t1.tv_nsec - t0.tv_nsec));
+	if (ex->nthr > 0) {
+		/* the slot's batch before the count that hands it out */
+		atomic_store_explicit(&s->state, SLOT_FREE, memory_order_relaxed);
+		q->head++;
+		atomic_store_explicit(&ex->submitted, q->head, memory_order_release);
+		workers_wake(ex);
+		return 0;
+	}
+	cpu_run(ex, b);
 	s->state = SLOT_DONE;
 	q->head++;
 	return 0;
@@ -291,7 +406,8 @@ cpu_batch_poll(struct gcap_exec *ex, unsigned qi)
 	struct cpu_queue *q = &ex->q[qi];
 	struct cpu_slot *s = &q->slots[q->tail & ex->mask];
 
-	if (q->tail == q->head || s->state != SLOT_DONE)
+	if (q->tail == q->head ||
+	    atomic_load_explicit(&s->state, memory_order_acquire) != SLOT_DONE)
 		return NULL;
 	return &s->b;
 }
@@ -320,7 +436,22 @@ cpu_health(struct gcap_exec *ex, char *errbuf)
 static int
 cpu_stop(struct gcap_exec *ex, unsigned timeout_ms, char *errbuf)
 {
-	/* batches complete inside submit: nothing is ever in flight */
+	/* inline, batches complete inside submit; workers finish what was
+	 * submitted (bounded), then quit */
+	struct cpu_queue *q = &ex->q[0];
+	struct timespec ts = { 0, 100000 };
+
+	for (unsigned waited = 0; ex->nthr > 0 && waited < timeout_ms * 10u; waited++) {
+		uint32_t k;
+
+		for (k = q->tail; k != q->head; k++)
+			if (atomic_load(&q->slots[k & ex->mask].state) != SLOT_DONE)
+				break;
+		if (k == q->head)
+			break;
+		nanosleep(&ts, NULL);
+	}
+	workers_join(ex);
 	return 0;
 }
 

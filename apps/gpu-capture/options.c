@@ -46,6 +46,7 @@ enum {
 	OPT_DOCTOR,
 	OPT_DOCTOR_ROOT,
 	OPT_JSON,
+	OPT_CPU_WORKERS,
 };
 
 static const struct option long_opts[] = {
@@ -90,6 +91,7 @@ static const struct option long_opts[] = {
 	{ "doctor", no_argument, NULL, OPT_DOCTOR },
 	{ "doctor-root", required_argument, NULL, OPT_DOCTOR_ROOT },
 	{ "json", no_argument, NULL, OPT_JSON },
+	{ "cpu-workers", required_argument, NULL, OPT_CPU_WORKERS },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -132,7 +134,9 @@ app_usage(void)
 	       "                     Write \\: for a ':' that belongs to the file name\n"
 	       "  -F pcap|pcapng     format (default: pcapng if FILE ends in .pcapng, "
 	       "else\n"
-	       "                     pcap with nanosecond timestamps)\n"
+	       "                     pcap with nanosecond timestamps; with -r, the "
+	       "input's\n"
+	       "                     resolution and time fields as they were)\n"
 	       "  -s SNAPLEN         bytes kept per packet (default and 0: 262144)\n"
 	       "  -c COUNT           stop after COUNT packets are written\n"
 	       "  -C MBYTES          new file once the current one exceeds MBYTES "
@@ -154,6 +158,12 @@ app_usage(void)
 	       "  --mem gpu|host|copy|auto where packets land for the GPU (default "
 	       "auto)\n"
 	       "  --gpu N[,N...]     GPU ordinals (queues are spread over them)\n"
+	       "  --cpu-workers N    -r with the cpu backend: N threads filter the "
+	       "batches (0:\n"
+	       "                     the reading thread does; default: the CPUs the "
+	       "process may\n"
+	       "                     use, less 2, at most 16, where there are 4 or "
+	       "more)\n"
 	       "  --gpu-interp       interpret BPF on the GPU instead of compiling it\n"
 	       "  --gpu-blocks N     GPU thread blocks sharing each queue's batches (a "
 	       "power\n"
@@ -329,6 +339,7 @@ app_parse_options(int argc, char **argv, struct app_opts *o)
 	o->nb_rxd = 1024;
 	o->backend = GCAP_BACKEND_AUTO;
 	o->mem = GCAP_MEM_AUTO;
+	o->cpu_workers = -1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+i:r:V:w:F:s:c:C:G:W:qUvdh", long_opts,
 				NULL)) != -1) {
@@ -465,6 +476,9 @@ app_parse_options(int argc, char **argv, struct app_opts *o)
 		case OPT_DOCTOR: o->doctor = true; break;
 		case OPT_DOCTOR_ROOT: o->doctor_conf.root = optarg; break;
 		case OPT_JSON: o->doctor_conf.json = true; break;
+		case OPT_CPU_WORKERS:
+			PARSE_U("--cpu-workers", optarg, 0, 64, o->cpu_workers);
+			break;
 		case '?':
 		default:
 			if (optopt != 0 && strchr("irVwFscCGW", optopt) != NULL)
@@ -506,6 +520,8 @@ app_parse_options(int argc, char **argv, struct app_opts *o)
 		return -app_err("--gpu-blocks is larger than --ring");
 	if (o->read_file != NULL && o->queues != 1)
 		return -app_err("--queues applies to live ports, not to -r");
+	if (o->cpu_workers >= 0 && o->read_file == NULL)
+		return -app_err("--cpu-workers applies to -r, not to live ports");
 	for (unsigned i = 0; i < o->nouts; i++)
 		for (unsigned j = 0; j < i; j++)
 			if (strcmp(o->outs[i].path, o->outs[j].path) == 0)

@@ -137,6 +137,11 @@ struct gcap_exec_conf {
 	unsigned blocks_per_queue;
 	const char *kernel_path; /**< inline kernel source, or NULL */
 	const char *kernel_arg;  /**< argument for the kernel's init hook, or NULL */
+	/** cpu: threads that filter a one-queue pipeline's batches (several
+	 *  at a time, completed in order); 0: the submitting thread filters
+	 *  them, as on live queues. Not with an inline kernel (its state is
+	 *  one thread's). */
+	unsigned cpu_workers;
 };
 
 /** An executor's operations. */

@@ -21,6 +21,7 @@
  *   libpcap builds other programs there than on pcap_open_dead().
  * - GCAP_TEST_CORPUS_MAX=N limits the corpus to its first N files (sorted
  *   by name), for quick runs.
+ * - GCAP_TEST_CPU_WORKERS=N: the cpu executor filters on N worker threads.
  */
 #include <check.h>
 #include <dirent.h>
@@ -132,6 +133,7 @@ static unsigned nlocal; /* the first nlocal are tests/data's */
 static const struct gcap_exec_ops *ops;
 static bool gpu_interp;
 static enum gcap_mem gpu_mem = GCAP_MEM_AUTO; /* GCAP_TEST_GPU_MEM */
+static unsigned cpu_workers;                  /* GCAP_TEST_CPU_WORKERS */
 static char tmp_root[512];
 
 /* One file read into memory with libpcap. */
@@ -398,6 +400,7 @@ run_one(const char *path)
 			.linktype = linktype,
 			.mem = gpu_mem,
 			.compile_filters = !gpu_interp,
+			.cpu_workers = cpu_workers,
 		};
 		struct gcap_writer_if wif = { .name = fname, .linktype = linktype };
 		struct gcap_exec *ex;
@@ -644,6 +647,9 @@ main(void)
 		return 1;
 	}
 	ops = &gcap_exec_cpu_ops;
+	if (getenv("GCAP_TEST_CPU_WORKERS") != NULL)
+		cpu_workers =
+			(unsigned)strtoul(getenv("GCAP_TEST_CPU_WORKERS"), NULL, 10);
 	if (backend != NULL && strcmp(backend, "gpu") == 0) {
 #ifdef GCAP_TEST_HAVE_GPU
 		char why[GCAP_ERRBUF_SIZE] = "";
