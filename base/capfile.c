@@ -31,87 +31,13 @@ static const struct gcap_cf_codec *const codecs[] = {
 	&gcap_cf_lz4,
 };
 
-ssize_t
-gcap_cf_raw_read(struct gcap_cf_src *s, uint8_t *buf, size_t len)
-{
-	ssize_t r;
-
-	if (s->headpos < s->nhead) {
-		size_t n = s->nhead - s->headpos < len ? s->nhead - s->headpos : len;
-
-		memcpy(buf, s->head + s->headpos, n);
-		s->headpos += n;
-		return (ssize_t)n;
-	}
-	do
-		r = read(s->fd, buf, len);
-	while (r < 0 && errno == EINTR);
-	if (r < 0) {
-		snprintf(s->msg, sizeof(s->msg), "error reading dump file: %s",
-			 strerror(errno));
-		return -errno;
-	}
-	__atomic_store_n(&s->raw_bytes, s->raw_bytes + (uint64_t)r, __ATOMIC_RELAXED);
-	return r;
-}
-
 static ssize_t
 src_read(struct gcap_cf_src *s, uint8_t *buf, size_t len)
 {
+	if (s->ahead != NULL)
+		return gcap_cf_ahead_read(s, buf, len);
 	return s->codec != NULL ? s->codec->read(s, buf, len) :
 				  gcap_cf_raw_read(s, buf, len);
-}
-
-int
-gcap_cf_ifs_grow(struct gcap_capfile *cf)
-{
-	if (cf->nifs < cf->ifs_cap)
-		return 0;
-	unsigned cap = cf->ifs_cap ? cf->ifs_cap * 2 : 4;
-	struct gcap_cf_if *n = realloc(cf->ifs, cap * sizeof(*n));
-
-	if (n == NULL)
-		return -ENOMEM;
-	memset(n + cf->ifs_cap, 0, (cap - cf->ifs_cap) * sizeof(*n));
-	cf->ifs = n;
-	cf->ifs_cap = cap;
-	return 0;
-}
-
-static int
-buf_add(uint8_t **b, size_t *len, size_t *cap, const uint8_t *p, size_t n)
-{
-	if (*len + n > *cap) {
-		size_t c = *cap ? *cap : 4096;
-		uint8_t *nb;
-
-		while (c < *len + n)
-			c *= 2;
-		nb = realloc(*b, c);
-		if (nb == NULL)
-			return -ENOMEM;
-		*b = nb;
-		*cap = c;
-	}
-	memcpy(*b + *len, p, n);
-	*len += n;
-	return 0;
-}
-
-int
-gcap_cf_hdr_add(struct gcap_capfile *cf, const uint8_t *p, size_t len)
-{
-	return buf_add(&cf->hdr, &cf->hdr_len, &cf->hdr_cap, p, len);
-}
-
-uint64_t
-gcap_cf_ts_ns(int64_t sec, uint64_t frac_ns)
-{
-	if (sec < 0)
-		return 0;
-	if ((uint64_t)sec > (UINT64_MAX - frac_ns) / 1000000000u)
-		return UINT64_MAX;
-	return (uint64_t)sec * 1000000000u + frac_ns;
 }
 
 /* ---- the stream libpcap reads ---- */
@@ -119,36 +45,31 @@ gcap_cf_ts_ns(int64_t sec, uint64_t frac_ns)
 /* libpcap's reads: the replay bytes first, then the carry (at open,
  * recording: what the source gives is kept in the carry too), then the
  * source. */
+/* Up to size bytes of the held bytes from[*pos..len) into buf. */
+static size_t
+ck_serve(char *buf, size_t size, const uint8_t *from, size_t len, size_t *pos)
+{
+	size_t n = len - *pos < size ? len - *pos : size;
+
+	memcpy(buf, from + *pos, n);
+	*pos += n;
+	return n;
+}
+
 static ssize_t
 ck_read(void *c, char *buf, size_t size)
 {
 	struct gcap_capfile *cf = c;
 	ssize_t r;
 
-	if (cf->replay_pos < cf->replay_len) {
-		size_t n = cf->replay_len - cf->replay_pos;
-
-		n = n < size ? n : size;
-		memcpy(buf, cf->replay + cf->replay_pos, n);
-		cf->replay_pos += n;
-		return (ssize_t)n;
-	}
-	if (cf->carry_pos < cf->carry_len) {
-		size_t n = cf->carry_len - cf->carry_pos;
-
-		n = n < size ? n : size;
-		memcpy(buf, cf->carry + cf->carry_pos, n);
-		cf->carry_pos += n;
-		return (ssize_t)n;
-	}
-	if (cf->map_rd < cf->map_len) {
-		size_t n = cf->map_len - cf->map_rd;
-
-		n = n < size ? n : size;
-		memcpy(buf, cf->map + cf->map_rd, n);
-		cf->map_rd += n;
-		return (ssize_t)n;
-	}
+	if (cf->replay_pos < cf->replay_len)
+		return (ssize_t)ck_serve(buf, size, cf->replay, cf->replay_len,
+					 &cf->replay_pos);
+	if (cf->carry_pos < cf->carry_len)
+		return (ssize_t)ck_serve(buf, size, cf->carry, cf->carry_len,
+					 &cf->carry_pos);
+	if (cf->map_rd < cf->map_len)
+		return (ssize_t)ck_serve(buf, size, cf->map, cf->map_len, &cf->map_rd);
 	if (cf->src_eof)
 		return 0;
 	r = src_read(&cf->src, (uint8_t *)buf, size);
@@ -159,8 +80,8 @@ ck_read(void *c, char *buf, size_t size)
 	if (r == 0)
 		cf->src_eof = true;
 	else if (cf->recording) {
-		if (buf_add(&cf->carry, &cf->carry_len, &cf->carry_cap, (uint8_t *)buf,
-			    (size_t)r) < 0) {
+		if (gcap_cf_buf_add(&cf->carry, &cf->carry_len, &cf->carry_cap,
+				    (uint8_t *)buf, (size_t)r) < 0) {
 			errno = ENOMEM;
 			return -1;
 		}
@@ -210,8 +131,13 @@ src_open(struct gcap_capfile *cf, const char *path, char *errbuf)
 
 		if (s->nhead >= k->magic_len &&
 		    memcmp(s->head, k->magic, k->magic_len) == 0) {
+			int r;
+
 			s->codec = k;
-			return k->open(s, errbuf);
+			if ((r = k->open(s, errbuf)) < 0)
+				return r;
+			/* decompressing runs beside the reading */
+			return gcap_cf_ahead_start(s, errbuf);
 		}
 	}
 	return 0;
@@ -228,6 +154,7 @@ gcap_capfile_close(struct gcap_capfile *cf)
 		pcap_close(cf->p);
 	if (cf->map != NULL)
 		munmap((void *)cf->map, cf->map_len);
+	gcap_cf_ahead_stop(&cf->src);
 	if (cf->src.codec != NULL)
 		cf->src.codec->close(&cf->src);
 	if (cf->src.own_fd)
@@ -284,8 +211,8 @@ prefix_fill(struct gcap_capfile *cf)
 			return (int)r;
 		if (r == 0)
 			cf->src_eof = true;
-		else if (buf_add(&cf->carry, &cf->carry_len, &cf->carry_cap, tmp,
-				 (size_t)r) < 0)
+		else if (gcap_cf_buf_add(&cf->carry, &cf->carry_len, &cf->carry_cap, tmp,
+					 (size_t)r) < 0)
 			return -ENOMEM;
 	}
 	return 0;
@@ -643,8 +570,8 @@ gcap_capfile_fill(struct gcap_capfile *cf, uint8_t *buf, uint32_t size,
 		if (cf->size == 0 && (size_t)got < want && n > 0)
 			short_read = true;
 	}
-	if (pos < have && buf_add(&cf->carry, &cf->carry_len, &cf->carry_cap, buf + pos,
-				  have - pos) < 0)
+	if (pos < have && gcap_cf_buf_add(&cf->carry, &cf->carry_len, &cf->carry_cap,
+					  buf + pos, have - pos) < 0)
 		return -ENOMEM;
 	if (n > 0) {
 		uint64_t a = pos / n;

@@ -58,9 +58,18 @@ struct gcap_cf_src {
 	size_t nhead, headpos;
 	uint64_t raw_bytes; /* bytes taken from the fd */
 	const struct gcap_cf_codec *codec;
-	void *z; /* the codec's state */
+	void *z;                     /* the codec's state */
+	struct gcap_cf_ahead *ahead; /* the codec's thread (capfile_ahead.c) */
 	char msg[256];
 };
+
+/** Decompress on a thread of its own from now on. @return 0 or -errno
+ *  with a message in errbuf. */
+int gcap_cf_ahead_start(struct gcap_cf_src *s, char *errbuf);
+/** As a codec's read, from the thread's chunks. */
+ssize_t gcap_cf_ahead_read(struct gcap_cf_src *s, uint8_t *buf, size_t len);
+/** Stop and join the thread (none: nothing). */
+void gcap_cf_ahead_stop(struct gcap_cf_src *s);
 
 /** Up to len bytes from the fd (the head first). @return bytes, 0 at
  *  the end, -errno. The codecs read their input through it. */
@@ -166,6 +175,9 @@ struct gcap_capfile {
 
 /** Room for n more interfaces' entries. @return 0 or -ENOMEM. */
 int gcap_cf_ifs_grow(struct gcap_capfile *cf);
+/** Append n bytes at p to the growable buffer *b (*len used, *cap
+ *  allocated). @return 0 or -ENOMEM. */
+int gcap_cf_buf_add(uint8_t **b, size_t *len, size_t *cap, const uint8_t *p, size_t n);
 /** Append len bytes to the header kept for a mid-file libpcap handle. */
 int gcap_cf_hdr_add(struct gcap_capfile *cf, const uint8_t *p, size_t len);
 /** sec seconds and frac_ns as ns since the epoch (0 before it,
