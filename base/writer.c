@@ -205,8 +205,10 @@ pre_rec(struct gcap_writer *w, const struct gcap_rec *rec)
 		return stop_done(w); /* -a filesize: reached */
 	if (bad_port(w, rec))
 		return -EINVAL;
-	if (rec->ts_ns > w->clock_ns)
-		w->clock_ns = rec->ts_ns;
+	uint64_t t = gcap_wr_ts_ns(w, rec);
+
+	if (t > w->clock_ns)
+		w->clock_ns = t;
 	/* tcpdump's order: the time check first, then the size check */
 	int rc = time_rotate(w, false);
 
@@ -447,6 +449,14 @@ check_conf(const struct gcap_writer_conf *c, char *errbuf)
 		if (c->ifs[i].filter != NULL && strlen(c->ifs[i].filter) + 1 > WR_STR_MAX)
 			return gcap_err(errbuf, EINVAL,
 					"writer: interface %u: filter too long", i);
+		if (c->ifs[i].ts_form > GCAP_TS_UNITS ||
+		    (c->ifs[i].ts_form == GCAP_TS_UNITS && c->ifs[i].tsresol > 9))
+			return gcap_err(errbuf, EINVAL,
+					"writer: interface %u: bad time form", i);
+		if (c->ifs[i].opts_len % 4 != 0 || c->ifs[i].opts_len > 0xffff0000u ||
+		    (c->ifs[i].opts_len > 0 && c->ifs[i].opts == NULL))
+			return gcap_err(errbuf, EINVAL,
+					"writer: interface %u: bad carried options", i);
 	}
 	if (c->filter_expr != NULL && strlen(c->filter_expr) + 1 > WR_STR_MAX)
 		return gcap_err(errbuf, EINVAL, "writer: filter expression too long");
@@ -530,6 +540,7 @@ gcap_writer_open(const struct gcap_writer_conf *conf, char *errbuf)
 
 		for (size_t k = 0; k < sizeof(ss) / sizeof(ss[0]); k++)
 			strs += ss[k] != NULL ? strlen(ss[k]) + 1 : 0;
+		strs += f->opts_len;
 	}
 	w = calloc(1, sizeof(*w) +
 			      conf->nifs * (sizeof(struct gcap_wr_if) +
@@ -577,6 +588,16 @@ gcap_writer_open(const struct gcap_writer_conf *conf, char *errbuf)
 		}
 		t->speed = f->speed;
 		t->linktype = dlt_to_linktype(f->linktype);
+		t->fcs_bits = f->fcs_bits;
+		t->ts_form = f->ts_form;
+		t->tsresol = f->tsresol;
+		t->tsoffset = f->tsoffset;
+		if (f->opts_len > 0) {
+			memcpy(sp, f->opts, f->opts_len);
+			t->opts = (const uint8_t *)sp;
+			t->opts_len = f->opts_len;
+			sp += f->opts_len;
+		}
 	}
 #undef WR_DUP_OPT
 #undef WR_DUP
@@ -595,6 +616,7 @@ gcap_writer_open(const struct gcap_writer_conf *conf, char *errbuf)
 	w->owner = conf->owner;
 	w->group = conf->group;
 	w->ts_micro = conf->ts_micro;
+	w->ts_override = conf->ts_override;
 	w->epb_rx = conf->epb_rx;
 	w->rotate_packets = conf->rotate_packets;
 	w->stats_fn = conf->stats_fn;
@@ -609,6 +631,7 @@ gcap_writer_open(const struct gcap_writer_conf *conf, char *errbuf)
 	w->period_ns = w->start_ns;
 	w->clock_ns = w->start_ns;
 
+	gcap_wr_ts_setup(w);
 	w->hdr_len = fmt->hdr_len(w);
 	w->cap = w->hdr_len > WR_BUF_SIZE ? w->hdr_len : WR_BUF_SIZE;
 	w->buf = malloc(w->cap);

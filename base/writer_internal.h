@@ -44,6 +44,10 @@ struct gcap_wr_fmt {
 	const char *suffix;
 	/** records name their interface: rec->port must be below nifs */
 	bool per_if;
+	/** the time rec_frame finds in rec->ts_ns (gcap_wr_ts): false, a pcap
+	 *  record's fields (seconds << 32 | fraction in the file's
+	 *  resolution); true, a count of the interface's out_res units */
+	bool ts_units;
 	/**
 	 * NULL, or refuse a configuration the format cannot hold.
 	 * @return 0, or a negative errno with its message in errbuf.
@@ -89,9 +93,16 @@ struct gcap_wr_if {
 	const char *filter; /* its own, else the writer's, or NULL */
 	uint8_t mac[6];
 	bool has_mac;
-	uint16_t linktype; /* LINKTYPE_* */
-	uint64_t speed;    /* bits per second, 0: not given */
-	uint64_t nrec;     /* records written, all files (isb_usrdeliv) */
+	uint16_t linktype;   /* LINKTYPE_* */
+	uint64_t speed;      /* bits per second, 0: not given */
+	uint64_t nrec;       /* records written, all files (isb_usrdeliv) */
+	uint32_t fcs_bits;   /* gcap_writer_if's */
+	const uint8_t *opts; /* carried IDB options (the string area), or NULL */
+	size_t opts_len;
+	uint8_t ts_form;  /* enum gcap_ts_form of its records */
+	uint8_t tsresol;  /* the records' resolution as read (decimal exponent) */
+	uint8_t out_res;  /* as written: pcap, the file's (6 or 9); pcapng, its IDB's */
+	int64_t tsoffset; /* GCAP_TS_UNITS: seconds (written as if_tsoffset) */
 };
 
 struct gcap_writer {
@@ -120,6 +131,7 @@ struct gcap_writer {
 	uid_t owner;
 	gid_t group;
 	bool ts_micro;
+	bool ts_override; /* ts_micro holds for a capture file's records too */
 	bool epb_rx;
 	uint64_t rotate_packets;
 	struct gcap_writer_if_stats *rot_st; /* nifs entries, for stats_fn */
@@ -157,6 +169,22 @@ struct gcap_writer {
 	uint64_t nbytes;
 	char msg[GCAP_ERRBUF_SIZE];
 };
+
+/* ---- writer_ts.c: times ---- */
+
+/** Set each interface's written resolution (out_res) for w's format. */
+void gcap_wr_ts_setup(struct gcap_writer *w);
+
+/** rec's time as the format writes it (see gcap_wr_fmt.ts_units). */
+uint64_t gcap_wr_ts(const struct gcap_writer *w, const struct gcap_rec *rec);
+
+/** rec's time in ns since the epoch, for the writer's clock (0 before the
+ *  epoch, UINT64_MAX past 2554). */
+uint64_t gcap_wr_ts_ns(const struct gcap_writer *w, const struct gcap_rec *rec);
+
+/** pcapng: ns since the epoch in interface i's units (its out_res and
+ *  offset), for the times of its statistics. */
+uint64_t gcap_wr_ns_units(const struct gcap_writer *w, unsigned i, uint64_t ns);
 
 /* ---- writer_io.c: the output to one file ---- */
 

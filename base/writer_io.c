@@ -193,7 +193,11 @@ gcap_wr_put_rec(struct gcap_writer *w, const struct gcap_rec *rec, const void *d
 	size_t total;
 	int n, rc;
 
-	rc = w->fmt->rec_frame(w, rec, incl, &f);
+	/* the time as the format writes it (writer_ts.c) */
+	struct gcap_rec r = *rec;
+
+	r.ts_ns = gcap_wr_ts(w, rec);
+	rc = w->fmt->rec_frame(w, &r, incl, &f);
 	if (rc != 0)
 		return rc;
 	/* isb_usrdeliv and -b packets:N (pcap has no interfaces: port 0) */

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The pcap format for the writer: the file header (nanosecond magic, or
- * microsecond with ts_micro) and the 16-byte record header. pcap has one link type per file and no interface
- * ids, so it refuses interfaces of different link types and ignores
- * rec->port.
+ * microsecond: ts_micro, or a microsecond pcap input's records, see
+ * writer_ts.c) and the 16-byte record header. pcap has one link type per
+ * file and no interface ids, so it refuses interfaces of different link
+ * types and ignores rec->port.
  */
 #include <errno.h>
 
@@ -38,23 +39,25 @@ pcap_hdr_len(const struct gcap_writer *w)
 static void
 pcap_put_hdr(const struct gcap_writer *w, uint8_t *p)
 {
-	wr_put32(p, w->ts_micro ? PCAP_MAGIC_US : PCAP_MAGIC_NS);
+	/* the resolution of interface 0's records (writer_ts.c) */
+	wr_put32(p, w->ifs[0].out_res == 6 ? PCAP_MAGIC_US : PCAP_MAGIC_NS);
 	wr_put16(p + 4, 2);
 	wr_put16(p + 6, 4);
 	wr_put32(p + 8, 0);  /* thiszone */
 	wr_put32(p + 12, 0); /* sigfigs */
 	wr_put32(p + 16, w->snaplen);
-	wr_put32(p + 20, w->ifs[0].linktype);
+	/* the link-type field as the input had it, FCS bits included */
+	wr_put32(p + 20, w->ifs[0].linktype | (w->ifs[0].fcs_bits & 0xffff0000u));
 }
 
 static int
 pcap_rec_frame(const struct gcap_writer *w, const struct gcap_rec *rec, uint32_t incl,
 	       struct gcap_wr_frame *f)
 {
-	uint32_t frac = (uint32_t)(rec->ts_ns % GCAP_WR_NS_PER_SEC);
-
-	wr_put32(f->hdr, (uint32_t)(rec->ts_ns / GCAP_WR_NS_PER_SEC));
-	wr_put32(f->hdr + 4, w->ts_micro ? frac / 1000u : frac);
+	(void)w;
+	/* seconds and fraction, as gcap_wr_ts() made them */
+	wr_put32(f->hdr, (uint32_t)(rec->ts_ns >> 32));
+	wr_put32(f->hdr + 4, (uint32_t)rec->ts_ns);
 	wr_put32(f->hdr + 8, incl);
 	wr_put32(f->hdr + 12, rec->wirelen);
 	f->hdr_len = PCAP_RHDR_LEN;
@@ -72,6 +75,7 @@ pcap_item_len(const uint8_t *p, bool *is_rec)
 const struct gcap_wr_fmt gcap_wr_pcap = {
 	.suffix = NULL, /* GCAP_FMT_AUTO's default */
 	.per_if = false,
+	.ts_units = false,
 	.check = pcap_check,
 	.hdr_len = pcap_hdr_len,
 	.put_hdr = pcap_put_hdr,

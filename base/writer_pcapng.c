@@ -3,8 +3,9 @@
  * The pcapng format for the writer, as dumpcap and DPDK's rte_pcapng write
  * it: a section header (SHB: shb_hardware, shb_os, shb_userappl), one
  * interface description (IDB: if_name, if_description, if_MACaddr,
- * if_speed, if_tsresol, if_filter, if_os, if_hardware; each where known)
- * per interface, an enhanced packet block (EPB; with epb_flags inbound and
+ * if_speed, if_tsresol, if_tsoffset, if_filter, if_os, if_hardware,
+ * if_fcslen, then the options carried from an input file; each where
+ * known) per interface, an enhanced packet block (EPB; with epb_flags inbound and
  * epb_queue for a live capture) per record and, when a file closes, one
  * interface statistics block (ISB) per interface.
  */
@@ -28,7 +29,10 @@
 #define NG_IF_TSRESOL 9
 #define NG_IF_FILTER 11
 #define NG_IF_OS 12
+#define NG_IF_FCSLEN 13
+#define NG_IF_TSOFFSET 14
 #define NG_IF_HARDWARE 15
+#define NG_FCS_GIVEN 0x04000000u /* pcap link-type field: FCS length given */
 #define NG_EPB_FLAGS 2
 #define NG_EPB_QUEUE 6
 #define NG_EPB_INBOUND 1u /* epb_flags bits 0-1: 01 = inbound */
@@ -126,7 +130,7 @@ static size_t
 ng_idb_opts(const struct gcap_writer *w, unsigned i, uint8_t *p)
 {
 	const struct gcap_wr_if *f = &w->ifs[i];
-	uint8_t tsresol = w->ts_micro ? 6 : 9; /* 10^-6 or 10^-9 s */
+	uint8_t tsresol = f->out_res; /* 10^-out_res s (writer_ts.c) */
 	size_t n = 0;
 
 #define NG_AT (p != NULL ? p + n : NULL)
@@ -145,6 +149,11 @@ ng_idb_opts(const struct gcap_writer *w, unsigned i, uint8_t *p)
 	if (p != NULL)
 		ng_opt(p + n, NG_IF_TSRESOL, &tsresol, 1);
 	n += ng_opt_len(1);
+	if (f->ts_form == GCAP_TS_UNITS && f->tsoffset != 0) {
+		if (p != NULL)
+			ng_opt_u64(p + n, NG_IF_TSOFFSET, (uint64_t)f->tsoffset);
+		n += 12;
+	}
 	if (f->filter != NULL) {
 		size_t fl = strlen(f->filter);
 
@@ -162,6 +171,19 @@ ng_idb_opts(const struct gcap_writer *w, unsigned i, uint8_t *p)
 	}
 	n += ng_str(NG_AT, NG_IF_OS, f->os);
 	n += ng_str(NG_AT, NG_IF_HARDWARE, f->hardware);
+	if (f->fcs_bits & NG_FCS_GIVEN) {
+		/* pcap's FCS length in 16-bit words, as bits */
+		uint8_t bits = (uint8_t)(((f->fcs_bits >> 28) & 0xfu) * 16u);
+
+		if (p != NULL)
+			ng_opt(p + n, NG_IF_FCSLEN, &bits, 1);
+		n += ng_opt_len(1);
+	}
+	if (f->opts_len > 0) {
+		if (p != NULL) /* carried as read */
+			memcpy(p + n, f->opts, f->opts_len);
+		n += f->opts_len;
+	}
 	if (p != NULL)
 		ng_opt(p + n, NG_OPT_END, NULL, 0);
 #undef NG_AT
@@ -233,7 +255,7 @@ ng_rec_frame(const struct gcap_writer *w, const struct gcap_rec *rec, uint32_t i
 	size_t dpad = pad4(incl) - incl;
 	size_t opts = w->epb_rx ? NG_EPB_OPTS_LEN : 0;
 	size_t total = NG_EPB_HDR_LEN + (size_t)incl + dpad + opts + 4;
-	uint64_t ts = w->ts_micro ? rec->ts_ns / 1000u : rec->ts_ns;
+	uint64_t ts = rec->ts_ns; /* in the interface's units (writer_ts.c) */
 	uint8_t *t = f->trl + dpad;
 
 	if (total > UINT32_MAX)
@@ -270,12 +292,6 @@ ng_item_len(const uint8_t *p, bool *is_rec)
 static int
 ng_put_isbs(struct gcap_writer *w, const struct gcap_writer_if_stats *stats, uint64_t end)
 {
-	uint64_t start = w->start_ns;
-
-	if (w->ts_micro) { /* the times in the interface's if_tsresol */
-		start /= 1000u;
-		end /= 1000u;
-	}
 	for (unsigned i = 0; i < w->nifs; i++) {
 		uint8_t b[NG_ISB_LEN], *p = b;
 		struct iovec iov = { .iov_base = b, .iov_len = sizeof(b) };
@@ -283,12 +299,15 @@ ng_put_isbs(struct gcap_writer *w, const struct gcap_writer_if_stats *stats, uin
 
 		wr_put32(p, NG_ISB);
 		wr_put32(p + 4, NG_ISB_LEN);
+		/* times in the interface's units (writer_ts.c) */
+		uint64_t e = gcap_wr_ns_units(w, i, end);
+
 		wr_put32(p + 8, i);
-		wr_put32(p + 12, (uint32_t)(end >> 32));
-		wr_put32(p + 16, (uint32_t)end);
+		wr_put32(p + 12, (uint32_t)(e >> 32));
+		wr_put32(p + 16, (uint32_t)e);
 		p += 20;
-		p = ng_opt_ts(p, NG_ISB_STARTTIME, start);
-		p = ng_opt_ts(p, NG_ISB_ENDTIME, end);
+		p = ng_opt_ts(p, NG_ISB_STARTTIME, gcap_wr_ns_units(w, i, w->start_ns));
+		p = ng_opt_ts(p, NG_ISB_ENDTIME, e);
 		p = ng_opt_u64(p, NG_ISB_IFRECV, stats[i].received);
 		p = ng_opt_u64(p, NG_ISB_IFDROP, stats[i].dropped);
 		p = ng_opt_u64(p, NG_ISB_FILTERACCEPT, stats[i].filter_accepted);
@@ -306,6 +325,7 @@ ng_put_isbs(struct gcap_writer *w, const struct gcap_writer_if_stats *stats, uin
 const struct gcap_wr_fmt gcap_wr_pcapng = {
 	.suffix = ".pcapng",
 	.per_if = true,
+	.ts_units = true,
 	.check = NULL,
 	.hdr_len = ng_hdr_len,
 	.put_hdr = ng_put_hdr,

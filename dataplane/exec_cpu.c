@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The cpu executor: runs the filters on the thread that submits a batch
- * (the RX lcore, or the file reader), with libpcap's bpf_filter(). It is
+ * (the RX lcore, or the file reader), with libpcap's bpf_filter(), or,
+ * for a one-queue pipeline given cpu_workers, on that many threads that
+ * take the submitted batches in turn (they complete in order). It is
  * the reference the gpu executor is tested against, and the backend for
  * machines without a GPU.
  *
@@ -14,14 +16,20 @@
  * and stop reports a batch still busy. The thread itself is never
  * cancelled: it may hold anything it is in the middle of, so the caller
  * leaves the executor alone and the process ends (gcap_exec.h, stop).
+ * A worker (cpu_workers) marks its batches busy the same way, so the
+ * watchdog sees a stuck filter on a worker as on a queue's own thread.
  */
 #include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <pcap/pcap.h>
 
@@ -38,18 +46,14 @@ enum slot_state {
 struct cpu_slot {
 	struct gcap_batch b;
 	struct gcap_batch_result res;
-	enum slot_state state;
+	_Atomic int state; /* enum slot_state; a worker's DONE is released */
 };
 
-struct cpu_queue {
-	struct cpu_slot *slots;
-	uint32_t head; /* next slot to hand out */
-	uint32_t tail; /* oldest slot not yet released */
-	struct gcap_xbuf *xbufs;
-	uint8_t *xmem;
-	uint8_t *stage_mem;
+/* A thread that runs batches (a queue's submitting thread, or a worker),
+ * as the watchdog sees it. */
+struct cpu_busy {
 	/* a batch in progress: busy is odd while one runs (written by the
-	 * queue's thread, which sets clock and busy_n before the release
+	 * running thread, which sets clock and busy_n before the release
 	 * store); clock: that thread's CPU-time clock; in_kernel: the thread
 	 * is in the inline kernel (else in the filters) */
 	atomic_uint_fast64_t busy;
@@ -63,6 +67,23 @@ struct cpu_queue {
 	uint64_t seen_ns;
 };
 
+struct cpu_queue {
+	struct cpu_slot *slots;
+	uint32_t head; /* next slot to hand out */
+	uint32_t tail; /* oldest slot not yet released */
+	struct gcap_xbuf *xbufs;
+	uint8_t *xmem;
+	uint8_t *stage_mem;
+	struct cpu_busy bz; /* batches run by the submitting thread */
+};
+
+/* A worker thread of cpu_workers. */
+struct cpu_worker {
+	struct gcap_exec *ex;
+	pthread_t thr;
+	struct cpu_busy bz;
+};
+
 struct gcap_exec {
 	struct gcap_exec_conf conf;
 	struct bpf_program *filters;
@@ -72,6 +93,13 @@ struct gcap_exec {
 	gcap_kernel_fn kfn;
 	void *kstate;
 	uint64_t budget_ns; /* CPU time a kernel may spend on one batch */
+	/* cpu_workers: queue 0's submitted batches, taken in turn */
+	struct cpu_worker *w;
+	unsigned nthr;
+	atomic_uint submitted; /* batches submitted (futex word: workers wait on it) */
+	atomic_uint taken;     /* batches a worker took */
+	atomic_uint waiting;   /* workers asleep */
+	atomic_int quit;
 };
 
 /* The calling thread's CPU-time clock, found once per thread. */
@@ -96,11 +124,15 @@ clock_ns(clockid_t c)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+static void workers_join(struct gcap_exec *ex);
+static int workers_start(struct gcap_exec *ex, char *errbuf);
+
 static void
 cpu_destroy(struct gcap_exec *ex)
 {
 	if (ex == NULL)
 		return;
+	workers_join(ex);
 	for (unsigned i = 0; ex->q != NULL && i < ex->conf.nqueues; i++) {
 		struct cpu_queue *q = &ex->q[i];
 
@@ -215,6 +247,11 @@ cpu_create(const struct gcap_exec_conf *conf, char *errbuf)
 			return NULL;
 		}
 	}
+	if ((r = workers_start(ex, errbuf)) < 0) {
+		cpu_destroy(ex);
+		errno = -r;
+		return NULL;
+	}
 	return ex;
 nomem:
 	cpu_destroy(ex);
@@ -242,12 +279,11 @@ cpu_batch_get(struct gcap_exec *ex, unsigned qi)
 
 /* The semantics every executor implements (see gcap_exec.h). */
 static void
-cpu_process(const struct gcap_exec *ex, struct gcap_batch *b)
+cpu_process(const struct gcap_exec *ex, struct gcap_batch *b, struct cpu_busy *bz)
 {
 	const struct gcap_exec_conf *c = &ex->conf;
 	struct gcap_batch_result *res = b->res;
 	struct gcap_xbuf *xb = b->xbuf;
-	struct cpu_queue *q = &ex->q[b->queue];
 	/* records go after those of earlier batches already in the buffer */
 	uint32_t off = xb ? xb->len : 0, nrec = xb ? xb->nrec : 0;
 	bool full = false;
@@ -282,9 +318,9 @@ cpu_process(const struct gcap_exec *ex, struct gcap_batch *b)
 
 			uint32_t v;
 
-			atomic_store_explicit(&q->in_kernel, 1, memory_order_relaxed);
+			atomic_store_explicit(&bz->in_kernel, 1, memory_order_relaxed);
 			v = ex->kfn(&kp, ex->kstate);
-			atomic_store_explicit(&q->in_kernel, 0, memory_order_relaxed);
+			atomic_store_explicit(&bz->in_kernel, 0, memory_order_relaxed);
 			gcap_verdict_apply(v, m, p->caplen, &m, &cap);
 		}
 		if (m == 0) {
@@ -322,29 +358,124 @@ cpu_process(const struct gcap_exec *ex, struct gcap_batch *b)
 	}
 }
 
+/* Filter batch b on this thread (bz: its busy marks) and time it. */
+static void
+cpu_run(const struct gcap_exec *ex, struct gcap_batch *b, struct cpu_busy *bz)
+{
+	struct timespec t0, t1;
+
+	atomic_store_explicit(&bz->clock, (int)my_cpu_clock(), memory_order_relaxed);
+	atomic_store_explicit(&bz->busy_n, b->n, memory_order_relaxed);
+	atomic_store_explicit(&bz->busy,
+			      atomic_load_explicit(&bz->busy, memory_order_relaxed) + 1,
+			      memory_order_release);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	cpu_process(ex, b, bz);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	atomic_store_explicit(&bz->busy,
+			      atomic_load_explicit(&bz->busy, memory_order_relaxed) + 1,
+			      memory_order_release);
+	b->res->exec_ns = (uint32_t)((t1.tv_sec - t0.tv_sec) * 1000000000L +
+				     (t1.tv_nsec - t0.tv_nsec));
+}
+
+/* A worker: takes the next submitted batch of queue 0, filters it, marks
+ * it done; asleep on the submission count when there is none. */
+static void *
+worker_main(void *arg)
+{
+	struct cpu_worker *w = arg;
+	struct gcap_exec *ex = w->ex;
+	struct cpu_queue *q = &ex->q[0];
+
+	while (!atomic_load_explicit(&ex->quit, memory_order_acquire)) {
+		unsigned sub = atomic_load_explicit(&ex->submitted, memory_order_acquire);
+		unsigned k = atomic_load_explicit(&ex->taken, memory_order_relaxed);
+
+		if (k != sub) {
+			if (!atomic_compare_exchange_weak(&ex->taken, &k, k + 1))
+				continue;
+			struct cpu_slot *s = &q->slots[k & ex->mask];
+
+			cpu_run(ex, &s->b, &w->bz);
+			atomic_store_explicit(&s->state, SLOT_DONE, memory_order_release);
+			continue;
+		}
+		atomic_fetch_add(&ex->waiting, 1);
+		if (atomic_load(&ex->submitted) == sub && !atomic_load(&ex->quit))
+			syscall(SYS_futex, &ex->submitted, FUTEX_WAIT_PRIVATE, sub, NULL,
+				NULL, 0);
+		atomic_fetch_sub(&ex->waiting, 1);
+	}
+	return NULL;
+}
+
+static void
+workers_wake(struct gcap_exec *ex)
+{
+	if (atomic_load(&ex->waiting) > 0)
+		syscall(SYS_futex, &ex->submitted, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+static void
+workers_join(struct gcap_exec *ex)
+{
+	if (ex->nthr == 0)
+		return;
+	atomic_store_explicit(&ex->quit, 1, memory_order_release);
+	atomic_fetch_add(&ex->submitted, 0);
+	syscall(SYS_futex, &ex->submitted, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+	for (unsigned i = 0; i < ex->nthr; i++)
+		pthread_join(ex->w[i].thr, NULL);
+	ex->nthr = 0;
+	free(ex->w);
+	ex->w = NULL;
+}
+
+static int
+workers_start(struct gcap_exec *ex, char *errbuf)
+{
+	unsigned n = ex->conf.cpu_workers;
+
+	if (n == 0 || ex->kfn != NULL || ex->conf.nqueues != 1)
+		return 0;
+	ex->w = calloc(n, sizeof(*ex->w));
+	if (ex->w == NULL)
+		return gcap_err(errbuf, ENOMEM, "cpu executor: out of memory");
+	for (unsigned i = 0; i < n; i++) {
+		int r;
+
+		ex->w[i].ex = ex;
+		r = pthread_create(&ex->w[i].thr, NULL, worker_main, &ex->w[i]);
+
+		if (r != 0) {
+			workers_join(ex);
+			return gcap_err(errbuf, r,
+					"cpu executor: cannot start a worker: %s",
+					strerror(r));
+		}
+		ex->nthr++;
+	}
+	return 0;
+}
+
 static int
 cpu_batch_submit(struct gcap_exec *ex, unsigned qi, struct gcap_batch *b)
 {
 	struct cpu_queue *q = &ex->q[qi];
 	struct cpu_slot *s = &q->slots[q->head & ex->mask];
 
-	struct timespec t0, t1;
-
 	if (b != &s->b || q->head - q->tail > ex->mask)
 		return -EINVAL;
-	atomic_store_explicit(&q->clock, (int)my_cpu_clock(), memory_order_relaxed);
-	atomic_store_explicit(&q->busy_n, b->n, memory_order_relaxed);
-	atomic_store_explicit(&q->busy,
-			      atomic_load_explicit(&q->busy, memory_order_relaxed) + 1,
-			      memory_order_release);
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	cpu_process(ex, b);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	atomic_store_explicit(&q->busy,
-			      atomic_load_explicit(&q->busy, memory_order_relaxed) + 1,
-			      memory_order_release);
-	b->res->exec_ns = (uint32_t)((t1.tv_sec - t0.tv_sec) * 1000000000L +
-				     (t1.tv_nsec - t0.tv_nsec));
+	if (ex->nthr > 0) {
+		/* the slot's batch before the count that hands it out */
+		atomic_store_explicit(&s->state, SLOT_FREE, memory_order_relaxed);
+		q->head++;
+		atomic_store_explicit(&ex->submitted, q->head, memory_order_release);
+		workers_wake(ex);
+		return 0;
+	}
+	cpu_run(ex, b, &q->bz);
 	s->state = SLOT_DONE;
 	q->head++;
 	return 0;
@@ -356,7 +487,8 @@ cpu_batch_poll(struct gcap_exec *ex, unsigned qi)
 	struct cpu_queue *q = &ex->q[qi];
 	struct cpu_slot *s = &q->slots[q->tail & ex->mask];
 
-	if (q->tail == q->head || s->state != SLOT_DONE)
+	if (q->tail == q->head ||
+	    atomic_load_explicit(&s->state, memory_order_acquire) != SLOT_DONE)
 		return NULL;
 	return &s->b;
 }
@@ -382,80 +514,117 @@ cpu_health(struct gcap_exec *ex, char *errbuf)
 	return 0;
 }
 
-/* The CPU time the thread of queue q has used, or 0 when it cannot be
+/* The CPU time the thread behind bz has used, or 0 when it cannot be
  * read (the thread gone). */
 static uint64_t
-thread_cpu_ns(struct cpu_queue *q)
+thread_cpu_ns(struct cpu_busy *bz)
 {
-	return clock_ns((clockid_t)atomic_load_explicit(&q->clock, memory_order_relaxed));
+	return clock_ns(
+		(clockid_t)atomic_load_explicit(&bz->clock, memory_order_relaxed));
 }
 
-/* What queue q's stuck batch is in, for a message. */
+/* What a stuck batch is in, for a message. */
 static void
-stuck_what(const struct gcap_exec *ex, struct cpu_queue *q, char *what, size_t size)
+stuck_what(const struct gcap_exec *ex, struct cpu_busy *bz, char *what, size_t size)
 {
-	if (atomic_load_explicit(&q->in_kernel, memory_order_relaxed))
+	if (atomic_load_explicit(&bz->in_kernel, memory_order_relaxed))
 		snprintf(what, size, "inline kernel %s", gcap_khost_path(ex->kernel));
 	else
 		snprintf(what, size, "a filter (libpcap's bpf_filter())");
 }
 
+/* The watchdog's look at one thread running batches of queue qi. */
 static int
-cpu_watchdog(struct gcap_exec *ex, char *errbuf)
+busy_check(const struct gcap_exec *ex, struct cpu_busy *bz, unsigned qi, char *errbuf)
 {
 	char what[GCAP_ERRBUF_SIZE / 2];
+	uint64_t v = atomic_load_explicit(&bz->busy, memory_order_acquire), cpu;
 
-	for (unsigned i = 0; i < ex->conf.nqueues; i++) {
-		struct cpu_queue *q = &ex->q[i];
-		uint64_t v = atomic_load_explicit(&q->busy, memory_order_acquire), cpu;
-
-		if ((v & 1) == 0) {
-			q->seen = 0;
-			continue;
-		}
-		cpu = thread_cpu_ns(q);
-		if (v != q->seen) {
-			/* a batch not seen before: its clock starts now */
-			q->seen = v;
-			q->seen_cpu_ns = cpu;
-			q->seen_ns = clock_ns(CLOCK_MONOTONIC);
-			continue;
-		}
-		if (cpu == 0 || cpu - q->seen_cpu_ns <= ex->budget_ns)
-			continue;
-		stuck_what(ex, q, what, sizeof(what));
-		return gcap_err(
-			errbuf, ETIME,
+	if ((v & 1) == 0) {
+		bz->seen = 0;
+		return 0;
+	}
+	cpu = thread_cpu_ns(bz);
+	if (v != bz->seen) {
+		/* a batch not seen before: its clock starts now */
+		bz->seen = v;
+		bz->seen_cpu_ns = cpu;
+		bz->seen_ns = clock_ns(CLOCK_MONOTONIC);
+		return 0;
+	}
+	if (cpu == 0 || cpu - bz->seen_cpu_ns <= ex->budget_ns)
+		return 0;
+	stuck_what(ex, bz, what, sizeof(what));
+	return gcap_err(errbuf, ETIME,
 			"%s is stuck: one batch of queue %u (%u packets) took %.1f s "
 			"of CPU time (%.1f s in all), over the budget of %llu ms%s; "
 			"the capture stops without it",
-			what, i, (unsigned)atomic_load(&q->busy_n),
-			(double)(cpu - q->seen_cpu_ns) / 1e9,
-			(double)(clock_ns(CLOCK_MONOTONIC) - q->seen_ns) / 1e9,
+			what, qi, (unsigned)atomic_load(&bz->busy_n),
+			(double)(cpu - bz->seen_cpu_ns) / 1e9,
+			(double)(clock_ns(CLOCK_MONOTONIC) - bz->seen_ns) / 1e9,
 			(unsigned long long)(ex->budget_ns / 1000000u),
 			ex->kernel != NULL ? " (--kernel-budget)" : "");
-	}
+}
+
+static int
+cpu_watchdog(struct gcap_exec *ex, char *errbuf)
+{
+	int r;
+
+	for (unsigned i = 0; i < ex->conf.nqueues; i++)
+		if ((r = busy_check(ex, &ex->q[i].bz, i, errbuf)) < 0)
+			return r;
+	for (unsigned i = 0; i < ex->nthr; i++) /* workers run queue 0's */
+		if ((r = busy_check(ex, &ex->w[i].bz, 0, errbuf)) < 0)
+			return r;
 	return 0;
+}
+
+/* A batch still running at the stop (the thread never returned from it):
+ * -EBUSY with the message, else 0. */
+static int
+busy_at_stop(const struct gcap_exec *ex, struct cpu_busy *bz, unsigned qi, char *errbuf)
+{
+	char what[GCAP_ERRBUF_SIZE / 2];
+
+	if ((atomic_load_explicit(&bz->busy, memory_order_acquire) & 1) == 0)
+		return 0;
+	stuck_what(ex, bz, what, sizeof(what));
+	return gcap_err(errbuf, EBUSY,
+			"%s is stuck: one batch of queue %u (%u packets) did not "
+			"finish by the stop; the capture stops without it",
+			what, qi, (unsigned)atomic_load(&bz->busy_n));
 }
 
 static int
 cpu_stop(struct gcap_exec *ex, unsigned timeout_ms, char *errbuf)
 {
-	char what[GCAP_ERRBUF_SIZE / 2];
+	/* inline, batches complete inside submit: nothing is ever in flight,
+	 * unless one never returned (the caller waited for its thread
+	 * already); workers finish what was submitted (bounded), then quit */
+	struct cpu_queue *q = &ex->q[0];
+	struct timespec ts = { 0, 100000 };
+	int r;
 
-	/* batches complete inside submit: nothing is ever in flight, unless
-	 * one never returned (the caller waited for its thread already) */
-	for (unsigned i = 0; i < ex->conf.nqueues; i++) {
-		struct cpu_queue *q = &ex->q[i];
+	for (unsigned waited = 0; ex->nthr > 0 && waited < timeout_ms * 10u; waited++) {
+		uint32_t k;
 
-		if ((atomic_load_explicit(&q->busy, memory_order_acquire) & 1) == 0)
-			continue;
-		stuck_what(ex, q, what, sizeof(what));
-		return gcap_err(errbuf, EBUSY,
-				"%s is stuck: one batch of queue %u (%u packets) did not "
-				"finish by the stop; the capture stops without it",
-				what, i, (unsigned)atomic_load(&q->busy_n));
+		for (k = q->tail; k != q->head; k++)
+			if (atomic_load(&q->slots[k & ex->mask].state) != SLOT_DONE)
+				break;
+		if (k == q->head)
+			break;
+		nanosleep(&ts, NULL);
 	}
+	for (unsigned i = 0; i < ex->conf.nqueues; i++)
+		if ((r = busy_at_stop(ex, &ex->q[i].bz, i, errbuf)) < 0)
+			return r;
+	/* a worker stuck in a batch is left running, not joined (the caller
+	 * leaves the executor alone) */
+	for (unsigned i = 0; i < ex->nthr; i++)
+		if ((r = busy_at_stop(ex, &ex->w[i].bz, 0, errbuf)) < 0)
+			return r;
+	workers_join(ex);
 	return 0;
 }
 

@@ -96,6 +96,7 @@ gcap_pipeline_destroy(struct gcap_pipeline *pl)
 		free(pl->q[i].xstart);
 	}
 	free(pl->q);
+	free(pl->raw_ts);
 	pthread_mutex_destroy(&pl->err_lock);
 	free(pl);
 }
@@ -213,6 +214,7 @@ gcap_pipeline_stop(struct gcap_pipeline *pl, unsigned timeout_ms, char *errbuf)
 				gcap_pl_poll_done(pl, i, c->queues != NULL);
 				left += pl->q[i].inflight;
 			}
+			pl_bell_ring(&pl->wbell); /* file mode's writer sleeps */
 			if (left == 0 || r == -EBUSY)
 				break;
 			if (now_ns(CLOCK_MONOTONIC) > deadline) {

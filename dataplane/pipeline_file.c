@@ -1,34 +1,56 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The pipeline's file path (-r): the calling thread reads the capture
- * file with libpcap into batches of queue 0, copying each packet into the
- * slot's staging area, and waits (never drops) for slots and export room;
- * the writer thread writes as in live mode. No EAL is needed. A stop
- * ends the reading before the next packet; the open batch then waits for
- * the writer's room at most FILE_STOP_WAIT_NS (an output whose reader
- * stalls must not hold the stop) and is counted as writer behind if it
- * never gets it.
+ * The pipeline's file path (-r): a reader thread fills batches of queue
+ * 0 from capture file readers (gcap_capfile.h) and submits them; the
+ * writer thread writes as in live mode. No EAL is needed.
+ *
+ * One input is read straight into each batch slot's staging area in
+ * large reads, its records described where they lie (no copy per
+ * record). Several inputs are merged in time order (the earliest record
+ * first; on a tie the later input, as mergecap orders them), each read
+ * into its own buffer and its records copied into the staging area.
+ *
+ * The reader waits (never drops) for a slot and for export room; the
+ * writer sleeps while it has nothing to write; each wakes the other
+ * through a bell (pipeline_internal.h) that costs nothing while neither
+ * waits. A stop ends the reading before the next batch; the open batch
+ * then waits for the writer's room at most FILE_STOP_WAIT_NS (an output
+ * whose reader stalls must not hold the stop) and is counted as writer
+ * behind if it never gets it.
  *
  * The reading runs on a thread of its own while the calling thread
- * watches it: an inline kernel (cpu executor) runs on the reader, and one
- * that never returns must neither hold the stop nor escape the
- * executor's watchdog. A reader still inside the executor past the stop's
- * wait is left running (gcap_pipeline_abandoned()).
+ * watches it: an inline kernel or a filter (cpu executor) runs on the
+ * reader or on the executor's workers, and one that never returns must
+ * neither hold the stop nor escape the executor's watchdog. A reader
+ * still inside the executor past the stop's wait is left running
+ * (gcap_pipeline_abandoned()), with its inputs.
  */
 #include <errno.h>
 #include <pthread.h>
-#include <stdlib.h>
+#include <sched.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include <pcap/pcap.h>
 
+#include "gpucap/gcap_capfile.h"
 #include "pipeline_internal.h"
 
 /* how long, once stopped, the last batch waits for the writer's room, as
  * the RX lcores' drain does */
 #define FILE_STOP_WAIT_NS 2000000000u
+/* the longest sleep of a reader waiting for the writer (a missed ring
+ * costs at most this) */
+#define FILE_WAIT_MAX_NS 20000000u
+/* a reader waiting for the executor's slots yields this many times, then
+ * sleeps FILE_SLOT_SLEEP_NS between looks (an executor that completes in
+ * the caller's thread, the cpu one, never makes it wait) */
+#define FILE_SLOT_YIELDS 64u
+#define FILE_SLOT_SLEEP_NS 20000u
+/* export buffers of records waiting before the reader wakes the writer */
+#define FILE_WAKE_XBUFS 8u
 /* how long, once stopped, the watcher waits for the reader: its batch's
  * wait above and the batch's own work */
 #define READER_STOP_WAIT_NS 5000000000u
@@ -39,31 +61,76 @@
 /* the reader thread's arguments and result */
 struct file_run {
 	struct gcap_pipeline *pl;
-	pcap_t *p;
+	struct gcap_capfile *const *in;
+	const uint16_t *port_base;
+	unsigned nin;
 	int rc;
 	char errbuf[GCAP_ERRBUF_SIZE];
 };
 
-/* File mode waits for the executor or the writer: -ECANCELED once the
- * outputs are done (-c), -EIO if the executor failed, else 0 after a
- * moment. */
+/* File mode is stopped (-c reached, an output done) or the executor
+ * failed: -ECANCELED or -EIO; else 0. */
 static int
-file_wait(struct gcap_pipeline *pl)
+file_check(struct gcap_pipeline *pl)
 {
-	struct timespec ts = { 0, 20000 };
-
 	if (atomic_load(&pl->finished))
 		return -ECANCELED;
 	if (pl->conf.ops->health(pl->conf.ex, NULL) < 0)
 		return -EIO;
-	nanosleep(&ts, NULL);
 	return 0;
+}
+
+/* Completed batches: consumed, their records rung to the writer. */
+static void
+file_poll_done(struct gcap_pipeline *pl)
+{
+	struct pl_queue *q = &pl->q[0];
+
+	/* the writer is woken for several buffers at a time (a wake-up per
+	 * batch would cost more than most batches' writing), or when the
+	 * reader is about to wait for it */
+	if (gcap_pl_poll_done(pl, 0, false) > 0 &&
+	    gcap_spsc_count(&q->full) >= FILE_WAKE_XBUFS)
+		pl_bell_ring(&pl->wbell);
+}
+
+/* Wait for the writer to hand export buffers back: asleep until it rings
+ * (or a bounded time, for a stop). */
+static void
+file_wait_writer(struct gcap_pipeline *pl, struct pl_queue *q)
+{
+	unsigned seen;
+
+	pl_bell_ring(&pl->wbell); /* whatever it has not been woken for */
+	seen = pl_bell_arm(&pl->rbell);
+
+	if (gcap_spsc_count(&q->free) > 0 || atomic_load(&pl->stop_rx) ||
+	    atomic_load(&pl->finished)) {
+		pl_bell_disarm(&pl->rbell);
+		return;
+	}
+	pl_bell_wait(&pl->rbell, seen, FILE_WAIT_MAX_NS);
+}
+
+/* Wait for the executor to complete a batch (the gpu one's are seen by
+ * looking at its ring). */
+static void
+file_wait_exec(unsigned *spins)
+{
+	if (++*spins < FILE_SLOT_YIELDS) {
+		sched_yield();
+	} else {
+		struct timespec ts = { 0, FILE_SLOT_SLEEP_NS };
+
+		nanosleep(&ts, NULL);
+	}
 }
 
 static int
 file_submit(struct gcap_pipeline *pl, struct pl_queue *q)
 {
 	struct gcap_batch *b = q->cur;
+	uint64_t deadline = 0;
 	int r;
 
 	if (b == NULL || b->n == 0) {
@@ -74,10 +141,8 @@ file_submit(struct gcap_pipeline *pl, struct pl_queue *q)
 		return -E2BIG; /* export memory smaller than one batch's records */
 	/* wait (never drop) for the writer's room; a stop waits too, but
 	 * bounded: what was read is written unless the writer is stuck */
-	uint64_t deadline = 0;
-
 	while ((b->xbuf = gcap_pl_xbuf_bind(q, q->rec_bytes)) == NULL) {
-		gcap_pl_poll_done(pl, 0, false);
+		file_poll_done(pl);
 		if (atomic_load(&pl->stop_rx) && deadline == 0)
 			deadline = now_ns(CLOCK_MONOTONIC) + FILE_STOP_WAIT_NS;
 		if (deadline != 0 && (now_ns(CLOCK_MONOTONIC) > deadline ||
@@ -87,8 +152,15 @@ file_submit(struct gcap_pipeline *pl, struct pl_queue *q)
 			b->n = 0;
 			return -ECANCELED;
 		}
-		if ((r = file_wait(pl)) < 0)
+		if ((r = file_check(pl)) < 0)
 			return r;
+		if (q->inflight > 0) {
+			unsigned spins = 0;
+
+			file_wait_exec(&spins);
+		} else {
+			file_wait_writer(pl, q);
+		}
 	}
 	q->cur = NULL;
 	/* the file's packets count from their submission */
@@ -107,11 +179,12 @@ static int
 file_acquire(struct gcap_pipeline *pl, struct pl_queue *q)
 {
 	const struct gcap_exec_ops *ops = pl->conf.ops;
+	unsigned spins = 0;
 
 	for (;;) {
 		int r;
 
-		gcap_pl_poll_done(pl, 0, false);
+		file_poll_done(pl);
 		if (q->cur == NULL)
 			q->cur = ops->batch_get(pl->conf.ex, 0);
 		if (q->cur != NULL && xbuf_ready(q)) {
@@ -123,91 +196,240 @@ file_acquire(struct gcap_pipeline *pl, struct pl_queue *q)
 		}
 		if (atomic_load(&pl->stop_rx))
 			return -ECANCELED;
-		if ((r = file_wait(pl)) < 0)
+		if ((r = file_check(pl)) < 0)
 			return r;
+		if (q->cur == NULL)
+			file_wait_exec(&spins);
+		else
+			file_wait_writer(pl, q);
 	}
 }
 
-static int
-file_read(struct gcap_pipeline *pl, pcap_t *p, char *errbuf)
+/* The n packets just put in batch b (from b->n on): numbered, their
+ * records' room and the counters. */
+static void
+file_describe(const struct gcap_pipeline *pl, struct pl_queue *q, struct gcap_batch *b,
+	      unsigned n, uint16_t port_base, const uint64_t *raw)
 {
-	const struct gcap_pipeline_conf *c = &pl->conf;
-	struct pl_queue *q = &pl->q[0];
-	struct pcap_pkthdr *h;
-	const u_char *data;
-	bool nano = pcap_get_tstamp_precision(p) == PCAP_TSTAMP_PRECISION_NANO;
-	const uint32_t snap = c->snaplen ? c->snaplen : UINT32_MAX;
-	int r = 0, rd;
-	char msg[GCAP_ERRBUF_SIZE] = "";
+	const uint32_t snap = pl->conf.snaplen ? pl->conf.snaplen : UINT32_MAX;
+	uint32_t seq = q->seq, rec = q->rec_bytes;
+	uint64_t bytes = 0;
 
+	for (unsigned i = b->n; i < b->n + n; i++) {
+		struct gcap_pkt *d = &b->pkts[i];
+
+		pl->raw_ts[seq & pl->raw_mask] = raw[i - b->n];
+		d->port = (uint16_t)(d->port + port_base);
+		d->queue = 0;
+		d->seq = seq++;
+		rec += GCAP_REC_SIZE(d->caplen < snap ? d->caplen : snap);
+		bytes += d->wirelen;
+	}
+	q->seq = seq;
+	q->rec_bytes = rec;
+	b->n += n;
+	STAT_ADD(q->st.rx_pkts, n);
+	STAT_ADD(q->st.rx_bytes, bytes);
+}
+
+/* A reader's failure as the pipeline's error. */
+static int
+file_fail(struct gcap_pipeline *pl, struct gcap_capfile *cf, int r, bool name)
+{
+	char msg[GCAP_ERRBUF_SIZE];
+	const char *m = gcap_capfile_errmsg(cf);
+
+	if (name)
+		snprintf(msg, sizeof(msg), "%s: %s", gcap_capfile_name(cf),
+			 m[0] ? m : strerror(-r));
+	else
+		snprintf(msg, sizeof(msg), "%s", m[0] ? m : strerror(-r));
+	pl_set_error(pl, r, msg);
+	return r;
+}
+
+/* One input, read in place into each slot's staging. */
+static int
+file_run_one(struct gcap_pipeline *pl, struct gcap_capfile *cf, uint16_t port_base)
+{
+	struct pl_queue *q = &pl->q[0];
+	uint64_t *raw = calloc(pl->conf.batch_max, sizeof(*raw));
+	int r = 0;
+
+	if (raw == NULL)
+		return -ENOMEM;
+
+	/* an executor that works in this thread reads the packets where
+	 * they lie: in the file's mapping, not even read into the staging */
+	gcap_capfile_use_map(cf, pl->conf.ops->submit_works);
 	for (;;) {
 		struct gcap_batch *b;
-		struct gcap_pkt *d;
+		uint32_t used;
+		int n;
 
 		if (atomic_load(&pl->finished) || atomic_load(&pl->stop_rx))
 			break;
-		if (q->cur == NULL && (r = file_acquire(pl, q)) < 0) {
+		if ((r = file_acquire(pl, q)) < 0) {
 			r = r == -ECANCELED ? 0 : r;
 			break;
 		}
-		rd = pcap_next_ex(p, &h, &data);
-		if (rd == PCAP_ERROR_BREAK)
-			break;
-		if (rd < 0) {
-			snprintf(msg, sizeof(msg), "%s", pcap_geterr(p));
-			r = -EIO;
-			break;
-		}
-		if (rd == 0)
-			continue;
 		b = q->cur;
-		if (h->caplen > b->stage_size - b->stage_used || b->n == c->batch_max) {
-			if ((r = file_submit(pl, q)) < 0 ||
-			    (r = file_acquire(pl, q)) < 0) {
-				r = r == -ECANCELED ? 0 : r;
-				break;
-			}
-			b = q->cur;
-			if (h->caplen > b->stage_size) {
-				snprintf(msg, sizeof(msg),
-					 "packet of %u bytes is larger than the staging "
-					 "buffer",
-					 h->caplen);
-				r = -E2BIG;
-				break;
-			}
+		n = gcap_capfile_fill(cf, b->stage, b->stage_size, b->pkts, raw,
+				      pl->conf.batch_max, &used);
+		if (n <= 0) {
+			r = n == 0 ? 0 : file_fail(pl, cf, n, false);
+			break;
 		}
-		d = &b->pkts[b->n++];
-		memcpy(b->stage + b->stage_used, data, h->caplen);
-		d->addr = (uint64_t)(uintptr_t)(b->stage + b->stage_used);
-		d->caplen = h->caplen;
-		d->wirelen = h->len;
-		/* pcap's seconds are unsigned 32-bit; libpcap 1.10 sign-extends them */
-		d->ts_ns = (uint64_t)(h->ts.tv_sec < 0 ? (uint32_t)h->ts.tv_sec :
-							 h->ts.tv_sec) *
-				   1000000000u +
-			   (uint64_t)h->ts.tv_usec * (nano ? 1u : 1000u);
-		d->port = 0;
-		d->queue = 0;
-		d->seq = q->seq++;
-		q->rec_bytes += GCAP_REC_SIZE(h->caplen < snap ? h->caplen : snap);
-		b->stage_used += (h->caplen + 63u) & ~63u;
-		if (b->stage_used > b->stage_size)
-			b->stage_used = b->stage_size;
-		STAT_ADD(q->st.rx_pkts, 1);
-		STAT_ADD(q->st.rx_bytes, h->len);
+		file_describe(pl, q, b, (unsigned)n, port_base, raw);
+		b->stage_used = used;
+		if ((r = file_submit(pl, q)) < 0) {
+			r = r == -ECANCELED ? 0 : r;
+			break;
+		}
 	}
-	if (r == 0 || r == -EIO) {
-		int r2 = file_submit(pl, q);
+	free(raw);
+	return r;
+}
 
-		if (r2 < 0 && r2 != -ECANCELED && r == 0)
-			r = r2;
-	} else if (q->cur != NULL) {
+/* One input of a merge: its buffer and the records read into it. */
+struct cursor {
+	struct gcap_capfile *cf;
+	uint8_t *buf;
+	struct gcap_pkt *d;
+	uint64_t *raw;
+	unsigned n, i;
+	bool end;
+	uint16_t port_base;
+};
+
+/* The cursor's next record, reading on where it has none. @return 1, 0
+ * at its end, or an error (its records so far were taken). */
+static int
+cursor_ready(struct gcap_pipeline *pl, struct cursor *c, uint32_t size)
+{
+	uint32_t used;
+	int n;
+
+	if (c->end)
+		return 0;
+	if (c->i < c->n)
+		return 1;
+	n = gcap_capfile_fill(c->cf, c->buf, size, c->d, c->raw, pl->conf.batch_max,
+			      &used);
+	if (n <= 0) {
+		c->end = true;
+		return n;
+	}
+	c->n = (unsigned)n;
+	c->i = 0;
+	return 1;
+}
+
+/* Several inputs, merged in time order; the first error of an input ends
+ * that input (what it had is written) and is returned at the end. */
+static int
+file_run_merge(struct gcap_pipeline *pl, struct gcap_capfile *const *in,
+	       const uint16_t *port_base, unsigned nin)
+{
+	struct pl_queue *q = &pl->q[0];
+	const uint32_t size = GCAP_PIPELINE_STAGE_FILE;
+	struct cursor *cs = calloc(nin, sizeof(*cs));
+	int r = 0, err = 0;
+
+	if (cs == NULL)
+		return -ENOMEM;
+	for (unsigned k = 0; k < nin; k++) {
+		cs[k].cf = in[k];
+		cs[k].port_base = port_base != NULL ? port_base[k] : 0;
+		cs[k].buf = malloc(size);
+		cs[k].d = calloc(pl->conf.batch_max, sizeof(*cs[k].d));
+		cs[k].raw = calloc(pl->conf.batch_max, sizeof(*cs[k].raw));
+		if (cs[k].buf == NULL || cs[k].d == NULL || cs[k].raw == NULL) {
+			r = -ENOMEM;
+			goto out;
+		}
+	}
+	for (bool more = true; more;) {
+		struct gcap_batch *b;
+
+		if (atomic_load(&pl->finished) || atomic_load(&pl->stop_rx))
+			break;
+		if ((r = file_acquire(pl, q)) < 0) {
+			r = r == -ECANCELED ? 0 : r;
+			break;
+		}
+		b = q->cur;
+		while (b->n < pl->conf.batch_max) {
+			struct cursor *best = NULL;
+			uint64_t best_t = 0;
+
+			for (unsigned k = 0; k < nin; k++) {
+				int rr = cursor_ready(pl, &cs[k], size);
+
+				if (rr < 0 && err == 0)
+					err = file_fail(pl, cs[k].cf, rr, true);
+				if (rr <= 0)
+					continue;
+				/* on a tie the later input, as mergecap */
+				uint64_t t = cs[k].d[cs[k].i].ts_ns;
+
+				if (best == NULL || t <= best_t) {
+					best = &cs[k];
+					best_t = t;
+				}
+			}
+			if (best == NULL) {
+				more = false;
+				break;
+			}
+			struct gcap_pkt *src = &best->d[best->i];
+			uint32_t at = (b->stage_used + 63u) & ~63u;
+
+			if (src->caplen > b->stage_size || at > b->stage_size ||
+			    src->caplen > b->stage_size - at)
+				break; /* the next batch takes it */
+			b->pkts[b->n] = *src;
+			memcpy(b->stage + at, (const void *)(uintptr_t)src->addr,
+			       src->caplen);
+			b->pkts[b->n].addr = (uint64_t)(uintptr_t)(b->stage + at);
+			b->stage_used = at + src->caplen;
+			file_describe(pl, q, b, 1, best->port_base, &best->raw[best->i]);
+			best->i++;
+		}
+		if ((r = file_submit(pl, q)) < 0) {
+			r = r == -ECANCELED ? 0 : r;
+			break;
+		}
+	}
+out:
+	for (unsigned k = 0; k < nin; k++) {
+		free(cs[k].buf);
+		free(cs[k].d);
+		free(cs[k].raw);
+	}
+	free(cs);
+	return r < 0 ? r : err;
+}
+
+/* The reading (the reader thread): one input or a merge, to the end. */
+static int
+file_read(struct gcap_pipeline *pl, struct gcap_capfile *const *in,
+	  const uint16_t *port_base, unsigned nin, char *errbuf)
+{
+	struct pl_queue *q = &pl->q[0];
+	int r;
+
+	if (nin == 1)
+		r = file_run_one(pl, in[0], port_base != NULL ? port_base[0] : 0);
+	else
+		r = file_run_merge(pl, in, port_base, nin);
+	if (q->cur != NULL && q->cur->n > 0 && r < 0) {
+		/* a batch filled but not submitted (an executor failure) */
+		q->seq -= q->cur->n;
 		q->cur->n = 0;
 	}
-	if (r < 0 && msg[0] != '\0')
-		pl_set_error(pl, r, msg);
-	else if (r < 0)
+	q->cur = NULL;
+	if (r < 0 && pl->error == 0)
 		pl_set_error(pl, r, strerror(-r));
 	return r < 0 ? gcap_err(errbuf, -r, "%s", pl->errmsg) : 0;
 }
@@ -217,23 +439,49 @@ file_reader(void *arg)
 {
 	struct file_run *fr = arg;
 
-	fr->rc = file_read(fr->pl, fr->p, fr->errbuf);
+	fr->rc = file_read(fr->pl, fr->in, fr->port_base, fr->nin, fr->errbuf);
 	return NULL;
 }
 
+/* Every record between the reader and the writer gets its own time
+ * fields' slot: each in-flight batch holds an export buffer (one batch
+ * each in file mode), and one batch is being filled. */
+static int
+raw_ts_alloc(struct gcap_pipeline *pl)
+{
+	uint64_t n = ((uint64_t)pl->q[0].nxbufs + 1) * pl->conf.batch_max, sz = 1;
+
+	while (sz < n)
+		sz <<= 1;
+	free(pl->raw_ts);
+	pl->raw_ts = calloc(sz, sizeof(*pl->raw_ts));
+	if (pl->raw_ts == NULL)
+		return -ENOMEM;
+	pl->raw_mask = (uint32_t)(sz - 1);
+	return 0;
+}
+
 int
-gcap_pipeline_run_file(struct gcap_pipeline *pl, pcap_t *p, char *errbuf)
+gcap_pipeline_run_inputs(struct gcap_pipeline *pl, struct gcap_capfile *const *in,
+			 const uint16_t *port_base, unsigned nin, char *errbuf)
 {
 	const struct gcap_pipeline_conf *c = &pl->conf;
-	struct file_run *fr = calloc(1, sizeof(*fr));
+	struct file_run *fr;
 	char msg[GCAP_ERRBUF_SIZE] = "";
 	uint64_t deadline = 0;
 	int r, wd = 0;
 
-	if (fr == NULL)
+	if (nin == 0 || in == NULL)
+		return gcap_err(errbuf, EINVAL, "pipeline: no input");
+	fr = calloc(1, sizeof(*fr));
+	if (fr == NULL || raw_ts_alloc(pl) < 0) {
+		free(fr);
 		return gcap_err(errbuf, ENOMEM, "pipeline: out of memory");
+	}
 	fr->pl = pl;
-	fr->p = p;
+	fr->in = in;
+	fr->port_base = port_base;
+	fr->nin = nin;
 	r = gcap_pl_writer_start(pl, errbuf);
 	if (r == 0 && (r = pthread_create(&pl->reader, NULL, file_reader, fr)) != 0)
 		r = gcap_err(errbuf, r, "cannot start the file reader: %s", strerror(r));
@@ -259,6 +507,7 @@ gcap_pipeline_run_file(struct gcap_pipeline *pl, pcap_t *p, char *errbuf)
 			 * thread inside the batch) */
 			pl_set_error(pl, wd, msg);
 			atomic_store(&pl->stop_rx, 1);
+			pl_bell_ring(&pl->rbell);
 		}
 		now = now_ns(CLOCK_MONOTONIC);
 		if (deadline == 0 &&
@@ -266,8 +515,8 @@ gcap_pipeline_run_file(struct gcap_pipeline *pl, pcap_t *p, char *errbuf)
 			deadline = now + READER_STOP_WAIT_NS;
 		if (deadline != 0 && now > deadline) {
 			/* the reader never came back from the executor: left
-			 * running, with fr (it still writes there); the stop
-			 * reports why (gcap_exec_ops.stop) */
+			 * running, with fr and the inputs (it still uses
+			 * them); the stop reports why (gcap_exec_ops.stop) */
 			atomic_store(&pl->abandoned, 1);
 			return wd < 0 ? gcap_err(errbuf, -wd, "%s", msg) : 0;
 		}
@@ -278,5 +527,19 @@ gcap_pipeline_run_file(struct gcap_pipeline *pl, pcap_t *p, char *errbuf)
 	if (wd < 0) /* the first error, whatever the reader ended with */
 		r = gcap_err(errbuf, -wd, "%s", msg);
 	free(fr);
+	return r;
+}
+
+int
+gcap_pipeline_run_file(struct gcap_pipeline *pl, pcap_t *p, char *errbuf)
+{
+	struct gcap_capfile *cf = gcap_capfile_from_pcap(p, errbuf);
+	int r;
+
+	if (cf == NULL)
+		return -ENOMEM;
+	r = gcap_pipeline_run_inputs(pl, &cf, NULL, 1, errbuf);
+	if (!atomic_load(&pl->abandoned)) /* else the reader may still use it */
+		gcap_capfile_close(cf);
 	return r;
 }

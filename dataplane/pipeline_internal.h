@@ -17,13 +17,16 @@
 #ifndef GCAP_PIPELINE_INTERNAL_H
 #define GCAP_PIPELINE_INTERNAL_H
 
+#include <linux/futex.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <rte_branch_prediction.h>
 #include <rte_cycles.h>
@@ -46,6 +49,56 @@
 /* Epoch of the "in" floor: the GPU's global timer drifts against the
  * host's clock (H200: about 1.8 us a second), far less than this. */
 #define IN_EPOCH_NS 100000000u
+
+/* A wake-up between two threads that costs nothing when nobody waits: the
+ * side that made progress rings (one load when no one waits, a futex wake
+ * when one does); the waiting side arms, checks its condition again, and
+ * sleeps until a ring or its timeout. */
+struct pl_bell {
+	atomic_uint seq;
+	atomic_uint waiters;
+};
+
+static inline void
+pl_bell_ring(struct pl_bell *b)
+{
+	/* the progress (a ring push) before the look at the waiters: pairs
+	 * with the waiter's arm before its look at the condition */
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&b->waiters, memory_order_relaxed) == 0)
+		return;
+	atomic_fetch_add(&b->seq, 1);
+	syscall(SYS_futex, &b->seq, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
+}
+
+/* Arm: from now on a ring wakes the wait. @return the ring count. */
+static inline unsigned
+pl_bell_arm(struct pl_bell *b)
+{
+	atomic_fetch_add(&b->waiters, 1);
+	atomic_thread_fence(memory_order_seq_cst);
+	return atomic_load(&b->seq);
+}
+
+/* Sleep until a ring after the arm that returned seen, or timeout_ns;
+ * then disarm. */
+static inline void
+pl_bell_wait(struct pl_bell *b, unsigned seen, uint64_t timeout_ns)
+{
+	struct timespec ts = { (time_t)(timeout_ns / 1000000000u),
+			       (long)(timeout_ns % 1000000000u) };
+
+	if (atomic_load(&b->seq) == seen)
+		syscall(SYS_futex, &b->seq, FUTEX_WAIT_PRIVATE, seen, &ts, NULL, 0);
+	atomic_fetch_sub(&b->waiters, 1);
+}
+
+/* Disarm without waiting (the condition held). */
+static inline void
+pl_bell_disarm(struct pl_bell *b)
+{
+	atomic_fetch_sub(&b->waiters, 1);
+}
 
 struct pl_queue {
 	struct gcap_queue_stats st;
@@ -122,7 +175,15 @@ struct gcap_pipeline {
 	/* --poll-phases: ns = cycles * ph_mult >> 20; long span in cycles */
 	uint64_t ph_mult, ph_long;
 	int64_t real_off; /* CLOCK_REALTIME - CLOCK_MONOTONIC (ns) */
-	int error;        /* first error (negative errno) */
+	/* file mode: records for the writer (rung by the reader), export
+	 * buffers back to the reader (rung by the writer) */
+	struct pl_bell wbell, rbell;
+	/* file mode: each record's own time fields by its seq (the writer
+	 * writes them back as they were, gcap_capfile_fill's raw), for every
+	 * record that can be between the reader and the writer */
+	uint64_t *raw_ts;
+	uint32_t raw_mask;
+	int error; /* first error (negative errno) */
 	char errmsg[GCAP_ERRBUF_SIZE];
 	pthread_mutex_t err_lock; /* only on error paths, never per packet */
 };

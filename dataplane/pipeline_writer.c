@@ -34,6 +34,8 @@ write_xbuf(struct gcap_pipeline *pl, const struct gcap_xbuf *xb, uint32_t *done)
 
 		if (gcap_rec_step(xb->data, xb->len, &off, &rec, &data) <= 0)
 			return -EINVAL;
+		if (pl->raw_ts != NULL) /* a file's own time fields */
+			rec.ts_ns = pl->raw_ts[rec.seq & pl->raw_mask];
 		r = gcap_pl_write_rec(pl, &rec, data);
 		if (r != 0)
 			return r;
@@ -114,6 +116,25 @@ count_lost(struct gcap_pipeline *pl)
 	atomic_store(&pl->written, w > lost ? w - lost : 0);
 }
 
+/* File mode, nothing to write: sleep until the reader rings (records,
+ * or the end) or at most ns. */
+static void
+writer_wait(struct gcap_pipeline *pl, uint64_t ns)
+{
+	unsigned seen = pl_bell_arm(&pl->wbell);
+
+	if (atomic_load(&pl->producers_done) || atomic_load(&pl->abort_write)) {
+		pl_bell_disarm(&pl->wbell);
+		return;
+	}
+	for (unsigned i = 0; i < pl->conf.nqueues; i++)
+		if (gcap_spsc_count(&pl->q[i].full) > 0) {
+			pl_bell_disarm(&pl->wbell);
+			return;
+		}
+	pl_bell_wait(&pl->wbell, seen, ns > 100000000u ? 100000000u : ns);
+}
+
 static void *
 writer_main(void *arg)
 {
@@ -165,6 +186,8 @@ writer_main(void *arg)
 				gcap_spsc_push(&q->free, xb);
 			}
 		}
+		if (any)
+			pl_bell_ring(&pl->rbell); /* a file reader may wait for them */
 		now = now_ns(CLOCK_MONOTONIC);
 		if (!stopped && now - last_flush >= flush_ns) {
 			uint64_t wall = now_ns(CLOCK_REALTIME);
@@ -188,9 +211,15 @@ writer_main(void *arg)
 		if (!any) {
 			if (done)
 				break;
-			struct timespec ts = { 0, 50000 };
+			if (c->queues == NULL) {
+				/* file mode: asleep until the reader rings or
+				 * the next flush is due */
+				writer_wait(pl, last_flush + flush_ns - now);
+			} else {
+				struct timespec ts = { 0, 50000 };
 
-			nanosleep(&ts, NULL);
+				nanosleep(&ts, NULL);
+			}
 		}
 	}
 	gcap_pl_order_release(pl, failed);
@@ -241,6 +270,7 @@ gcap_pl_writer_join_by(struct gcap_pipeline *pl, uint64_t deadline_ns)
 	struct timespec ts = { 0, 1000000 };
 
 	atomic_store(&pl->producers_done, 1);
+	pl_bell_ring(&pl->wbell);
 	if (!pl->writer_started)
 		return;
 	while (!atomic_load(&pl->writer_exited) && !atomic_load(&pl->abort_write) &&
@@ -251,6 +281,7 @@ gcap_pl_writer_join_by(struct gcap_pipeline *pl, uint64_t deadline_ns)
 			     "an output did not take its records in time: the stop "
 			     "dropped the rest (counted as write failed)");
 		atomic_store(&pl->abort_write, 1);
+		pl_bell_ring(&pl->wbell);
 	}
 	/* the thread sees abort_write between writes; a write blocked on a
 	 * stalled reader ends with the kick (EINTR, then EAGAIN) */

@@ -7,7 +7,8 @@ pkgs=(build-essential pkg-config meson ninja-build python3
 	dpdk dpdk-dev libdpdk-dev libpcap-dev libnuma-dev libibverbs-dev
 	check tcpdump tshark clang clang-format
 	libmicrohttpd-dev prometheus curl python3-matplotlib
-	libinih-dev libcap-ng-dev libsystemd-dev systemd)
+	libinih-dev libcap-ng-dev libsystemd-dev systemd
+	zlib1g-dev libzstd-dev liblz4-dev)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

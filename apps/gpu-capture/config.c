@@ -127,14 +127,15 @@ cfg_push(struct cfg_parse *p, char *arg)
 	return 1;
 }
 
-/* Whether the command line gives val, or for -i and -r, the other input:
- * an input on the command line replaces the file's. */
+/* Whether the command line gives val, or for -i and -r, another input
+ * (-i, -r, -V): an input on the command line replaces the file's. */
 static bool
 cmdline_gives(const struct cfg_parse *p, int val)
 {
 	for (int i = 0; i < p->nseen; i++)
-		if (p->seen[i] == val || ((val == 'i' || val == 'r') &&
-					  (p->seen[i] == 'i' || p->seen[i] == 'r')))
+		if (p->seen[i] == val ||
+		    ((val == 'i' || val == 'r') &&
+		     (p->seen[i] == 'i' || p->seen[i] == 'r' || p->seen[i] == 'V')))
 			return true;
 	return false;
 }

@@ -162,7 +162,7 @@ int
 app_run_live(struct app *a)
 {
 	struct app_opts *o = a->o;
-	struct gcap_writer_if wifs[APP_MAX_PORTS];
+	struct gcap_writer_if wifs[APP_MAX_PORTS] = { { 0 } }; /* unset options stay off */
 	struct gcap_writer_if_stats st[APP_MAX_PORTS];
 	struct rte_mempool **pools = NULL;
 	int *gpu_ids = NULL;

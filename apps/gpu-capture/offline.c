@@ -1,22 +1,258 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * gpu-capture -r FILE: read a capture file (any link type) through the
- * pipeline's one file queue. Filters compile on the file's own handle, as
- * tcpdump's do.
+ * gpu-capture -r FILE (repeatable) and -V LIST: read capture files (any
+ * link type, plain or compressed) through the pipeline's one file queue,
+ * several merged in time order. Filters compile on the first input's own
+ * handle, as tcpdump's do; the outputs describe the inputs' own
+ * interfaces. On a terminal, a progress line while the inputs are read.
  */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
 #include <pcap/pcap.h>
 
+#include "gpucap/gcap_capfile.h"
 #include "app_err.h"
 #include "report.h"
 #include "run.h"
 
+/* the most output interfaces the inputs may bring (pcapng IDBs) */
+#define OFF_MAX_IFS 4096u
+/* the progress line's period, and the first line's delay (short reads
+ * show none) */
+#define PROGRESS_NS 1000000000u
+
+struct inputs {
+	struct gcap_capfile *cf[APP_MAX_INPUTS];
+	uint16_t port_base[APP_MAX_INPUTS];
+	unsigned n;
+	char *names[APP_MAX_INPUTS]; /* -V's, owned */
+	unsigned nnames;
+};
+
+/* -V LIST: the names, one per line (empty lines skipped). */
 static int
-capture_file(struct app *a, pcap_t *p)
+read_list(struct inputs *in, const char *list)
+{
+	FILE *f = strcmp(list, "-") == 0 ? stdin : fopen(list, "r");
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	int rc = 0;
+
+	if (f == NULL)
+		return app_err("%s: %s", list, strerror(errno));
+	while ((len = getline(&line, &cap, f)) >= 0) {
+		while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+			line[--len] = '\0';
+		if (len == 0)
+			continue;
+		if (in->nnames == APP_MAX_INPUTS) {
+			rc = app_err("%s: more than %d inputs", list, APP_MAX_INPUTS);
+			break;
+		}
+		if ((in->names[in->nnames] = strdup(line)) == NULL) {
+			rc = app_err("out of memory");
+			break;
+		}
+		in->nnames++;
+	}
+	free(line);
+	if (f != stdin)
+		fclose(f);
+	if (rc == 0 && in->nnames == 0)
+		rc = app_err("%s: no input named", list);
+	return rc;
+}
+
+static void
+inputs_close(struct inputs *in)
+{
+	for (unsigned i = 0; i < in->n; i++)
+		gcap_capfile_close(in->cf[i]);
+	for (unsigned i = 0; i < in->nnames; i++)
+		free(in->names[i]);
+	in->n = in->nnames = 0;
+}
+
+/* Open every input; they must share the link type (one set of filters). */
+static int
+inputs_open(struct app *a, struct inputs *in)
+{
+	const struct app_opts *o = a->o;
+	const char *const *names;
+	unsigned n, ifs = 0;
+
+	if (o->read_list && read_list(in, o->read_file) != 0)
+		return 1;
+	names = o->read_list ? (const char *const *)in->names : o->read_files;
+	n = o->read_list ? in->nnames : o->nread;
+	for (unsigned i = 0; i < n; i++) {
+		in->cf[i] = gcap_capfile_open(names[i], a->err);
+		if (in->cf[i] == NULL)
+			return app_err("%s", a->err);
+		in->n++;
+		if (gcap_capfile_linktype(in->cf[i]) != gcap_capfile_linktype(in->cf[0]))
+			return app_err(
+				"%s: link type %s, but %s has %s: inputs read together "
+				"must share it",
+				names[i],
+				pcap_datalink_val_to_name(gcap_capfile_linktype(in->cf[i])) ?:
+					"?",
+				names[0],
+				pcap_datalink_val_to_name(gcap_capfile_linktype(in->cf[0])) ?:
+					"?");
+		in->port_base[i] = (uint16_t)ifs;
+		ifs += gcap_capfile_nifs(in->cf[i]);
+		if (ifs > OFF_MAX_IFS)
+			return app_err("the inputs have more than %u interfaces",
+				       OFF_MAX_IFS);
+	}
+	return 0;
+}
+
+/* The outputs' interfaces: each input's own, in input order. */
+static struct gcap_writer_if *
+inputs_ifs(struct inputs *in, unsigned *nifs)
+{
+	unsigned n = 0, k = 0;
+	struct gcap_writer_if *w;
+
+	for (unsigned i = 0; i < in->n; i++)
+		n += gcap_capfile_nifs(in->cf[i]);
+	w = calloc(n, sizeof(*w));
+	if (w == NULL)
+		return NULL;
+	for (unsigned i = 0; i < in->n; i++)
+		for (unsigned j = 0; j < gcap_capfile_nifs(in->cf[i]); j++)
+			gcap_capfile_if(in->cf[i], j, &w[k++]);
+	*nifs = n;
+	return w;
+}
+
+/* ---- the progress line ---- */
+
+struct progress {
+	struct app *a;
+	struct inputs *in;
+	pthread_t thr;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool stop, shown;
+};
+
+static void
+progress_line(struct progress *pg, double secs)
+{
+	struct gcap_queue_stats st;
+	uint64_t done = 0, total = 0;
+	char left[32] = "";
+
+	for (unsigned i = 0; i < pg->in->n; i++) {
+		uint64_t sz = gcap_capfile_size(pg->in->cf[i]);
+
+		done += gcap_capfile_offset(pg->in->cf[i]);
+		total = total == UINT64_MAX || sz == 0 ? UINT64_MAX : total + sz;
+	}
+	gcap_pipeline_queue_stats(pg->a->pl, 0, &st);
+	double rate = secs > 0 ? (double)done / secs : 0;
+
+	if (total != UINT64_MAX && total > 0 && rate > 0 && done <= total)
+		snprintf(left, sizeof(left), ", %.0f s left",
+			 (double)(total - done) / rate);
+	if (total != UINT64_MAX && total > 0)
+		fprintf(stderr,
+			"\r\033[Kgpu-capture: %.1f of %.1f MB (%.0f%%), %llu records, "
+			"%.1f MB/s%s",
+			(double)done / 1e6, (double)total / 1e6,
+			100.0 * (double)done / (double)total,
+			(unsigned long long)st.rx_pkts, rate / 1e6, left);
+	else
+		fprintf(stderr, "\r\033[Kgpu-capture: %.1f MB, %llu records, %.1f MB/s",
+			(double)done / 1e6, (unsigned long long)st.rx_pkts, rate / 1e6);
+	pg->shown = true;
+}
+
+static void *
+progress_main(void *arg)
+{
+	struct progress *pg = arg;
+	uint64_t t0 = app_mono_ns();
+
+	pthread_mutex_lock(&pg->lock);
+	while (!pg->stop) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += 1;
+		pthread_cond_timedwait(&pg->cond, &pg->lock, &ts);
+		if (!pg->stop)
+			progress_line(pg, (double)(app_mono_ns() - t0) / 1e9);
+	}
+	pthread_mutex_unlock(&pg->lock);
+	return NULL;
+}
+
+/* A progress line on a terminal (stderr), not with -q. @return whether
+ * it runs. */
+static bool
+progress_start(struct progress *pg, struct app *a, struct inputs *in)
+{
+	memset(pg, 0, sizeof(*pg));
+	if (a->o->quiet || !isatty(STDERR_FILENO))
+		return false;
+	pg->a = a;
+	pg->in = in;
+	pthread_mutex_init(&pg->lock, NULL);
+	pthread_cond_init(&pg->cond, NULL);
+	return pthread_create(&pg->thr, NULL, progress_main, pg) == 0;
+}
+
+static void
+progress_stop(struct progress *pg, bool running)
+{
+	if (!running)
+		return;
+	pthread_mutex_lock(&pg->lock);
+	pg->stop = true;
+	pthread_cond_signal(&pg->cond);
+	pthread_mutex_unlock(&pg->lock);
+	pthread_join(pg->thr, NULL);
+	if (pg->shown)
+		fputs("\r\033[K", stderr); /* the summary takes its place */
+	pthread_cond_destroy(&pg->cond);
+	pthread_mutex_destroy(&pg->lock);
+}
+
+/* --cpu-workers' default: the CPUs this process may use, less the reader
+ * and the writer, where there are 4 or more. */
+static unsigned
+auto_workers(void)
+{
+	cpu_set_t set;
+	int n;
+
+	if (sched_getaffinity(0, sizeof(set), &set) != 0)
+		return 0;
+	n = CPU_COUNT(&set);
+	return n >= 4 ? (unsigned)(n - 2 > 16 ? 16 : n - 2) : 0;
+}
+
+static int
+capture_files(struct app *a, struct inputs *in)
 {
 	struct app_opts *o = a->o;
 	struct gcap_exec_conf ec;
-	struct gcap_writer_if wif = { 0 };
+	struct gcap_writer_if *wif;
 	struct gcap_writer_if_stats st = { 0 };
+	struct progress pg;
+	unsigned nifs = 0;
+	bool prog;
 	int r, rc = 0;
 
 	if (app_compile_filters(a) < 0)
@@ -28,29 +264,42 @@ capture_file(struct app *a, pcap_t *p)
 	a->nqueues = 1;
 	/* a file's packets are all in the staging area */
 	app_exec_conf(a, &ec, 1, GCAP_PIPELINE_STAGE_FILE, 0);
+	if (a->ops == &gcap_exec_cpu_ops && o->kernel == NULL)
+		ec.cpu_workers =
+			o->cpu_workers >= 0 ? (unsigned)o->cpu_workers : auto_workers();
 	if (o->dump_gpu_code)
 		return app_dump_gpu_code(a, &ec);
-	wif.name = o->read_file;
-	wif.linktype = a->linktype;
-	if (app_privs_lookup(o->user, &a->creds) < 0 || app_create_exec(a, &ec) < 0 ||
-	    app_open_writers(a, &wif, 1) < 0 || app_create_pipeline(a) < 0 ||
-	    app_privs_drop(&a->creds, o->quiet) < 0)
+	wif = inputs_ifs(in, &nifs);
+	if (wif == NULL) {
+		app_err("out of memory");
+		goto fail;
+	}
+	r = app_privs_lookup(o->user, &a->creds) < 0 || app_create_exec(a, &ec) < 0 ||
+	    app_open_writers(a, wif, nifs) < 0 || app_create_pipeline(a) < 0 ||
+	    app_privs_drop(&a->creds, o->quiet) < 0;
+	free(wif); /* the writers keep what they need */
+	if (r)
 		goto fail;
 	a->t_start = app_mono_ns();
 	a->cpu_start = app_cpu_seconds();
 	app_signals_watch(a->pl);
 	app_service_ready(a);
-	r = gcap_pipeline_run_file(a->pl, p, a->err);
+	prog = progress_start(&pg, a, in);
+	r = gcap_pipeline_run_inputs(a->pl, in->cf, in->port_base, in->n, a->err);
+	progress_stop(&pg, prog);
 	app_service_stopping(a);
 	if (r < 0)
-		rc = app_err("%s: %s", o->read_file, a->err);
+		rc = in->n == 1 ? app_err("%s: %s", o->read_file, a->err) :
+				  app_err("%s", a->err);
 	r = gcap_pipeline_stop(a->pl, APP_STOP_TIMEOUT_MS, a->err);
 	app_signals_watch(NULL);
 	if (r < 0 && rc == 0)
 		rc = app_err("%s", a->err);
 	a->abandoned = gcap_pipeline_abandoned(a->pl);
 	app_report_if_stats(a, &st);
-	return app_finish(a, &st, rc);
+	/* the counts are the file's: with several interfaces no ISB (which
+	 * interface each packet came from is not counted) */
+	return app_finish(a, nifs == 1 ? &st : NULL, rc);
 fail:
 	app_close_writers(a, NULL);
 	return 1;
@@ -59,25 +308,24 @@ fail:
 int
 app_run_file(struct app *a)
 {
-	char perr[PCAP_ERRBUF_SIZE];
-	pcap_t *p;
+	struct inputs in;
 	int rc;
 
-	p = pcap_open_offline_with_tstamp_precision(a->o->read_file,
-						    PCAP_TSTAMP_PRECISION_NANO, perr);
-	if (p == NULL)
-		return app_err("%s", perr);
-	a->linktype = pcap_datalink(p);
-	a->file = p;
-	rc = capture_file(a, p);
+	memset(&in, 0, sizeof(in));
+	rc = inputs_open(a, &in);
+	if (rc == 0) {
+		a->linktype = gcap_capfile_linktype(in.cf[0]);
+		a->file = gcap_capfile_pcap(in.cf[0]);
+		rc = capture_files(a, &in);
+	}
 	if (a->abandoned)
 		return rc; /* a thread still runs in the kernel: leave it all */
-	pcap_close(p);
 	a->file = NULL;
 	gcap_pipeline_destroy(a->pl);
 	a->pl = NULL;
 	if (a->ops != NULL)
 		a->ops->destroy(a->ex);
 	a->ex = NULL;
+	inputs_close(&in);
 	return rc;
 }

@@ -63,6 +63,8 @@ enum {
 	OPT_NANO,
 	OPT_NO_TIME_ORDER,
 	OPT_TIME_ORDER_WINDOW,
+	/* -r */
+	OPT_CPU_WORKERS,
 };
 
 static const struct option long_opts[] = {
@@ -130,12 +132,14 @@ static const struct option long_opts[] = {
 	{ "ring-buffer", required_argument, NULL, 'b' },
 	{ "no-time-order", no_argument, NULL, OPT_NO_TIME_ORDER },
 	{ "time-order-window", required_argument, NULL, OPT_TIME_ORDER_WINDOW },
+	/* -r */
+	{ "cpu-workers", required_argument, NULL, OPT_CPU_WORKERS },
 	{ NULL, 0, NULL, 0 },
 };
 
 /* tcpdump's letters; no leading '+': options after the expression count,
  * as tcpdump's (glibc's getopt permutes) */
-static const char short_opts[] = "i:r:w:F:s:c:C:G:W:qUvdhDLy:B:a:Z:gj:Jpz:b:";
+static const char short_opts[] = "i:r:V:w:F:s:c:C:G:W:qUvdhDLy:B:a:Z:gj:Jpz:b:";
 
 void
 app_usage(void)
@@ -166,7 +170,18 @@ app_usage(void)
 	       "exit\n"
 	       "  -L                 list the -i ports' link types and exit\n"
 	       "  -y TYPE            the link type (refused unless the port gives it)\n"
-	       "  -r FILE            read a pcap or pcapng file instead (any link type)\n"
+	       "  -r FILE            read a pcap or pcapng file instead (any link type), "
+	       "plain or\n"
+	       "                     compressed (gzip, zstd, lz4: found by its first "
+	       "bytes);\n"
+	       "                     \"-\" reads standard input; repeatable: the inputs "
+	       "are\n"
+	       "                     merged in time order. On a terminal a long read "
+	       "shows a\n"
+	       "                     progress line (not with -q)\n"
+	       "  -V FILE            read the inputs FILE names, one per line (\"-\": "
+	       "standard\n"
+	       "                     input), merged in time order\n"
 	       "  -j TYPE            packets' time: host (the host's clock at the poll), "
 	       "adapter\n"
 	       "                     (the port's: net_pcap the file's, a NIC's clock "
@@ -185,7 +200,9 @@ app_usage(void)
 	       "                     Write \\: for a ':' that belongs to the file name\n"
 	       "  --format pcap|pcapng  format (default: pcapng if FILE ends in "
 	       ".pcapng,\n"
-	       "                     else pcap with nanosecond timestamps)\n"
+	       "                     else pcap with nanosecond timestamps; with -r, the "
+	       "input's\n"
+	       "                     resolution and time fields as they were)\n"
 	       "  -s SNAPLEN         bytes kept per packet (default and 0: 262144)\n"
 	       "  -c COUNT           stop after COUNT packets are written\n"
 	       "  -C MBYTES          new file once the current one exceeds MBYTES "
@@ -207,7 +224,8 @@ app_usage(void)
 	       "  -z COMMAND         run COMMAND FILE on each file a rotation closes (as "
 	       "tcpdump)\n"
 	       "  --time-stamp-precision micro|nano   time stamps written (default "
-	       "nano)\n"
+	       "nano;\n"
+	       "                     with -r, the input's own)\n"
 	       "  --no-time-order    write each queue's packets as they come (default: "
 	       "every\n"
 	       "                     file in time order across queues and ports)\n"
@@ -227,6 +245,12 @@ app_usage(void)
 	       "  --mem gpu|host|copy|auto where packets land for the GPU (default "
 	       "auto)\n"
 	       "  --gpu N[,N...]     GPU ordinals (queues are spread over them)\n"
+	       "  --cpu-workers N    -r with the cpu backend: N threads filter the "
+	       "batches (0:\n"
+	       "                     the reading thread does; default: the CPUs the "
+	       "process may\n"
+	       "                     use, less 2, at most 16, where there are 4 or "
+	       "more)\n"
 	       "  --gpu-interp       interpret BPF on the GPU instead of compiling it\n"
 	       "  --gpu-blocks N     GPU thread blocks sharing each queue's batches (a "
 	       "power\n"
@@ -489,8 +513,12 @@ fidelity_opt(int c, const char *arg, struct app_opts *o)
 				"--time-stamp-precision '%s': expected micro or nano",
 				arg);
 		o->ts_micro = strcmp(arg, "micro") == 0;
+		o->ts_given = true;
 		return 1;
-	case OPT_NANO: o->ts_micro = false; return 1;
+	case OPT_NANO:
+		o->ts_micro = false;
+		o->ts_given = true;
+		return 1;
 	case 'p': o->no_promisc = true; return 1;
 	case 'z':
 		if (arg[0] == '\0')
@@ -535,6 +563,7 @@ set_defaults(struct app_opts *o)
 	o->nb_rxd = 1024;
 	o->backend = GCAP_BACKEND_AUTO;
 	o->mem = GCAP_MEM_AUTO;
+	o->cpu_workers = -1;
 }
 
 /* The options of l into o; an error from a --config line names it.
@@ -564,9 +593,22 @@ parse_args(struct app_opts *o, struct app_config *cfg, const struct app_config_a
 			o->ports[o->nports++] = optarg;
 			break;
 		case 'r':
+			if (o->nread == APP_MAX_INPUTS)
+				return -app_err("at most %d inputs (-r)", APP_MAX_INPUTS);
+			if (o->read_list)
+				return -app_err("-V and -r cannot be used together");
+			if (o->read_file == NULL)
+				o->read_file = optarg;
+			o->read_files[o->nread++] = optarg;
+			break;
+		case 'V':
 			if (o->read_file != NULL)
-				return -app_err("-r given twice");
+				return -app_err(
+					o->read_list ?
+						"-V given twice" :
+						"-V and -r cannot be used together");
 			o->read_file = optarg;
+			o->read_list = true;
 			break;
 		case 'w':
 			if (o->nouts == GCAP_MAX_OUTPUTS)
@@ -700,9 +742,13 @@ parse_args(struct app_opts *o, struct app_config *cfg, const struct app_config_a
 		case 'Z': o->user = optarg; break;
 		case 'g': o->group_read = true; break;
 		case OPT_PIDFILE: o->pidfile = optarg; break;
+		/* -r */
+		case OPT_CPU_WORKERS:
+			PARSE_U("--cpu-workers", optarg, 0, 64, o->cpu_workers);
+			break;
 		case '?':
 		default:
-			if (optopt != 0 && strchr("irwFscCGWyBaZjzb", optopt) != NULL)
+			if (optopt != 0 && strchr("irVwFscCGWyBaZjzb", optopt) != NULL)
 				return -app_err("option -%c needs a value", optopt);
 			if (optopt != 0)
 				return -app_err("unknown option -%c (see --help)",
@@ -802,6 +848,8 @@ app_parse_options(int argc, char **argv, struct app_opts *o)
 		return -app_err("--metrics applies to live ports (-i), not to -r");
 	if (o->read_file != NULL && o->queues != 1)
 		return -app_err("--queues applies to live ports, not to -r");
+	if (o->cpu_workers >= 0 && o->read_file == NULL)
+		return -app_err("--cpu-workers applies to -r, not to live ports");
 	for (unsigned i = 0; i < o->nouts; i++)
 		for (unsigned j = 0; j < i; j++)
 			if (strcmp(o->outs[i].path, o->outs[j].path) == 0)

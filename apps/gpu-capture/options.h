@@ -17,6 +17,7 @@
 #define APP_MAX_GPUS 16
 #define APP_DEFAULT_RING 16      /* --ring */
 #define APP_ORDER_WINDOW_MS 1000 /* --time-order-window's default */
+#define APP_MAX_INPUTS 256       /* -r given several times, or -V's list */
 
 struct app_output {
 	char *path;         /* file name, "-" for stdout */
@@ -27,7 +28,11 @@ struct app_output {
 struct app_opts {
 	const char *ports[APP_MAX_PORTS];
 	unsigned nports;
-	const char *read_file; /* -r */
+	const char *read_file;                  /* -r (the first), or -V's list file */
+	const char *read_files[APP_MAX_INPUTS]; /* every -r, in order */
+	unsigned nread;
+	bool read_list;  /* -V: read_file names a file of input names */
+	int cpu_workers; /* --cpu-workers (-1: as the CPUs allow) */
 	struct app_output outs[GCAP_MAX_OUTPUTS];
 	unsigned nouts;
 	enum gcap_fmt fmt;         /* -F */
@@ -94,6 +99,7 @@ struct app_opts {
 	enum gcap_tstamp tstamp;  /* -j */
 	bool list_tstamp;         /* -J */
 	bool ts_micro;            /* --time-stamp-precision micro */
+	bool ts_given;            /* --time-stamp-precision or --nano given */
 	bool no_promisc;          /* -p */
 	bool no_time_order;       /* --no-time-order */
 	unsigned order_window_ms; /* --time-order-window */

@@ -331,6 +331,7 @@ app_open_writers(struct app *a, const struct gcap_writer_if *ifs, unsigned nifs)
 			.app_name = "gpu-capture " GCAP_VERSION,
 			.flush_each = o->packet_buffered,
 			.ts_micro = o->ts_micro,
+			.ts_override = o->ts_given,
 			.epb_rx = a->nports > 0,
 			.shb_os = a->host_os[0] != '\0' ? a->host_os : NULL,
 			.shb_hardware = a->host_hw[0] != '\0' ? a->host_hw : NULL,

@@ -143,6 +143,11 @@ struct gcap_exec_conf {
 	 *  kernel; gpu, with an inline kernel: how long the GPU has held the
 	 *  queue's oldest batch); 0: GCAP_KERNEL_BUDGET_MS */
 	unsigned kernel_budget_ms;
+	/** cpu: threads that filter a one-queue pipeline's batches (several
+	 *  at a time, completed in order); 0: the submitting thread filters
+	 *  them, as on live queues. Not with an inline kernel (its state is
+	 *  one thread's). */
+	unsigned cpu_workers;
 };
 
 /** Default of gcap_exec_conf.kernel_budget_ms: 5 s of CPU time on one

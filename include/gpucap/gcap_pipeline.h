@@ -252,6 +252,29 @@ gcap_pipeline_create(const struct gcap_pipeline_conf *conf, char *errbuf);
  */
 int gcap_pipeline_run_file(struct gcap_pipeline *pl, pcap_t *p, char *errbuf);
 
+struct gcap_capfile;
+
+/**
+ * Read capture files through the pipeline, as gcap_pipeline_run_file()
+ * reads one (a reader thread, the writer thread, the calling thread
+ * watching them with the executor's watchdog; a reader left running
+ * makes gcap_pipeline_abandoned() true, and it still uses the inputs:
+ * they must not be closed then): one input in place, in large reads;
+ * several merged in time order (the earliest record first; on a tie, the
+ * later input, as mergecap orders them). Records of input k name
+ * interface port_base[k] + their own (port_base may be NULL: all 0); the
+ * outputs' interfaces are those gcap_capfile_if() gives (the records
+ * carry the inputs' own time fields, as its ts_form says). Returns at the
+ * end of the inputs, after max_packets, on gcap_pipeline_request_stop()
+ * or on an error.
+ * @return 0; -EIO with libpcap's message when an input is damaged (what
+ *         came before is written; with several, the others are read to
+ *         their end); -EINVAL for no input; -ENOMEM; -ETIME: the watchdog
+ *         gave up a batch; a writer or executor error.
+ */
+int gcap_pipeline_run_inputs(struct gcap_pipeline *pl, struct gcap_capfile *const *in,
+			     const uint16_t *port_base, unsigned nin, char *errbuf);
+
 /**
  * Start the writer thread and the RX lcores (EAL initialised, ports started).
  * @return 0, or a negative errno (EBUSY: an lcore is not free).

@@ -34,6 +34,21 @@ enum gcap_fmt {
 };
 
 /**
+ * How gcap_rec.ts_ns is to be read for an interface's records. Live ports
+ * give nanoseconds; a capture file's records keep their own fields, so
+ * that they are written back as they were, whatever their values (a
+ * fraction of 2^31 or more, seconds past what nanoseconds since the epoch
+ * hold in 64 bits).
+ */
+enum gcap_ts_form {
+	GCAP_TS_NS = 0,  /**< nanoseconds since the Unix epoch */
+	GCAP_TS_PCAP_US, /**< a pcap record's fields: seconds << 32 | microseconds */
+	GCAP_TS_PCAP_NS, /**< a pcap record's fields: seconds << 32 | nanoseconds */
+	GCAP_TS_UNITS,   /**< a pcapng timestamp: units of 10^-tsresol s since
+			       the epoch plus tsoffset seconds */
+};
+
+/**
  * One interface, i.e. one pcapng IDB (index = gcap_rec.port). Every field
  * after linktype may be left zero (NULL): the option is then not written.
  */
@@ -57,6 +72,12 @@ struct gcap_writer_if {
 	 *  order), without opt_endofopt; opts_len bytes, a multiple of 4 */
 	const uint8_t *opts;
 	size_t opts_len;
+	/** how its records' ts_ns reads (enum gcap_ts_form); a pcap output
+	 *  takes interface 0's resolution (microseconds for GCAP_TS_PCAP_US,
+	 *  else nanoseconds), a pcapng IDB its own (if_tsresol, if_tsoffset) */
+	uint8_t ts_form;
+	uint8_t tsresol;  /**< GCAP_TS_UNITS: decimal exponent, 0..9 */
+	int64_t tsoffset; /**< GCAP_TS_UNITS: seconds added (if_tsoffset) */
 };
 
 /**
@@ -124,8 +145,15 @@ struct gcap_writer_conf {
 	gid_t group;
 	/** microsecond timestamps (tcpdump's --time-stamp-precision micro):
 	 *  pcap's microsecond magic, pcapng's if_tsresol 6; times are cut
-	 *  (not rounded) to the microsecond. Else nanoseconds. */
+	 *  (not rounded) to the microsecond. Else nanoseconds. Applies to
+	 *  the interfaces whose records are GCAP_TS_NS; those that carry a
+	 *  capture file's own times keep the file's resolution unless
+	 *  ts_override is set. */
 	bool ts_micro;
+	/** ts_micro (or, false, nanoseconds) for every interface, also
+	 *  those carrying a capture file's times (converted as libpcap
+	 *  converts them): the user asked for a precision on -r */
+	bool ts_override;
 	/** pcapng: every EPB carries epb_flags (inbound) and epb_queue
 	 *  (gcap_rec.queue): packets received by a port */
 	bool epb_rx;
@@ -151,6 +179,15 @@ struct gcap_writer;
  * @return GCAP_FMT_PCAP or GCAP_FMT_PCAPNG.
  */
 enum gcap_fmt gcap_writer_fmt_of(const char *path, enum gcap_fmt fmt);
+
+/**
+ * A record's time in ns since the epoch, read as interface wif's records
+ * are (ts_form, tsresol, tsoffset): to order or compare records of
+ * interfaces whose times read differently.
+ * @return the time; 0 before the epoch, UINT64_MAX past what 64 bits of
+ *         nanoseconds hold (the year 2554).
+ */
+uint64_t gcap_writer_ts_ns(const struct gcap_writer_if *wif, uint64_t ts);
 
 /**
  * Open a writer: creates (or truncates) the first file and writes its

@@ -2,7 +2,7 @@
 # There (the GPU machine): run the GPU tests and benchmarks from .devbundle,
 # logs to $OUT. Usage: bash .devbundle/root/scripts/device/run.sh [STEP...]
 # Steps: info doctor tests unit copyloop corpus live multigpu bench order sweep latency latvar jitter jittouch phases floor rxburst soak writerslack ab ringsweep pcie pcieceil kbench
-# bpf profile observe ops vram vrambench (default: info tests corpus live bench).
+# bpf profile observe ops vram vrambench offline (default: info tests corpus live bench).
 set -uo pipefail
 b=$(cd "$(dirname "$0")/../../.." && pwd)
 source "$b/env.sh"
@@ -118,6 +118,15 @@ order)
 	GPU_CAPTURE=$b/bin/gpu-capture MIX_PCAP=$b/shared/data/bench/mix-en10mb.pcap \
 		OUT_DIR=$OUT SECS=${SECS:-3} timeout 420 bash "$b/root/bench/time_order.sh" 2>>"$OUT/bench-stderr.log"
 	echo "order rc=$?" ;;
+offline)
+	# -r at storage speed: the read limit, tcpdump, the cpu and gpu
+	# backends with 1, 8, 64 filters, pcapng, a compressed input
+	log "offline (-r) bench"
+	GPU_CAPTURE=$b/bin/gpu-capture PCAP_CMP=$b/bin/pcap-cmp \
+		MIX_PCAP=$b/shared/data/bench/mix-en10mb.pcap RESULTS_DIR=$OUT MACHINE=h200 \
+		SIZE_MB=${OFFLINE_MB:-2000} REPS=${OFFLINE_REPS:-3} \
+		timeout ${OFFLINE_TIMEOUT:-420} bash "$b/root/bench/offline.sh" 2>"$OUT/offline-stderr.log"
+	echo "offline rc=$?"; rm -rf /dev/shm/gcap-offline ;;
 sweep)
 	# the filtering work moved off the lcores: 8 RX lcores, N filters
 	log "filter-count sweep"

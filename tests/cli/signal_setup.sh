@@ -3,8 +3,8 @@
 # A signal during set-up ends the run at once, as tcpdump's does: killed
 # by the signal, no output file left. A 3,000-term filter compiles for
 # far longer than the 2 s before SIGINT. And a -r run signalled right
-# after its start either died in set-up (no file) or stopped reading:
-# exit 0, fewer records than the input, a valid file, the summary.
+# after its start either died in set-up (no file) or stopped reading an
+# input without an end: exit 0, a valid file, the summary.
 . "$(dirname "$0")/lib.sh"
 f="host 10.0.0.1"
 for i in $(seq 2 3000); do f="$f or host 10.$((i / 62500)).$((i / 250 % 250)).$((i % 250))"; done
@@ -17,7 +17,11 @@ big=$T/big.pcap
 total=$(count "$big")
 for sig in INT TERM; do
 	rm -f "$T/b.pcap"
-	"$GC" -r "$big" -w "$T/b.pcap" 2>"$T/gc.err" &
+	# an input without an end (a pipe: the file, then its records again
+	# and again), so that only the signal ends the run, however fast
+	# the reading
+	"$GC" -r <(cat "$big"; while tail -c +25 "$DATA/eth-mix.pcap"; do :; done) \
+		-w "$T/b.pcap" 2>"$T/gc.err" &
 	pid=$!
 	sleep 0.2
 	kill -"$sig" "$pid"
@@ -26,9 +30,8 @@ for sig in INT TERM; do
 		[ $rc -eq 0 ] || fail "SIG$sig in -r: exit $rc: $(cat "$T/gc.err")"
 		check_readable "$T/b.pcap" 0 || continue
 		n=$(count "$T/b.pcap")
-		[ "$n" -lt "$total" ] || fail "SIG$sig in -r: all $total records written: the signal was not honoured"
 		grep -q "^$n packets captured$" "$T/gc.err" || fail "SIG$sig in -r: summary: $(cat "$T/gc.err")"
-		note "SIG$sig in -r: $n of $total records"
+		note "SIG$sig in -r: $n records"
 	else
 		[ $rc -eq $((128 + $(kill -l "$sig"))) ] || fail "SIG$sig in set-up: exit $rc: $(cat "$T/gc.err")"
 		note "SIG$sig in -r: ended in set-up"

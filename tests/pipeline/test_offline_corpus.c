@@ -2,7 +2,8 @@
 /*
  * Offline differential suite: every capture of the tcpdump test corpus
  * (../shared/data/pcaps/tcpdump-tests, when present) and of tests/data goes
- * through the real pipeline in-process (file reader -> executor -> writer
+ * through the real pipeline in-process (gcap_capfile's reader, which
+ * parses records itself and hands damaged ones to libpcap -> executor -> writer
  * thread -> one output per expression, one pass per file), and every output
  * file, read back with libpcap at nanosecond precision, must hold exactly
  * the records libpcap's pcap_offline_filter() selects from the same file
@@ -11,7 +12,7 @@
  * - Expressions libpcap rejects for a file's link type must be rejected by
  *   gcap_filter_compile() too (and the other way round).
  * - Damaged files: the records before the damage must match, and
- *   gcap_pipeline_run_file() fails exactly when pcap_next_ex() does.
+ *   gcap_pipeline_run_inputs() fails exactly when pcap_next_ex() does.
  * - GCAP_TEST_BACKEND=gpu runs the gpu executor instead of the cpu one
  *   (exit 77 when this build or this machine has no usable GPU);
  *   GCAP_TEST_GPU_INTERP=1 makes it interpret BPF instead of compiling it.
@@ -20,6 +21,7 @@
  *   libpcap builds other programs there than on pcap_open_dead().
  * - GCAP_TEST_CORPUS_MAX=N limits the corpus to its first N files (sorted
  *   by name), for quick runs.
+ * - GCAP_TEST_CPU_WORKERS=N: the cpu executor filters on N worker threads.
  */
 #include <check.h>
 #include <dirent.h>
@@ -35,6 +37,7 @@
 
 #include <pcap/pcap.h>
 
+#include "gpucap/gcap_capfile.h"
 #include "gpucap/gcap_exec.h"
 #include "gpucap/gcap_filter.h"
 #include "gpucap/gcap_pipeline.h"
@@ -130,6 +133,7 @@ static unsigned nlocal; /* the first nlocal are tests/data's */
 static const struct gcap_exec_ops *ops;
 static bool gpu_interp;
 static enum gcap_mem gpu_mem = GCAP_MEM_AUTO; /* GCAP_TEST_GPU_MEM */
+static unsigned cpu_workers;                  /* GCAP_TEST_CPU_WORKERS */
 static char tmp_root[512];
 
 /* One file read into memory with libpcap. */
@@ -143,6 +147,9 @@ struct capfile {
 	struct pkt *pkts;
 	size_t n;
 	bool damaged; /* pcap_next_ex failed after n records */
+	/* a pcap file's fraction unit in ns (1000: microseconds, 1:
+	 * nanoseconds; 0: not pcap) */
+	int64_t frac_ns;
 	char err[PCAP_ERRBUF_SIZE];
 };
 
@@ -197,6 +204,19 @@ capfile_load(const char *path, struct capfile *cf)
 		cf->n++;
 	}
 	cf->p = p;
+	{
+		FILE *f = fopen(path, "rb");
+		uint32_t m = 0;
+
+		if (f != NULL && fread(&m, 4, 1, f) == 1) {
+			if (m == 0xa1b2c3d4u || m == 0xd4c3b2a1u)
+				cf->frac_ns = 1000;
+			else if (m == 0xa1b23c4du || m == 0x4d3cb2a1u)
+				cf->frac_ns = 1;
+		}
+		if (f != NULL)
+			fclose(f);
+	}
 	return 0;
 }
 
@@ -277,6 +297,11 @@ compare_output(const char *fname, const char *expr, const char *out,
 			      fname, expr, nrec);
 		int64_t want_ts = ts_ns(&want->h.ts);
 
+		/* a pcap fraction field of 2^31 or more, which libpcap reads
+		 * as negative: a pcapng output holds the fields taken together,
+		 * unsigned (a pcap output holds them as they were) */
+		if (!pcap_out && cf->frac_ns != 0 && want->h.ts.tv_usec < 0)
+			want_ts += (INT64_C(1) << 32) * cf->frac_ns;
 		if (want_ts >= 0 && pcap_out)
 			want_ts = ts_pcap(want_ts);
 		/* a negative instant (damaged input) has no ns-since-epoch
@@ -375,6 +400,7 @@ run_one(const char *path)
 			.linktype = linktype,
 			.mem = gpu_mem,
 			.compile_filters = !gpu_interp,
+			.cpu_workers = cpu_workers,
 		};
 		struct gcap_writer_if wif = { .name = fname, .linktype = linktype };
 		struct gcap_exec *ex;
@@ -387,9 +413,13 @@ run_one(const char *path)
 			.writers = writers,
 			.flush_ms = 100,
 		};
-		pcap_t *in;
+		struct gcap_capfile *in;
 		int rr, rs;
 
+		/* the outputs read the input's times as the reader gives them */
+		in = gcap_capfile_open(path, perr);
+		ck_assert_msg(in != NULL, "%s: %s", fname, perr);
+		gcap_capfile_if(in, 0, &wif);
 		ex = ops->create(&ec, err);
 		ck_assert_msg(ex != NULL, "%s: %s executor: %s", fname, ops->name, err);
 		for (unsigned i = 0; i < nout; i++) {
@@ -411,10 +441,7 @@ run_one(const char *path)
 		pc.ex = ex;
 		pl = gcap_pipeline_create(&pc, err);
 		ck_assert_msg(pl != NULL, "%s: pipeline: %s", fname, err);
-		in = pcap_open_offline_with_tstamp_precision(
-			path, PCAP_TSTAMP_PRECISION_NANO, perr);
-		ck_assert_msg(in != NULL, "%s: %s", fname, perr);
-		rr = gcap_pipeline_run_file(pl, in, err);
+		rr = gcap_pipeline_run_inputs(pl, &in, NULL, 1, err);
 		if (cf.damaged) {
 			ck_assert_msg(rr < 0,
 				      "%s: libpcap fails after %zu records (%s), "
@@ -446,7 +473,7 @@ run_one(const char *path)
 			ck_assert_msg(r == 0, "%s: close: %s", outs[i], err);
 		}
 		ops->destroy(ex);
-		pcap_close(in);
+		gcap_capfile_close(in);
 	}
 	for (unsigned i = 0; i < nout; i++)
 		compare_output(fname, exprs[eidx[i]], outs[i], &cf, cmpref[i]);
@@ -620,6 +647,9 @@ main(void)
 		return 1;
 	}
 	ops = &gcap_exec_cpu_ops;
+	if (getenv("GCAP_TEST_CPU_WORKERS") != NULL)
+		cpu_workers =
+			(unsigned)strtoul(getenv("GCAP_TEST_CPU_WORKERS"), NULL, 10);
 	if (backend != NULL && strcmp(backend, "gpu") == 0) {
 #ifdef GCAP_TEST_HAVE_GPU
 		char why[GCAP_ERRBUF_SIZE] = "";

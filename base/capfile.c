@@ -1,0 +1,666 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The capture file reader (gcap_capfile.h): opening an input (its codec
+ * found by the first bytes, its header read by libpcap through a stream
+ * that keeps what libpcap read), filling a caller's buffer with records
+ * parsed in place by the format's row, and the hand-over to libpcap where
+ * the format stops being certain (see capfile_internal.h).
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "capfile_internal.h"
+
+/* Bytes read ahead at open, so that the interfaces before the first packet
+ * are known when the outputs are opened. */
+#define CF_PREFIX (64u << 10)
+/* Smallest read into a batch's buffer. */
+#define CF_READ_MIN (64u << 10)
+
+static const struct gcap_cf_codec *const codecs[] = {
+	&gcap_cf_gzip,
+	&gcap_cf_zstd,
+	&gcap_cf_lz4,
+};
+
+static ssize_t
+src_read(struct gcap_cf_src *s, uint8_t *buf, size_t len)
+{
+	if (s->ahead != NULL)
+		return gcap_cf_ahead_read(s, buf, len);
+	return s->codec != NULL ? s->codec->read(s, buf, len) :
+				  gcap_cf_raw_read(s, buf, len);
+}
+
+/* ---- the stream libpcap reads ---- */
+
+/* libpcap's reads: the replay bytes first, then the carry (at open,
+ * recording: what the source gives is kept in the carry too), then the
+ * source. */
+/* Up to size bytes of the held bytes from[*pos..len) into buf. */
+static size_t
+ck_serve(char *buf, size_t size, const uint8_t *from, size_t len, size_t *pos)
+{
+	size_t n = len - *pos < size ? len - *pos : size;
+
+	memcpy(buf, from + *pos, n);
+	*pos += n;
+	return n;
+}
+
+static ssize_t
+ck_read(void *c, char *buf, size_t size)
+{
+	struct gcap_capfile *cf = c;
+	ssize_t r;
+
+	if (cf->replay_pos < cf->replay_len)
+		return (ssize_t)ck_serve(buf, size, cf->replay, cf->replay_len,
+					 &cf->replay_pos);
+	if (cf->carry_pos < cf->carry_len)
+		return (ssize_t)ck_serve(buf, size, cf->carry, cf->carry_len,
+					 &cf->carry_pos);
+	if (cf->map_rd < cf->map_len)
+		return (ssize_t)ck_serve(buf, size, cf->map, cf->map_len, &cf->map_rd);
+	if (cf->src_eof)
+		return 0;
+	r = src_read(&cf->src, (uint8_t *)buf, size);
+	if (r < 0) {
+		errno = (int)-r;
+		return -1;
+	}
+	if (r == 0)
+		cf->src_eof = true;
+	else if (cf->recording) {
+		if (gcap_cf_buf_add(&cf->carry, &cf->carry_len, &cf->carry_cap,
+				    (uint8_t *)buf, (size_t)r) < 0) {
+			errno = ENOMEM;
+			return -1;
+		}
+		cf->carry_pos = cf->carry_len;
+	}
+	return r;
+}
+
+static FILE *
+ck_open(struct gcap_capfile *cf)
+{
+	cookie_io_functions_t io = { .read = ck_read };
+
+	return fopencookie(cf, "r", io);
+}
+
+/* ---- open and close ---- */
+
+static int
+src_open(struct gcap_capfile *cf, const char *path, char *errbuf)
+{
+	struct gcap_cf_src *s = &cf->src;
+	ssize_t r;
+
+	if (strcmp(path, "-") == 0) {
+		s->fd = STDIN_FILENO;
+	} else {
+		s->fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (s->fd < 0)
+			return gcap_err(errbuf, errno, "%s: %s", path, strerror(errno));
+		s->own_fd = true;
+	}
+	(void)posix_fadvise(s->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+	/* the codec is what the first bytes say, whatever the name */
+	while (s->nhead < 4) {
+		r = gcap_cf_raw_read(s, s->head + s->nhead, 4 - s->nhead);
+		if (r < 0)
+			return gcap_err(errbuf, (int)-r, "%s: %s", path, s->msg);
+		if (r == 0)
+			break;
+		s->nhead += (size_t)r;
+		s->headpos = s->nhead;
+	}
+	s->headpos = 0;
+	for (size_t i = 0; i < sizeof(codecs) / sizeof(codecs[0]); i++) {
+		const struct gcap_cf_codec *k = codecs[i];
+
+		if (s->nhead >= k->magic_len &&
+		    memcmp(s->head, k->magic, k->magic_len) == 0) {
+			int r;
+
+			s->codec = k;
+			if ((r = k->open(s, errbuf)) < 0)
+				return r;
+			/* decompressing runs beside the reading */
+			return gcap_cf_ahead_start(s, errbuf);
+		}
+	}
+	return 0;
+}
+
+void
+gcap_capfile_close(struct gcap_capfile *cf)
+{
+	if (cf == NULL)
+		return;
+	if (cf->lp != NULL && cf->lp != cf->p)
+		pcap_close(cf->lp);
+	if (cf->p != NULL && cf->own_p)
+		pcap_close(cf->p);
+	if (cf->map != NULL)
+		munmap((void *)cf->map, cf->map_len);
+	gcap_cf_ahead_stop(&cf->src);
+	if (cf->src.codec != NULL)
+		cf->src.codec->close(&cf->src);
+	if (cf->src.own_fd)
+		close(cf->src.fd);
+	for (unsigned i = 0; i < cf->nifs; i++) {
+		free(cf->ifs[i].name);
+		free(cf->ifs[i].opts);
+	}
+	free(cf->ifs);
+	free(cf->hdr);
+	free(cf->carry);
+	free(cf->replay);
+	free(cf->path);
+	free(cf);
+}
+
+static struct gcap_capfile *
+cf_alloc(char *errbuf)
+{
+	struct gcap_capfile *cf = calloc(1, sizeof(*cf));
+
+	if (cf == NULL || gcap_cf_ifs_grow(cf) < 0) {
+		free(cf);
+		return gcap_err_null(errbuf, ENOMEM, "capture file: out of memory");
+	}
+	cf->src.fd = -1;
+	return cf;
+}
+
+struct gcap_capfile *
+gcap_capfile_from_pcap(pcap_t *p, char *errbuf)
+{
+	struct gcap_capfile *cf = cf_alloc(errbuf);
+
+	if (cf == NULL)
+		return NULL;
+	cf->p = cf->lp = p;
+	cf->linktype = pcap_datalink(p);
+	cf->snapshot = (uint32_t)pcap_snapshot(p);
+	cf->ifs[0].linktype = cf->linktype;
+	cf->nifs = cf->nifs_open = 1;
+	return cf;
+}
+
+/* Read ahead to CF_PREFIX bytes in the carry (or the end). */
+static int
+prefix_fill(struct gcap_capfile *cf)
+{
+	while (!cf->src_eof && cf->carry_len < CF_PREFIX) {
+		uint8_t tmp[8192];
+		ssize_t r = src_read(&cf->src, tmp, sizeof(tmp));
+
+		if (r < 0)
+			return (int)r;
+		if (r == 0)
+			cf->src_eof = true;
+		else if (gcap_cf_buf_add(&cf->carry, &cf->carry_len, &cf->carry_cap, tmp,
+					 (size_t)r) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+struct gcap_capfile *
+gcap_capfile_open(const char *path, char *errbuf)
+{
+	char perr[PCAP_ERRBUF_SIZE];
+	struct gcap_capfile *cf = cf_alloc(errbuf);
+	struct stat st;
+	size_t off = 0;
+	int r;
+
+	if (cf == NULL)
+		return NULL;
+	cf->path = strdup(path);
+	if (cf->path == NULL) {
+		gcap_capfile_close(cf);
+		return gcap_err_null(errbuf, ENOMEM, "capture file: out of memory");
+	}
+	r = src_open(cf, path, errbuf);
+	if (r < 0) {
+		gcap_capfile_close(cf);
+		errno = -r;
+		return NULL;
+	}
+	if (fstat(cf->src.fd, &st) == 0 && S_ISREG(st.st_mode))
+		cf->size = (uint64_t)st.st_size;
+	/* libpcap reads the header through a stream that keeps its bytes */
+	cf->recording = true;
+	cf->pf = ck_open(cf);
+	if (cf->pf != NULL)
+		cf->p = pcap_fopen_offline_with_tstamp_precision(
+			cf->pf, PCAP_TSTAMP_PRECISION_NANO, perr);
+	cf->recording = false;
+	if (cf->p == NULL) {
+		if (cf->pf == NULL)
+			snprintf(perr, sizeof(perr), "%s", strerror(errno));
+		else
+			fclose(cf->pf);
+		gcap_capfile_close(cf);
+		return gcap_err_null(errbuf, EINVAL, "%s", perr);
+	}
+	cf->own_p = true;
+	cf->lp = cf->p;
+	cf->linktype = pcap_datalink(cf->p);
+	cf->snapshot = (uint32_t)pcap_snapshot(cf->p);
+	cf->ifs[0].linktype = cf->linktype;
+	cf->nifs = 1;
+	/* not from a pipe: a capture still being written must not wait */
+	if (cf->size > 0 && (r = prefix_fill(cf)) < 0) {
+		snprintf(perr, sizeof(perr), "%s",
+			 cf->src.msg[0] ? cf->src.msg : strerror(-r));
+		gcap_capfile_close(cf);
+		return gcap_err_null(errbuf, -r, "%s: %s", path, perr);
+	}
+	if (cf->carry_len >= 4) {
+		const struct gcap_cf_fmt *f = cf_get32(cf->carry, false) == 0x0a0d0d0au ?
+						      &gcap_cf_pcapng :
+						      &gcap_cf_pcap;
+
+		if (f == &gcap_cf_pcapng)
+			cf->nifs = 0;
+		off = f->header(cf, cf->carry, cf->carry_len);
+		if (off > 0)
+			cf->fmt = f;
+		else if (f == &gcap_cf_pcapng) {
+			cf->nifs = 1; /* libpcap's one view of it */
+			cf->ifs[0].linktype = cf->linktype;
+		}
+	}
+	cf->nifs_open = cf->nifs;
+	if (cf->fmt != NULL && cf->src.codec == NULL && cf->size > off &&
+	    cf->size <= SIZE_MAX) {
+		void *m = mmap(NULL, (size_t)cf->size, PROT_READ, MAP_PRIVATE, cf->src.fd,
+			       0);
+
+		if (m != MAP_FAILED) {
+			(void)madvise(m, (size_t)cf->size, MADV_SEQUENTIAL);
+			cf->map = m;
+			cf->map_len = (size_t)cf->size;
+			cf->map_rd = cf->map_len; /* nothing to serve yet */
+			cf->map_pos = off;
+		}
+	}
+	if (cf->fmt != NULL) {
+		cf->carry_pos = off; /* the records, parsed from here */
+	} else {
+		/* libpcap reads on where its header read stopped: what it has
+		 * not taken of the carry is served before the source */
+		cf->carry_pos =
+			cf->carry_pos < cf->carry_len ? cf->carry_pos : cf->carry_len;
+	}
+	return cf;
+}
+
+/* ---- reading ---- */
+
+/* libpcap's time (nanosecond precision) back into the fields of the
+ * interface's form (libpcap sign-extends pcap's 32-bit fields); *ns the
+ * time as the format's own parse gives it. */
+static uint64_t
+lp_ts(const struct gcap_cf_if *f, const struct timeval *tv, uint64_t *ns)
+{
+	uint32_t sec = (uint32_t)tv->tv_sec, frac;
+
+	switch (f->ts_form) {
+	case GCAP_TS_PCAP_US:
+	case GCAP_TS_PCAP_NS:
+		frac = (uint32_t)(f->ts_form == GCAP_TS_PCAP_US ? tv->tv_usec / 1000 :
+								  tv->tv_usec);
+		*ns = (uint64_t)sec * 1000000000u +
+		      (uint64_t)frac * (f->ts_form == GCAP_TS_PCAP_US ? 1000u : 1u);
+		return (uint64_t)sec << 32 | frac;
+	case GCAP_TS_UNITS:
+		*ns = gcap_cf_ts_ns(tv->tv_sec, (uint64_t)tv->tv_usec);
+		return (uint64_t)(tv->tv_sec - f->tsoffset) * f->units +
+		       (uint64_t)tv->tv_usec / f->scale;
+	default:
+		/* as libpcap 1.10 gives it: seconds modulo 2^32 */
+		*ns = (tv->tv_sec < 0 ? (uint64_t)(uint32_t)tv->tv_sec :
+					(uint64_t)tv->tv_sec) *
+			      1000000000u +
+		      (uint64_t)tv->tv_usec;
+		return *ns;
+	}
+}
+
+/* Copy libpcap's records into buf from offset *off. */
+static int
+lp_fill(struct gcap_capfile *cf, uint8_t *buf, uint32_t size, struct gcap_pkt *desc,
+	uint64_t *raw, unsigned max, unsigned n, uint32_t *off)
+{
+	while (n < max) {
+		struct pcap_pkthdr *h;
+		const u_char *data;
+		int r;
+
+		if (cf->pend) {
+			h = &cf->pend_h;
+			data = cf->pend_data;
+		} else {
+			r = pcap_next_ex(cf->lp, &h, &data);
+			if (r == PCAP_ERROR_BREAK) {
+				cf->done = true;
+				break;
+			}
+			if (r < 0) {
+				snprintf(cf->msg, sizeof(cf->msg), "%s",
+					 pcap_geterr(cf->lp));
+				cf->err = -EIO;
+				cf->done = true;
+				break;
+			}
+			if (r == 0)
+				continue;
+		}
+		uint32_t at = (*off + 63u) & ~63u;
+
+		if (h->caplen > size || at > size || h->caplen > size - at) {
+			if (h->caplen > size) {
+				snprintf(cf->msg, sizeof(cf->msg),
+					 "packet of %u bytes is larger than the staging "
+					 "buffer",
+					 h->caplen);
+				cf->err = -E2BIG;
+				cf->done = true;
+				break;
+			}
+			/* the next batch takes it first (its bytes stay
+			 * libpcap's until the next read) */
+			cf->pend = true;
+			cf->pend_h = *h;
+			cf->pend_data = data;
+			break;
+		}
+		cf->pend = false;
+		memcpy(buf + at, data, h->caplen);
+		desc[n].addr = (uint64_t)(uintptr_t)(buf + at);
+		desc[n].caplen = h->caplen;
+		desc[n].wirelen = h->len;
+		raw[n] = lp_ts(&cf->ifs[0], &h->ts, &desc[n].ts_ns);
+		desc[n].port = 0;
+		n++;
+		*off = at + h->caplen;
+	}
+	return (int)n;
+}
+
+/* The format stops at buf[pos..have): libpcap reads the file header
+ * again, then these bytes, then the rest of the source. */
+static int
+to_libpcap(struct gcap_capfile *cf, const uint8_t *rest, size_t len)
+{
+	char perr[PCAP_ERRBUF_SIZE];
+	FILE *f;
+
+	free(cf->replay);
+	cf->replay = malloc(cf->hdr_len + len + 1);
+	if (cf->replay == NULL)
+		return -ENOMEM;
+	memcpy(cf->replay, cf->hdr, cf->hdr_len);
+	if (len > 0)
+		memcpy(cf->replay + cf->hdr_len, rest, len);
+	cf->replay_len = cf->hdr_len + len;
+	cf->replay_pos = 0;
+	cf->carry_len = cf->carry_pos = 0;
+	if (cf->use_map) {
+		/* the rest is the map's (the fd's position is not the map's) */
+		cf->map_rd = cf->map_pos;
+		cf->src_eof = true;
+	}
+	cf->fmt = NULL;
+	f = ck_open(cf);
+	if (f == NULL)
+		return -errno;
+	cf->lp = pcap_fopen_offline_with_tstamp_precision(f, PCAP_TSTAMP_PRECISION_NANO,
+							  perr);
+	if (cf->lp == NULL) {
+		fclose(f);
+		snprintf(cf->msg, sizeof(cf->msg), "%s", perr);
+		return -EIO;
+	}
+	cf->lpf = f;
+	return 0;
+}
+
+/* The mapped file's records, described where they lie. */
+static int
+map_fill(struct gcap_capfile *cf, uint8_t *buf, uint32_t size, struct gcap_pkt *desc,
+	 uint64_t *raw, unsigned max, uint32_t *used)
+{
+	size_t pos = cf->map_pos, adv = 0;
+	unsigned n = 0;
+	int r;
+
+	while (n < max) {
+		uint32_t doff = 0;
+		enum gcap_cf_step st = cf->fmt->step(cf, cf->map + pos, cf->map_len - pos,
+						     &desc[n], &raw[n], &adv, &doff);
+
+		if (st == CF_PKT) {
+			desc[n++].addr = (uint64_t)(uintptr_t)(cf->map + pos + doff);
+			pos += adv;
+		} else if (st == CF_SKIP) {
+			pos += adv;
+		} else if (st == CF_MORE && pos == cf->map_len) {
+			cf->done = true;
+			break;
+		} else {
+			/* damaged or truncated: libpcap reads on from here */
+			cf->map_pos = pos;
+			__atomic_store_n(&cf->src.raw_bytes, pos, __ATOMIC_RELAXED);
+			if ((r = to_libpcap(cf, NULL, 0)) < 0)
+				return r;
+			uint32_t off = 0;
+
+			r = lp_fill(cf, buf, size, desc, raw, max, n, &off);
+			*used = off;
+			return r > 0 ? r : cf->err;
+		}
+	}
+	cf->map_pos = pos;
+	__atomic_store_n(&cf->src.raw_bytes, pos, __ATOMIC_RELAXED);
+	*used = 0;
+	return (int)n;
+}
+
+void
+gcap_capfile_use_map(struct gcap_capfile *cf, bool on)
+{
+	cf->use_map = on && cf->map != NULL;
+}
+
+int
+gcap_capfile_fill(struct gcap_capfile *cf, uint8_t *buf, uint32_t size,
+		  struct gcap_pkt *desc, uint64_t *raw, unsigned max, uint32_t *used)
+{
+	if (cf->use_map && cf->fmt != NULL)
+		return cf->done ? 0 : map_fill(cf, buf, size, desc, raw, max, used);
+	size_t have = 0, pos = 0, adv = 0;
+	unsigned n = 0;
+	bool short_read = false;
+	int r;
+
+	*used = 0;
+	if (cf->fmt == NULL)
+		goto lp;
+	/* the partial record the last batch ended on, or the bytes read at
+	 * open */
+	if (cf->carry_len > cf->carry_pos) {
+		have = cf->carry_len - cf->carry_pos;
+		if (have > size)
+			return to_libpcap(cf, cf->carry + cf->carry_pos, have) < 0 ?
+				       -EIO :
+				       gcap_capfile_fill(cf, buf, size, desc, raw, max,
+							 used);
+		memcpy(buf, cf->carry + cf->carry_pos, have);
+	}
+	cf->carry_len = cf->carry_pos = 0;
+	for (;;) {
+		while (n < max) {
+			uint32_t doff = 0;
+			enum gcap_cf_step st =
+				cf->fmt->step(cf, buf + pos, have - pos, &desc[n],
+					      &raw[n], &adv, &doff);
+
+			if (st == CF_PKT) {
+				desc[n++].addr = (uint64_t)(uintptr_t)(buf + pos + doff);
+				pos += adv;
+			} else if (st == CF_SKIP) {
+				pos += adv;
+			} else if (st == CF_LIBPCAP) {
+				goto handover;
+			} else {
+				break;
+			}
+		}
+		if (n == max || (short_read && n > 0))
+			break;
+		short_read = false;
+		if (cf->src_eof) {
+			if (pos == have) {
+				cf->done = true;
+				break;
+			}
+			goto handover; /* truncated: libpcap says how */
+		}
+		if (adv > size)
+			goto handover; /* larger than a batch's buffer */
+		if (have == size || (adv != 0 && pos + adv > size)) {
+			if (n > 0)
+				break;
+			memmove(buf, buf + pos, have - pos); /* only skipped blocks */
+			have -= pos;
+			pos = 0;
+		}
+		/* large reads: about what the batch's room takes */
+		size_t want = (size_t)(cf->avg_rec + cf->avg_rec / 8) * (max - n);
+
+		want = want < CF_READ_MIN ? CF_READ_MIN : want;
+		want = want > size - have ? size - have : want;
+		ssize_t got = src_read(&cf->src, buf + have, want);
+
+		if (got < 0) {
+			snprintf(cf->msg, sizeof(cf->msg), "%s", cf->src.msg);
+			return -EIO;
+		}
+		if (got == 0)
+			cf->src_eof = true;
+		have += (size_t)got;
+		/* a pipe that has no more now: what is complete goes now (a
+		 * capture still being written is passed on as it comes) */
+		if (cf->size == 0 && (size_t)got < want && n > 0)
+			short_read = true;
+	}
+	if (pos < have && gcap_cf_buf_add(&cf->carry, &cf->carry_len, &cf->carry_cap,
+					  buf + pos, have - pos) < 0)
+		return -ENOMEM;
+	if (n > 0) {
+		uint64_t a = pos / n;
+
+		cf->avg_rec = cf->avg_rec ? (cf->avg_rec * 3 + a) / 4 : a;
+	}
+	*used = (uint32_t)pos;
+	return (int)n;
+handover:
+	if ((r = to_libpcap(cf, buf + pos, have - pos)) < 0)
+		return r;
+	*used = (uint32_t)pos;
+lp:
+	if (cf->done)
+		return n > 0 ? (int)n : cf->err;
+	{
+		uint32_t off = *used;
+
+		r = lp_fill(cf, buf, size, desc, raw, max, n, &off);
+		*used = off;
+	}
+	return r > 0 ? r : cf->err;
+}
+
+/* ---- queries ---- */
+
+pcap_t *
+gcap_capfile_pcap(const struct gcap_capfile *cf)
+{
+	return cf->p;
+}
+
+int
+gcap_capfile_linktype(const struct gcap_capfile *cf)
+{
+	return cf->linktype;
+}
+
+const char *
+gcap_capfile_codec(const struct gcap_capfile *cf)
+{
+	return cf->src.codec != NULL ? cf->src.codec->name : NULL;
+}
+
+unsigned
+gcap_capfile_nifs(struct gcap_capfile *cf)
+{
+	return cf->nifs_open > 0 ? cf->nifs_open : 1;
+}
+
+void
+gcap_capfile_if(const struct gcap_capfile *cf, unsigned i, struct gcap_writer_if *wif)
+{
+	const struct gcap_cf_if *f = &cf->ifs[i < cf->nifs_open ? i : 0];
+
+	wif->linktype = cf->linktype;
+	wif->fcs_bits = f->fcs_bits;
+	wif->ts_form = f->ts_form;
+	wif->tsresol = f->tsresol;
+	wif->tsoffset = f->tsoffset;
+	if (f->name != NULL)
+		wif->name = f->name;
+	if (f->opts_len > 0) {
+		wif->opts = f->opts;
+		wif->opts_len = f->opts_len;
+	}
+}
+
+const char *
+gcap_capfile_name(const struct gcap_capfile *cf)
+{
+	return cf->path != NULL ? cf->path : "";
+}
+
+const char *
+gcap_capfile_errmsg(const struct gcap_capfile *cf)
+{
+	return cf->msg;
+}
+
+uint64_t
+gcap_capfile_offset(const struct gcap_capfile *cf)
+{
+	/* read by a progress line from another thread */
+	return __atomic_load_n(&cf->src.raw_bytes, __ATOMIC_RELAXED);
+}
+
+uint64_t
+gcap_capfile_size(const struct gcap_capfile *cf)
+{
+	return cf->size;
+}

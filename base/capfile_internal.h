@@ -1,0 +1,232 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Shared by the capture file reader's parts (base/capfile*.c): the byte
+ * source (a file descriptor, through a decompressor chosen by the first
+ * bytes: one table row per codec, one file each), the record formats
+ * (pcap, pcapng: one table row each, one file each), and the reader's
+ * state. The reader (capfile.c) reaches a codec or a format only through
+ * its row.
+ *
+ * How the formats and libpcap share the work: libpcap opens every input
+ * (its checks and messages for the file header are tcpdump's), then a
+ * format row parses the records in place, in the caller's buffer, as
+ * long as each is one whose meaning is certain (libpcap would hand it out
+ * unchanged). At the first record that is not (damage, an unusual block,
+ * a truncated end), the rest of the input goes to a fresh libpcap handle
+ * that reads the file header again and then the bytes from that record
+ * on: damaged files end exactly as libpcap ends them.
+ */
+#ifndef GCAP_CAPFILE_INTERNAL_H
+#define GCAP_CAPFILE_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include <pcap/pcap.h>
+
+#include "gpucap/gcap_capfile.h"
+
+/* ------------------------------------------------------------ sources */
+
+struct gcap_cf_src;
+
+/** One codec: the bytes that start its streams, and its stream. */
+struct gcap_cf_codec {
+	const char *name; /**< "gzip", ... */
+	uint8_t magic[4]; /**< the first bytes of its stream */
+	size_t magic_len; /**< 0: matches anything (plain, last row) */
+	/** Set up s->z. @return 0 or -errno with a message in errbuf. */
+	int (*open)(struct gcap_cf_src *s, char *errbuf);
+	/** Up to len decompressed bytes. @return bytes, 0 at the end, or
+	 *  -errno with s->msg set. */
+	ssize_t (*read)(struct gcap_cf_src *s, uint8_t *buf, size_t len);
+	void (*close)(struct gcap_cf_src *s);
+};
+
+extern const struct gcap_cf_codec gcap_cf_gzip;
+extern const struct gcap_cf_codec gcap_cf_zstd;
+extern const struct gcap_cf_codec gcap_cf_lz4;
+
+/** The input's bytes: the file descriptor, through its codec. */
+struct gcap_cf_src {
+	int fd;
+	bool own_fd;
+	uint8_t head[8]; /* bytes read to find the codec, served first */
+	size_t nhead, headpos;
+	uint64_t raw_bytes; /* bytes taken from the fd */
+	const struct gcap_cf_codec *codec;
+	void *z;                     /* the codec's state */
+	struct gcap_cf_ahead *ahead; /* the codec's thread (capfile_ahead.c) */
+	char msg[256];
+};
+
+/** Decompress on a thread of its own from now on. @return 0 or -errno
+ *  with a message in errbuf. */
+int gcap_cf_ahead_start(struct gcap_cf_src *s, char *errbuf);
+/** As a codec's read, from the thread's chunks. */
+ssize_t gcap_cf_ahead_read(struct gcap_cf_src *s, uint8_t *buf, size_t len);
+/** Stop and join the thread (none: nothing). */
+void gcap_cf_ahead_stop(struct gcap_cf_src *s);
+
+/** Up to len bytes from the fd (the head first). @return bytes, 0 at
+ *  the end, -errno. The codecs read their input through it. */
+ssize_t gcap_cf_raw_read(struct gcap_cf_src *s, uint8_t *buf, size_t len);
+
+/* ------------------------------------------------------------ formats */
+
+/** What a format's parse step found at the bytes it was given. */
+enum gcap_cf_step {
+	CF_MORE = 0,     /**< a record starts here, not all of it is there */
+	CF_PKT = 1,      /**< a packet: its descriptor filled */
+	CF_SKIP = 2,     /**< a block to pass over (pcapng: statistics...) */
+	CF_LIBPCAP = -1, /**< a record only libpcap may interpret */
+};
+
+/** One record format. */
+struct gcap_cf_fmt {
+	const char *name;
+	/**
+	 * Read the file header at p (len bytes, at least what libpcap took)
+	 * into cf. @return the header's length (records follow), 0 when
+	 * libpcap reads this file alone (an old or unusual variant).
+	 */
+	size_t (*header)(struct gcap_capfile *cf, const uint8_t *p, size_t len);
+	/**
+	 * The record at p (avail bytes): *adv gets its length (CF_PKT,
+	 * CF_SKIP; CF_MORE: the length when known, else 0), d the packet
+	 * (caplen, wirelen, ts_ns in ns, port = the input's interface; addr
+	 * set by the caller), *raw its time fields (the interface's form).
+	 */
+	enum gcap_cf_step (*step)(struct gcap_capfile *cf, const uint8_t *p, size_t avail,
+				  struct gcap_pkt *d, uint64_t *raw, size_t *adv,
+				  uint32_t *data_off);
+};
+
+extern const struct gcap_cf_fmt gcap_cf_pcap;
+extern const struct gcap_cf_fmt gcap_cf_pcapng;
+
+/** One input interface (pcap: the one; pcapng: an IDB). */
+struct gcap_cf_if {
+	int linktype;      /* DLT_* */
+	uint32_t fcs_bits; /* pcap: the link-type field's upper bits */
+	uint8_t ts_form;   /* enum gcap_ts_form of its records' ts_ns */
+	uint8_t tsresol;   /* GCAP_TS_UNITS: decimal exponent */
+	uint64_t units;    /* pcapng: timestamp units per second */
+	uint32_t scale;    /* ns per unit */
+	int64_t tsoffset;  /* pcapng if_tsoffset, seconds */
+	char *name;        /* pcapng if_name, or NULL */
+	uint8_t *opts;     /* options carried to the output (host order) */
+	size_t opts_len;
+};
+
+#define GCAP_CF_MAX_IFS 65536u
+
+struct gcap_capfile {
+	struct gcap_cf_src src;
+	char *path;
+	pcap_t *p;                     /* opened on the header: filters compile on it */
+	FILE *pf;                      /* p's stream */
+	const struct gcap_cf_fmt *fmt; /* NULL: libpcap reads every record */
+	pcap_t *lp;                    /* the handle reading records (p, or the
+				       * one opened where the format stopped) */
+	FILE *lpf;
+	int linktype;
+	uint32_t ng_linktype; /* pcapng: the first IDB's LINKTYPE_* */
+	uint32_t snapshot;
+	bool nano;    /* pcap: nanosecond fractions */
+	bool swapped; /* the section's byte order is not the host's */
+	bool swap_ok; /* swapped, and libpcap leaves this link type's bytes */
+	struct gcap_cf_if *ifs;
+	unsigned nifs, ifs_cap;
+	unsigned nifs_open; /* interfaces known when the outputs opened */
+	/* the file header as read (pcap) or the section's SHB and IDBs
+	 * (pcapng): what a libpcap handle opened mid-file reads first */
+	uint8_t *hdr;
+	size_t hdr_len, hdr_cap;
+	/* bytes read but not yet parsed: at open what libpcap's header
+	 * read took (pos: how far libpcap got), later a partial record */
+	uint8_t *carry;
+	size_t carry_len, carry_cap, carry_pos;
+	/* the replay stream of a handle opened mid-file */
+	uint8_t *replay;
+	size_t replay_len, replay_pos;
+	bool src_eof;
+	bool recording; /* libpcap's header read: keep what it reads */
+	bool own_p;
+	bool done;
+	int err; /* what ended the input (after its last records) */
+	/* libpcap's record that the last batch had no room for */
+	bool pend;
+	struct pcap_pkthdr pend_h;
+	const u_char *pend_data;
+	uint64_t size; /* a regular file's size, else 0 */
+	/* a plain regular file, mapped: records described where they lie
+	 * in the page cache (for readers whose consumer reads host memory) */
+	const uint8_t *map;
+	size_t map_len, map_pos; /* map_pos: the next record */
+	size_t map_rd;           /* a mid-file libpcap handle's next byte */
+	bool use_map;
+	uint64_t avg_rec; /* bytes per record, moving average */
+	char msg[PCAP_ERRBUF_SIZE + 64];
+};
+
+/** Room for n more interfaces' entries. @return 0 or -ENOMEM. */
+int gcap_cf_ifs_grow(struct gcap_capfile *cf);
+/** Append n bytes at p to the growable buffer *b (*len used, *cap
+ *  allocated). @return 0 or -ENOMEM. */
+int gcap_cf_buf_add(uint8_t **b, size_t *len, size_t *cap, const uint8_t *p, size_t n);
+/** Append len bytes to the header kept for a mid-file libpcap handle. */
+int gcap_cf_hdr_add(struct gcap_capfile *cf, const uint8_t *p, size_t len);
+/** sec seconds and frac_ns as ns since the epoch (0 before it,
+ *  UINT64_MAX past the year 2554). */
+uint64_t gcap_cf_ts_ns(int64_t sec, uint64_t frac_ns);
+
+static inline uint16_t
+cf_bswap16(uint16_t v)
+{
+	return (uint16_t)((v >> 8) | (v << 8));
+}
+
+static inline uint32_t
+cf_get32(const uint8_t *p, bool swap)
+{
+	uint32_t v;
+
+	__builtin_memcpy(&v, p, 4);
+	return swap ? __builtin_bswap32(v) : v;
+}
+
+static inline uint16_t
+cf_get16(const uint8_t *p, bool swap)
+{
+	uint16_t v;
+
+	__builtin_memcpy(&v, p, 2);
+	return swap ? cf_bswap16(v) : v;
+}
+
+/** libpcap's largest caplen for a link type (max_snaplen_for_dlt). */
+static inline uint32_t
+cf_max_snaplen(int dlt)
+{
+	switch (dlt) {
+	case 231: return 128u * 1024u * 1024u; /* DLT_DBUS */
+	case 279: return 8u * 1024u * 1024u;   /* DLT_EBHSCR */
+	case 249: return 1024u * 1024u;        /* DLT_USBPCAP */
+	default: return 262144u;
+	}
+}
+
+/** Link types whose bytes libpcap hands out unchanged from a file of the
+ *  other byte order (it swaps pseudo-headers of some others). */
+static inline bool
+cf_swap_ok(int dlt)
+{
+	return dlt == 1 || dlt == 12 || dlt == 14 || dlt == 101 || dlt == 228 ||
+	       dlt == 229;
+}
+
+#endif /* GCAP_CAPFILE_INTERNAL_H */

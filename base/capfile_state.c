@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The capture file reader's shared state helpers (capfile_internal.h): the
+ * byte source's reads from its file descriptor, the interface table, the
+ * kept header and growable byte buffers, and times. The reader and its
+ * table rows (formats, codecs) call them; they call nothing of either.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "capfile_internal.h"
+
+ssize_t
+gcap_cf_raw_read(struct gcap_cf_src *s, uint8_t *buf, size_t len)
+{
+	ssize_t r;
+
+	if (s->headpos < s->nhead) {
+		size_t n = s->nhead - s->headpos < len ? s->nhead - s->headpos : len;
+
+		memcpy(buf, s->head + s->headpos, n);
+		s->headpos += n;
+		return (ssize_t)n;
+	}
+	do
+		r = read(s->fd, buf, len);
+	while (r < 0 && errno == EINTR);
+	if (r < 0) {
+		snprintf(s->msg, sizeof(s->msg), "error reading dump file: %s",
+			 strerror(errno));
+		return -errno;
+	}
+	__atomic_store_n(&s->raw_bytes, s->raw_bytes + (uint64_t)r, __ATOMIC_RELAXED);
+	return r;
+}
+
+int
+gcap_cf_ifs_grow(struct gcap_capfile *cf)
+{
+	if (cf->nifs < cf->ifs_cap)
+		return 0;
+	unsigned cap = cf->ifs_cap ? cf->ifs_cap * 2 : 4;
+	struct gcap_cf_if *n = realloc(cf->ifs, cap * sizeof(*n));
+
+	if (n == NULL)
+		return -ENOMEM;
+	memset(n + cf->ifs_cap, 0, (cap - cf->ifs_cap) * sizeof(*n));
+	cf->ifs = n;
+	cf->ifs_cap = cap;
+	return 0;
+}
+
+int
+gcap_cf_buf_add(uint8_t **b, size_t *len, size_t *cap, const uint8_t *p, size_t n)
+{
+	if (*len + n > *cap) {
+		size_t c = *cap ? *cap : 4096;
+		uint8_t *nb;
+
+		while (c < *len + n)
+			c *= 2;
+		nb = realloc(*b, c);
+		if (nb == NULL)
+			return -ENOMEM;
+		*b = nb;
+		*cap = c;
+	}
+	memcpy(*b + *len, p, n);
+	*len += n;
+	return 0;
+}
+
+int
+gcap_cf_hdr_add(struct gcap_capfile *cf, const uint8_t *p, size_t len)
+{
+	return gcap_cf_buf_add(&cf->hdr, &cf->hdr_len, &cf->hdr_cap, p, len);
+}
+
+uint64_t
+gcap_cf_ts_ns(int64_t sec, uint64_t frac_ns)
+{
+	if (sec < 0)
+		return 0;
+	if ((uint64_t)sec > (UINT64_MAX - frac_ns) / 1000000000u)
+		return UINT64_MAX;
+	return (uint64_t)sec * 1000000000u + frac_ns;
+}

@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file
+ * Capture file reader for -r: pcap (both magics, both byte orders) and
+ * pcapng, plain or compressed (gzip, zstd, lz4: found by the first bytes,
+ * whatever the name), from a file or a pipe ("-"). Records are parsed in
+ * place in the caller's buffer, which is filled by large reads: no copy
+ * per record. libpcap opens each input (its header checks and messages),
+ * and reads whatever the reader does not interpret with certainty (damaged
+ * records, old format variants, unusual pcapng blocks), so a damaged file
+ * ends as libpcap ends it.
+ *
+ * One reader is used by one thread at a time.
+ */
+#ifndef GCAP_CAPFILE_H
+#define GCAP_CAPFILE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <pcap/pcap.h>
+
+#include "gcap_common.h"
+#include "gcap_pkt.h"
+#include "gcap_writer.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct gcap_capfile;
+
+/**
+ * Open a capture file ("-": standard input) and read its header.
+ * @return the reader, or NULL with errno and a one-line message in
+ *         errbuf: the open's errno (ENOENT, EACCES, ...), EINVAL for what
+ *         libpcap refuses (its message), EIO for a damaged compressed
+ *         stream, ENOMEM.
+ */
+struct gcap_capfile *gcap_capfile_open(const char *path, char *errbuf);
+
+/**
+ * Read the rest of an input that libpcap already opened (p is used, not
+ * taken: the caller closes it after gcap_capfile_close()). Every record
+ * is read by libpcap.
+ * @return the reader, or NULL with errno ENOMEM.
+ */
+struct gcap_capfile *gcap_capfile_from_pcap(pcap_t *p, char *errbuf);
+
+/** Close the reader (NULL allowed). */
+void gcap_capfile_close(struct gcap_capfile *cf);
+
+/** @return the libpcap handle of the input's header: compile its
+ *          filters on it, as tcpdump -r does. */
+pcap_t *gcap_capfile_pcap(const struct gcap_capfile *cf);
+
+/** @return the input's link type (DLT_*). */
+int gcap_capfile_linktype(const struct gcap_capfile *cf);
+
+/** @return the compression of the input: "gzip", "zstd", "lz4" or NULL. */
+const char *gcap_capfile_codec(const struct gcap_capfile *cf);
+
+/**
+ * The input's interfaces known so far (pcap: one; pcapng: the IDBs before
+ * the first packet). Later pcapng interfaces are written as interface 0
+ * (they share its link type: libpcap refuses others).
+ * @return how many.
+ */
+unsigned gcap_capfile_nifs(struct gcap_capfile *cf);
+
+/**
+ * Interface i as an output describes it: link type, FCS bits, the input's
+ * own interface name and its options (valid until close). Fields the
+ * input lacks are left as they are in *wif.
+ */
+void
+gcap_capfile_if(const struct gcap_capfile *cf, unsigned i, struct gcap_writer_if *wif);
+
+/**
+ * Fill a batch: read into buf (size bytes) and describe the records found
+ * there, at most max; records lie in place in buf (libpcap's records are
+ * copied there). desc[i].port is the input's interface index (interfaces
+ * not known at the outputs' open: 0); desc[i].ts_ns the record's time in
+ * ns since the epoch (a pcap fraction read unsigned; 0 before the epoch,
+ * UINT64_MAX past the year 2554); raw[i] its own time fields, as
+ * gcap_capfile_if() says they read (ts_form: pcap seconds << 32 | fraction,
+ * a pcapng count of units), for an output to write them back as they were.
+ * @return records described (> 0); 0 at the end of the input; -EIO when
+ *         it is damaged (libpcap's message in gcap_capfile_errmsg; the
+ *         records before the damage were returned); -E2BIG when a record
+ *         is larger than size; -ENOMEM.
+ */
+int gcap_capfile_fill(struct gcap_capfile *cf, uint8_t *buf, uint32_t size,
+		      struct gcap_pkt *desc, uint64_t *raw, unsigned max, uint32_t *used);
+
+/** @return the input's name as opened ("-": standard input; "" for one
+ *          from gcap_capfile_from_pcap). */
+const char *gcap_capfile_name(const struct gcap_capfile *cf);
+
+/**
+ * Describe a plain regular file's records where they lie in its mapping
+ * (no read into buf at all), for a consumer that reads host memory at any
+ * address until the reader is closed; buf is still used for what libpcap
+ * reads. Without a mapping (pipes, compressed inputs), nothing changes.
+ */
+void gcap_capfile_use_map(struct gcap_capfile *cf, bool on);
+
+/** @return the message of the last error ("" if none). */
+const char *gcap_capfile_errmsg(const struct gcap_capfile *cf);
+
+/** @return bytes taken from the file so far (compressed: its bytes). */
+uint64_t gcap_capfile_offset(const struct gcap_capfile *cf);
+
+/** @return the file's size when it is a regular file, else 0. */
+uint64_t gcap_capfile_size(const struct gcap_capfile *cf);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GCAP_CAPFILE_H */

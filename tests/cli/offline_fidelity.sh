@@ -1,0 +1,83 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# With -r, what the input says of its interfaces reaches the output: a
+# pcap link-type field is written as it was, FCS bits included, as
+# tcpdump -w writes it (every corpus file with such bits); a pcapng's
+# interfaces (names, descriptions, speeds, time resolutions and offsets)
+# are the output's, each packet on its own (tshark reads them back).
+. "$(dirname "$0")/lib.sh"
+need tcpdump
+need tshark
+need python3
+# the 32-bit link-type field of a pcap file's header, as a hex number
+ltfield() { od -An -tx4 -j20 -N4 "$1" | tr -d ' '; }
+n=0
+if [ -d "$CORPUS" ]; then
+	while read -r f; do
+		b=$(basename "$f")
+		tdump "$f" "$T/ref.pcap"; trc=$?
+		gc -r "$f" -w "$T/out.pcap"; grc=$?
+		[ $((trc != 0)) -eq $((grc != 0)) ] ||
+			{ fail "$b: tcpdump exits $trc, gpu-capture $grc"; continue; }
+		[ "$(ltfield "$T/out.pcap")" = "$(ltfield "$T/ref.pcap")" ] ||
+			fail "$b: link-type field $(ltfield "$T/out.pcap"), tcpdump's $(ltfield "$T/ref.pcap")"
+		"$CMP" -q --usec "$T/out.pcap" "$T/ref.pcap" || fail "$b: records differ"
+		n=$((n + 1))
+	done < <(python3 - "$CORPUS" <<'PY'
+import os, struct, sys
+d = sys.argv[1]
+for f in sorted(os.listdir(d)):
+    if not f.endswith('.pcap'):
+        continue
+    h = open(os.path.join(d, f), 'rb').read(24)
+    if len(h) == 24 and h[:4] in (b'\xd4\xc3\xb2\xa1', b'\x4d\x3c\xb2\xa1') and \
+            struct.unpack('<I', h[20:24])[0] >> 16:
+        print(os.path.join(d, f))
+PY
+)
+	[ $n -ge 50 ] || fail "only $n corpus files with FCS bits compared"
+	note "$n files with FCS bits in the link-type field"
+fi
+# a pcap input's FCS length in a pcapng output: if_fcslen
+python3 - "$DATA/eth-mix.pcap" "$T/fcs.pcap" <<'PY'
+import sys
+d = bytearray(open(sys.argv[1], 'rb').read())
+d[20:24] = (1 | 0x04000000 | (2 << 28)).to_bytes(4, 'little')  # FCS of 4 bytes
+open(sys.argv[2], 'wb').write(d)
+PY
+gc -r "$T/fcs.pcap" -w "$T/fcs.pcapng" || fail "fcs: $(cat "$T/gc.err")"
+python3 - "$T/fcs.pcapng" <<'PY' || fail "fcs: no if_fcslen of 32 bits in the output's IDB"
+import struct, sys
+b = open(sys.argv[1], 'rb').read()
+o = struct.unpack('<I', b[4:8])[0]                 # past the SHB
+assert struct.unpack('<I', b[o:o + 4])[0] == 1   # the IDB
+end, p = o + struct.unpack('<I', b[o + 4:o + 8])[0] - 4, o + 16
+while p < end:
+    code, ln = struct.unpack('<HH', b[p:p + 4])
+    if code == 13:
+        sys.exit(0 if ln == 1 and b[p + 4] == 32 else 1)
+    if code == 0:
+        break
+    p += 4 + (ln + 3) // 4 * 4
+sys.exit(1)
+PY
+# a pcapng of two interfaces: each packet on its own interface, named
+python3 "$(dirname "$0")/mkng.py" "$T/two.pcapng"
+fields=(-T fields -e frame.interface_id -e frame.interface_name
+	-e frame.interface_description -e frame.time_epoch -e frame.len)
+tshark -r "$T/two.pcapng" "${fields[@]}" > "$T/in.txt" 2>/dev/null || fail "tshark cannot read the input"
+for o in out.pcapng; do
+	gc -r "$T/two.pcapng" -w "$T/$o" || { fail "two interfaces: $(cat "$T/gc.err")"; continue; }
+	tshark -r "$T/$o" "${fields[@]}" > "$T/out.txt" 2>/dev/null || fail "tshark cannot read $o"
+	[ "$(wc -l < "$T/out.txt")" -eq 40 ] || fail "two interfaces: $(wc -l < "$T/out.txt") packets"
+	diff "$T/in.txt" "$T/out.txt" > "$T/diff.txt" ||
+		fail "two interfaces: interfaces or times differ: $(head -4 "$T/diff.txt")"
+done
+tshark -r "$T/out.pcapng" -T fields -e frame.interface_id -Y 'frame.interface_id == 1' 2>/dev/null |
+	grep -q 1 || fail "two interfaces: nothing on interface 1"
+# the interfaces of several pcapng inputs, each its own
+gc -r "$T/two.pcapng" -r "$DATA/eth-mix.pcapng" -w "$T/both.pcapng" || fail "two inputs: $(cat "$T/gc.err")"
+ni=$(capinfos -I "$T/both.pcapng" 2>/dev/null | grep -c '^Interface #')
+want=$(( 2 + $(capinfos -I "$DATA/eth-mix.pcapng" 2>/dev/null | grep -c '^Interface #') ))
+[ "$ni" -eq "$want" ] || fail "two pcapng inputs: $ni interfaces in the output, $want in the inputs"
+finish

@@ -1,0 +1,66 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# gpu-capture -r reads capture archives as they are stored: gzip, zstd and
+# lz4 inputs (found by their first bytes, whatever the name) give the
+# output the plain file gives; several -r and -V LIST merge the inputs in
+# time order (as mergecap does); -r - reads a pipe; a damaged compressed
+# input ends with an error after the records before the damage.
+. "$(dirname "$0")/lib.sh"
+need gzip
+need zstd
+need lz4
+need mergecap
+E='tcp or udp'
+for f in "$DATA/eth-mix.pcap" "$DATA/eth-mix.pcapng" "$DATA/eth-be.pcap"; do
+	b=$(basename "$f")
+	gc -r "$f" -w "$T/plain.pcap" "$E" || { fail "$b: plain: $(cat "$T/gc.err")"; continue; }
+	check_readable "$T/plain.pcap" 10
+	gzip -c "$f" > "$T/in.gz"
+	zstd -q -c "$f" > "$T/in.zst"
+	lz4 -q -c "$f" > "$T/in.lz4"
+	# by the first bytes: a gzip stream named as a plain capture
+	cp "$T/in.gz" "$T/in-gz-named.pcap"
+	for c in in.gz in.zst in.lz4 in-gz-named.pcap; do
+		gc -r "$T/$c" -w "$T/out.pcap" "$E" || { fail "$b $c: $(cat "$T/gc.err")"; continue; }
+		"$CMP" -q "$T/out.pcap" "$T/plain.pcap" || fail "$b $c: records differ from the plain input's"
+	done
+	# zstd of several frames (zstd -B? not needed: two frames concatenated)
+	head -c 100000 "$f" | zstd -q -c > "$T/two.zst"
+	tail -c +100001 "$f" | zstd -q -c >> "$T/two.zst"
+	gc -r "$T/two.zst" -w "$T/out.pcap" "$E" && "$CMP" -q "$T/out.pcap" "$T/plain.pcap" ||
+		fail "$b: a zstd input of two frames differs"
+	# a pipe
+	cat "$f" | gc -r - -w "$T/out.pcap" "$E" && "$CMP" -q "$T/out.pcap" "$T/plain.pcap" ||
+		fail "$b: -r - (a pipe) differs"
+	gzip -c "$f" | gc -r - -w "$T/out.pcap" "$E" && "$CMP" -q "$T/out.pcap" "$T/plain.pcap" ||
+		fail "$b: -r - (a gzip pipe) differs"
+done
+
+# a truncated gzip: the records before the cut, and libpcap's error
+head -c 30000 "$DATA/eth-mix.pcap" | gzip -c > "$T/cut.gz"
+head -c 30000 "$DATA/eth-mix.pcap" > "$T/cut.pcap"
+tdump "$T/cut.pcap" "$T/cut-ref.pcap"; trc=$?
+gc -r "$T/cut.gz" -w "$T/out.pcap"; grc=$?
+[ $trc -ne 0 ] && [ $grc -ne 0 ] || fail "truncated gzip: tcpdump exits $trc (plain), gpu-capture $grc"
+"$CMP" -q --usec "$T/out.pcap" "$T/cut-ref.pcap" || fail "truncated gzip: records before the cut differ"
+grep -q "truncated dump file" "$T/gc.err" || fail "truncated gzip: no libpcap message: $(cat "$T/gc.err")"
+
+# several inputs merged in time order: what mergecap writes (pcap)
+a=$DATA/eth-mix.pcap
+b=$DATA/eth-snap96-ns.pcap
+c=$DATA/eth-be.pcap
+mergecap -F pcap -w "$T/merged-ref.pcap" "$a" "$b" "$c" 2>/dev/null || fail "mergecap failed"
+gc -r "$a" -r "$b" -r "$c" -w "$T/merged.pcap" || fail "-r x3: $(cat "$T/gc.err")"
+"$CMP" -q --usec "$T/merged.pcap" "$T/merged-ref.pcap" || fail "-r x3: not the inputs in time order"
+printf '%s\n\n%s\n%s\n' "$a" "$b" "$c" > "$T/list"
+gc -V "$T/list" -w "$T/merged-v.pcap" || fail "-V: $(cat "$T/gc.err")"
+"$CMP" -q "$T/merged-v.pcap" "$T/merged.pcap" || fail "-V LIST differs from the same -r inputs"
+gzip -c "$b" > "$T/b.gz"
+gc -r "$a" -r "$T/b.gz" -r "$c" -w "$T/merged-z.pcap" && "$CMP" -q "$T/merged-z.pcap" "$T/merged.pcap" ||
+	fail "-r with a compressed input among plain ones differs"
+# inputs of different link types are refused before anything starts
+gc -r "$a" -r "$DATA/sll.pcap" -w "$T/bad.pcap"; rc=$?
+[ $rc -eq 1 ] && grep -q "link type" "$T/gc.err" || fail "mixed link types: exit $rc, $(cat "$T/gc.err")"
+gc -r "$a" -V "$T/list" -w "$T/bad.pcap"; rc=$?
+[ $rc -eq 1 ] || fail "-r with -V: exit $rc"
+finish
