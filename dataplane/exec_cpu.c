@@ -423,10 +423,24 @@ workers_join(struct gcap_exec *ex)
 	if (ex->nthr == 0)
 		return;
 	atomic_store_explicit(&ex->quit, 1, memory_order_release);
-	atomic_fetch_add(&ex->submitted, 0);
-	syscall(SYS_futex, &ex->submitted, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
-	for (unsigned i = 0; i < ex->nthr; i++)
-		pthread_join(ex->w[i].thr, NULL);
+	for (unsigned i = 0; i < ex->nthr; i++) {
+		/* a worker between its look at quit and its futex wait goes to
+		 * sleep after a wake-up: wake them until it is gone */
+		for (;;) {
+			struct timespec ts;
+
+			syscall(SYS_futex, &ex->submitted, FUTEX_WAKE_PRIVATE, INT_MAX,
+				NULL, NULL, 0);
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_nsec += 10000000;
+			if (ts.tv_nsec >= 1000000000) {
+				ts.tv_sec++;
+				ts.tv_nsec -= 1000000000;
+			}
+			if (pthread_timedjoin_np(ex->w[i].thr, NULL, &ts) == 0)
+				break;
+		}
+	}
 	ex->nthr = 0;
 	free(ex->w);
 	ex->w = NULL;
@@ -471,7 +485,9 @@ cpu_batch_submit(struct gcap_exec *ex, unsigned qi, struct gcap_batch *b)
 		/* the slot's batch before the count that hands it out */
 		atomic_store_explicit(&s->state, SLOT_FREE, memory_order_relaxed);
 		q->head++;
-		atomic_store_explicit(&ex->submitted, q->head, memory_order_release);
+		/* seq_cst: the count before workers_wake's look at waiting,
+		 * as a worker counts itself waiting before its look at it */
+		atomic_store(&ex->submitted, q->head);
 		workers_wake(ex);
 		return 0;
 	}
