@@ -17,7 +17,7 @@
 START_TEST(test_bad_conf)
 {
 	struct gcap_writer_conf c = wt_conf1(wt_path("bad.pcap"));
-	static struct gcap_writer_if badlt[] = { { "x", -1 } };
+	static struct gcap_writer_if badlt[] = { { .name = "x", .linktype = -1 } };
 	char eb[GCAP_ERRBUF_SIZE];
 
 	errno = 0;

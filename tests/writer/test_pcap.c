@@ -94,7 +94,7 @@ END_TEST
 
 START_TEST(test_pcap_dlt_raw)
 {
-	static struct gcap_writer_if raw[] = { { "tun0", DLT_RAW } };
+	static struct gcap_writer_if raw[] = { { .name = "tun0", .linktype = DLT_RAW } };
 	const char *p = wt_path("raw.pcap");
 	struct gcap_writer_conf c = wt_conf1(p);
 	struct gcap_writer *w;
@@ -132,8 +132,8 @@ END_TEST
 START_TEST(test_pcap_mixed_linktypes_einval)
 {
 	static struct gcap_writer_if mixed[] = {
-		{ "eth0", DLT_EN10MB },
-		{ "tun0", DLT_RAW },
+		{ .name = "eth0", .linktype = DLT_EN10MB },
+		{ .name = "tun0", .linktype = DLT_RAW },
 	};
 	const char *p = wt_path("mixed.pcap");
 	struct gcap_writer_conf c = wt_conf1(p);

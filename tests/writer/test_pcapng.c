@@ -91,7 +91,8 @@ END_TEST
 
 START_TEST(test_pcapng_minimal_no_stats)
 {
-	static struct gcap_writer_if noname[] = { { NULL, DLT_EN10MB } };
+	static struct gcap_writer_if noname[] = { { .name = NULL,
+						    .linktype = DLT_EN10MB } };
 	const char *p = wt_path("min.pcapng");
 	struct gcap_writer_conf c = wt_conf1(p);
 	struct gcap_writer *w;
@@ -117,8 +118,8 @@ END_TEST
 START_TEST(test_pcapng_mixed_linktypes)
 {
 	static struct gcap_writer_if mixed[] = {
-		{ "eth0", DLT_EN10MB },
-		{ "tun0", DLT_RAW },
+		{ .name = "eth0", .linktype = DLT_EN10MB },
+		{ .name = "tun0", .linktype = DLT_RAW },
 	};
 	const char *p = wt_path("mixed.pcapng");
 	struct gcap_writer_conf c = wt_conf1(p);

@@ -116,11 +116,11 @@ wt_tcase(const char *name)
 
 /* ---- writer helpers ---- */
 
-struct gcap_writer_if wt_eth1[1] = { { "eth0", DLT_EN10MB } };
+struct gcap_writer_if wt_eth1[1] = { { .name = "eth0", .linktype = DLT_EN10MB } };
 struct gcap_writer_if wt_eth3[3] = {
-	{ "net_pcap0", DLT_EN10MB },
-	{ "net_pcap1", DLT_EN10MB },
-	{ "net_pcap2", DLT_EN10MB },
+	{ .name = "net_pcap0", .linktype = DLT_EN10MB },
+	{ .name = "net_pcap1", .linktype = DLT_EN10MB },
+	{ .name = "net_pcap2", .linktype = DLT_EN10MB },
 };
 
 struct gcap_writer_conf
