@@ -131,7 +131,12 @@ bounded "-r, watchdog" $((SECONDS - s))
 [ "$(count "$T/wd.pcap")" -eq 32 ] || fail "-r, watchdog: $(count "$T/wd.pcap") records, want the 32 before the stuck batch"
 
 # 2. SIGTERM ends a -r run whose kernel is stuck (default budget)
-term_stuck "-r, SIGTERM" "$T/term.pcap" 32 -r "$IN" --backend "$BE" --kernel "$T/loop.c" \
+# the input outlasts the batch ring, so that the reader still waits for a
+# free slot when SIGTERM comes: on the GPU the other blocks take batches
+# until each is stuck too, and a short file would end (and stop) first
+TIN=$IN
+[ "$BE" = gpu ] && [ -f "$MIX" ] && TIN=$MIX
+term_stuck "-r, SIGTERM" "$T/term.pcap" 32 -r "$TIN" --backend "$BE" --kernel "$T/loop.c" \
 	--kernel-arg "40 $T/spin" $BIG --batch 16
 
 # 3. live: --duration, SIGTERM, and the watchdog, each ends a stuck run;
