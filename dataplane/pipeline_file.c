@@ -411,24 +411,6 @@ out:
 	return r < 0 ? r : err;
 }
 
-/* At the end of the inputs: wait for the batches still in the executor
- * (on its workers, or the GPU), so that they finish while the watcher
- * runs the watchdog; a stop (the watchdog's too) or a failure ends the
- * wait, and the pipeline's stop takes what is left. */
-static void
-file_drain(struct gcap_pipeline *pl, struct pl_queue *q)
-{
-	unsigned spins = 0;
-
-	for (;;) {
-		file_poll_done(pl);
-		if (q->inflight == 0 || atomic_load(&pl->stop_rx) || file_check(pl) < 0)
-			break;
-		file_wait_exec(&spins);
-	}
-	pl_bell_ring(&pl->wbell);
-}
-
 /* The reading (the reader thread): one input or a merge, to the end. */
 static int
 file_read(struct gcap_pipeline *pl, struct gcap_capfile *const *in,
@@ -441,8 +423,6 @@ file_read(struct gcap_pipeline *pl, struct gcap_capfile *const *in,
 		r = file_run_one(pl, in[0], port_base != NULL ? port_base[0] : 0);
 	else
 		r = file_run_merge(pl, in, port_base, nin);
-	if (r == 0)
-		file_drain(pl, q);
 	if (q->cur != NULL && q->cur->n > 0 && r < 0) {
 		/* a batch filled but not submitted (an executor failure) */
 		q->seq -= q->cur->n;
