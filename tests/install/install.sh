@@ -71,6 +71,8 @@ cc -O2 -Wall -Werror $cflags sdk_demo.c $libs -Wl,-rpath,"$libdir" -o sdk_demo 2
 	die "sdk_demo does not build against libgpucap: $(head -5 "$T/cc.err")"
 readelf -d sdk_demo | grep -q "NEEDED.*libgpucap.so.0" || fail "sdk_demo does not link libgpucap.so.0"
 
+# (gpu-capture -r keeps a microsecond input's resolution unless told:
+# sdk_demo reads it at nanosecond precision)
 # run both with the source tree hidden; nothing of the build's tree is
 # reachable (GCAP_INCLUDE_DIR and the kernel cache cleared)
 run='env -u GCAP_INCLUDE_DIR -u GCAP_SOURCE_ROOT -u GCAP_BUILD_ROOT GCAP_KERNEL_CACHE='$T/cache
@@ -79,7 +81,7 @@ cat >"$T/run.sh" <<RUN
 set -e
 [ ! -e "$SRC/meson.build" ] || { echo "the source tree is still visible"; exit 3; }
 $run ./sdk_demo "$in" "$kdir/examples/dns/dns.c" "$arg" demo.pcap demo.json
-$run "$gc" -q --backend cpu -r "$in" --kernel "$kdir/examples/dns/dns.c" --kernel-arg "$arg" \
+$run "$gc" -q --backend cpu -r "$in" --time-stamp-precision nano --kernel "$kdir/examples/dns/dns.c" --kernel-arg "$arg" \
 	--kernel-state gc.json -w gc.pcap
 RUN
 mkdir -p "$T/cache"
