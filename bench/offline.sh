@@ -114,24 +114,28 @@ outs() { # N: -w arguments for N outputs, one filter each
 tdn() { # N: tcpdump once per filter
 	local i
 	for ((i = 0; i < $1; i++)); do
-		tcpdump -r "$2" -w "$W/t$i.pcap" "${exprs[$i]}" 2>/dev/null || return 1
+		tcpdump $TDZ -r "$2" -w "$W/t$i.pcap" "${exprs[$i]}" 2>/dev/null || return 1
 	done
 }
 rate() { [ "$1" = NA ] && echo NA || awk -v b="$bytes" -v ms="$1" 'BEGIN { printf "%.0f", b / 1e6 / (ms / 1e3) }'; }
 ratio() { [ "$1" = NA ] || [ "$2" = NA ] && echo NA || awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 
+# tcpdump -w drops to the user tcpdump, which a machine may lack (the GPU
+# machines do): as root, stay root
+TDZ=
+[ "$(id -u)" = 0 ] && TDZ="-Z root"
 declare -A T
 T[cat]=$(best cat cat "$F")
 T[dd]=$(best dd dd if="$F" of=/dev/null bs=1M)
-T[td1]=$(best tcpdump-1 tcpdump -r "$F" -w "$W/td.pcap" "$E")
-T[tdng]=$(best tcpdump-pcapng tcpdump -r "$W/in.pcapng" -w "$W/td.pcap" "$E")
+T[td1]=$(best tcpdump-1 tcpdump $TDZ -r "$F" -w "$W/td.pcap" "$E")
+T[tdng]=$(best tcpdump-pcapng tcpdump $TDZ -r "$W/in.pcapng" -w "$W/td.pcap" "$E")
 T[td8]=$(best tcpdump-x8 once tdn 8 "$F")
 T[td64]=$(best tcpdump-x64 once tdn 64 "$F")
 [ -n "$Z" ] && T[zlimit]=$(best "$comp-d" "$comp" -dc "$Z")
 for be in $BACKENDS; do
 	T[$be-1]=$(best "$be-1" "$G" -q --backend "$be" -r "$F" -w "$W/gc.pcap" "$E")
 	if [ -x "$CMP" ] && [ "${T[$be-1]}" != NA ]; then
-		tcpdump -r "$F" -w "$W/td.pcap" "$E" 2>/dev/null
+		tcpdump $TDZ -r "$F" -w "$W/td.pcap" "$E" 2>/dev/null
 		"$CMP" -q --usec "$W/gc.pcap" "$W/td.pcap" || echo "$be: output differs from tcpdump's" >&2
 	fi
 	T[$be-ng]=$(best "$be-pcapng" "$G" -q --backend "$be" -r "$W/in.pcapng" -w "$W/gc.pcap" "$E")
