@@ -42,7 +42,7 @@ E='tcp port 80 or udp port 53'
 [ -f "$MIX" ] || { echo "$MIX not found (set MIX_PCAP)" >&2; exit 1; }
 command -v tcpdump >/dev/null || { echo "tcpdump not found" >&2; exit 1; }
 mkdir -p "$W" "$RES" || exit 1
-commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo "${GCAP_COMMIT:-unknown}")
+commit=${GCAP_COMMIT:-$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)}
 commit=${commit:0:7}
 md=$RES/offline-$machine-$commit.md
 js=$RES/offline-$machine-$commit.json
