@@ -47,12 +47,12 @@ build() { # TARGET
 		#define GCAP_BUILD_ROOT "$root/build"
 		EOF
 		# the file path needs DPDK's headers and libraries, not its EAL
-		$cc $flags $(pkg-config --cflags libdpdk libpcap) \
+		$cc $flags $(pkg-config --cflags libdpdk libpcap zlib libzstd liblz4) \
 			-DGCAP_KHOST_INSTALL_INCDIR="\"/usr/local/include\"" \
 			"$root/fuzz/fuzz_capture.c" \
 			"$root"/base/*.c "$root"/kernels/lib/*.c \
 			"$root"/dataplane/exec_cpu.c "$root"/dataplane/pipeline*.c \
-			$(pkg-config --libs libdpdk libpcap) -lpthread -ldl -lm \
+			$(pkg-config --libs libdpdk libpcap zlib libzstd liblz4) -lpthread -ldl -lm \
 			-o "$out/fuzz_capture" ;;
 	kpkt)
 		$cc $flags "$root/fuzz/fuzz_kpkt.c" -o "$out/fuzz_kpkt" ;;

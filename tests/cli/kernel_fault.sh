@@ -106,18 +106,24 @@ bounded() {
 # background with a kernel that creates $T/spin as it loops; SIGTERM once it
 # loops; it must end (bounded) as check_stuck wants
 term_stuck() {
-	local what=$1 out=$2 min=$3 pid guard rc s
+	local what=$1 out=$2 min=$3 pid rc s i
 	shift 3
 	rm -f "$out" "$T/spin"
 	"$GC" -q "$@" -w "$out" 2>"$T/gc.err" &
 	pid=$!
 	spin_wait $pid "$T/spin" || fail "$what: the kernel never looped: $(cat "$T/gc.err")"
 	s=$SECONDS
-	kill -TERM $pid
-	( sleep 60; kill -KILL $pid 2>/dev/null ) &
-	guard=$!
+	kill -0 $pid 2>/dev/null || fail "$what: ended before SIGTERM: $(cat "$T/gc.err")"
+	kill -TERM $pid 2>/dev/null
+	# bounded without a guard subshell: one killed as soon as it is
+	# forked can run this shell's EXIT trap (removing $T) before bash
+	# resets the traps in it
+	for i in $(seq 600); do
+		kill -0 $pid 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -KILL $pid 2>/dev/null
 	wait $pid; rc=$?
-	kill $guard 2>/dev/null
 	bounded "$what" $((SECONDS - s))
 	check_stuck "$what" $rc "$out" "$min"
 }

@@ -37,6 +37,7 @@ gc() {
 	(cd "$tmp" && timeout 120 "$G" "$@") 2>"$log"
 }
 
+[ -f "$MIX" ] || { echo "SKIP: $MIX missing (../shared/data)"; exit 77; }
 if ! (cd "$tmp" && timeout 60 "$G" -q -i "gpunic0,rx_pcap=$MIX" -c 1 --duration 5 \
 	-w "$tmp/probe.pcap") 2>"$tmp/probe.err"; then
 	grep -q "needs a GPU" "$tmp/probe.err" && { echo "no GPU: skipped"; exit 77; }

@@ -104,7 +104,8 @@ fi
 cmp -s demo.pcap gc.pcap || fail "sdk_demo and gpu-capture --kernel wrote different files"
 cmp -s demo.json gc.json || fail "kernel states differ: $(diff demo.json gc.json | head -5)"
 n=$(tcpdump -r gc.pcap 2>/dev/null | wc -l)
-[ "$n" -gt 0 ] || fail "the kernel captured nothing"
+# the dns example finds its names in ../shared's mix, not in tests/data
+[ "$n" -gt 0 ] || [ "$in" != "$T/oot/mix.pcap" ] || fail "the kernel captured nothing"
 echo "sdk_demo and the installed gpu-capture: $n packets, the same state"
 if [ "$nfail" -ne 0 ]; then
 	echo "$nfail failure(s)" >&2
