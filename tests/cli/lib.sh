@@ -25,6 +25,13 @@ finish() {
 	exit 0
 }
 
+# is gpu-capture built with AddressSanitizer (the sanitizer pass)? Its
+# shadow memory does not fit under a ulimit -d, and its runtime must come
+# first in the library list, which an installed copy does not keep
+sanitized() {
+	ldd "$GC" 2>/dev/null | grep -q 'libasan\|libubsan'
+}
+
 need() {
 	command -v "$1" >/dev/null 2>&1 || skip "$1 is not installed"
 }

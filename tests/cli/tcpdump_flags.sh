@@ -7,8 +7,10 @@
 # -B KiB: the ring that holds as much (2 KiB an mbuf), --ring's limits
 gc -r "$LIVE1" -B 65536 -w "$T/b.pcap" || fail "-B 65536: $(cat "$T/gc.err")"
 [ "$(count "$T/b.pcap")" -eq "$(count "$LIVE1")" ] || fail "-B: records"
-(ulimit -d 2000000 && gc -r "$LIVE1" -B 1048576 -w "$T/b2.pcap"); rc=$?
-[ $rc -eq 1 ] && grep -q -- "--ring 2048 " "$T/gc.err" || fail "-B 1048576 is --ring 2048: $(cat "$T/gc.err")"
+if ! sanitized; then
+	(ulimit -d 2000000 && gc -r "$LIVE1" -B 1048576 -w "$T/b2.pcap"); rc=$?
+	[ $rc -eq 1 ] && grep -q -- "--ring 2048 " "$T/gc.err" || fail "-B 1048576 is --ring 2048: $(cat "$T/gc.err")"
+fi
 gc -r "$LIVE1" -B 99999999 -w "$T/b3.pcap"; rc=$?
 [ $rc -eq 1 ] && grep -q "more than the largest ring" "$T/gc.err" || fail "-B too large: $(cat "$T/gc.err")"
 gc -r "$LIVE1" -B 1024 --ring 64 -w "$T/b4.pcap"; rc=$?
