@@ -45,6 +45,19 @@ gcap_port_find(struct gcap_port *p, char *errbuf)
 	return 0;
 }
 
+uint32_t
+gcap_port_max_frame(const struct gcap_port *p)
+{
+	const struct gcap_port_kind_ops *k = gcap_port_kind(p->kind);
+	uint16_t mtu = 0;
+
+	if (k->max_frame != NULL)
+		return k->max_frame(p);
+	if (rte_eth_dev_get_mtu(p->port_id, &mtu) != 0 || mtu == 0)
+		return 0;
+	return (uint32_t)mtu + RTE_ETHER_HDR_LEN + 2u * RTE_VLAN_HLEN;
+}
+
 int
 gcap_port_configure(struct gcap_port *p, uint16_t nqueues, uint16_t nb_rxd,
 		    struct rte_mempool *const *pools, char *errbuf)

@@ -94,3 +94,9 @@ gcap_gpunic_port_close(struct gcap_port *p)
 	gcap_gpunic_destroy(p->kind_priv);
 	p->kind_priv = NULL;
 }
+
+uint32_t
+gcap_gpunic_port_max_frame(const struct gcap_port *p)
+{
+	return gcap_gpunic_max_frame(p->kind_priv);
+}

@@ -40,6 +40,9 @@ struct gcap_port_kind_ops {
 	/* optional: the pools its queues receive into (gcap_port_configure) */
 	int (*attach)(struct gcap_port *p, struct rte_mempool *const *pools,
 		      char *errbuf);
+	/* optional: the largest frame it delivers (gcap_port_max_frame);
+	 * NULL: from the ethdev's MTU */
+	uint32_t (*max_frame)(const struct gcap_port *p);
 	/* optional: after the ethdev started (gcap_port_start) */
 	int (*start)(struct gcap_port *p, char *errbuf);
 	/* optional: after the ethdev closed, free what create made */
@@ -54,6 +57,7 @@ int gcap_gpunic_port_attach(struct gcap_port *p, struct rte_mempool *const *pool
 			    char *errbuf);
 int gcap_gpunic_port_start(struct gcap_port *p, char *errbuf);
 void gcap_gpunic_port_close(struct gcap_port *p);
+uint32_t gcap_gpunic_port_max_frame(const struct gcap_port *p);
 
 /* The row of a kind. */
 const struct gcap_port_kind_ops *gcap_port_kind(enum gcap_port_kind kind);

@@ -221,6 +221,7 @@ static const struct gcap_port_kind_ops kinds[] = {
 		.attach = gcap_gpunic_port_attach,
 		.start = gcap_gpunic_port_start,
 		.close = gcap_gpunic_port_close,
+		.max_frame = gcap_gpunic_port_max_frame,
 	},
 	[GCAP_PORT_IFACE] = {
 		.what = "an interface name",

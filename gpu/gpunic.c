@@ -58,6 +58,12 @@ gcap_gpunic_gpu_writes(uint16_t port_id)
 	return nic_kind(port_id) == 2;
 }
 
+uint32_t
+gcap_gpunic_max_frame(const struct gcap_gpunic *nic)
+{
+	return nic != NULL ? nic->cap.maxlen : 0;
+}
+
 static int
 nic_gpu(const struct gcap_cu **cu, int gpu, CUdevice *dev, char *errbuf)
 {

@@ -71,3 +71,10 @@ gcap_gpunic_gpu_writes(uint16_t port_id)
 	(void)port_id;
 	return false;
 }
+
+uint32_t
+gcap_gpunic_max_frame(const struct gcap_gpunic *nic)
+{
+	(void)nic;
+	return 0;
+}

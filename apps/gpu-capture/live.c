@@ -60,6 +60,39 @@ create_pools(struct app *a, struct rte_mempool **pools, uint16_t data_room)
 	return 0;
 }
 
+/* The pools' data rooms: DPDK's default, or, where no CPU may gather a
+ * chained packet (data rooms in GPU memory: --mem gpu, or auto with the
+ * gpu backend, which picks it where the NIC writes VRAM), rooms that
+ * hold the ports' largest frame whole, as a GPUDirect capture sizes its
+ * mempool for the MTU. Frames larger still (above 64 KiB) arrive chained
+ * and are counted as dropped (chained). */
+static uint16_t
+data_room_of(const struct app *a)
+{
+	uint32_t most = 0, room;
+
+	if (a->ops == &gcap_exec_cpu_ops ||
+	    (a->o->mem != GCAP_MEM_GPU && a->o->mem != GCAP_MEM_AUTO))
+		return RTE_MBUF_DEFAULT_BUF_SIZE;
+	for (unsigned i = 0; i < a->nports; i++) {
+		uint32_t f = gcap_port_max_frame(&a->ports[i]);
+
+		if (f > most)
+			most = f;
+	}
+	room = RTE_PKTMBUF_HEADROOM + ((most + 63u) & ~63u);
+	if (room <= RTE_MBUF_DEFAULT_BUF_SIZE)
+		return RTE_MBUF_DEFAULT_BUF_SIZE;
+	if (room > (UINT16_MAX & ~63u))
+		room = UINT16_MAX & ~63u;
+	if (a->o->verbose)
+		fprintf(stderr,
+			"gpu-capture: data rooms of %u bytes, for frames of up to "
+			"%u bytes\n",
+			room, most);
+	return (uint16_t)room;
+}
+
 /* Before anything starts: the ports' link type (the filters compile for
  * it; one for all), one interface per pcap file (dumpcap's rule), and a
  * loopback interface's single queue. @return 0, or -1 after the error. */
@@ -266,7 +299,7 @@ app_run_live(struct app *a)
 		ec.ngpus = a->nqueues;
 	}
 	if (app_create_exec(a, &ec) < 0 ||
-	    create_pools(a, pools, RTE_MBUF_DEFAULT_BUF_SIZE) < 0) {
+	    create_pools(a, pools, data_room_of(a)) < 0) {
 		rc = 1;
 		goto out;
 	}

@@ -72,6 +72,12 @@ void gcap_gpunic_stop(struct gcap_gpunic *nic);
 void gcap_gpunic_destroy(struct gcap_gpunic *nic);
 
 /**
+ * The largest frame the NIC delivers: the longest packet of its captures
+ * (a pool whose data rooms hold it receives every packet in one mbuf).
+ */
+uint32_t gcap_gpunic_max_frame(const struct gcap_gpunic *nic);
+
+/**
  * Whether port_id is an emulated GPUDirect NIC (its packets carry the
  * files' times in the RX timestamp field).
  */

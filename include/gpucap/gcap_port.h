@@ -103,6 +103,16 @@ int gcap_port_configure(struct gcap_port *p, uint16_t nqueues, uint16_t nb_rxd,
 			struct rte_mempool *const *pools, char *errbuf);
 
 /**
+ * The largest frame (bytes, FCS excluded) a found port delivers: the
+ * kind's own answer where it has one (the emulated NIC: its captures'
+ * longest packet), else the port's MTU with an Ethernet header and two
+ * VLAN tags. A pool whose data rooms hold it receives every packet in one
+ * mbuf, which matters where no CPU may gather a chain (--mem gpu).
+ * @return the bytes, or 0 when the port does not say.
+ */
+uint32_t gcap_port_max_frame(const struct gcap_port *p);
+
+/**
  * Start a configured port: promiscuous mode on (unless no_promisc; it is
  * turned off again at close when it was off), and its clock (p->clock)
  * for p->tstamp; a NIC clock is calibrated against CLOCK_REALTIME here
