@@ -109,7 +109,12 @@ term_stuck() {
 	local what=$1 out=$2 min=$3 pid rc s i
 	shift 3
 	rm -f "$out" "$T/spin"
-	"$GC" -q "$@" -w "$out" 2>"$T/gc.err" &
+	if [ -n "${ENDLESS:-}" ]; then
+		# $! of a pipeline: its last process, gpu-capture
+		python3 "$T/endless.py" "$ENDLESS" 2>/dev/null | "$GC" -q "$@" -w "$out" 2>"$T/gc.err" &
+	else
+		"$GC" -q "$@" -w "$out" 2>"$T/gc.err" &
+	fi
 	pid=$!
 	spin_wait $pid "$T/spin" || fail "$what: the kernel never looped: $(cat "$T/gc.err")"
 	s=$SECONDS
@@ -136,14 +141,26 @@ check_stuck "-r, watchdog" $? "$T/wd.pcap" 32
 bounded "-r, watchdog" $((SECONDS - s))
 [ "$(count "$T/wd.pcap")" -eq 32 ] || fail "-r, watchdog: $(count "$T/wd.pcap") records, want the 32 before the stuck batch"
 
-# 2. SIGTERM ends a -r run whose kernel is stuck (default budget)
-# the input outlasts the batch ring, so that the reader still waits for a
-# free slot when SIGTERM comes: on the GPU the other blocks take batches
-# until each is stuck too, and a short file would end (and stop) first
-TIN=$IN
-[ "$BE" = gpu ] && [ -f "$MIX" ] && TIN=$MIX
-term_stuck "-r, SIGTERM" "$T/term.pcap" 32 -r "$TIN" --backend "$BE" --kernel "$T/loop.c" \
-	--kernel-arg "40 $T/spin" $BIG --batch 16
+# 2. SIGTERM ends a -r run whose kernel is stuck (default budget). On the
+# GPU the input is endless (IN's records again and again through a pipe,
+# -r -): the reader must still be waiting for a free slot when SIGTERM
+# comes, whatever the other blocks and the batch ring take before they
+# are stuck too; a file that ended first would stop the run by itself
+cat >"$T/endless.py" <<'EOF'
+import sys
+b = open(sys.argv[1], "rb").read()
+out = sys.stdout.buffer
+out.write(b)
+while True:
+    out.write(b[24:])
+EOF
+if [ "$BE" = gpu ]; then
+	ENDLESS=$IN term_stuck "-r, SIGTERM" "$T/term.pcap" 32 -r - --backend "$BE" \
+		--kernel "$T/loop.c" --kernel-arg "40 $T/spin" $BIG --batch 16
+else
+	term_stuck "-r, SIGTERM" "$T/term.pcap" 32 -r "$IN" --backend "$BE" --kernel "$T/loop.c" \
+		--kernel-arg "40 $T/spin" $BIG --batch 16
+fi
 
 # 3. live: --duration, SIGTERM, and the watchdog, each ends a stuck run;
 # the kernel loops from the 2001st packet: what came before is in the file
