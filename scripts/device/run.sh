@@ -2,7 +2,7 @@
 # There (the GPU machine): run the GPU tests and benchmarks from .devbundle,
 # logs to $OUT. Usage: bash .devbundle/root/scripts/device/run.sh [STEP...]
 # Steps: info doctor tests unit copyloop corpus live multigpu bench order sweep latency latvar jitter jittouch phases floor rxburst soak writerslack ab ringsweep pcie pcieceil kbench
-# bpf profile observe ops vram vrambench offline (default: info tests corpus live bench).
+# bpf profile observe ops vram kfault vrambench offline (default: info tests corpus live bench).
 set -uo pipefail
 b=$(cd "$(dirname "$0")/../../.." && pwd)
 source "$b/env.sh"
@@ -358,6 +358,14 @@ vram)
 		timeout ${VRAM_TIMEOUT:-330} bash "$b/root/tests/gpu/gpunic.sh" "$b/bin/gpu-capture" \
 		"$b/bin/pcap-cmp" "$b/root" >"$OUT/vram.log" 2>&1
 	echo "vram rc=$?" | tee -a "$OUT/vram.log"; grep -E "^(ok|FAIL)|passed|corpus:" "$OUT/vram.log" ;;
+kfault)
+	# endless and faulting inline kernels on the gpu backend: the
+	# watchdog, SIGTERM (-r, live), --duration, an illegal address
+	log "kernel_fault_gpu"
+	( cd "$b/.." && timeout ${KFAULT_TIMEOUT:-400} bash "$b/root/tests/gpu/kernel_fault_gpu.sh" \
+		"$b/bin/gpu-capture" "$b/bin/pcap-cmp" "$b/root" ) >"$OUT/kernel-fault-gpu.log" 2>&1
+	echo "kernel_fault_gpu rc=$?" | tee -a "$OUT/kernel-fault-gpu.log"
+	tail -12 "$OUT/kernel-fault-gpu.log" ;;
 vrambench)
 	log "gpunic bench: floor, cpu, gpu --mem host, gpu --mem gpu"
 	GPU_CAPTURE=$b/bin/gpu-capture MIX_PCAP=$b/shared/data/bench/mix-en10mb.pcap \
