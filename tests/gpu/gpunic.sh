@@ -70,17 +70,22 @@ PY
 }
 keep_times "$MIX" "$tmp/mix.pcap"
 MIX=$tmp/mix.pcap
+# MIX without the 30 TSO-sized records (65,535 to 80,156 bytes, larger
+# than any Ethernet frame and than one mbuf, 65,344 bytes of data room:
+# --mem gpu drops them as chained, part 2): what every mode delivers whole
+ref "$MIX" "$tmp/mixk.pcap" "less 65344"
+MIXK=$tmp/mixk.pcap
 
 if [[ " $PARTS " == *" 1 "* ]]; then
-	# every packet, those larger than DPDK's 2048-byte data room too: in
-	# gpu memory the rooms are sized for the NIC's largest frame, in host
-	# memory a chain is copied whole
-	ref "$MIX" "$tmp/mix-ref.pcap" ""
+	# every frame that fits one mbuf (MIXK), the 28 larger than DPDK's
+	# 2048-byte data room too: in gpu memory the rooms are sized for the
+	# NIC's largest frame, in host memory a chain is copied whole
+	ref "$MIXK" "$tmp/mix-ref.pcap" ""
 	n=$(count "$tmp/mix-ref.pcap")
 	for mode in "gpu --mem gpu" "gpu --mem host" "gpu --mem auto" "cpu"; do
 		be=(--backend ${mode%% *})
 		[ "$mode" != cpu ] && be+=(${mode#* })
-		gc "$tmp/m.err" -v -i "gpunic0,rx_pcap=$MIX" "${be[@]}" -c "$n" --duration 60 \
+		gc "$tmp/m.err" -v -i "gpunic0,rx_pcap=$MIXK" "${be[@]}" -c "$n" --duration 60 \
 			--backpressure -w "$tmp/m.pcap" || fail "$mode: exit $?: $(grep -v '^EAL' "$tmp/m.err" | tail -3)"
 		"$CMP" "$tmp/m.pcap" "$tmp/mix-ref.pcap" >/dev/null &&
 			ok "$mode: $n packets, the file equals tcpdump's (timestamps included)" ||
@@ -264,7 +269,7 @@ if [[ " $PARTS " == *" 4 "* ]]; then
 		for be in gpu cpu; do
 			m=(--backend $be)
 			[ $be = gpu ] && m+=(--mem gpu)
-			gc "$tmp/k.err" "${m[@]}" -i "gpunic0,rx_pcap=$MIX" --duration 3 --backpressure \
+			gc "$tmp/k.err" "${m[@]}" -i "gpunic0,rx_pcap=$MIXK" --duration 3 --backpressure \
 				--kernel "$SRC/kernels/examples/$name/$name.c" ${arg:+--kernel-arg "$arg"} \
 				--kernel-state "$tmp/k-$be.json" -w "$tmp/k-$be.pcap" ||
 				fail "kernel $name $be: exit $?: $(grep -v '^EAL' "$tmp/k.err" | tail -2)"
