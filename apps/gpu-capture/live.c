@@ -298,8 +298,7 @@ app_run_live(struct app *a)
 		ec.gpus = gpu_ids;
 		ec.ngpus = a->nqueues;
 	}
-	if (app_create_exec(a, &ec) < 0 ||
-	    create_pools(a, pools, data_room_of(a)) < 0) {
+	if (app_create_exec(a, &ec) < 0 || create_pools(a, pools, data_room_of(a)) < 0) {
 		rc = 1;
 		goto out;
 	}

@@ -51,6 +51,21 @@ tdump() {
 # number of records of a capture file
 count() { "$CMP" --count "$@"; }
 
+# has_records FILE [N]: FILE reads back with at least N records (1)
+has_records() { [ "$("$CMP" --count "$1" 2>/dev/null || echo 0)" -ge "${2:-1}" ]; }
+
+# wait_for SECONDS COMMAND...: until the command succeeds (false when
+# SECONDS pass first): a test waits for what the program does, never for
+# a time that a loaded machine may not keep
+wait_for() {
+	local end=$((SECONDS + $1))
+	shift
+	until "$@"; do
+		[ $SECONDS -lt $end ] || return 1
+		sleep 0.2
+	done
+}
+
 # is the file readable by libpcap, with at least $2 records
 check_readable() {
 	local n

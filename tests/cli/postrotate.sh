@@ -46,7 +46,8 @@ done
 [ "$total" -eq "$n" ] || fail "-b packets:40: $total records in $nfiles files, want $n"
 [ ! -e "$out$nfiles" ] || fail "-b packets:40: a file too many"
 # the command ran once per closed file, with its whole name and its records
-for i in 1 2 3 4; do [ "$(wc -l <"$T/z.log" 2>/dev/null)" -ge $((nfiles - 1)) ] && break; sleep 1; done
+zlines() { [ "$(wc -l <"$T/z.log" 2>/dev/null || echo 0)" -ge "$1" ]; }
+wait_for 60 zlines $((nfiles - 1))
 [ "$(wc -l <"$T/z.log")" -eq $((nfiles - 1)) ] || fail "-z ran $(wc -l <"$T/z.log") times, want $((nfiles - 1)): $(cat "$T/z.log")"
 grep -qxF "1 $out 40" "$T/z.log" || fail "-z: not told of '$out' whole: $(cat "$T/z.log")"
 

@@ -12,21 +12,13 @@ need mergecap
 e='tcp or udp'
 tdump "$LIVE1" "$T/ref.pcap" "$e" || die "tcpdump"
 n=$(count "$T/ref.pcap")
-wait_for() { # SECONDS COMMAND...: until the command succeeds
-	local end=$((SECONDS + $1))
-	shift
-	until "$@"; do
-		[ $SECONDS -lt $end ] || return 1
-		sleep 0.2
-	done
-}
 for out in s.pcap s.pcapng; do
 	"$GC" -q -i "net_pcap0,rx_pcap=$LIVE1" -w "$T/$out" -c "$n" --rx-rate 20 --batch 4 --duration 120 "$e" \
 		2>"$T/gc.err" &
 	pid=$!
 	# the capture runs once its first records reach the file
 	wait_for 60 test -s "$T/$out" || fail "$out: no file"
-	wait_for 60 sh -c "[ \$('$CMP' --count '$T/$out' 2>/dev/null || echo 0) -gt 0 ]" ||
+	wait_for 60 has_records "$T/$out" ||
 		fail "$out: no records"
 	kill -USR1 "$pid"
 	wait_for 10 grep -q "gpu-capture: .* Mpps .*received [0-9]* captured" "$T/gc.err" ||

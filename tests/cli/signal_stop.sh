@@ -10,7 +10,9 @@ for sig in TERM INT; do
 		"$GC" -q -i "net_pcap0,rx_pcap=$LOOP,infinite_rx=1" -w "$T/$o" --duration 30 --rx-rate 20000 tcp \
 			2>"$T/gc.err" &
 		pid=$!
-		sleep 1.5
+		# mid-capture: once its first records reach the file (a signal
+		# during set-up ends it at once, signal_setup.sh)
+		wait_for 60 has_records "$T/$o" || fail "SIG$sig $o: no records: $(cat "$T/gc.err")"
 		kill -"$sig" "$pid"
 		start=$SECONDS
 		wait "$pid"; rc=$?
