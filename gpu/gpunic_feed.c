@@ -333,6 +333,8 @@ gcap_gpunic_start(struct gcap_gpunic *nic, char *errbuf)
 			gcap_gpunic_stop(nic);
 			return gcap_err(errbuf, r, "pthread_create: %s", strerror(r));
 		}
+		/* named, so that top -H tells them from the writer */
+		pthread_setname_np(nic->th[i], "gpunic-feed");
 		nic->nth++;
 	}
 	pthread_attr_destroy(&attr);
