@@ -77,16 +77,16 @@ case " $SOURCES " in *" gpunic64 "*)
 	python3 "$here/flows64.py" "$tmp/flows64.pcap" || exit 1	;;
 esac
 
-ports_for() { # source queues -> -i arguments
-	local src=$1 q=$2 i
+ports_for() { # source queues [more gpunic arguments] -> -i arguments
+	local src=$1 q=$2 i nic=${GPUNIC_ARGS:-}${3:-}
 	if [ "$src" = null ]; then
 		echo "-i net_null0,size=64,copy=1 --queues $q"
 	elif [ "$src" = null-nc ]; then
 		echo "-i net_null0,size=64,copy=0 --queues $q"
 	elif [ "$src" = gpunic ]; then
-		echo "-i gpunic0,rx_pcap=$MIX_FULL,loop=1${GPUNIC_ARGS:-} --queues $q"
+		echo "-i gpunic0,rx_pcap=$MIX_FULL,loop=1$nic --queues $q"
 	elif [ "$src" = gpunic64 ]; then
-		echo "-i gpunic0,rx_pcap=$tmp/flows64.pcap,loop=1${GPUNIC_ARGS:-} --queues $q"
+		echo "-i gpunic0,rx_pcap=$tmp/flows64.pcap,loop=1$nic --queues $q"
 	else
 		for ((i = 0; i < q; i++)); do
 			printf -- "-i net_pcap%d,rx_pcap=%s,infinite_rx=1 " "$i" "$MIX"
@@ -114,7 +114,9 @@ run_one() { # src q backend extra... -> json path (or empty)
 	local j=$tmp/$src-$q-$be-$RANDOM.json
 	if [ "$be" = floor ]; then
 		# shellcheck disable=SC2046
-		timeout $((SECS + 60)) "$F" -t "$SECS" $(ports_for "$src" "$q") \
+		# the emulated NIC's floor: one feeding thread a queue, the most
+		# it delivers (no writer shares the CPUs here)
+		timeout $((SECS + 60)) "$F" -t "$SECS" $(ports_for "$src" "$q" ",feeders=$q") \
 			${RX_BURST:+--burst $RX_BURST} --json "$j" >"$tmp/log" 2>&1
 		local rc=$?
 		if [ $rc -ne 0 ] || [ ! -s "$j" ]; then

@@ -24,13 +24,13 @@ MIX=${MIX_PCAP:-$here/../../shared/data/bench/mix-en10mb.pcap}
 # (--backpressure), then with one thing changed: --no-time-order (the
 # writer's merge), without --backpressure (what falls behind drops and is
 # counted by cause: pipeline_full the executor, writer_behind the writer),
-# a filter that matches nothing (no writer), feeders=4. Per run: the rate,
+# a filter that matches nothing (no writer), fN: feeders=N. Per run: the rate,
 # records written per second, drops, cores, batch and burst sizes, the CPU
 # each kind of thread took (bench/thread_cpu.py: RX lcores, feeding
 # threads, the writer) and the NIC's counters summed over the queues
 # (-v: launches, mean packets a launch, waits for mbufs, RX ring room, a
 # free slot). DIAG_RUNS: "SOURCE:LCORES:BACKEND:VARIANT ..." (BACKEND cpu,
-# gpu: --mem gpu, host: --mem host; VARIANT base noorder nobp none f4).
+# gpu: --mem gpu, host: --mem host; VARIANT base noorder nobp none fN).
 diag() {
 	local t j log src q be v m x f flt
 	t=$(mktemp -d)
@@ -39,7 +39,7 @@ diag() {
 	echo
 	echo "| source | lcores | backend | variant | Mpps | written M/s | drops pipeline / writer / chained | cores | batch | pkts a poll | NIC: pkts a launch, us to completion, waits mbufs / ring / slot |"
 	echo "|---|---|---|---|---|---|---|---|---|---|---|"
-	for run in ${DIAG_RUNS:-gpunic64:8:cpu:base gpunic64:8:cpu:noorder gpunic64:8:cpu:nobp gpunic64:8:cpu:none gpunic64:8:gpu:base gpunic64:8:gpu:noorder gpunic64:8:gpu:nobp gpunic64:8:gpu:none gpunic64:8:gpu:f4 gpunic:8:cpu:base gpunic:8:cpu:noorder gpunic:8:gpu:base gpunic:8:gpu:noorder gpunic:8:gpu:nobp gpunic:8:gpu:none}; do
+	for run in ${DIAG_RUNS:-gpunic64:8:cpu:base gpunic64:8:cpu:noorder gpunic64:8:cpu:nobp gpunic64:8:cpu:none gpunic64:8:gpu:base gpunic64:8:gpu:noorder gpunic64:8:gpu:nobp gpunic64:8:gpu:none gpunic64:8:gpu:f8 gpunic:8:cpu:base gpunic:8:cpu:noorder gpunic:8:gpu:base gpunic:8:gpu:noorder gpunic:8:gpu:nobp gpunic:8:gpu:none}; do
 		IFS=: read -r src q be v <<<"$run"
 		f=$MIX
 		[ "$src" = gpunic64 ] && f=$t/flows64.pcap
@@ -51,7 +51,7 @@ diag() {
 		noorder) x+=(--no-time-order) ;;
 		nobp) x=() ;;
 		none) flt='ip proto 253' ;;
-		f4) nic=,feeders=4 ;;
+		f[0-9]*) nic=,feeders=${v#f} ;;
 		esac
 		j=$t/s.json log=$t/log
 		(cd /tmp && exec timeout 60 "$G" -v -i "gpunic0,rx_pcap=$f,loop=1${GPUNIC_ARGS:-}$nic" --queues "$q" "${m[@]}" \
