@@ -298,20 +298,10 @@ feeder_cpus(cpu_set_t *set)
 int
 gcap_gpunic_start(struct gcap_gpunic *nic, char *errbuf)
 {
-	unsigned n = nic->args.feeders;
+	unsigned n = nic->args.feeders ? nic->args.feeders : nic->nq;
 	pthread_attr_t attr;
 	cpu_set_t cpus;
 
-	feeder_cpus(&cpus);
-	/* by default half the CPUs the RX lcores leave, rounded up: the
-	 * feeders poll their completions without sleeping, and a real NIC
-	 * takes none of the CPUs that the writer and the main lcore share
-	 * with them (one feeder a queue on 8 queues of a 16-CPU machine left
-	 * the writer half its rate: docs/benchmarks.md) */
-	if (n == 0)
-		n = ((unsigned)CPU_COUNT(&cpus) + 1) / 2;
-	if (n == 0)
-		n = 1;
 	if (n > nic->nq)
 		n = nic->nq;
 	if (n > sizeof(nic->th) / sizeof(nic->th[0]))
@@ -321,6 +311,7 @@ gcap_gpunic_start(struct gcap_gpunic *nic, char *errbuf)
 			return gcap_err(errbuf, EINVAL, "%s: queue %u has no pool",
 					nic->name, q);
 	atomic_store(&nic->stop, false);
+	feeder_cpus(&cpus);
 	pthread_attr_init(&attr);
 	pthread_attr_setaffinity_np(&attr, sizeof(cpus), &cpus);
 	for (unsigned i = 0; i < n; i++) {

@@ -24,8 +24,7 @@ struct gcap_nic_args {
 	unsigned nfiles;
 	bool loop;        /**< loop=1: deliver the captures again and again */
 	int gpu;          /**< gpu=N: the GPU whose engines write (default 0) */
-	unsigned feeders; /**< feeders=N: threads feeding the queues (0: half the
-			   CPUs the RX lcores leave, at most one a queue) */
+	unsigned feeders; /**< feeders=N: threads feeding the queues (0: one per queue) */
 	bool prefill;     /**< prefill=1: start returns once the RX rings are filled */
 	bool cpu_agent;   /**< agent=cpu: the CPU writes the data rooms (no GPU) */
 };
