@@ -32,14 +32,14 @@ MIX=${MIX_PCAP:-$here/../../shared/data/bench/mix-en10mb.pcap}
 # free slot). DIAG_RUNS: "SOURCE:LCORES:BACKEND:VARIANT ..." (BACKEND cpu,
 # gpu: --mem gpu, host: --mem host; VARIANT base noorder nobp none fN).
 diag() {
-	local t j log src q be v m x f flt
+	local t j log src q be v m x f flt nic
 	t=$(mktemp -d)
 	python3 "$here/flows64.py" "$t/flows64.pcap" || return 1
 	echo "## what bounds the rows (gpu-capture -v, ${DIAG_SECS:-2} s a run; threads: CPUs used over 1 s)"
 	echo
 	echo "| source | lcores | backend | variant | Mpps | written M/s | drops pipeline / writer / chained | cores | batch | pkts a poll | NIC: pkts a launch, us to completion, waits mbufs / ring / slot |"
 	echo "|---|---|---|---|---|---|---|---|---|---|---|"
-	for run in ${DIAG_RUNS:-gpunic64:8:cpu:base gpunic64:8:cpu:noorder gpunic64:8:cpu:nobp gpunic64:8:cpu:none gpunic64:8:gpu:base gpunic64:8:gpu:noorder gpunic64:8:gpu:nobp gpunic64:8:gpu:none gpunic64:8:gpu:f8 gpunic:8:cpu:base gpunic:8:cpu:noorder gpunic:8:gpu:base gpunic:8:gpu:noorder gpunic:8:gpu:nobp gpunic:8:gpu:none}; do
+	for run in ${DIAG_RUNS:-gpunic64:8:cpu:base gpunic64:8:cpu:noorder gpunic64:8:cpu:nobp gpunic64:8:cpu:none gpunic64:8:gpu:base gpunic64:8:gpu:noorder gpunic64:8:gpu:nobp gpunic64:8:gpu:none gpunic64:8:gpu:f4 gpunic:8:cpu:base gpunic:8:cpu:noorder gpunic:8:gpu:base gpunic:8:gpu:noorder gpunic:8:gpu:nobp gpunic:8:gpu:none}; do
 		IFS=: read -r src q be v <<<"$run"
 		f=$MIX
 		[ "$src" = gpunic64 ] && f=$t/flows64.pcap
@@ -58,8 +58,8 @@ diag() {
 			--busy-poll "${x[@]}" --duration "${DIAG_SECS:-2}" --summary-json "$j" \
 			-w /dev/shm/gpunic-diag.pcap "$flt") >"$log" 2>&1 &
 		local pid=$!
-		local thr= cpid= k
-		for k in $(seq 50); do
+		local thr='' cpid='' _
+		for _ in $(seq 50); do
 			cpid=$(pgrep -P "$pid" | head -1) && break
 			sleep 0.02
 		done
