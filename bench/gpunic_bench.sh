@@ -10,7 +10,7 @@
 # Last, what bounds the rows (diag() below).
 # env: as bench/gpu_capture.sh (GPU_CAPTURE, RX_FLOOR, MIX_PCAP, SECS),
 #      OUT_DIR (results), QUEUES ("1 8"), ONLY=diag (the last part alone),
-#      DIAG_RUNS, DIAG_SECS (2), GPUNIC_ARGS (as gpu_capture.sh's)
+#      DIAG_RUNS, DIAG_SECS (2; at least 2: threads are sampled for 1 s), GPUNIC_ARGS (as gpu_capture.sh's)
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 OUT=${OUT_DIR:-$here/results}
