@@ -21,8 +21,9 @@
  * What a buffer takes is its region, not its records: the RX side
  * reserves room for a whole batch of records and takes the memory back
  * in order, so a held buffer of a few records keeps the whole region,
- * and behind it every later one, from the RX side. At the end everything goes out. Nothing is copied
- * or allocated per record: the merge walks the buffers in place.
+ * and behind it every later one, from the RX side. At the end everything
+ * goes out. Nothing is copied or allocated per record: the merge walks
+ * the buffers in place.
  */
 #include <errno.h>
 #include <stdlib.h>
