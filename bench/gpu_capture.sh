@@ -74,30 +74,19 @@ python3 "$here/../scripts/pcap-snap.py" "$MIX" "$tmp/mix-snap.pcap" 2000 || exit
 MIX=$tmp/mix-snap.pcap
 # gpunic64: 64-byte UDP frames over 4096 flows, for the emulated NIC
 case " $SOURCES " in *" gpunic64 "*)
-	python3 - "$tmp/flows64.pcap" <<'PY' || exit 1
-import struct, sys
-o = open(sys.argv[1], 'wb')
-o.write(struct.pack('<IHHiIII', 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1))
-for i in range(16384):
-    f = bytes.fromhex('020000000002020000000001') + b'\x08\x00'
-    f += bytes([0x45, 0, 0, 50, 0, 0, 0, 0, 64, 17, 0, 0, 10, 0, (i >> 8) & 15, i & 255, 10, 1, 0, 1])
-    f += struct.pack('>HHHH', 1024 + (i % 4096), 53 if i % 3 == 0 else 9, 30, 0)
-    f += b'\0' * (64 - len(f))
-    o.write(struct.pack('<IIII', 1700000000, i, 64, 64) + f)
-PY
-	;;
+	python3 "$here/flows64.py" "$tmp/flows64.pcap" || exit 1	;;
 esac
 
-ports_for() { # source queues -> -i arguments
-	local src=$1 q=$2 i
+ports_for() { # source queues [more gpunic arguments] -> -i arguments
+	local src=$1 q=$2 i nic=${GPUNIC_ARGS:-}${3:-}
 	if [ "$src" = null ]; then
 		echo "-i net_null0,size=64,copy=1 --queues $q"
 	elif [ "$src" = null-nc ]; then
 		echo "-i net_null0,size=64,copy=0 --queues $q"
 	elif [ "$src" = gpunic ]; then
-		echo "-i gpunic0,rx_pcap=$MIX_FULL,loop=1${GPUNIC_ARGS:-} --queues $q"
+		echo "-i gpunic0,rx_pcap=$MIX_FULL,loop=1$nic --queues $q"
 	elif [ "$src" = gpunic64 ]; then
-		echo "-i gpunic0,rx_pcap=$tmp/flows64.pcap,loop=1${GPUNIC_ARGS:-} --queues $q"
+		echo "-i gpunic0,rx_pcap=$tmp/flows64.pcap,loop=1$nic --queues $q"
 	else
 		for ((i = 0; i < q; i++)); do
 			printf -- "-i net_pcap%d,rx_pcap=%s,infinite_rx=1 " "$i" "$MIX"
@@ -125,7 +114,9 @@ run_one() { # src q backend extra... -> json path (or empty)
 	local j=$tmp/$src-$q-$be-$RANDOM.json
 	if [ "$be" = floor ]; then
 		# shellcheck disable=SC2046
-		timeout $((SECS + 60)) "$F" -t "$SECS" $(ports_for "$src" "$q") \
+		# the emulated NIC's floor: one feeding thread a queue (its
+		# default, the most it delivers), whatever GPUNIC_ARGS says
+		timeout $((SECS + 60)) "$F" -t "$SECS" $(ports_for "$src" "$q" ",feeders=$q") \
 			${RX_BURST:+--burst $RX_BURST} --json "$j" >"$tmp/log" 2>&1
 		local rc=$?
 		if [ $rc -ne 0 ] || [ ! -s "$j" ]; then

@@ -7,11 +7,10 @@
 # (8 lcores); lossless rate and p99 RX-to-verdict at half that rate
 # (bench/gpu_capture.sh). Then one lcore of --mem gpu with and without
 # cuFlushGPUDirectRDMAWrites before each doorbell (GCAP_GPU_WMB).
-# Last, what bounds the emulator: its per-queue counters (-v: launches,
-# launch-to-completion time, waits for mbufs, RX ring room, a free slot)
-# on the mixed sizes, cpu and --mem gpu, 1 and 8 lcores.
+# Last, what bounds the rows (diag() below).
 # env: as bench/gpu_capture.sh (GPU_CAPTURE, RX_FLOOR, MIX_PCAP, SECS),
-#      OUT_DIR (results), QUEUES ("1 8"), ONLY=diag (the last part alone)
+#      OUT_DIR (results), QUEUES ("1 8"), ONLY=diag (the last part alone),
+#      DIAG_RUNS, DIAG_SECS (2; at least 2: threads are sampled for 1 s), GPUNIC_ARGS (as gpu_capture.sh's)
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 OUT=${OUT_DIR:-$here/results}
@@ -21,19 +20,76 @@ Q=${QUEUES:-1 8}
 G=${GPU_CAPTURE:-$here/../build/apps/gpu-capture}
 MIX=${MIX_PCAP:-$here/../../shared/data/bench/mix-en10mb.pcap}
 : >"$md"
+# What bounds a row: the same capture (8 lcores by default) as the bench
+# (--backpressure), then with one thing changed: --no-time-order (the
+# writer's merge), without --backpressure (what falls behind drops and is
+# counted by cause: pipeline_full the executor, writer_behind the writer),
+# a filter that matches nothing (no writer), fN: feeders=N. Per run: the rate,
+# records written per second, drops, cores, batch and burst sizes, the CPU
+# each kind of thread took (bench/thread_cpu.py: RX lcores, feeding
+# threads, the writer) and the NIC's counters summed over the queues
+# (-v: launches, mean packets a launch, waits for mbufs, RX ring room, a
+# free slot). DIAG_RUNS: "SOURCE:LCORES:BACKEND:VARIANT ..." (BACKEND cpu,
+# gpu: --mem gpu, host: --mem host; VARIANT base noorder nobp none fN).
 diag() {
-	echo "## what bounds the emulator (gpu-capture -v, ${SECS:-2} s, mixed sizes, looped)"
-	for run in ${DIAG_RUNS:-1:cpu 1:gpu 8:cpu 8:gpu}; do
-		q=${run%:*} be=${run#*:}
+	local t j log src q be v m x f flt nic
+	t=$(mktemp -d)
+	python3 "$here/flows64.py" "$t/flows64.pcap" || return 1
+	echo "## what bounds the rows (gpu-capture -v, ${DIAG_SECS:-2} s a run; threads: CPUs used over 1 s)"
+	echo
+	echo "| source | lcores | backend | variant | Mpps | written M/s | drops pipeline / writer / chained | cores | batch | pkts a poll | NIC: pkts a launch, us to completion, waits mbufs / ring / slot |"
+	echo "|---|---|---|---|---|---|---|---|---|---|---|"
+	for run in ${DIAG_RUNS:-gpunic64:8:cpu:base gpunic64:8:cpu:noorder gpunic64:8:cpu:nobp gpunic64:8:cpu:none gpunic64:8:gpu:base gpunic64:8:gpu:noorder gpunic64:8:gpu:nobp gpunic64:8:gpu:none gpunic64:8:gpu:f4 gpunic:8:cpu:base gpunic:8:cpu:noorder gpunic:8:gpu:base gpunic:8:gpu:noorder gpunic:8:gpu:nobp gpunic:8:gpu:none}; do
+		IFS=: read -r src q be v <<<"$run"
+		f=$MIX
+		[ "$src" = gpunic64 ] && f=$t/flows64.pcap
 		m=(--backend cpu)
 		[ "$be" = gpu ] && m=(--backend gpu --mem gpu)
-		(cd /tmp && timeout 60 "$G" -v -i "gpunic0,rx_pcap=$MIX,loop=1" --queues "$q" "${m[@]}" \
-			--busy-poll --backpressure --duration "${SECS:-2}" --summary-json /tmp/gpunic-diag.json \
-			-w /dev/shm/gpunic-diag.pcap 'tcp port 80 or udp port 53') >/tmp/gpunic-diag.log 2>&1
-		echo "### $q lcore(s), $be: rc $?, $(python3 -c "import json; d=json.load(open('/tmp/gpunic-diag.json')); print(d['rx_mpps'], 'Mpps')" 2>/dev/null)"
-		grep -E "queue [0-9]+: [0-9]+ launches|before each doorbell" /tmp/gpunic-diag.log | sed 's/^/    /'
-		rm -f /tmp/gpunic-diag.json /dev/shm/gpunic-diag.pcap
+		[ "$be" = host ] && m=(--backend gpu --mem host)
+		x=(--backpressure) flt='tcp port 80 or udp port 53' nic=
+		case $v in
+		noorder) x+=(--no-time-order) ;;
+		nobp) x=() ;;
+		none) flt='ip proto 253' ;;
+		f[0-9]*) nic=,feeders=${v#f} ;;
+		esac
+		j=$t/s.json log=$t/log
+		(cd /tmp && exec timeout 60 "$G" -v -i "gpunic0,rx_pcap=$f,loop=1${GPUNIC_ARGS:-}$nic" --queues "$q" "${m[@]}" \
+			--busy-poll "${x[@]}" --duration "${DIAG_SECS:-2}" --summary-json "$j" \
+			-w /dev/shm/gpunic-diag.pcap "$flt") >"$log" 2>&1 &
+		local pid=$!
+		local thr='' cpid='' _
+		for _ in $(seq 50); do
+			cpid=$(pgrep -P "$pid" | head -1) && break
+			sleep 0.02
+		done
+		[ -n "$cpid" ] && thr=$(python3 "$here/thread_cpu.py" "$cpid" --after gcap-writer --secs 1)
+		wait "$pid"
+		local rc=$?
+		python3 - "$j" "$log" "$src" "$q" "$be" "$v" "$rc" <<'PY'
+import json, re, sys
+j, log, src, q, be, v, rc = sys.argv[1:]
+try:
+    d = json.load(open(j))
+except Exception:
+    print(f'| {src} | {q} | {be} | {v} | failed (rc {rc}) |||||||')
+    sys.exit()
+dr = d['dropped']
+L = P = B = M = R = S = 0
+for line in open(log, errors='replace'):
+    r = re.search(r'queue \d+: (\d+) launches, ([\d.]+) us launch to completion seen, waits for mbufs (\d+), for RX ring room (\d+), for a slot (\d+)', line)
+    if r:
+        n = int(r[1]); L += n; B += n * float(r[2])
+        M += int(r[3]); R += int(r[4]); S += int(r[5])
+nic = f'{d["received"] / L:.0f}, {B / L:.1f}, {M} / {R} / {S}' if L else '-'
+print(f'| {src} | {q} | {be} | {v} | {d["rx_mpps"]:.2f} | {d["written"] / d["seconds"] / 1e6:.2f} | '
+      f'{dr["pipeline_full"]} / {dr["writer_behind"]} / {dr["chained"]} | {d["cores_used"]} | '
+      f'{d["batch_mean"]:.1f} | {d["pkts_per_poll"]:.1f} | {nic} |')
+PY
+		echo "|  |  |  | threads: ${thr:-?} |||||||"
+		rm -f "$j" /dev/shm/gpunic-diag.pcap
 	done
+	rm -rf "$t"
 }
 if [ "${ONLY:-}" = diag ]; then
 	diag | tee "$md"

@@ -14,11 +14,16 @@
  * queue on the host's clock that has nothing says so at its idle polls
  * (pl_queue.idle_wm: a time before any record it will give), and records
  * not later than that go on without it. Any other queue that has nothing
- * would hold the others forever; the window bounds that: once a buffer has been held order_window_ms, or a queue's
- * held records fill a quarter of its export memory (so that its RX side
- * never runs out of room because of the merge), the earliest records go
- * out without waiting. At the end everything goes out. Nothing is copied
- * or allocated per record: the merge walks the buffers in place.
+ * would hold the others forever; the window bounds that: once a buffer
+ * has been held order_window_ms, or a queue's held buffers take a quarter
+ * of its export memory (so that its RX side never runs out of room
+ * because of the merge), the earliest records go out without waiting.
+ * What a buffer takes is its region, not its records: the RX side
+ * reserves room for a whole batch of records and takes the memory back
+ * in order, so a held buffer of a few records keeps the whole region,
+ * and behind it every later one, from the RX side. At the end everything
+ * goes out. Nothing is copied or allocated per record: the merge walks
+ * the buffers in place.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -31,7 +36,7 @@ struct pl_order_q {
 	struct gcap_xbuf **xb; /* a ring of cap, the oldest at head */
 	uint64_t *t;           /* when each was taken (monotonic ns) */
 	unsigned head, n, cap;
-	uint64_t bytes;      /* record bytes held */
+	uint64_t bytes;      /* export memory its held buffers take */
 	uint64_t bytes_max;  /* a quarter of the queue's export memory */
 	uint32_t off, idx;   /* the oldest buffer's next record */
 	struct gcap_rec rec; /* that record (n > 0) */
@@ -124,7 +129,7 @@ give_back(struct gcap_pipeline *pl, unsigned qi, struct pl_order_q *q)
 {
 	struct gcap_xbuf *xb = q->xb[q->head];
 
-	q->bytes -= xb->len;
+	q->bytes -= xb->size;
 	xb->len = 0;
 	xb->nrec = 0;
 	gcap_spsc_push(&pl->q[qi].free, xb);
@@ -166,7 +171,7 @@ take(struct gcap_pipeline *pl, unsigned qi, uint64_t now, bool *any)
 			at -= q->cap;
 		q->xb[at] = xb;
 		q->t[at] = now;
-		q->bytes += xb->len;
+		q->bytes += xb->size;
 		q->n++;
 		*any = true;
 		if (q->n == 1) {

@@ -259,6 +259,7 @@ gcap_pl_writer_start(struct gcap_pipeline *pl, char *errbuf)
 		return gcap_err(errbuf, r, "cannot start the writer thread: %s",
 				strerror(r));
 	}
+	pthread_setname_np(pl->writer, "gcap-writer"); /* for top -H */
 	pl->writer_started = true;
 	return 0;
 }

@@ -80,7 +80,10 @@ nic_launch(struct gcap_gpunic *nic, struct nic_queue *q)
 	if (q->cur == q->nlist) {
 		if (!nic->args.loop || q->nlist == 0)
 			return false;
+		/* the next pass arrives later, as on a wire: a clock that went
+		 * back at each pass would hold the writer's time order */
 		q->cur = 0;
+		q->pass_ns += nic->span_ns;
 	}
 	while (n < NIC_BATCH && q->cur + n < q->nlist) {
 		unsigned s = segs_of(q, &nic->cap.pkts[q->list[q->cur + n]]);
@@ -120,6 +123,7 @@ nic_launch(struct gcap_gpunic *nic, struct nic_queue *q)
 	}
 	sl->npkts = n;
 	sl->nsegs = nsegs;
+	sl->ts_add = q->pass_ns;
 	sl->seq = q->seq++;
 	dd = (CUdeviceptr)(uintptr_t)sl->desc;
 	dn = (CUdeviceptr)(uintptr_t)sl->done;
@@ -188,7 +192,7 @@ nic_complete(struct gcap_gpunic *nic, struct nic_queue *q)
 			m->pkt_len = p->wirelen;
 			m->port = nic->port_id;
 			*RTE_MBUF_DYNFIELD(m, nic->ts_off, rte_mbuf_timestamp_t *) =
-				p->ts_ns;
+				p->ts_ns + sl->ts_add;
 			m->ol_flags |= nic->ts_flag;
 		}
 		/* room was checked before the launch */
@@ -329,6 +333,8 @@ gcap_gpunic_start(struct gcap_gpunic *nic, char *errbuf)
 			gcap_gpunic_stop(nic);
 			return gcap_err(errbuf, r, "pthread_create: %s", strerror(r));
 		}
+		/* named, so that top -H tells them from the writer */
+		pthread_setname_np(nic->th[i], "gpunic-feed");
 		nic->nth++;
 	}
 	pthread_attr_destroy(&attr);

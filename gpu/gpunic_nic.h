@@ -52,6 +52,7 @@ struct nic_slot {
 	uint32_t pkt[NIC_BATCH]; /* packet indices */
 	unsigned npkts, nsegs;
 	uint32_t seq;
+	uint64_t ts_add; /* added to the file's times: the pass's offset */
 };
 
 struct nic_queue {
@@ -59,7 +60,8 @@ struct nic_queue {
 	struct rte_mempool *mp;
 	uint32_t *list; /* its packets, in file order */
 	size_t nlist, cur;
-	uint32_t room; /* bytes a data room takes */
+	uint64_t pass_ns; /* loop=1: the current pass's offset to the file's times */
+	uint32_t room;    /* bytes a data room takes */
 	CUstream stream;
 	CUdeviceptr ctr; /* the kernel's block counter */
 	struct nic_slot slot[NIC_SLOTS];
@@ -90,6 +92,7 @@ struct gcap_gpunic {
 	bool have_port;
 	int ts_off;
 	uint64_t ts_flag;
+	uint64_t span_ns; /* loop=1: how much later each pass's times are */
 	CUstream streams[NIC_STREAMS];
 	unsigned nstreams;
 	pthread_t th[64];
