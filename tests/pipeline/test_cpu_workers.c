@@ -1,20 +1,29 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The cpu executor's workers (cpu_workers), driven directly: many more
- * workers than CPUs take one-packet batches from a small ring, so that
- * workers are often preempted between their looks at the submission
- * count and the take count. Every batch must complete exactly once, in
- * order, with its own packet's record: a worker that took a batch not
- * yet submitted filtered a slot being filled (or an old one), and the
- * one really submitted then never completed or completed twice.
+ * The cpu executor's workers (cpu_workers), driven directly: more
+ * workers than CPUs take one-packet batches from a small ring while a
+ * thread keeps signalling the process, and the workers (the only threads
+ * that take the signal) stall in the handler wherever it lands: between
+ * any two of a worker's steps, others take batches and the submitter
+ * submits more, as on a machine with many cores. Every batch must
+ * complete exactly once, in order, with its own packet's record: a worker
+ * that took a batch not yet submitted filtered a slot being filled (or an
+ * old one), and the one really submitted then never completed or
+ * completed twice.
  */
 #include <check.h>
+#include <dirent.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <pcap/pcap.h>
 
@@ -25,6 +34,9 @@
 #define PKT 64u
 /* no completion for this long: a submitted batch that never completes */
 #define STALL_NS 20000000000ull
+/* a worker stalls this long in the signal handler; a signal this often */
+#define STALL_SIG_NS 30000u
+#define PEST_NS 20000u
 
 static uint64_t
 mono_ns(void)
@@ -33,6 +45,52 @@ mono_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static atomic_int pest_stop;
+
+/* The signal: a stall of STALL_SIG_NS wherever the worker was. */
+static void
+on_sig(int sig)
+{
+	struct timespec t0, t;
+
+	(void)sig;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	while ((uint64_t)(t.tv_sec - t0.tv_sec) * 1000000000u + (uint64_t)t.tv_nsec -
+		       (uint64_t)t0.tv_nsec <
+	       STALL_SIG_NS);
+}
+
+/* Signal the workers in turn (their threads: all of /proc/self/task but
+ * this one and the submitter) until told to stop. */
+static void *
+pest_main(void *arg)
+{
+	pid_t self = (pid_t)syscall(SYS_gettid), main_tid = *(pid_t *)arg;
+	pid_t tids[256];
+	unsigned n = 0;
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+
+	while (d != NULL && (e = readdir(d)) != NULL && n < 256) {
+		pid_t t = (pid_t)atoi(e->d_name);
+
+		if (t > 0 && t != self && t != main_tid)
+			tids[n++] = t;
+	}
+	if (d != NULL)
+		closedir(d);
+	for (unsigned i = 0; n > 0 && !atomic_load(&pest_stop); i++) {
+		const struct timespec ts = { 0, PEST_NS };
+
+		syscall(SYS_tgkill, getpid(), tids[i % n], SIGUSR1);
+		if (i % n == n - 1)
+			nanosleep(&ts, NULL);
+	}
+	return NULL;
 }
 
 /* Batch k's one packet: k in its first bytes, the rest a pattern of k. */
@@ -62,13 +120,28 @@ run_workers(unsigned nworkers)
 		.linktype = DLT_EN10MB,
 		.cpu_workers = nworkers,
 	};
-	struct gcap_exec *ex = gcap_exec_cpu_ops.create(&ec, err);
+	struct sigaction sa = { .sa_handler = on_sig, .sa_flags = SA_RESTART };
+	struct gcap_exec *ex;
 	struct gcap_xbuf *xbufs;
 	uint32_t sub = 0, done = 0;
-	uint64_t last = mono_ns();
+	uint64_t last;
 	uint8_t want[PKT];
+	sigset_t set;
+	pthread_t pest;
+	pid_t main_tid = (pid_t)syscall(SYS_gettid);
 
+	/* the workers start with SIGUSR1 open; this thread and the pest
+	 * block it */
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	ck_assert_int_eq(sigaction(SIGUSR1, &sa, NULL), 0);
+	ck_assert_int_eq(pthread_sigmask(SIG_UNBLOCK, &set, NULL), 0);
+	ex = gcap_exec_cpu_ops.create(&ec, err);
 	ck_assert_msg(ex != NULL, "create: %s", err);
+	ck_assert_int_eq(pthread_sigmask(SIG_BLOCK, &set, NULL), 0);
+	atomic_store(&pest_stop, 0);
+	ck_assert_int_eq(pthread_create(&pest, NULL, pest_main, &main_tid), 0);
+	last = mono_ns();
 	ck_assert_uint_eq(gcap_exec_cpu_ops.xbufs(ex, 0, &xbufs), RING);
 	while (done < BATCHES) {
 		struct gcap_batch *b;
@@ -115,6 +188,8 @@ run_workers(unsigned nworkers)
 		ck_assert_msg(mono_ns() - last < STALL_NS,
 			      "batch %u of %u submitted never completed", done, sub);
 	}
+	atomic_store(&pest_stop, 1);
+	pthread_join(pest, NULL);
 	ck_assert_int_eq(gcap_exec_cpu_ops.stop(ex, 1000, err), 0);
 	gcap_exec_cpu_ops.destroy(ex);
 }
