@@ -262,11 +262,6 @@ capture_files(struct app *a, struct inputs *in)
 	if (app_choose_backend(a) != 0)
 		goto fail;
 	a->nqueues = 1;
-	/* the gpu backend pays a round trip per batch, not per packet, and
-	 * a file never makes a batch wait to fill: the largest batches,
-	 * unless --batch says otherwise */
-	if (a->ops != &gcap_exec_cpu_ops && !o->batch_given)
-		o->batch = GCAP_BATCH_MAX;
 	/* a file's packets are all in the staging area */
 	app_exec_conf(a, &ec, 1, GCAP_PIPELINE_STAGE_FILE, 0);
 	if (a->ops == &gcap_exec_cpu_ops && o->kernel == NULL)

@@ -59,7 +59,6 @@ struct app_opts {
 	unsigned gpu_blocks;                 /* --gpu-blocks */
 	const char *eal;                     /* --eal */
 	unsigned batch;                      /* --batch */
-	bool batch_given;                    /* --batch was given */
 	unsigned ring;                       /* --ring */
 	unsigned nb_rxd;                     /* --rxd */
 	unsigned mbufs;                      /* --mbufs (default: enough for
