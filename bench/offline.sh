@@ -5,7 +5,9 @@
 #   tcpdump -r F -w OUT EXPR,
 #   gpu-capture -r F -w OUT EXPR, --backend cpu and (where a GPU is) gpu,
 #   with 1, 8 and 64 filters (one pass, one output each) against tcpdump
-#   run once per filter;
+#   run once per filter (the gpu backend's 64 filters timed from its
+#   module cache, after a first run that has a row of its own);
+#   one filter on the mix alone: what a run costs besides its input;
 #   the same file as pcapng, and compressed (zstd, else lz4, else gzip),
 #   with the decompressor's own rate as that input's limit.
 # F is mix-en10mb.pcap's records repeated to SIZE_MB, in WORK (tmpfs).
