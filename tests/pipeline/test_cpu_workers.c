@@ -147,7 +147,8 @@ run_workers(unsigned nworkers)
 		struct gcap_batch *b;
 
 		/* submit what the ring has room for */
-		while (sub < BATCHES && (b = gcap_exec_cpu_ops.batch_get(ex, 0)) != NULL) {
+		while (sub < BATCHES &&
+		       (b = gcap_exec_cpu_ops.batch_get(ex, 0)) != NULL) {
 			struct gcap_xbuf *xb = &xbufs[sub % RING];
 
 			fill_pkt(b->stage, sub);
