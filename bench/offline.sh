@@ -5,7 +5,9 @@
 #   tcpdump -r F -w OUT EXPR,
 #   gpu-capture -r F -w OUT EXPR, --backend cpu and (where a GPU is) gpu,
 #   with 1, 8 and 64 filters (one pass, one output each) against tcpdump
-#   run once per filter;
+#   run once per filter (the gpu backend's 64 filters timed from its
+#   module cache, after a first run that has a row of its own);
+#   one filter on the mix alone: what a run costs besides its input;
 #   the same file as pcapng, and compressed (zstd, else lz4, else gzip),
 #   with the decompressor's own rate as that input's limit.
 # F is mix-en10mb.pcap's records repeated to SIZE_MB, in WORK (tmpfs).
@@ -143,7 +145,13 @@ for be in $BACKENDS; do
 	mapfile -d '' o8 < <(outs 8)
 	mapfile -d '' o64 < <(outs 64)
 	T[$be-8]=$(best "$be-8" "$G" -q --backend "$be" -r "$F" "${o8[@]}")
+	# the gpu backend compiles a new set of filters once (NVRTC), then
+	# loads it from its cache: the first run, then one from the cache
+	[ "$be" = gpu ] && T[$be-64c]=$(best "$be-64-first" once "$G" -q --backend "$be" -r "$F" "${o64[@]}")
 	T[$be-64]=$(best "$be-64" once "$G" -q --backend "$be" -r "$F" "${o64[@]}")
+	# what a run costs whatever its input: start, setup and exit, on
+	# the mix itself (a few MB)
+	T[$be-small]=$(best "$be-small" "$G" -q --backend "$be" -r "$MIX" -w "$W/gc.pcap" "$E")
 done
 
 {
@@ -152,7 +160,8 @@ done
 	echo "bash bench/offline.sh (MACHINE=$machine SIZE_MB=$SIZE_MB REPS=$REPS)."
 	echo "Input: mix-en10mb.pcap's records repeated, $((bytes / 1000000)) MB, $records records,"
 	echo "in $W (tmpfs), page cache warm; the least wall time of $REPS runs"
-	echo "(one run for the x8/x64 tcpdump loops and the 64-filter passes)."
+	echo "(one run for the x8/x64 tcpdump loops and the 64-filter passes; the gpu"
+	echo "backend's 64-filter pass after a first run that compiled its filters)."
 	echo "One filter: '$E'. CPU: $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1), $(nproc) vCPUs."
 	echo
 	echo "| run | ms | MB/s | vs tcpdump | vs read limit (cat) |"
@@ -172,6 +181,13 @@ done
 	for be in $BACKENDS; do row "gpu-capture --backend $be, 8 filters, one pass" "${T[$be-8]}" td8; done
 	row "tcpdump run 64 times (64 filters)" "${T[td64]}" td64
 	for be in $BACKENDS; do row "gpu-capture --backend $be, 64 filters, one pass" "${T[$be-64]}" td64; done
+	[ -n "${T[gpu-64c]:-}" ] && row "gpu-capture --backend gpu, 64 filters, first run (compiles them)" "${T[gpu-64c]}" td64
+	echo
+	echo "One filter on mix-en10mb.pcap alone ($(stat -c %s "$MIX") bytes): what a run costs besides its input."
+	echo
+	echo "| run | ms |"
+	echo "|---|---:|"
+	for be in $BACKENDS; do echo "| gpu-capture --backend $be, 1 filter, the mix alone | ${T[$be-small]} |"; done
 	echo
 	echo "MB/s: input bytes per second of wall time (for the x8/x64 rows, of the whole"
 	echo "loop). vs tcpdump: tcpdump's time over this run's (above 1: faster than"

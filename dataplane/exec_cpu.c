@@ -389,10 +389,17 @@ worker_main(void *arg)
 	struct cpu_queue *q = &ex->q[0];
 
 	while (!atomic_load_explicit(&ex->quit, memory_order_acquire)) {
+		/* the take count first: read after it, the submission count
+		 * is at least as new, so k != sub means batch k was submitted.
+		 * Read the other way round, other workers could take every
+		 * batch submitted up to sub, and one more submitted since, in
+		 * between: k then lay past sub, the CAS took batch k before it
+		 * was submitted (a slot being filled), and every worker went
+		 * on taking batches that did not exist */
+		unsigned k = atomic_load(&ex->taken);
 		unsigned sub = atomic_load_explicit(&ex->submitted, memory_order_acquire);
-		unsigned k = atomic_load_explicit(&ex->taken, memory_order_relaxed);
 
-		if (k != sub) {
+		if ((int)(sub - k) > 0) {
 			if (!atomic_compare_exchange_weak(&ex->taken, &k, k + 1))
 				continue;
 			struct cpu_slot *s = &q->slots[k & ex->mask];

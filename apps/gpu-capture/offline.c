@@ -231,6 +231,18 @@ progress_stop(struct progress *pg, bool running)
 
 /* --cpu-workers' default: the CPUs this process may use, less the reader
  * and the writer, where there are 4 or more. */
+static unsigned
+auto_workers(void)
+{
+	cpu_set_t set;
+	int n;
+
+	if (sched_getaffinity(0, sizeof(set), &set) != 0)
+		return 0;
+	n = CPU_COUNT(&set);
+	return n >= 4 ? (unsigned)(n - 2 > 16 ? 16 : n - 2) : 0;
+}
+
 static int
 capture_files(struct app *a, struct inputs *in)
 {
@@ -253,7 +265,8 @@ capture_files(struct app *a, struct inputs *in)
 	/* a file's packets are all in the staging area */
 	app_exec_conf(a, &ec, 1, GCAP_PIPELINE_STAGE_FILE, 0);
 	if (a->ops == &gcap_exec_cpu_ops && o->kernel == NULL)
-		ec.cpu_workers = o->cpu_workers >= 0 ? (unsigned)o->cpu_workers : 0;
+		ec.cpu_workers =
+			o->cpu_workers >= 0 ? (unsigned)o->cpu_workers : auto_workers();
 	if (o->dump_gpu_code)
 		return app_dump_gpu_code(a, &ec);
 	wif = inputs_ifs(in, &nifs);
