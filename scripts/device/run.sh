@@ -2,7 +2,7 @@
 # There (the GPU machine): run the GPU tests and benchmarks from .devbundle,
 # logs to $OUT. Usage: bash .devbundle/root/scripts/device/run.sh [STEP...]
 # Steps: info doctor tests unit copyloop corpus live multigpu bench order sweep latency latvar jitter jittouch phases floor rxburst soak writerslack ab ringsweep pcie pcieceil kbench
-# bpf profile observe ops vram kfault vrambench offline (default: info tests corpus live bench).
+# bpf profile observe ops vram kfault setupcost vrambench offline (default: info tests corpus live bench).
 set -uo pipefail
 b=$(cd "$(dirname "$0")/../../.." && pwd)
 source "$b/env.sh"
@@ -358,6 +358,18 @@ vram)
 		timeout ${VRAM_TIMEOUT:-330} bash "$b/root/tests/gpu/gpunic.sh" "$b/bin/gpu-capture" \
 		"$b/bin/pcap-cmp" "$b/root" >"$OUT/vram.log" 2>&1
 	echo "vram rc=$?" | tee -a "$OUT/vram.log"; grep -E "^(ok|FAIL)|passed|corpus:" "$OUT/vram.log" ;;
+setupcost)
+	# a one-shot run's fixed cost: the CUDA driver's own set-up and
+	# teardown (bench/cuda_setup_cost.py), then gpu-capture -r on one
+	# record, cpu and gpu backends in turns (ms of wall time)
+	log "fixed cost of a -r run"
+	{ python3 "$b/root/bench/cuda_setup_cost.py" 48 3
+	  "$b/bin/tcpdump" -r "$b/shared/data/bench/mix-en10mb.pcap" -c 1 -w /tmp/one.pcap 2>/dev/null
+	  for i in 1 2 3; do for be in cpu gpu; do
+		t=$(date +%s%N)
+		( cd /tmp && "$b/bin/gpu-capture" -q --backend $be -r /tmp/one.pcap -w /dev/null 'tcp port 80 or udp port 53' )
+		echo "gpu-capture --backend $be -r (1 record): rc=$? $(( ($(date +%s%N) - t) / 1000000 )) ms"
+	  done; done; } 2>&1 | tee "$OUT/setup-cost.log" ;;
 kfault)
 	# endless and faulting inline kernels on the gpu backend: the
 	# watchdog, SIGTERM (-r, live), --duration, an illegal address
