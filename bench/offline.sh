@@ -50,29 +50,10 @@ md=$RES/offline-$machine-$commit.md
 js=$RES/offline-$machine-$commit.json
 F=$W/in.pcap
 
-# 64 filters (ports, hosts, protocols and lengths), each selecting little
-# of the mix, so that 64 outputs stay small in tmpfs
-exprs=()
-for i in $(seq 0 63); do
-	case $((i % 4)) in
-	0) exprs+=("tcp port $((80 + i))") ;;
-	1) exprs+=("udp port $((53 + i))") ;;
-	2) exprs+=("host 10.0.0.$((i + 1)) and tcp") ;;
-	3) exprs+=("icmp and greater $((100 + 8 * i))") ;;
-	esac
-done
-
-# the input: a pcap header, then the records again and again
-python3 - "$MIX" "$F" "$SIZE_MB" <<'PY' || exit 1
-import sys
-d = open(sys.argv[1], 'rb').read()
-hdr, body = d[:24], d[24:]
-n = max(1, int(sys.argv[3]) * 1000 * 1000 // len(body))
-with open(sys.argv[2], 'wb') as f:
-    f.write(hdr)
-    for _ in range(n):
-        f.write(body)
-PY
+# the input, and 64 filters (ports, hosts, protocols and lengths), each
+# selecting little of the mix, so that 64 outputs stay small in tmpfs
+. "$here/offline_lib.sh"
+offline_input "$MIX" "$F" "$SIZE_MB" || exit 1
 "$G" -q --backend cpu -r "$F" -w "$W/in.pcapng" || exit 1
 comp=
 for c in zstd lz4 gzip; do

@@ -22,25 +22,8 @@ MD=${OUT_MD:-offline-gpu-sweep.md}
 E='tcp port 80 or udp port 53'
 mkdir -p "$W" || exit 1
 F=$W/in.pcap
-python3 - "$MIX" "$F" "$SIZE_MB" <<'PY' || exit 1
-import sys
-d = open(sys.argv[1], 'rb').read()
-hdr, body = d[:24], d[24:]
-n = max(1, int(sys.argv[3]) * 1000 * 1000 // len(body))
-with open(sys.argv[2], 'wb') as f:
-    f.write(hdr)
-    for _ in range(n):
-        f.write(body)
-PY
-exprs=()
-for i in $(seq 0 63); do
-	case $((i % 4)) in
-	0) exprs+=("tcp port $((80 + i))") ;;
-	1) exprs+=("udp port $((53 + i))") ;;
-	2) exprs+=("host 10.0.0.$((i + 1)) and tcp") ;;
-	3) exprs+=("icmp and greater $((100 + 8 * i))") ;;
-	esac
-done
+. "$(dirname "$0")/offline_lib.sh"
+offline_input "$MIX" "$F" "$SIZE_MB" || exit 1
 o64=()
 for i in $(seq 0 63); do o64+=(-w "$W/o$i.pcap:${exprs[$i]}"); done
 if [ -n "${VARIANTS:-}" ]; then
