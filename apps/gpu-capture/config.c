@@ -96,21 +96,28 @@ parse_bool(const char *v, bool *out)
 	return -1;
 }
 
-/* Append arg (malloc'd, taken) from line to l. @return 0 or -ENOMEM. */
+/* Append arg (malloc'd, taken) from line to l, the arrays doubled when
+ * full: an expression given as words is one argument per word, tens of
+ * thousands of them, and growing by one each would copy them all at every
+ * word. @return 0 or -ENOMEM. */
 static int
 cfg_add(struct app_config_args *l, unsigned line, char *arg)
 {
-	char **a = realloc(l->argv, (size_t)(l->argc + 2) * sizeof(*a));
-	unsigned *ln;
+	if (l->argc == l->cap) {
+		int cap = l->cap ? 2 * l->cap : 16;
+		char **a = realloc(l->argv, ((size_t)cap + 1) * sizeof(*a));
+		unsigned *ln;
 
-	if (a != NULL)
-		l->argv = a;
-	ln = realloc(l->lines, (size_t)(l->argc + 1) * sizeof(*ln));
-	if (ln != NULL)
-		l->lines = ln;
-	if (a == NULL || ln == NULL) {
-		free(arg);
-		return -ENOMEM;
+		if (a != NULL)
+			l->argv = a;
+		ln = a != NULL ? realloc(l->lines, (size_t)cap * sizeof(*ln)) : NULL;
+		if (ln != NULL)
+			l->lines = ln;
+		if (a == NULL || ln == NULL) {
+			free(arg);
+			return -ENOMEM;
+		}
+		l->cap = cap;
 	}
 	l->lines[l->argc] = line;
 	l->argv[l->argc++] = arg;

@@ -14,6 +14,7 @@
 struct app_config_args {
 	char **argv; /* NULL-terminated */
 	int argc;
+	int cap; /* argv holds cap + 1 pointers, lines cap entries */
 	unsigned *lines;
 };
 
