@@ -11,7 +11,8 @@
 # env: GPU_CAPTURE (gpu-capture), MIX_PCAP (the records), WORK (tmpfs dir,
 #      /dev/shm/gcap-sweep), SIZE_MB (1000), REPS (2: the least kept),
 #      OUT_MD (offline-gpu-sweep.md), VARIANTS (a file, one set of options
-#      a line; default: the list below)
+#      a line; default: the list below; each follows --backend gpu, so a
+#      line "--backend cpu" runs the cpu backend beside the gpu one)
 set -uo pipefail
 G=${GPU_CAPTURE:?set GPU_CAPTURE}
 MIX=${MIX_PCAP:?set MIX_PCAP}

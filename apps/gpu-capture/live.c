@@ -219,7 +219,7 @@ app_run_live(struct app *a)
 		return 1;
 	if (o->dump_level > 0)
 		return app_dump_filters(a);
-	if (app_choose_backend(a) != 0)
+	if (app_choose_backend(a, false) != 0)
 		return 1;
 	a->nqueues = a->nports * o->queues;
 	app_exec_conf(a, &ec, a->nqueues,

@@ -259,7 +259,7 @@ capture_files(struct app *a, struct inputs *in)
 		goto fail;
 	if (o->dump_level > 0)
 		return app_dump_filters(a);
-	if (app_choose_backend(a) != 0)
+	if (app_choose_backend(a, true) != 0)
 		goto fail;
 	a->nqueues = 1;
 	/* a file's packets are all in the staging area */

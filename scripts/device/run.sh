@@ -2,7 +2,7 @@
 # There (the GPU machine): run the GPU tests and benchmarks from .devbundle,
 # logs to $OUT. Usage: bash .devbundle/root/scripts/device/run.sh [STEP...]
 # Steps: info doctor tests unit copyloop corpus live multigpu bench order sweep latency latvar jitter jittouch phases floor rxburst soak writerslack ab ringsweep pcie pcieceil kbench
-# bpf profile observe ops vram kfault setupcost vrambench offline (default: info tests corpus live bench).
+# bpf profile observe ops vram kfault setupcost vrambench offline offchoice (default: info tests corpus live bench).
 set -uo pipefail
 b=$(cd "$(dirname "$0")/../../.." && pwd)
 source "$b/env.sh"
@@ -127,6 +127,29 @@ offline)
 		SIZE_MB=${OFFLINE_MB:-2000} REPS=${OFFLINE_REPS:-3} \
 		timeout ${OFFLINE_TIMEOUT:-420} bash "$b/root/bench/offline.sh" 2>"$OUT/offline-stderr.log"
 	echo "offline rc=$?"; rm -rf /dev/shm/gcap-offline ;;
+offchoice)
+	# --backend auto's choice for -r: the gpu backend (defaults) against
+	# the cpu backend, 1 and 64 filters, outputs compared, on all CPUs
+	# and on fewer (taskset: OFFCHOICE_CPUS, where the cpu backend has
+	# fewer workers or none); then tests/cli/backend_auto.sh on a GPU
+	log "offline: gpu and cpu backends side by side"
+	printf '%s\n' "" "--backend cpu" >/tmp/offchoice-variants
+	for cpus in all ${OFFCHOICE_CPUS:-0-3 0-1}; do
+		ts=(); [ "$cpus" = all ] || ts=(taskset -c "$cpus")
+		echo "== CPUs: $cpus"
+		GPU_CAPTURE=$b/bin/gpu-capture MIX_PCAP=$b/shared/data/bench/mix-en10mb.pcap \
+			SIZE_MB=${OFFLINE_MB:-1000} REPS=${OFFLINE_REPS:-2} VARIANTS=/tmp/offchoice-variants \
+			OUT_MD="$OUT/offchoice-cpus-$cpus.md" WORK=/dev/shm/gcap-offchoice \
+			timeout ${OFFLINE_TIMEOUT:-300} "${ts[@]}" bash "$b/root/bench/offline_gpu_sweep.sh"
+		echo "offchoice $cpus rc=$?"
+	done 2>&1 | tee "$OUT/offchoice.log"
+	rm -rf /dev/shm/gcap-offchoice
+	log "tests/cli/backend_auto.sh"
+	mkdir -p /tmp/tdwrap && printf '#!/bin/sh\nexec %s -Z root "$@"\n' "$b/bin/tcpdump" >/tmp/tdwrap/tcpdump &&
+		chmod +x /tmp/tdwrap/tcpdump
+	( cd /tmp && PATH=/tmp/tdwrap:$PATH bash "$b/root/tests/cli/backend_auto.sh" \
+		"$b/bin/gpu-capture" "$b/bin/pcap-cmp" "$b/root" )
+	echo "backend_auto rc=$?" ;;
 sweep)
 	# the filtering work moved off the lcores: 8 RX lcores, N filters
 	log "filter-count sweep"

@@ -1,0 +1,43 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# --backend auto on -r: the cpu backend, chosen without asking the CUDA
+# driver anything and said on stderr, unless a GPU option (--mem, --gpu,
+# --gpu-blocks, --gpu-interp) asks for the GPU; -q says nothing.
+. "$(dirname "$0")/lib.sh"
+need tcpdump
+F=$LIVE1
+CHOICE="backend cpu (auto's choice for files; --backend gpu to filter them on the GPU)"
+run() { timeout -k 5 60 "$GC" "$@" 2>"$T/gc.err"; }
+
+tdump "$F" "$T/ref.pcap" tcp port 80 || die "tcpdump: $(cat "$T/td.err")"
+[ "$(count "$T/ref.pcap")" -gt 0 ] || die "no tcp port 80 packet in $F: the test proves little"
+run -r "$F" -w "$T/a.pcap" tcp port 80 || die "-r: exit $?: $(cat "$T/gc.err")"
+if grep -q "this build has no CUDA support" "$T/gc.err"; then
+	note "a build without CUDA: auto is the cpu backend for every run"
+else
+	grep -qF "$CHOICE" "$T/gc.err" || fail "-r: auto did not choose cpu for files: $(cat "$T/gc.err")"
+	# the choice asks no driver: no probe, so no word of one
+	grep -q "no CUDA driver\|no GPU found\|GPU.*found" "$T/gc.err" &&
+		fail "-r: auto probed the GPU: $(cat "$T/gc.err")"
+fi
+"$CMP" -q --usec "$T/a.pcap" "$T/ref.pcap" || fail "-r with auto differs from tcpdump"
+run -q -r "$F" -w "$T/q.pcap" tcp port 80 || fail "-q -r: exit $?"
+[ -s "$T/gc.err" ] && fail "-q: auto's choice was said: $(cat "$T/gc.err")"
+
+# a GPU option takes auto to the GPU path (here: the GPU if there is one,
+# else the cpu backend with the reason, or a refusal for --mem)
+for o in --gpu-interp "--gpu 0" "--gpu-blocks 2" "--mem host"; do
+	# shellcheck disable=SC2086
+	run -r "$F" -w "$T/g.pcap" $o tcp port 80
+	grep -qF "auto's choice for files" "$T/gc.err" &&
+		fail "$o: auto chose cpu for files over a GPU option: $(cat "$T/gc.err")"
+	# on a machine with a GPU the option's run is the gpu backend's
+	if grep -q "backend gpu (" "$T/gc.err"; then
+		"$CMP" -q --usec "$T/g.pcap" "$T/ref.pcap" && note "$o: the gpu backend, equal to tcpdump" ||
+			fail "$o: the gpu backend's file differs from tcpdump's"
+	fi
+done
+# a live port is not a file: auto keeps to the GPU path there
+run -i net_null0 -c 10 -w "$T/l.pcap"
+grep -qF "auto's choice for files" "$T/gc.err" && fail "-i: auto took the file rule: $(cat "$T/gc.err")"
+finish
