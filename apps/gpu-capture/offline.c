@@ -243,6 +243,31 @@ auto_workers(void)
 	return n >= 4 ? (unsigned)(n - 2 > 16 ? 16 : n - 2) : 0;
 }
 
+/* Threads that filter a file's batches on the cpu backend: its workers,
+ * or the reading thread alone. An inline kernel runs on the reading
+ * thread. */
+static unsigned
+cpu_threads(const struct app_opts *o)
+{
+	unsigned w = o->kernel != NULL ? 0
+		     : o->cpu_workers >= 0 ? (unsigned)o->cpu_workers : auto_workers();
+
+	return w > 0 ? w : 1;
+}
+
+/* Is the cpu backend the faster for this file run? The gpu backend pays
+ * the CUDA driver's start and stop (about 300 ms on an H200) and then
+ * filters any number of outputs at about the file's pace; the cpu
+ * backend's cost grows with the outputs each of its threads filters.
+ * Measured side by side on the H200, 1 GB in tmpfs (run.sh offchoice):
+ * cpu faster with 1 filter on 2, 4 and 16 CPUs and with 64 filters on 16
+ * (14 workers); gpu faster with 64 filters on 4 CPUs and on 2. */
+static bool
+cpu_is_faster(const struct app_opts *o)
+{
+	return o->nouts <= 8 * cpu_threads(o);
+}
+
 static int
 capture_files(struct app *a, struct inputs *in)
 {
@@ -259,7 +284,7 @@ capture_files(struct app *a, struct inputs *in)
 		goto fail;
 	if (o->dump_level > 0)
 		return app_dump_filters(a);
-	if (app_choose_backend(a, true) != 0)
+	if (app_choose_backend(a, cpu_is_faster(o)) != 0)
 		goto fail;
 	a->nqueues = 1;
 	/* a file's packets are all in the staging area */

@@ -198,19 +198,18 @@ app_dump_filters(struct app *a)
 	return 0;
 }
 
-/* auto on a file run with no GPU option: the cpu backend. A one-shot run
- * pays the CUDA driver's start and stop (about 300 ms on an H200, more
- * than reading a gigabyte from the page cache), and the cpu backend with
- * its workers was the faster with 1, 8 and 64 filters (docs/benchmarks.md). */
+/* auto on a file run that the cpu backend does faster (offline.c's
+ * judgement) and no GPU option: the cpu backend, without asking the
+ * driver anything. */
 static bool
-files_want_cpu(const struct app_opts *o, bool files)
+files_want_cpu(const struct app_opts *o, bool files_cpu)
 {
-	return files && o->backend == GCAP_BACKEND_AUTO && o->mem == GCAP_MEM_AUTO &&
+	return files_cpu && o->backend == GCAP_BACKEND_AUTO && o->mem == GCAP_MEM_AUTO &&
 	       o->ngpus == 0 && o->gpu_blocks == 0 && !o->interp;
 }
 
 int
-app_choose_backend(struct app *a, bool files)
+app_choose_backend(struct app *a, bool files_cpu)
 {
 	struct app_opts *o = a->o;
 	const struct gcap_exec_ops *gops = gcap_exec_gpu_ops();
@@ -221,7 +220,7 @@ app_choose_backend(struct app *a, bool files)
 		a->ops = &gcap_exec_cpu_ops;
 		return 0;
 	}
-	if (files_want_cpu(o, files) && gops != NULL) {
+	if (files_want_cpu(o, files_cpu) && gops != NULL) {
 		a->ops = &gcap_exec_cpu_ops;
 		if (!o->quiet)
 			fprintf(stderr, "gpu-capture: backend cpu (auto's choice for files; "

@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # --backend auto on -r: the cpu backend, chosen without asking the CUDA
 # driver anything and said on stderr, unless a GPU option (--mem, --gpu,
-# --gpu-blocks, --gpu-interp) asks for the GPU; -q says nothing.
+# --gpu-blocks, --gpu-interp) asks for the GPU or the outputs are more
+# than 8 for each of the cpu backend's filtering threads (its workers, or
+# the reading thread); -q says nothing.
 . "$(dirname "$0")/lib.sh"
 need tcpdump
 F=$LIVE1
@@ -37,6 +39,22 @@ for o in --gpu-interp "--gpu 0" "--gpu-blocks 2" "--mem host"; do
 			fail "$o: the gpu backend's file differs from tcpdump's"
 	fi
 done
+# more than 8 outputs a filtering thread: the GPU path
+outs() { local i; for ((i = 0; i < $1; i++)); do printf -- '-w\n%s\n' "$T/o$i.pcap:tcp port $((80 + i))"; done; }
+mapfile -t o8 < <(outs 8)
+mapfile -t o9 < <(outs 9)
+run -r "$F" --cpu-workers 0 "${o8[@]}" || fail "8 outputs: exit $?: $(cat "$T/gc.err")"
+grep -qF "$CHOICE" "$T/gc.err" || grep -q "no CUDA support" "$T/gc.err" ||
+	fail "8 outputs, 1 thread: auto did not choose cpu: $(cat "$T/gc.err")"
+"$CMP" -q --usec "$T/o0.pcap" "$T/ref.pcap" || fail "8 outputs: the first differs from tcpdump"
+run -r "$F" --cpu-workers 0 "${o9[@]}" || fail "9 outputs: exit $?: $(cat "$T/gc.err")"
+grep -qF "auto's choice for files" "$T/gc.err" &&
+	fail "9 outputs, 1 thread: auto chose cpu: $(cat "$T/gc.err")"
+"$CMP" -q --usec "$T/o0.pcap" "$T/ref.pcap" || fail "9 outputs: the first differs from tcpdump"
+run -r "$F" --cpu-workers 2 "${o9[@]}" || fail "9 outputs, 2 workers: exit $?: $(cat "$T/gc.err")"
+grep -qF "$CHOICE" "$T/gc.err" || grep -q "no CUDA support" "$T/gc.err" ||
+	fail "9 outputs, 2 workers: auto did not choose cpu: $(cat "$T/gc.err")"
+
 # a live port is not a file: auto keeps to the GPU path there
 run -i net_null0 -c 10 -w "$T/l.pcap"
 grep -qF "auto's choice for files" "$T/gc.err" && fail "-i: auto took the file rule: $(cat "$T/gc.err")"
