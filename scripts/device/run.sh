@@ -128,12 +128,12 @@ offline)
 		timeout ${OFFLINE_TIMEOUT:-420} bash "$b/root/bench/offline.sh" 2>"$OUT/offline-stderr.log"
 	echo "offline rc=$?"; rm -rf /dev/shm/gcap-offline ;;
 offchoice)
-	# --backend auto's choice for -r: the gpu backend (defaults) against
-	# the cpu backend, 1 and 64 filters, outputs compared, on all CPUs
+	# --backend auto's choice for -r: the gpu backend (defaults), the cpu
+	# backend and auto, 1 and 64 filters, outputs compared, on all CPUs
 	# and on fewer (taskset: OFFCHOICE_CPUS, where the cpu backend has
 	# fewer workers or none); then tests/cli/backend_auto.sh on a GPU
 	log "offline: gpu and cpu backends side by side"
-	printf '%s\n' "" "--backend cpu" >/tmp/offchoice-variants
+	printf '%s\n' "" "--backend cpu" "--backend auto" >/tmp/offchoice-variants
 	for cpus in all ${OFFCHOICE_CPUS:-0-3 0-1}; do
 		ts=(); [ "$cpus" = all ] || ts=(taskset -c "$cpus")
 		echo "== CPUs: $cpus"
