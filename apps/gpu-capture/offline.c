@@ -249,9 +249,11 @@ auto_workers(void)
 static unsigned
 cpu_threads(const struct app_opts *o)
 {
-	unsigned w = o->kernel != NULL ? 0
-		     : o->cpu_workers >= 0 ? (unsigned)o->cpu_workers : auto_workers();
+	unsigned w;
 
+	if (o->kernel != NULL)
+		return 1;
+	w = o->cpu_workers >= 0 ? (unsigned)o->cpu_workers : auto_workers();
 	return w > 0 ? w : 1;
 }
 

@@ -223,8 +223,9 @@ app_choose_backend(struct app *a, bool files_cpu)
 	if (files_want_cpu(o, files_cpu) && gops != NULL) {
 		a->ops = &gcap_exec_cpu_ops;
 		if (!o->quiet)
-			fprintf(stderr, "gpu-capture: backend cpu (auto's choice for files; "
-					"--backend gpu to filter them on the GPU)\n");
+			fprintf(stderr,
+				"gpu-capture: backend cpu (auto's choice for files; "
+				"--backend gpu to filter them on the GPU)\n");
 		return 0;
 	}
 	if (gops == NULL)
