@@ -243,17 +243,13 @@ auto_workers(void)
 	return n >= 4 ? (unsigned)(n - 2 > 16 ? 16 : n - 2) : 0;
 }
 
-/* Threads that filter a file's batches on the cpu backend: its workers,
- * or the reading thread alone. An inline kernel runs on the reading
- * thread. */
+/* Threads that filter a file's batches on the cpu backend without an
+ * inline kernel: its workers, or the reading thread alone. */
 static unsigned
 cpu_threads(const struct app_opts *o)
 {
-	unsigned w;
+	unsigned w = o->cpu_workers >= 0 ? (unsigned)o->cpu_workers : auto_workers();
 
-	if (o->kernel != NULL)
-		return 1;
-	w = o->cpu_workers >= 0 ? (unsigned)o->cpu_workers : auto_workers();
 	return w > 0 ? w : 1;
 }
 
@@ -263,10 +259,14 @@ cpu_threads(const struct app_opts *o)
  * backend's cost grows with the outputs each of its threads filters.
  * Measured side by side on the H200, 1 GB in tmpfs (run.sh offchoice):
  * cpu faster with 1 filter on 2, 4 and 16 CPUs and with 64 filters on 16
- * (14 workers); gpu faster with 64 filters on 4 CPUs and on 2. */
+ * (14 workers); gpu faster with 64 filters on 4 CPUs and on 2. An inline
+ * kernel runs on one thread of the cpu backend and on every GPU thread,
+ * and --dump-gpu-code prints the GPU's code: both keep the GPU. */
 static bool
 cpu_is_faster(const struct app_opts *o)
 {
+	if (o->kernel != NULL || o->dump_gpu_code)
+		return false;
 	return o->nouts <= 8 * cpu_threads(o);
 }
 

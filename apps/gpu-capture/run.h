@@ -51,8 +51,9 @@ int app_compile_filters(struct app *a);
 int app_dump_filters(struct app *a);
 
 /* Pick the executor (a->ops) for --backend, --mem, --gpu and the GPUs
- * there are; files_cpu (an -r run the cpu backend does faster) makes auto
- * the cpu backend unless a GPU option was given. @return 0, or the exit status after printing the error. */
+ * there are; files_cpu (an -r run the cpu backend does faster) makes
+ * auto the cpu backend unless a GPU option was given.
+ * @return 0, or the exit status after printing the error. */
 int app_choose_backend(struct app *a, bool files_cpu);
 
 /* The executor's configuration for nqueues queues, staging bytes stage

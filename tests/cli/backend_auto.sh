@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # --backend auto on -r: the cpu backend, chosen without asking the CUDA
 # driver anything and said on stderr, unless a GPU option (--mem, --gpu,
-# --gpu-blocks, --gpu-interp) asks for the GPU or the outputs are more
-# than 8 for each of the cpu backend's filtering threads (its workers, or
-# the reading thread); -q says nothing.
+# --gpu-blocks, --gpu-interp), an inline kernel or --dump-gpu-code asks
+# for the GPU or the outputs are more than 8 for each of the cpu
+# backend's filtering threads (its workers, or the reading thread); -q
+# says nothing.
 . "$(dirname "$0")/lib.sh"
 need tcpdump
 F=$LIVE1
@@ -18,9 +19,7 @@ if grep -q "this build has no CUDA support" "$T/gc.err"; then
 	note "a build without CUDA: auto is the cpu backend for every run"
 else
 	grep -qF "$CHOICE" "$T/gc.err" || fail "-r: auto did not choose cpu for files: $(cat "$T/gc.err")"
-	# the choice asks no driver: no probe, so no word of one
-	grep -q "no CUDA driver\|no GPU found\|GPU.*found" "$T/gc.err" &&
-		fail "-r: auto probed the GPU: $(cat "$T/gc.err")"
+	[ "$(wc -l <"$T/gc.err")" -eq 4 ] || fail "-r: more than the choice and the summary: $(cat "$T/gc.err")"
 fi
 "$CMP" -q --usec "$T/a.pcap" "$T/ref.pcap" || fail "-r with auto differs from tcpdump"
 run -q -r "$F" -w "$T/q.pcap" tcp port 80 || fail "-q -r: exit $?"
@@ -31,6 +30,10 @@ run -q -r "$F" -w "$T/q.pcap" tcp port 80 || fail "-q -r: exit $?"
 for o in --gpu-interp "--gpu 0" "--gpu-blocks 2" "--mem host"; do
 	# shellcheck disable=SC2086
 	run -r "$F" -w "$T/g.pcap" $o tcp port 80
+	rc=$?
+	# without a GPU only --mem is refused (the gpu backend is needed)
+	[ $rc -eq 0 ] || { [ "$o" = "--mem host" ] && grep -q "gpu backend is not available" "$T/gc.err"; } ||
+		fail "$o: exit $rc: $(cat "$T/gc.err")"
 	grep -qF "auto's choice for files" "$T/gc.err" &&
 		fail "$o: auto chose cpu for files over a GPU option: $(cat "$T/gc.err")"
 	# on a machine with a GPU the option's run is the gpu backend's
@@ -39,6 +42,14 @@ for o in --gpu-interp "--gpu 0" "--gpu-blocks 2" "--mem host"; do
 			fail "$o: the gpu backend's file differs from tcpdump's"
 	fi
 done
+# an inline kernel runs on one thread of the cpu backend: the GPU path
+FF=$SRC/kernels/examples/flowfirst/flowfirst.c
+run -r "$F" --kernel "$FF" -w "$T/k.pcap" || fail "--kernel: exit $?: $(cat "$T/gc.err")"
+grep -qF "auto's choice for files" "$T/gc.err" && fail "--kernel: auto chose cpu: $(cat "$T/gc.err")"
+has_records "$T/k.pcap" || fail "--kernel: no record written"
+run -r "$F" --dump-gpu-code tcp port 80 >"$T/code.cu"
+grep -qF "auto's choice for files" "$T/gc.err" && fail "--dump-gpu-code: auto chose cpu: $(cat "$T/gc.err")"
+
 # more than 8 outputs a filtering thread: the GPU path
 outs() { local i; for ((i = 0; i < $1; i++)); do printf -- '-w\n%s\n' "$T/o$i.pcap:tcp port $((80 + i))"; done; }
 mapfile -t o8 < <(outs 8)
@@ -56,6 +67,6 @@ grep -qF "$CHOICE" "$T/gc.err" || grep -q "no CUDA support" "$T/gc.err" ||
 	fail "9 outputs, 2 workers: auto did not choose cpu: $(cat "$T/gc.err")"
 
 # a live port is not a file: auto keeps to the GPU path there
-run -i net_null0 -c 10 -w "$T/l.pcap"
+run -i net_null0 -c 10 -w "$T/l.pcap" || fail "-i net_null0: exit $?: $(cat "$T/gc.err")"
 grep -qF "auto's choice for files" "$T/gc.err" && fail "-i: auto took the file rule: $(cat "$T/gc.err")"
 finish
