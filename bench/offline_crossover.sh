@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 # Where the gpu backend overtakes the cpu backend on -r as the file grows:
-# for each size and output count, --backend gpu and --backend cpu in
-# turns on the CPUs given (taskset; 2 CPUs leave the cpu backend no
-# workers), the filters of bench/offline_lib.sh. One line a run.
+# for each size and output count, the backends in turns on the CPUs given
+# (taskset; 2 CPUs leave the cpu backend no workers), the filters of
+# bench/offline_lib.sh. One line a run, with the program's own line on
+# the backend it chose (auto says which).
 #
 # env: GPU_CAPTURE, MIX_PCAP, WORK (tmpfs dir, /dev/shm/gcap-cross),
-#      SIZES_MB ("1000 4000"), OUTPUTS ("2 4 8"), CPUS (0-1), RUNS (2)
+#      SIZES_MB ("1000 4000"), OUTPUTS ("2 4 8"), CPUS (0-1), RUNS (2),
+#      BACKENDS ("gpu cpu")
 set -uo pipefail
 G=${GPU_CAPTURE:?set GPU_CAPTURE}
 MIX=${MIX_PCAP:?set MIX_PCAP}
@@ -20,11 +22,12 @@ for mb in ${SIZES_MB:-1000 4000}; do
 		o=()
 		for i in $(seq 0 $((n - 1))); do o+=(-w "$W/o$i.pcap:${exprs[$i]}"); done
 		for ((r = 1; r <= ${RUNS:-2}; r++)); do
-			for be in gpu cpu; do
+			for be in ${BACKENDS:-gpu cpu}; do
 				t0=$(date +%s%N)
-				taskset -c "${CPUS:-0-1}" "$G" -q --backend $be -r "$W/in.pcap" "${o[@]}"
+				taskset -c "${CPUS:-0-1}" "$G" --backend "$be" -r "$W/in.pcap" "${o[@]}" 2>"$W/err"
 				rc=$?
-				echo "$mb MB, CPUs ${CPUS:-0-1}, $n outputs, run $r, --backend $be: rc=$rc $((($(date +%s%N) - t0) / 1000000)) ms"
+				t=$((($(date +%s%N) - t0) / 1000000))
+				echo "$mb MB, CPUs ${CPUS:-0-1}, $n outputs, run $r, --backend $be: rc=$rc $t ms [$(grep -m1 '^gpu-capture: backend' "$W/err")]"
 			done
 		done
 	done

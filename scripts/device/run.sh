@@ -146,19 +146,11 @@ offchoice)
 	rm -rf /dev/shm/gcap-offchoice
 	# auto and --backend gpu in turns with 64 outputs (single runs in
 	# the sweep), with auto's own line saying what it chose
-	W=/dev/shm/gcap-offturns
-	mkdir -p "$W" && (
-		. "$b/root/bench/offline_lib.sh"
-		offline_input "$b/shared/data/bench/mix-en10mb.pcap" "$W/in.pcap" "${OFFLINE_MB:-1000}"
-		o64=(); for i in $(seq 0 63); do o64+=(-w "$W/o$i.pcap:${exprs[$i]}"); done
-		cat "$W/in.pcap" >/dev/null
-		for cpus in ${OFFCHOICE_CPUS:-0-3 0-1}; do for i in 1 2 3; do for be in gpu auto; do
-			t0=$(date +%s%N)
-			taskset -c "$cpus" "$b/bin/gpu-capture" --backend $be -r "$W/in.pcap" "${o64[@]}" \
-				>/dev/null 2>"$W/err"
-			echo "CPUs $cpus run $i --backend $be, 64 outputs: rc=$? $((($(date +%s%N) - t0) / 1000000)) ms [$(grep -m1 'backend' "$W/err")]"
-		done; done; done ) 2>&1 | tee -a "$OUT/offchoice.log"
-	rm -rf "$W"
+	for cpus in ${OFFCHOICE_CPUS:-0-3 0-1}; do
+		GPU_CAPTURE=$b/bin/gpu-capture MIX_PCAP=$b/shared/data/bench/mix-en10mb.pcap \
+			SIZES_MB=${OFFLINE_MB:-1000} OUTPUTS=64 CPUS=$cpus RUNS=3 BACKENDS="gpu auto" \
+			timeout ${OFFLINE_TIMEOUT:-300} bash "$b/root/bench/offline_crossover.sh"
+	done 2>&1 | tee -a "$OUT/offchoice.log"
 	log "tests/cli/backend_auto.sh"
 	mkdir -p /tmp/tdwrap && printf '#!/bin/sh\nexec %s -Z root "$@"\n' "$b/bin/tcpdump" >/tmp/tdwrap/tcpdump &&
 		chmod +x /tmp/tdwrap/tcpdump
