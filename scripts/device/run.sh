@@ -2,7 +2,7 @@
 # There (the GPU machine): run the GPU tests and benchmarks from .devbundle,
 # logs to $OUT. Usage: bash .devbundle/root/scripts/device/run.sh [STEP...]
 # Steps: info doctor tests unit copyloop corpus live multigpu bench order sweep latency latvar jitter jittouch phases floor rxburst soak writerslack ab ringsweep pcie pcieceil kbench
-# bpf profile observe ops vram kfault setupcost vrambench offline offchoice (default: info tests corpus live bench).
+# bpf profile observe ops vram kfault setupcost vrambench offline offchoice filepin (default: info tests corpus live bench).
 set -uo pipefail
 b=$(cd "$(dirname "$0")/../../.." && pwd)
 source "$b/env.sh"
@@ -92,13 +92,16 @@ multigpu)
 	GPUS=0,1 timeout ${LIVE_TIMEOUT:-200} bash "$b/root/scripts/device/live-eq.sh" "$b" >"$OUT/live-gpu2.log" 2>&1
 	echo "live --gpu 0,1 rc=$?" | tee -a "$OUT/live-gpu2.log"; tail -3 "$OUT/live-gpu2.log" ;;
 corpus)
+	# (compiled filters with the reader's 3 copying threads, interpreted
+	# with none: CORPUS_COPIERS gives both's)
 	log "offline corpus, gpu backend"
 	for mode in ${CORPUS_MODES:-compiled interp}; do for mem in ${CORPUS_MEMS:-host}; do
-		i=0; [ $mode = interp ] && i=1
+		i=0 cp=3; [ $mode = interp ] && i=1 cp=0
+		cp=${CORPUS_COPIERS:-$cp}
 		lg=$OUT/corpus-gpu-$mode-$mem.log
 		( cd /tmp && CK_FORK=no GCAP_TEST_BACKEND=gpu GCAP_TEST_GPU_INTERP=$i GCAP_TEST_GPU_MEM=$mem \
-			timeout ${CORPUS_TIMEOUT:-240} "$b/bin/test_offline_corpus" ) >"$lg" 2>&1
-		echo "corpus gpu $mode $mem rc=$? ($SECONDS s)" | tee -a "$lg"
+			GCAP_TEST_COPIERS=$cp timeout ${CORPUS_TIMEOUT:-240} "$b/bin/test_offline_corpus" ) >"$lg" 2>&1
+		echo "corpus gpu $mode $mem copiers $cp rc=$? ($SECONDS s)" | tee -a "$lg"
 		head -3 "$lg"; tail -2 "$lg"
 	done; done ;;
 live)
@@ -127,6 +130,18 @@ offline)
 		SIZE_MB=${OFFLINE_MB:-2000} REPS=${OFFLINE_REPS:-3} \
 		timeout ${OFFLINE_TIMEOUT:-420} bash "$b/root/bench/offline.sh" 2>"$OUT/offline-stderr.log"
 	echo "offline rc=$?"; rm -rf /dev/shm/gcap-offline ;;
+filepin)
+	# how a stored capture's bytes can reach the GPU: the read limit,
+	# copies into pinned staging on 1..8 threads, the mapping registered
+	# in place (bench/file_pin.py), on a FILEPIN_MB file in tmpfs
+	log "file bytes to the GPU"
+	mkdir -p /dev/shm/gcap-filepin
+	( source "$b/root/bench/offline_lib.sh"
+	  offline_input "$b/shared/data/bench/mix-en10mb.pcap" /dev/shm/gcap-filepin/in.pcap \
+		${FILEPIN_MB:-4000} )
+	timeout ${FILEPIN_TIMEOUT:-240} python3 "$b/root/bench/file_pin.py" \
+		/dev/shm/gcap-filepin/in.pcap 2>&1 | tee "$OUT/file-pin.log"
+	echo "filepin rc=${PIPESTATUS[0]}"; rm -rf /dev/shm/gcap-filepin ;;
 offchoice)
 	# --backend auto's choice for -r: the gpu backend (defaults), the cpu
 	# backend and auto, 1 and 64 filters, outputs compared, on all CPUs
