@@ -441,12 +441,17 @@ to_libpcap(struct gcap_capfile *cf, const uint8_t *rest, size_t len)
 	return 0;
 }
 
-/* The mapped file's records, described where they lie. */
+/* The mapped file's records, described where they lie. With limit (0:
+ * none) the records' bytes, from the first's data to the last's end, span
+ * at most limit bytes, from *span (the span's length in *used); a record
+ * longer than limit is -E2BIG, and damage ends the batch before libpcap
+ * takes over (its records are read into buf: a span of their own). */
 static int
 map_fill(struct gcap_capfile *cf, uint8_t *buf, uint32_t size, struct gcap_pkt *desc,
-	 uint64_t *raw, unsigned max, uint32_t *used)
+	 uint64_t *raw, unsigned max, uint32_t *used, uint32_t limit,
+	 const uint8_t **span)
 {
-	size_t pos = cf->map_pos, adv = 0;
+	size_t pos = cf->map_pos, adv = 0, first = 0, end = 0;
 	unsigned n = 0;
 	int r;
 
@@ -456,13 +461,33 @@ map_fill(struct gcap_capfile *cf, uint8_t *buf, uint32_t size, struct gcap_pkt *
 						     &desc[n], &raw[n], &adv, &doff);
 
 		if (st == CF_PKT) {
-			desc[n++].addr = (uint64_t)(uintptr_t)(cf->map + pos + doff);
+			size_t at = pos + doff;
+
+			if (limit != 0 &&
+			    (n == 0 ? desc[n].caplen : at + desc[n].caplen - first) >
+				    limit) {
+				if (n > 0)
+					break; /* the next batch starts with it */
+				snprintf(cf->msg, sizeof(cf->msg),
+					 "a record of %u bytes is larger than the "
+					 "%u-byte buffer",
+					 desc[n].caplen, limit);
+				cf->err = -E2BIG;
+				cf->done = true;
+				return -E2BIG;
+			}
+			if (n == 0)
+				first = at;
+			end = at + desc[n].caplen;
+			desc[n++].addr = (uint64_t)(uintptr_t)(cf->map + at);
 			pos += adv;
 		} else if (st == CF_SKIP) {
 			pos += adv;
 		} else if (st == CF_MORE && pos == cf->map_len) {
 			cf->done = true;
 			break;
+		} else if (limit != 0 && n > 0) {
+			break; /* these first; libpcap takes over at the next fill */
 		} else {
 			/* damaged or truncated: libpcap reads on from here */
 			cf->map_pos = pos;
@@ -473,12 +498,14 @@ map_fill(struct gcap_capfile *cf, uint8_t *buf, uint32_t size, struct gcap_pkt *
 
 			r = lp_fill(cf, buf, size, desc, raw, max, n, &off);
 			*used = off;
+			*span = buf;
 			return r > 0 ? r : cf->err;
 		}
 	}
 	cf->map_pos = pos;
 	__atomic_store_n(&cf->src.raw_bytes, pos, __ATOMIC_RELAXED);
-	*used = 0;
+	*used = limit != 0 ? (uint32_t)(end - first) : 0;
+	*span = cf->map + first;
 	return (int)n;
 }
 
@@ -492,8 +519,12 @@ int
 gcap_capfile_fill(struct gcap_capfile *cf, uint8_t *buf, uint32_t size,
 		  struct gcap_pkt *desc, uint64_t *raw, unsigned max, uint32_t *used)
 {
-	if (cf->use_map && cf->fmt != NULL)
-		return cf->done ? 0 : map_fill(cf, buf, size, desc, raw, max, used);
+	if (cf->use_map && cf->fmt != NULL) {
+		const uint8_t *span;
+
+		return cf->done ? 0 :
+				  map_fill(cf, buf, size, desc, raw, max, used, 0, &span);
+	}
 	size_t have = 0, pos = 0, adv = 0;
 	unsigned n = 0;
 	bool short_read = false;
@@ -638,6 +669,24 @@ gcap_capfile_if(const struct gcap_capfile *cf, unsigned i, struct gcap_writer_if
 		wif->opts = f->opts;
 		wif->opts_len = f->opts_len;
 	}
+}
+
+int
+gcap_capfile_fill_span(struct gcap_capfile *cf, uint8_t *buf, uint32_t size,
+		       struct gcap_pkt *desc, uint64_t *raw, unsigned max, uint32_t *used,
+		       const uint8_t **span)
+{
+	*span = buf;
+	if (!gcap_capfile_mapped(cf)) /* no mapping, or libpcap reads on */
+		return gcap_capfile_fill(cf, buf, size, desc, raw, max, used);
+	cf->use_map = true; /* the mapping is what is read from here on */
+	return cf->done ? 0 : map_fill(cf, buf, size, desc, raw, max, used, size, span);
+}
+
+bool
+gcap_capfile_mapped(const struct gcap_capfile *cf)
+{
+	return cf->map != NULL && cf->fmt != NULL;
 }
 
 const char *

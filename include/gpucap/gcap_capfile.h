@@ -105,6 +105,26 @@ const char *gcap_capfile_name(const struct gcap_capfile *cf);
  */
 void gcap_capfile_use_map(struct gcap_capfile *cf, bool on);
 
+/**
+ * Fill a batch as gcap_capfile_fill() does, for a consumer that copies
+ * each batch's bytes itself (into memory a device reads): the records'
+ * bytes lie in one span of at most size bytes, from *span, *used bytes
+ * long, and desc[i].addr - *span is where record i lies in a copy of it.
+ * A mapped input (gcap_capfile_mapped()) is described in its mapping,
+ * with nothing read or copied; any other, and the records libpcap reads
+ * after damage, are read into buf, which is then the span.
+ * @return as gcap_capfile_fill(); -E2BIG also for a record longer than
+ *         size in the mapping.
+ */
+int gcap_capfile_fill_span(struct gcap_capfile *cf, uint8_t *buf, uint32_t size,
+			   struct gcap_pkt *desc, uint64_t *raw, unsigned max,
+			   uint32_t *used, const uint8_t **span);
+
+/** @return whether the input is a plain regular file read through its
+ *          mapping (not compressed, not a pipe, not yet handed to libpcap
+ *          after damage). */
+bool gcap_capfile_mapped(const struct gcap_capfile *cf);
+
 /** @return the message of the last error ("" if none). */
 const char *gcap_capfile_errmsg(const struct gcap_capfile *cf);
 
