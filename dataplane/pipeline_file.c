@@ -6,7 +6,11 @@
  *
  * One input is read straight into each batch slot's staging area in
  * large reads, its records described where they lie (no copy per
- * record). Several inputs are merged in time order (the earliest record
+ * record). A plain file is mapped instead: an executor that works in the
+ * reader's thread reads its records in the mapping; for one that reads
+ * the staging (the gpu one) each batch's records, one span of the
+ * mapping, are copied there by the copier's threads (pipeline_copy.c)
+ * while the reader finds the next batch's. Several inputs are merged in time order (the earliest record
  * first; on a tie the later input, as mergecap orders them), each read
  * into its own buffer and its records copied into the staging area.
  *
@@ -291,6 +295,81 @@ file_run_one(struct gcap_pipeline *pl, struct gcap_capfile *cf, uint16_t port_ba
 	return r;
 }
 
+/* One mapped input for an executor that reads each batch's staging area:
+ * the records are found in the mapping (into d and raw), and while their
+ * span is copied into the slot's staging the next batch's are found. */
+static int
+file_run_span(struct gcap_pipeline *pl, struct gcap_capfile *cf, uint16_t port_base)
+{
+	struct pl_queue *q = &pl->q[0];
+	const unsigned max = pl->conf.batch_max;
+	struct gcap_pkt *d = calloc(max, sizeof(*d));
+	uint64_t *raw = calloc(max, sizeof(*raw));
+	uint8_t *buf = NULL; /* what libpcap reads after damage */
+	struct pl_copier *cp = NULL;
+	const uint8_t *span = NULL;
+	uint32_t size = 0, used = 0;
+	bool ahead = false; /* d and raw hold the next batch's n */
+	int r = 0, n = 0;
+
+	if (d == NULL || raw == NULL)
+		r = -ENOMEM;
+	else
+		cp = gcap_pl_copier_start(pl->conf.file_copiers, &r);
+	while (cp != NULL) {
+		struct gcap_batch *b;
+
+		if (atomic_load(&pl->finished) || atomic_load(&pl->stop_rx))
+			break;
+		if ((r = file_acquire(pl, q)) < 0) {
+			r = r == -ECANCELED ? 0 : r;
+			break;
+		}
+		b = q->cur;
+		if (buf == NULL) { /* the slots' staging size, known now */
+			size = b->stage_size;
+			if ((buf = malloc(size)) == NULL) {
+				r = -ENOMEM;
+				break;
+			}
+		}
+		if (!ahead)
+			n = gcap_capfile_fill_span(cf, buf, size, d, raw, max, &used,
+						   &span);
+		ahead = false;
+		if (n <= 0) {
+			r = n == 0 ? 0 : file_fail(pl, cf, n, false);
+			break;
+		}
+		gcap_pl_copier_post(cp, b->stage, span, used);
+		for (int i = 0; i < n; i++) {
+			b->pkts[i] = d[i];
+			b->pkts[i].addr =
+				(uint64_t)(uintptr_t)(b->stage +
+						      (d[i].addr - (uintptr_t)span));
+		}
+		file_describe(pl, q, b, (unsigned)n, port_base, raw);
+		b->stage_used = used;
+		/* the next batch's records, unless libpcap's are in buf, which
+		 * is being copied */
+		if (span != buf) {
+			n = gcap_capfile_fill_span(cf, buf, size, d, raw, max, &used,
+						   &span);
+			ahead = true;
+		}
+		gcap_pl_copier_wait(cp);
+		if ((r = file_submit(pl, q)) < 0) {
+			r = r == -ECANCELED ? 0 : r;
+			break;
+		}
+	}
+	gcap_pl_copier_stop(cp);
+	free(buf);
+	free(raw);
+	free(d);
+	return r;
+}
+
 /* One input of a merge: its buffer and the records read into it. */
 struct cursor {
 	struct gcap_capfile *cf;
@@ -419,7 +498,9 @@ file_read(struct gcap_pipeline *pl, struct gcap_capfile *const *in,
 	struct pl_queue *q = &pl->q[0];
 	int r;
 
-	if (nin == 1)
+	if (nin == 1 && !pl->conf.ops->submit_works && gcap_capfile_mapped(in[0]))
+		r = file_run_span(pl, in[0], port_base != NULL ? port_base[0] : 0);
+	else if (nin == 1)
 		r = file_run_one(pl, in[0], port_base != NULL ? port_base[0] : 0);
 	else
 		r = file_run_merge(pl, in, port_base, nin);

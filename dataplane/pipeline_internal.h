@@ -8,7 +8,8 @@
  *
  * The parts and who calls whom (one way):
  *   pipeline.c          lifecycle       -> rx, writer, xmem, stats
- *   pipeline_file.c     the -r reader   -> rx (completion), writer, xmem
+ *   pipeline_file.c     the -r reader   -> rx (completion), writer, xmem, copy
+ *   pipeline_copy.c     the -r reader's helpers copying spans into staging
  *   pipeline_rx.c       RX lcores and batch completion -> xmem, stats
  *   pipeline_writer.c   the writer thread
  *   pipeline_xmem.c     the queues' export memory
@@ -285,6 +286,21 @@ void gcap_pl_rx_lcores_join(struct gcap_pipeline *pl);
 /* Consume queue qi's finished batches (live: an RX lcore's queue, its
  * mbufs freed and its cycle timed). @return how many. */
 unsigned gcap_pl_poll_done(struct gcap_pipeline *pl, unsigned qi, bool live);
+
+/* --------------------------------------------------- pipeline_copy.c */
+
+struct pl_copier;
+/* nthreads helpers (0: the poster copies). @return the copier, or NULL
+ * with *err a negative errno. */
+struct pl_copier *gcap_pl_copier_start(unsigned nthreads, int *err);
+/* Copy len bytes from src to dst, on the helpers; the poster waits
+ * (gcap_pl_copier_wait) before it posts again or reads dst. */
+void gcap_pl_copier_post(struct pl_copier *c, void *dst, const void *src, size_t len);
+/* Until the posted copy is done. */
+void gcap_pl_copier_wait(struct pl_copier *c);
+/* End the helpers (no copy posted and not waited for) and free c (NULL:
+ * no-op). */
+void gcap_pl_copier_stop(struct pl_copier *c);
 
 /* --------------------------------------------------- pipeline_xmem.c */
 

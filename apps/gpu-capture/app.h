@@ -45,6 +45,7 @@ struct app {
 	unsigned nports;
 	struct gcap_pipeline_queue *queues;
 	unsigned nqueues;
+	unsigned file_copiers; /* -r: the reader's copying threads (pipeline conf) */
 	struct gcap_pipeline *pl;
 	const int *gpus; /* the executor's: queue q on gpus[q % ngpus] (0: GPU 0) */
 	unsigned ngpus;

@@ -26,6 +26,10 @@
 /* the progress line's period, and the first line's delay (short reads
  * show none) */
 #define PROGRESS_NS 1000000000u
+/* most threads copying a file's batches for the gpu backend: four copy a
+ * page-cache span at about 17 GB/s on an H200 host (bench/file_pin.py),
+ * more than the reader finds records at */
+#define FILE_COPIERS_MAX 4u
 
 struct inputs {
 	struct gcap_capfile *cf[APP_MAX_INPUTS];
@@ -229,18 +233,36 @@ progress_stop(struct progress *pg, bool running)
 	pthread_mutex_destroy(&pg->lock);
 }
 
+/* The CPUs this process may use (0 when unknown). */
+static unsigned
+usable_cpus(void)
+{
+	cpu_set_t set;
+
+	if (sched_getaffinity(0, sizeof(set), &set) != 0)
+		return 0;
+	return (unsigned)CPU_COUNT(&set);
+}
+
 /* --cpu-workers' default: the CPUs this process may use, less the reader
  * and the writer, where there are 4 or more. */
 static unsigned
 auto_workers(void)
 {
-	cpu_set_t set;
-	int n;
+	unsigned n = usable_cpus();
 
-	if (sched_getaffinity(0, sizeof(set), &set) != 0)
-		return 0;
-	n = CPU_COUNT(&set);
-	return n >= 4 ? (unsigned)(n - 2 > 16 ? 16 : n - 2) : 0;
+	return n >= 4 ? (n - 2 > 16 ? 16 : n - 2) : 0;
+}
+
+/* Threads that copy each batch of a plain file into the gpu backend's
+ * staging beside the reader: the CPUs left by the reader and the writer,
+ * at most FILE_COPIERS_MAX (by then the reader's own work bounds it). */
+static unsigned
+auto_copiers(void)
+{
+	unsigned n = usable_cpus();
+
+	return n > 2 ? (n - 2 > FILE_COPIERS_MAX ? FILE_COPIERS_MAX : n - 2) : 0;
 }
 
 /* Threads that filter a file's batches on the cpu backend without an
@@ -294,6 +316,8 @@ capture_files(struct app *a, struct inputs *in)
 	if (a->ops == &gcap_exec_cpu_ops && o->kernel == NULL)
 		ec.cpu_workers =
 			o->cpu_workers >= 0 ? (unsigned)o->cpu_workers : auto_workers();
+	if (a->ops != &gcap_exec_cpu_ops)
+		a->file_copiers = auto_copiers();
 	if (o->dump_gpu_code)
 		return app_dump_gpu_code(a, &ec);
 	wif = inputs_ifs(in, &nifs);

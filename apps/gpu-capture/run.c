@@ -423,6 +423,7 @@ app_create_pipeline(struct app *a)
 		.flush_ms = 1000,
 		.time_order = !a->o->no_time_order,
 		.order_window_ms = a->o->order_window_ms,
+		.file_copiers = a->file_copiers,
 	};
 
 	a->pl = gcap_pipeline_create(&pc, a->err);

@@ -227,6 +227,11 @@ struct gcap_pipeline_conf {
 	/** time the phases of every RX poll (enum gcap_poll_phase): a few
 	 *  TSC reads a poll, for diagnosis; off in normal runs */
 	bool poll_phases;
+	/** file mode, an executor that reads each batch from its staging
+	 *  area (not submit_works): threads that copy a mapped input's
+	 *  records into the staging beside the reader, which meanwhile
+	 *  finds the next batch's (0: the reader copies them itself) */
+	unsigned file_copiers;
 };
 
 struct gcap_pipeline;

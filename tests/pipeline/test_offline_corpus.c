@@ -22,6 +22,10 @@
  * - GCAP_TEST_CORPUS_MAX=N limits the corpus to its first N files (sorted
  *   by name), for quick runs.
  * - GCAP_TEST_CPU_WORKERS=N: the cpu executor filters on N worker threads.
+ * - GCAP_TEST_COPIERS=N: the pipeline copies a mapped file's batches into
+ *   the staging areas on N threads (pipeline_copy.c), as for the gpu
+ *   executor; the cpu executor is then told to read the staging (not the
+ *   mapping), as the gpu one does.
  */
 #include <check.h>
 #include <dirent.h>
@@ -134,6 +138,8 @@ static const struct gcap_exec_ops *ops;
 static bool gpu_interp;
 static enum gcap_mem gpu_mem = GCAP_MEM_AUTO; /* GCAP_TEST_GPU_MEM */
 static unsigned cpu_workers;                  /* GCAP_TEST_CPU_WORKERS */
+static unsigned copiers;                      /* GCAP_TEST_COPIERS */
+static struct gcap_exec_ops staged_ops;       /* the cpu one, reading the staging */
 static char tmp_root[512];
 
 /* One file read into memory with libpcap. */
@@ -412,6 +418,7 @@ run_one(const char *path)
 			.nwriters = nout,
 			.writers = writers,
 			.flush_ms = 100,
+			.file_copiers = copiers,
 		};
 		struct gcap_capfile *in;
 		int rr, rs;
@@ -650,6 +657,12 @@ main(void)
 	if (getenv("GCAP_TEST_CPU_WORKERS") != NULL)
 		cpu_workers =
 			(unsigned)strtoul(getenv("GCAP_TEST_CPU_WORKERS"), NULL, 10);
+	if (getenv("GCAP_TEST_COPIERS") != NULL) {
+		copiers = (unsigned)strtoul(getenv("GCAP_TEST_COPIERS"), NULL, 10);
+		staged_ops = gcap_exec_cpu_ops;
+		staged_ops.submit_works = false;
+		ops = &staged_ops;
+	}
 	if (backend != NULL && strcmp(backend, "gpu") == 0) {
 #ifdef GCAP_TEST_HAVE_GPU
 		char why[GCAP_ERRBUF_SIZE] = "";
