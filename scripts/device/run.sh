@@ -2,7 +2,7 @@
 # There (the GPU machine): run the GPU tests and benchmarks from .devbundle,
 # logs to $OUT. Usage: bash .devbundle/root/scripts/device/run.sh [STEP...]
 # Steps: info doctor tests unit copyloop corpus live multigpu bench order sweep latency latvar jitter jittouch phases floor rxburst soak writerslack ab ringsweep pcie pcieceil kbench
-# bpf profile observe ops vram kfault setupcost vrambench offline offchoice filepin (default: info tests corpus live bench).
+# bpf profile observe ops vram kfault setupcost vrambench offline offchoice offcopy filepin (default: info tests corpus live bench).
 set -uo pipefail
 b=$(cd "$(dirname "$0")/../../.." && pwd)
 source "$b/env.sh"
@@ -130,6 +130,18 @@ offline)
 		SIZE_MB=${OFFLINE_MB:-2000} REPS=${OFFLINE_REPS:-3} \
 		timeout ${OFFLINE_TIMEOUT:-420} bash "$b/root/bench/offline.sh" 2>"$OUT/offline-stderr.log"
 	echo "offline rc=$?"; rm -rf /dev/shm/gcap-offline ;;
+offcopy)
+	# the gpu backend's -r with one filter as the reader's copying threads
+	# get fewer CPUs (taskset: OFFCOPY_CPUS), both backends in turns, on
+	# an OFFLINE_MB file (bench/offline_crossover.sh)
+	log "offline: the backends by CPUs, one filter"
+	for cpus in ${OFFCOPY_CPUS:-0-15 0-5 0-3 0-2}; do
+		GPU_CAPTURE=$b/bin/gpu-capture MIX_PCAP=$b/shared/data/bench/mix-en10mb.pcap \
+			SIZES_MB=${OFFLINE_MB:-4000} OUTPUTS=1 CPUS=$cpus RUNS=${OFFLINE_REPS:-2} \
+			BACKENDS="gpu cpu" WORK=/dev/shm/gcap-offcopy \
+			timeout ${OFFLINE_TIMEOUT:-200} bash "$b/root/bench/offline_crossover.sh"
+		echo "offcopy $cpus rc=$?"
+	done 2>&1 | tee "$OUT/offcopy.log" ;;
 filepin)
 	# how a stored capture's bytes can reach the GPU: the read limit,
 	# copies into pinned staging on 1..8 threads, the mapping registered
