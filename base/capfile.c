@@ -24,6 +24,9 @@
 #define CF_PREFIX (64u << 10)
 /* Smallest read into a batch's buffer. */
 #define CF_READ_MIN (64u << 10)
+/* how far ahead of the record being parsed a mapped file is prefetched
+ * (1 GB in tmpfs: 150 ms to parse without, 95 with; dev machine) */
+#define CF_MAP_PREFETCH 2048u
 
 static const struct gcap_cf_codec *const codecs[] = {
 	&gcap_cf_gzip,
@@ -152,6 +155,7 @@ gcap_capfile_close(struct gcap_capfile *cf)
 		pcap_close(cf->lp);
 	if (cf->p != NULL && cf->own_p)
 		pcap_close(cf->p);
+	gcap_cf_pop_stop(cf);
 	if (cf->map != NULL)
 		munmap((void *)cf->map, cf->map_len);
 	gcap_cf_ahead_stop(&cf->src);
@@ -455,8 +459,16 @@ map_fill(struct gcap_capfile *cf, uint8_t *buf, uint32_t size, struct gcap_pkt *
 	unsigned n = 0;
 	int r;
 
+	if (!cf->pop_tried) {
+		cf->pop_tried = true;
+		gcap_cf_pop_start(cf);
+	}
 	while (n < max) {
 		uint32_t doff = 0;
+
+		/* the next records' headers: one page is about 8 records, and
+		 * the CPU's own prefetch stops at the page's end */
+		__builtin_prefetch(cf->map + pos + CF_MAP_PREFETCH);
 		enum gcap_cf_step st = cf->fmt->step(cf, cf->map + pos, cf->map_len - pos,
 						     &desc[n], &raw[n], &adv, &doff);
 
@@ -504,6 +516,7 @@ map_fill(struct gcap_capfile *cf, uint8_t *buf, uint32_t size, struct gcap_pkt *
 	}
 	cf->map_pos = pos;
 	__atomic_store_n(&cf->src.raw_bytes, pos, __ATOMIC_RELAXED);
+	gcap_cf_pop_reader_at(cf, pos);
 	*used = limit != 0 ? (uint32_t)(end - first) : 0;
 	*span = cf->map + first;
 	return (int)n;

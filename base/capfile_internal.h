@@ -169,9 +169,22 @@ struct gcap_capfile {
 	size_t map_len, map_pos; /* map_pos: the next record */
 	size_t map_rd;           /* a mid-file libpcap handle's next byte */
 	bool use_map;
-	uint64_t avg_rec; /* bytes per record, moving average */
+	bool pop_tried;          /* the mapping's populating thread was started */
+	struct gcap_cf_pop *pop; /* it (capfile_populate.c), or NULL */
+	uint64_t avg_rec;        /* bytes per record, moving average */
 	char msg[PCAP_ERRBUF_SIZE + 64];
 };
+
+/* ---------------------------------------------- capfile_populate.c */
+
+struct gcap_cf_pop;
+/** Start mapping cf's pages in ahead of the reader (nothing when the
+ *  thread cannot start: the reader then takes its own faults). */
+void gcap_cf_pop_start(struct gcap_capfile *cf);
+/** The reader is at pos of the mapping (cheap: acts once per chunk). */
+void gcap_cf_pop_reader_at(struct gcap_capfile *cf, size_t pos);
+/** End the thread (before the mapping goes). NULL pop: no-op. */
+void gcap_cf_pop_stop(struct gcap_capfile *cf);
 
 /** Room for n more interfaces' entries. @return 0 or -ENOMEM. */
 int gcap_cf_ifs_grow(struct gcap_capfile *cf);
