@@ -93,8 +93,10 @@ gcap_cf_pop_start(struct gcap_capfile *cf)
 {
 	struct gcap_cf_pop *p;
 
-	if (cf->pop != NULL || cf->map == NULL || (p = calloc(1, sizeof(*p))) == NULL)
-		return; /* without it the reader takes its own faults */
+	/* without it the reader takes its own faults: a few on a small file */
+	if (cf->pop != NULL || cf->map == NULL ||
+	    cf->map_len - cf->map_pos <= POP_CHUNK || (p = calloc(1, sizeof(*p))) == NULL)
+		return;
 	p->map = cf->map;
 	p->len = cf->map_len;
 	p->told = cf->map_pos;

@@ -6,10 +6,13 @@
  * with its bytes where the span puts it; a record longer than the staging
  * is refused; damage hands the rest to libpcap (its records read into the
  * buffer, a span of their own), as gcap_capfile_fill() does; an input
- * without a mapping (a pipe) is read into the buffer.
+ * without a mapping (a pipe) is read into the buffer. A large file's pages
+ * are mapped in ahead of the reader (capfile_populate.c), up to its window
+ * and not beyond.
  */
 #include <check.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,17 +40,17 @@ rec_byte(unsigned i, uint32_t k)
 	return (uint8_t)(i * 31u + k);
 }
 
-/* A pcap of NREC records (one of big bytes at index big, if big < NREC),
+/* A pcap of nrec records (one of big bytes at index big, if big < nrec),
  * then cut bytes off its end. */
 static void
-make_pcap(const char *path, unsigned big, uint32_t big_len, long cut)
+make_pcap_n(const char *path, unsigned nrec, unsigned big, uint32_t big_len, long cut)
 {
 	pcap_t *p = pcap_open_dead(DLT_EN10MB, 262144);
 	pcap_dumper_t *d = pcap_dump_open(p, path);
 	static uint8_t data[262144];
 
 	ck_assert_ptr_nonnull(d);
-	for (unsigned i = 0; i < NREC; i++) {
+	for (unsigned i = 0; i < nrec; i++) {
 		struct pcap_pkthdr h = { .ts = { (time_t)i, 0 } };
 
 		h.caplen = h.len = i == big ? big_len : rec_len(i);
@@ -65,6 +68,12 @@ make_pcap(const char *path, unsigned big, uint32_t big_len, long cut)
 		ck_assert_int_eq(ftruncate(fileno(f), ftell(f) - cut), 0);
 		fclose(f);
 	}
+}
+
+static void
+make_pcap(const char *path, unsigned big, uint32_t big_len, long cut)
+{
+	make_pcap_n(path, NREC, big, big_len, cut);
 }
 
 /* Read path to its end in batches of at most MAXB records and size bytes,
@@ -181,11 +190,76 @@ START_TEST(test_pipe_into_buffer)
 }
 END_TEST
 
+/* Resident bytes of the mapping that holds addr (/proc/self/smaps). */
+static uint64_t
+map_rss(uint64_t addr)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	char line[512];
+	bool in = false;
+	uint64_t kb = 0;
+
+	ck_assert_ptr_nonnull(f);
+	while (fgets(line, sizeof(line), f) != NULL) {
+		unsigned long lo, hi;
+
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2)
+			in = addr >= lo && addr < hi;
+		else if (in && sscanf(line, "Rss: %lu kB", &lo) == 1)
+			kb = lo;
+	}
+	fclose(f);
+	return kb << 10;
+}
+
+START_TEST(test_populated_ahead)
+{
+	const unsigned nrec = 100000; /* about 106 MB: more than the window */
+	char path[96], err[GCAP_ERRBUF_SIZE];
+	struct gcap_capfile *cf;
+	static uint8_t buf[1u << 20];
+	struct gcap_pkt d[MAXB];
+	uint64_t raw[MAXB], rss = 0;
+	const uint8_t *span;
+	uint32_t used;
+	unsigned got;
+	int n;
+
+	snprintf(path, sizeof(path), "%s/e.pcap", dir);
+	make_pcap_n(path, nrec, nrec, 0, 0);
+	cf = gcap_capfile_open(path, err);
+	ck_assert_msg(cf != NULL, "%s", err);
+	n = gcap_capfile_fill_span(cf, buf, sizeof(buf), d, raw, MAXB, &used, &span);
+	ck_assert_int_eq(n, MAXB);
+	/* the reader is at its first 64 records: the next 64 MB are mapped
+	 * in by the thread (however slowly it runs), and no more */
+	for (int i = 0; i < 3000 && rss < (60u << 20); i++) {
+		usleep(10000);
+		rss = map_rss(d[0].addr);
+	}
+	ck_assert_msg(rss >= (60u << 20), "%" PRIu64 " bytes mapped in ahead", rss);
+	usleep(100000);
+	rss = map_rss(d[0].addr);
+	ck_assert_msg(rss <= (72u << 20), "%" PRIu64 " bytes mapped in, past the window",
+		      rss);
+	/* the rest reads as it should */
+	for (got = (unsigned)n; (n = gcap_capfile_fill_span(cf, buf, sizeof(buf), d, raw,
+							    MAXB, &used, &span)) > 0;
+	     got += (unsigned)n)
+		ck_assert_uint_eq(d[n - 1].caplen, rec_len(got + (unsigned)n - 1));
+	ck_assert_int_eq(n, 0);
+	ck_assert_uint_eq(got, nrec);
+	gcap_capfile_close(cf);
+}
+END_TEST
+
 int
 main(void)
 {
 	Suite *s = suite_create("capfile");
 	TCase *tc = tcase_create("span");
+
+	tcase_set_timeout(tc, 100);
 	SRunner *sr;
 	int nfail;
 
@@ -199,6 +273,7 @@ main(void)
 	tcase_add_test(tc, test_record_too_large);
 	tcase_add_test(tc, test_damage_to_libpcap);
 	tcase_add_test(tc, test_pipe_into_buffer);
+	tcase_add_test(tc, test_populated_ahead);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
