@@ -27,8 +27,9 @@
  * show none) */
 #define PROGRESS_NS 1000000000u
 /* most threads copying a file's batches for the gpu backend: four copy a
- * page-cache span at about 17 GB/s on an H200 host (bench/file_pin.py),
- * more than the reader finds records at */
+ * page-cache span at about 17 GB/s on an H200 host (bench/file_pin.py);
+ * with them one filter on 4 GB took 748-867 ms, with one 984-991 (run.sh
+ * offcopy) */
 #define FILE_COPIERS_MAX 4u
 
 struct inputs {
