@@ -465,6 +465,7 @@ parse_args(struct app_opts *o, struct app_config *cfg, const struct app_config_a
 		case OPT_EAL: o->eal = optarg; break;
 		case OPT_BATCH:
 			PARSE_U("--batch", optarg, 1, GCAP_BATCH_MAX, o->batch);
+			o->batch_given = true;
 			break;
 		case OPT_RING:
 			PARSE_U("--ring", optarg, 2, 4096, o->ring);

@@ -93,7 +93,12 @@ app_preflight_cost(const struct app_opts *o, struct app_cost *c)
 	memset(c, 0, sizeof(*c));
 	c->nqueues = live ? o->nports * o->queues : 1;
 	/* as app_exec_conf sizes it (cannot fail for the accepted ranges) */
-	(void)gcap_pipeline_xmem_size(o->ring, o->batch, cap, stage, &nx, &xsz);
+	/* -r on the gpu backend takes the largest batches unless told (with
+	 * auto the backend is not chosen yet: the larger counts) */
+	c->batch = live || o->batch_given || o->backend == GCAP_BACKEND_CPU ?
+			   o->batch :
+			   GCAP_BATCH_MAX;
+	(void)gcap_pipeline_xmem_size(o->ring, c->batch, cap, stage, &nx, &xsz);
 	c->xmem = (uint64_t)nx * xsz * c->nqueues;
 	c->staging = (uint64_t)o->ring * stage * c->nqueues;
 	/* packet pools in host memory: the CPU's, or the GPU's pinned host
@@ -138,7 +143,7 @@ app_preflight_memory(const struct app_opts *o)
 			"export %.2f GB, staging %.2f GB, packet pools %.2f GB) and "
 			"%.2f GB is available (%s; MemAvailable %.2f GB, free "
 			"hugepages %.2f GB)",
-			o->ring, o->batch, mbufs, gb(c.total), c.nqueues,
+			o->ring, c.batch, mbufs, gb(c.total), c.nqueues,
 			c.nqueues == 1 ? "" : "s", gb(c.xmem), gb(c.staging), gb(c.pools),
 			gb(have), what, gb(avail), gb(huge));
 }

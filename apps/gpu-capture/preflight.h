@@ -13,6 +13,7 @@
 /* The host memory a run's queues take, in bytes. */
 struct app_cost {
 	unsigned nqueues;
+	unsigned batch;   /* the batch size the cost is for */
 	uint64_t xmem;    /* export buffers (the records) */
 	uint64_t staging; /* staging areas (packet copies) */
 	uint64_t pools;   /* packet pools in host memory (live) */

@@ -42,6 +42,16 @@ for o in --gpu-interp "--gpu 0" "--gpu-blocks 2" "--mem host"; do
 			fail "$o: the gpu backend's file differs from tcpdump's"
 	fi
 done
+# on a GPU, -r takes batches of 512 (a thread each) unless --batch says
+if grep -q "backend gpu (" "$T/gc.err"; then
+	run --backend gpu -r "$F" -w "$T/g.pcap" tcp port 80 && grep -q " 512 threads per block" "$T/gc.err" ||
+		fail "--backend gpu -r: not batches of 512: $(cat "$T/gc.err")"
+	run --backend gpu --batch 128 -r "$F" -w "$T/g.pcap" tcp port 80 &&
+		grep -q " 128 threads per block" "$T/gc.err" ||
+		fail "--backend gpu -r --batch 128: not batches of 128: $(cat "$T/gc.err")"
+	"$CMP" -q --usec "$T/g.pcap" "$T/ref.pcap" && note "-r on the gpu backend: batches of 512, or --batch's" ||
+		fail "--batch 128: the gpu backend's file differs from tcpdump's"
+fi
 # an inline kernel runs on one thread of the cpu backend: the GPU path
 FF=$SRC/kernels/examples/flowfirst/flowfirst.c
 run -r "$F" --kernel "$FF" -w "$T/k.pcap" || fail "--kernel: exit $?: $(cat "$T/gc.err")"
