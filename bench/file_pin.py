@@ -56,9 +56,12 @@ def spans(size, chunk):
     return [(o, min(chunk, size - o)) for o in range(0, size, chunk)]
 
 
-def on_threads(n, work, items):
-    """work(item) for every item, items taken in turn by n threads."""
+def on_threads(n, work, items, ctx=None):
+    """work(k, item) for every item, items taken in turn by n threads (each
+    with ctx current: the driver's calls need a context per thread)."""
     def run(k):
+        if ctx is not None:
+            check("cuCtxSetCurrent", cu.cuCtxSetCurrent(ctx))
         for it in items[k::n]:
             work(k, it)
     ts = [threading.Thread(target=run, args=(k,)) for k in range(n)]
@@ -147,7 +150,7 @@ def main():
                 if rc != 0:
                     err.append(rc)
             t = time.perf_counter()
-            on_threads(n, reg, spans(size, chunk))
+            on_threads(n, reg, spans(size, chunk), ctx)
             ms = (time.perf_counter() - t) * 1e3
             if err:
                 print("registered in %d MB chunks, %d thread(s): CUDA error %d" %
