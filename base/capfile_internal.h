@@ -169,7 +169,7 @@ struct gcap_capfile {
 	size_t map_len, map_pos; /* map_pos: the next record */
 	size_t map_rd;           /* a mid-file libpcap handle's next byte */
 	bool use_map;
-	bool pop_tried;          /* the mapping's populating thread was started */
+	bool pop_tried;          /* its populating thread's start was tried */
 	struct gcap_cf_pop *pop; /* it (capfile_populate.c), or NULL */
 	uint64_t avg_rec;        /* bytes per record, moving average */
 	char msg[PCAP_ERRBUF_SIZE + 64];

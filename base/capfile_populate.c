@@ -16,6 +16,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "capfile_internal.h"
 
@@ -26,7 +27,6 @@
 /* how far ahead of the reader the pages are mapped, and in what steps */
 #define POP_WINDOW (64u << 20)
 #define POP_CHUNK (4u << 20)
-#define POP_PAGE 4096u
 
 struct gcap_cf_pop {
 	pthread_t thr;
@@ -36,8 +36,9 @@ struct gcap_cf_pop {
 	size_t len;
 	size_t want; /* map up to here (under lock) */
 	size_t told; /* the reader's position when it last told (reader only) */
-	bool stop;   /* under lock */
-	bool touch;  /* the kernel has no MADV_POPULATE_READ (thread only) */
+	size_t page;
+	bool stop;  /* under lock */
+	bool touch; /* the kernel has no MADV_POPULATE_READ (thread only) */
 };
 
 /* Map in [from, to) of the mapping. @return false on an error (a file cut
@@ -46,7 +47,7 @@ static bool
 populate(struct gcap_cf_pop *p, size_t from, size_t to)
 {
 	/* madvise takes page-aligned addresses; the map is */
-	from &= ~(size_t)(POP_PAGE - 1);
+	from &= ~(p->page - 1);
 	if (!p->touch) {
 		if (madvise((void *)(p->map + from), to - from, MADV_POPULATE_READ) == 0)
 			return true;
@@ -54,7 +55,7 @@ populate(struct gcap_cf_pop *p, size_t from, size_t to)
 			return false;
 		p->touch = true;
 	}
-	for (size_t o = from; o < to; o += POP_PAGE)
+	for (size_t o = from; o < to; o += p->page)
 		(void)*(volatile const uint8_t *)(p->map + o);
 	return true;
 }
@@ -97,6 +98,9 @@ gcap_cf_pop_start(struct gcap_capfile *cf)
 	if (cf->pop != NULL || cf->map == NULL ||
 	    cf->map_len - cf->map_pos <= POP_CHUNK || (p = calloc(1, sizeof(*p))) == NULL)
 		return;
+	long page = sysconf(_SC_PAGESIZE);
+
+	p->page = page > 0 ? (size_t)page : 4096u;
 	p->map = cf->map;
 	p->len = cf->map_len;
 	p->told = cf->map_pos;

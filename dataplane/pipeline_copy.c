@@ -29,7 +29,8 @@
 /* longest sleep of an idle helper between looks (a missed ring costs at
  * most this) */
 #define COPY_SLEEP_NS 20000000u
-/* slices start on page boundaries */
+/* slices are multiples of this from the span's start (whole pages of the
+ * staging when the span's copy starts on one) */
 #define COPY_ALIGN 4096u
 
 struct pl_copier {

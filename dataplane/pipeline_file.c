@@ -209,6 +209,20 @@ file_acquire(struct gcap_pipeline *pl, struct pl_queue *q)
 	}
 }
 
+/* The next slot to fill, or NULL at a stop (*r 0) or an error (*r). */
+static struct gcap_batch *
+file_next(struct gcap_pipeline *pl, struct pl_queue *q, int *r)
+{
+	*r = 0;
+	if (atomic_load(&pl->finished) || atomic_load(&pl->stop_rx))
+		return NULL;
+	if ((*r = file_acquire(pl, q)) < 0) {
+		*r = *r == -ECANCELED ? 0 : *r;
+		return NULL;
+	}
+	return q->cur;
+}
+
 /* The n packets just put in batch b (from b->n on): numbered, their
  * records' room and the counters. */
 static void
@@ -271,13 +285,8 @@ file_run_one(struct gcap_pipeline *pl, struct gcap_capfile *cf, uint16_t port_ba
 		uint32_t used;
 		int n;
 
-		if (atomic_load(&pl->finished) || atomic_load(&pl->stop_rx))
+		if ((b = file_next(pl, q, &r)) == NULL)
 			break;
-		if ((r = file_acquire(pl, q)) < 0) {
-			r = r == -ECANCELED ? 0 : r;
-			break;
-		}
-		b = q->cur;
 		n = gcap_capfile_fill(cf, b->stage, b->stage_size, b->pkts, raw,
 				      pl->conf.batch_max, &used);
 		if (n <= 0) {
@@ -319,13 +328,8 @@ file_run_span(struct gcap_pipeline *pl, struct gcap_capfile *cf, uint16_t port_b
 	while (cp != NULL) {
 		struct gcap_batch *b;
 
-		if (atomic_load(&pl->finished) || atomic_load(&pl->stop_rx))
+		if ((b = file_next(pl, q, &r)) == NULL)
 			break;
-		if ((r = file_acquire(pl, q)) < 0) {
-			r = r == -ECANCELED ? 0 : r;
-			break;
-		}
-		b = q->cur;
 		if (buf == NULL) { /* the slots' staging size, known now */
 			size = b->stage_size;
 			if ((buf = malloc(size)) == NULL) {
@@ -431,13 +435,8 @@ file_run_merge(struct gcap_pipeline *pl, struct gcap_capfile *const *in,
 	for (bool more = true; more;) {
 		struct gcap_batch *b;
 
-		if (atomic_load(&pl->finished) || atomic_load(&pl->stop_rx))
+		if ((b = file_next(pl, q, &r)) == NULL)
 			break;
-		if ((r = file_acquire(pl, q)) < 0) {
-			r = r == -ECANCELED ? 0 : r;
-			break;
-		}
-		b = q->cur;
 		while (b->n < pl->conf.batch_max) {
 			struct cursor *best = NULL;
 			uint64_t best_t = 0;

@@ -18,6 +18,7 @@
 
 #include "gpucap/gcap_capfile.h"
 #include "app_err.h"
+#include "preflight.h"
 #include "report.h"
 #include "run.h"
 
@@ -314,11 +315,8 @@ capture_files(struct app *a, struct inputs *in)
 	a->nqueues = 1;
 	if (a->ops != &gcap_exec_cpu_ops) {
 		a->file_copiers = auto_copiers();
-		/* with the copy spread, the gpu backend's time on a file goes
-		 * by the count of its batches: the largest (one filter, 4 GB,
-		 * H200: 793 ms at 512 against 965 at 256) */
-		if (!o->batch_given)
-			o->batch = GCAP_BATCH_MAX;
+		/* one filter, 4 GB, H200: 793 ms at 512 against 965 at 256 */
+		o->batch = app_file_gpu_batch(o);
 	}
 	/* a file's packets are all in the staging area */
 	app_exec_conf(a, &ec, 1, GCAP_PIPELINE_STAGE_FILE, 0);

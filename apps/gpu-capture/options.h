@@ -55,14 +55,14 @@ struct app_opts {
 	enum gcap_mem mem;         /* --mem */
 	int gpus[APP_MAX_GPUS];    /* --gpu */
 	unsigned ngpus;
-	bool interp;         /* --gpu-interp */
-	unsigned gpu_blocks; /* --gpu-blocks */
-	const char *eal;     /* --eal */
-	unsigned batch;      /* --batch */
-	bool batch_given; /* --batch given (else -r on the gpu backend: GCAP_BATCH_MAX) */
-	unsigned ring;    /* --ring */
-	unsigned nb_rxd;  /* --rxd */
-	unsigned mbufs;   /* --mbufs (default: enough for
+	bool interp;                         /* --gpu-interp */
+	unsigned gpu_blocks;                 /* --gpu-blocks */
+	const char *eal;                     /* --eal */
+	unsigned batch;                      /* --batch */
+	bool batch_given;                    /* --batch given (see app_file_gpu_batch) */
+	unsigned ring;                       /* --ring */
+	unsigned nb_rxd;                     /* --rxd */
+	unsigned mbufs;                      /* --mbufs (default: enough for
 					   --rxd, --batch and --ring) */
 	unsigned duration;                   /* --duration */
 	uint64_t rx_rate;                    /* --rx-rate (pps per queue) */

@@ -75,6 +75,12 @@ app_preflight_mbufs(const struct app_opts *o)
 	return 0;
 }
 
+unsigned
+app_file_gpu_batch(const struct app_opts *o)
+{
+	return o->batch_given || o->buffer_kib != 0 ? o->batch : GCAP_BATCH_MAX;
+}
+
 void
 app_preflight_cost(const struct app_opts *o, struct app_cost *c)
 {
@@ -93,11 +99,10 @@ app_preflight_cost(const struct app_opts *o, struct app_cost *c)
 	memset(c, 0, sizeof(*c));
 	c->nqueues = live ? o->nports * o->queues : 1;
 	/* as app_exec_conf sizes it (cannot fail for the accepted ranges) */
-	/* -r on the gpu backend takes the largest batches unless told (with
-	 * auto the backend is not chosen yet: the larger counts) */
-	c->batch = live || o->batch_given || o->backend == GCAP_BACKEND_CPU ?
-			   o->batch :
-			   GCAP_BATCH_MAX;
+	/* -r on the gpu backend takes its own batch size (with auto the
+	 * backend is not chosen yet: the larger counts) */
+	c->batch =
+		live || o->backend == GCAP_BACKEND_CPU ? o->batch : app_file_gpu_batch(o);
 	(void)gcap_pipeline_xmem_size(o->ring, c->batch, cap, stage, &nx, &xsz);
 	c->xmem = (uint64_t)nx * xsz * c->nqueues;
 	c->staging = (uint64_t)o->ring * stage * c->nqueues;

@@ -20,6 +20,11 @@ struct app_cost {
 	uint64_t total;
 };
 
+/* The batch size -r takes on the gpu backend: --batch where given (or -B,
+ * which sized the ring in --batch's batches), else GCAP_BATCH_MAX: with
+ * the copy spread, its time on a file goes by the count of batches. */
+unsigned app_file_gpu_batch(const struct app_opts *o);
+
 /* The memory o's queues will take. */
 void app_preflight_cost(const struct app_opts *o, struct app_cost *c);
 

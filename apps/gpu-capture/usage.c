@@ -154,7 +154,7 @@ app_usage(void)
 	       "  --eal \"ARGS\"       extra DPDK EAL arguments\n"
 	       "  --batch N          packets per batch (default 256; for -r on the "
 	       "gpu backend\n"
-	       "                     %u, the most)\n"
+	       "                     without -B %u, the most)\n"
 	       "  --ring N           batches in flight per queue (power of two, default "
 	       "16)\n"
 	       "  -B KiB             packet buffer per queue: sets --ring to hold "

@@ -120,9 +120,9 @@ int gcap_capfile_fill_span(struct gcap_capfile *cf, uint8_t *buf, uint32_t size,
 			   struct gcap_pkt *desc, uint64_t *raw, unsigned max,
 			   uint32_t *used, const uint8_t **span);
 
-/** @return whether the input is a plain regular file read through its
- *          mapping (not compressed, not a pipe, not yet handed to libpcap
- *          after damage). */
+/** @return whether the input is a plain regular file with a mapping its
+ *          records can be read from (not compressed, not a pipe, not yet
+ *          handed to libpcap after damage). */
 bool gcap_capfile_mapped(const struct gcap_capfile *cf);
 
 /** @return the message of the last error ("" if none). */

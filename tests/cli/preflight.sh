@@ -29,6 +29,9 @@ if sanitized; then
 else
 	(ulimit -d 2000000 && gc -r "$LIVE1" -w "$T/r.pcap" --ring 1024); rc=$?
 	refused $rc "--ring 1024 under ulimit -d 2 GB" "--batch 512: the capture needs 3.25 GB.*export 2.18 GB, staging 1.07 GB.*2.05 GB is available" "$T/r.pcap"
+	# -B sizes the ring in batches of --batch's 256: -r keeps to them
+	(ulimit -d 2000000 && gc -r "$LIVE1" -w "$T/r.pcap" -B 1048576); rc=$?
+	refused $rc "-r -B 1048576 under ulimit -d 2 GB" "--ring 2048 --batch 256: the capture needs" "$T/r.pcap"
 	# the cpu backend reads files in batches of 256 (the gpu one: 512)
 	(ulimit -d 2000000 && gc --backend cpu -r "$LIVE1" -w "$T/r.pcap" --ring 1024); rc=$?
 	refused $rc "--backend cpu --ring 1024 under ulimit -d 2 GB" "--batch 256: the capture needs 3.24 GB.*export 2.16 GB" "$T/r.pcap"

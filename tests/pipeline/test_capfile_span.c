@@ -42,10 +42,13 @@ rec_byte(unsigned i, uint32_t k)
 
 /* A pcap of nrec records (one of big bytes at index big, if big < nrec),
  * then cut bytes off its end. */
+/* the snapshot length make_pcap_n writes in the file's header */
+static int file_snaplen = 262144;
+
 static void
 make_pcap_n(const char *path, unsigned nrec, unsigned big, uint32_t big_len, long cut)
 {
-	pcap_t *p = pcap_open_dead(DLT_EN10MB, 262144);
+	pcap_t *p = pcap_open_dead(DLT_EN10MB, file_snaplen);
 	pcap_dumper_t *d = pcap_dump_open(p, path);
 	static uint8_t data[262144];
 
@@ -169,6 +172,68 @@ START_TEST(test_damage_to_libpcap)
 }
 END_TEST
 
+START_TEST(test_damage_midway)
+{
+	char path[96], err[GCAP_ERRBUF_SIZE];
+	struct gcap_capfile *cf;
+	static uint8_t buf[9000], copy[9000];
+	struct gcap_pkt d[MAXB];
+	uint64_t raw[MAXB];
+	unsigned got = 0, inbuf = 0, inmap = 0;
+	pcap_t *ref;
+	int n;
+
+	/* a record longer than the header's snapshot length midway: the
+	 * reader hands the rest to libpcap there, whose records come in buf
+	 * (a span of their own); every record as libpcap reads the file */
+	snprintf(path, sizeof(path), "%s/m.pcap", dir);
+	file_snaplen = 2000;
+	make_pcap_n(path, NREC, NREC, 0, 0);
+	file_snaplen = 262144;
+	{
+		unsigned first = 0;
+
+		while (first < NREC && rec_len(first) <= 2000)
+			first++;
+		ck_assert_uint_lt(first, NREC / 2); /* midway, not at the end */
+	}
+	ref = pcap_open_offline(path, err);
+	ck_assert_msg(ref != NULL, "%s", err);
+	cf = gcap_capfile_open(path, err);
+	ck_assert_msg(cf != NULL, "%s", err);
+	for (;;) {
+		const uint8_t *span = NULL;
+		uint32_t used = 0;
+
+		n = gcap_capfile_fill_span(cf, buf, sizeof(buf), d, raw, MAXB, &used,
+					   &span);
+		if (n <= 0)
+			break;
+		ck_assert_uint_le(used, sizeof(buf));
+		inbuf += span == buf;
+		inmap += span != buf;
+		memcpy(copy, span, used);
+		for (int i = 0; i < n; i++, got++) {
+			struct pcap_pkthdr *h;
+			const u_char *data;
+			uint64_t off = d[i].addr - (uint64_t)(uintptr_t)span;
+
+			ck_assert_int_eq(pcap_next_ex(ref, &h, &data), 1);
+			ck_assert_uint_eq(d[i].caplen, h->caplen);
+			ck_assert_uint_eq(d[i].wirelen, h->len);
+			ck_assert_uint_le(off + d[i].caplen, used);
+			ck_assert_int_eq(memcmp(copy + off, data, h->caplen), 0);
+		}
+	}
+	ck_assert_int_eq(n, 0);
+	ck_assert_uint_eq(got, NREC);
+	ck_assert_uint_gt(inmap, 0);
+	ck_assert_uint_gt(inbuf, 0);
+	gcap_capfile_close(cf);
+	pcap_close(ref);
+}
+END_TEST
+
 START_TEST(test_pipe_into_buffer)
 {
 	char path[96], cmd[128];
@@ -272,6 +337,7 @@ main(void)
 	tcase_add_test(tc, test_spans_within_size);
 	tcase_add_test(tc, test_record_too_large);
 	tcase_add_test(tc, test_damage_to_libpcap);
+	tcase_add_test(tc, test_damage_midway);
 	tcase_add_test(tc, test_pipe_into_buffer);
 	tcase_add_test(tc, test_populated_ahead);
 	suite_add_tcase(s, tc);
