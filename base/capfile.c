@@ -22,6 +22,8 @@
 /* Bytes read ahead at open, so that the interfaces before the first packet
  * are known when the outputs are opened. */
 #define CF_PREFIX (64u << 10)
+/* The most of a skippable frame read at open to find the codec after it */
+#define CF_SKIP_PEEK 4096u
 /* Smallest read into a batch's buffer. */
 #define CF_READ_MIN (64u << 10)
 /* how far ahead of the record being parsed a mapped file is prefetched
@@ -37,6 +39,8 @@ static const struct gcap_cf_codec *const codecs[] = {
 static ssize_t
 src_read(struct gcap_cf_src *s, uint8_t *buf, size_t len)
 {
+	if (s->par != NULL)
+		return gcap_cf_par_read(s, buf, len);
 	if (s->ahead != NULL)
 		return gcap_cf_ahead_read(s, buf, len);
 	return s->codec != NULL ? s->codec->read(s, buf, len) :
@@ -103,10 +107,49 @@ ck_open(struct gcap_capfile *cf)
 
 /* ---- open and close ---- */
 
+/* The bytes that say the codec (magic, the head's first 4): those of the
+ * first frame after a skippable one, whose magic zstd and lz4 share
+ * (pzstd's files start with one). What is read to find them is read
+ * again. @return 0 or -errno with s->msg set. */
+static ssize_t
+src_skippable(struct gcap_cf_src *s, uint8_t magic[4])
+{
+	uint8_t b[CF_SKIP_PEEK + 8];
+	uint32_t len;
+	ssize_t r;
+
+	memcpy(magic, s->head, 4);
+	if (s->nhead < 4 || (magic[0] & 0xF0) != 0x50 ||
+	    memcmp(magic + 1, "\x2a\x4d\x18", 3))
+		return 0;
+	s->headpos = s->nhead; /* read on past the head */
+	r = gcap_cf_raw_full(s, b, 4);
+	if (r == 4) {
+		len = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
+		      (uint32_t)b[3] << 24;
+		if (len <= CF_SKIP_PEEK) {
+			ssize_t m = gcap_cf_raw_full(s, b + 4, len + 4);
+
+			if (m == (ssize_t)len + 4)
+				memcpy(magic, b + 4 + len, 4);
+			r = m < 0 ? m : 4 + m;
+		}
+	}
+	s->headpos = 0;
+	if (r < 0)
+		return r;
+	if (gcap_cf_unread(s, b, (size_t)r) < 0) {
+		snprintf(s->msg, sizeof(s->msg), "out of memory");
+		return -ENOMEM;
+	}
+	return 0;
+}
+
 static int
-src_open(struct gcap_capfile *cf, const char *path, char *errbuf)
+src_open(struct gcap_capfile *cf, const char *path, unsigned decoders, char *errbuf)
 {
 	struct gcap_cf_src *s = &cf->src;
+	uint8_t magic[4];
 	ssize_t r;
 
 	if (strcmp(path, "-") == 0) {
@@ -129,17 +172,21 @@ src_open(struct gcap_capfile *cf, const char *path, char *errbuf)
 		s->headpos = s->nhead;
 	}
 	s->headpos = 0;
+	if ((r = src_skippable(s, magic)) < 0)
+		return gcap_err(errbuf, (int)-r, "%s: %s", path, s->msg);
 	for (size_t i = 0; i < sizeof(codecs) / sizeof(codecs[0]); i++) {
 		const struct gcap_cf_codec *k = codecs[i];
 
 		if (s->nhead >= k->magic_len &&
-		    memcmp(s->head, k->magic, k->magic_len) == 0) {
+		    memcmp(magic, k->magic, k->magic_len) == 0) {
 			int r;
 
 			s->codec = k;
 			if ((r = k->open(s, errbuf)) < 0)
 				return r;
 			/* decompressing runs beside the reading */
+			if (decoders > 1 && k->cut != NULL)
+				return gcap_cf_par_start(s, decoders, errbuf);
 			return gcap_cf_ahead_start(s, errbuf);
 		}
 	}
@@ -158,6 +205,7 @@ gcap_capfile_close(struct gcap_capfile *cf)
 	gcap_cf_pop_stop(cf);
 	if (cf->map != NULL)
 		munmap((void *)cf->map, cf->map_len);
+	gcap_cf_par_stop(&cf->src);
 	gcap_cf_ahead_stop(&cf->src);
 	if (cf->src.codec != NULL)
 		cf->src.codec->close(&cf->src);
@@ -171,6 +219,7 @@ gcap_capfile_close(struct gcap_capfile *cf)
 	free(cf->hdr);
 	free(cf->carry);
 	free(cf->replay);
+	free(cf->src.back);
 	free(cf->path);
 	free(cf);
 }
@@ -225,6 +274,13 @@ prefix_fill(struct gcap_capfile *cf)
 struct gcap_capfile *
 gcap_capfile_open(const char *path, char *errbuf)
 {
+	return gcap_capfile_open_conf(path, NULL, errbuf);
+}
+
+struct gcap_capfile *
+gcap_capfile_open_conf(const char *path, const struct gcap_capfile_conf *conf,
+		       char *errbuf)
+{
 	char perr[PCAP_ERRBUF_SIZE];
 	struct gcap_capfile *cf = cf_alloc(errbuf);
 	struct stat st;
@@ -238,7 +294,7 @@ gcap_capfile_open(const char *path, char *errbuf)
 		gcap_capfile_close(cf);
 		return gcap_err_null(errbuf, ENOMEM, "capture file: out of memory");
 	}
-	r = src_open(cf, path, errbuf);
+	r = src_open(cf, path, conf != NULL ? conf->decoders : 1, errbuf);
 	if (r < 0) {
 		gcap_capfile_close(cf);
 		errno = -r;
@@ -652,6 +708,15 @@ int
 gcap_capfile_linktype(const struct gcap_capfile *cf)
 {
 	return cf->linktype;
+}
+
+unsigned
+gcap_capfile_decoders(const struct gcap_capfile *cf, uint64_t *units, uint64_t *pieces)
+{
+	*units = *pieces = 0;
+	if (cf->src.par != NULL)
+		return gcap_cf_par_counts(&cf->src, units, pieces);
+	return cf->src.codec != NULL ? 1 : 0;
 }
 
 const char *

@@ -33,6 +33,28 @@
 
 struct gcap_cf_src;
 
+/**
+ * An independent piece of a compressed stream (a zstd frame, an lz4
+ * block of a frame whose blocks are independent): decompressed by any
+ * thread, without the pieces before it.
+ */
+struct gcap_cf_unit {
+	uint8_t *in; /* its compressed bytes, owned by the unit */
+	size_t in_len, in_cap;
+	size_t out_max; /* the most bytes it gives */
+	uint32_t kind;  /* the codec's: how to decode it */
+	uint32_t check; /* the codec's: what the in-order check does */
+	uint64_t sum;   /* the codec's: a checksum the unit carries */
+	uint64_t size;  /* the codec's: a size the unit carries */
+};
+
+/** What a codec's cut found. */
+enum gcap_cf_cut {
+	CF_CUT_END = 0,    /**< the input's end */
+	CF_CUT_UNIT = 1,   /**< a unit, in u */
+	CF_CUT_SERIAL = 2, /**< what follows is one frame for serial() */
+};
+
 /** One codec: the bytes that start its streams, and its stream. */
 struct gcap_cf_codec {
 	const char *name; /**< "gzip", ... */
@@ -44,6 +66,28 @@ struct gcap_cf_codec {
 	 *  -errno with s->msg set. */
 	ssize_t (*read)(struct gcap_cf_src *s, uint8_t *buf, size_t len);
 	void (*close)(struct gcap_cf_src *s);
+	/* Several threads (capfile_par.c); NULL where the stream never
+	 * splits. cut() and serial() are called by one thread at a time, in
+	 * stream order; decode() by any, with its thread's context. */
+	/** Cut the next unit, its bytes read into u->in (grown as needed).
+	 *  @return enum gcap_cf_cut, or -errno with s->msg set. */
+	int (*cut)(struct gcap_cf_src *s, struct gcap_cf_unit *u);
+	/** After CF_CUT_SERIAL: up to len bytes of that frame, 0 at its end.
+	 *  @return bytes, 0, or -errno with s->msg set. */
+	ssize_t (*serial)(struct gcap_cf_src *s, uint8_t *buf, size_t len);
+	/** A decoding thread's context (NULL: out of memory). */
+	void *(*ctx_new)(void);
+	void (*ctx_free)(void *ctx);
+	/** Decompress u into out (u->out_max bytes of room).
+	 *  @return bytes, or -errno with msg (len bytes) set. */
+	ssize_t (*decode)(void *ctx, const struct gcap_cf_unit *u, uint8_t *out,
+			  char *msg, size_t len);
+	/** Optional: check the units' output in stream order (a frame's
+	 *  checksum over all its units), by one thread at a time; its state
+	 *  is apart from the cut's. @return 0 or -errno with msg (mlen
+	 *  bytes) set. */
+	int (*check)(struct gcap_cf_src *s, const struct gcap_cf_unit *u,
+		     const uint8_t *out, size_t len, char *msg, size_t mlen);
 };
 
 extern const struct gcap_cf_codec gcap_cf_gzip;
@@ -56,10 +100,13 @@ struct gcap_cf_src {
 	bool own_fd;
 	uint8_t head[8]; /* bytes read to find the codec, served first */
 	size_t nhead, headpos;
+	uint8_t *back; /* bytes a codec gave back, served next */
+	size_t nback, backpos, backcap;
 	uint64_t raw_bytes; /* bytes taken from the fd */
 	const struct gcap_cf_codec *codec;
 	void *z;                     /* the codec's state */
 	struct gcap_cf_ahead *ahead; /* the codec's thread (capfile_ahead.c) */
+	struct gcap_cf_par *par;     /* or its threads (capfile_par.c) */
 	char msg[256];
 };
 
@@ -71,9 +118,29 @@ ssize_t gcap_cf_ahead_read(struct gcap_cf_src *s, uint8_t *buf, size_t len);
 /** Stop and join the thread (none: nothing). */
 void gcap_cf_ahead_stop(struct gcap_cf_src *s);
 
-/** Up to len bytes from the fd (the head first). @return bytes, 0 at
- *  the end, -errno. The codecs read their input through it. */
+/** Decompress on n threads (n >= 2, the codec has cut()) from now on.
+ *  @return 0 or -errno with a message in errbuf. */
+int gcap_cf_par_start(struct gcap_cf_src *s, unsigned n, char *errbuf);
+/** As a codec's read, from the threads' units in stream order. */
+ssize_t gcap_cf_par_read(struct gcap_cf_src *s, uint8_t *buf, size_t len);
+/** Stop and join the threads (none: nothing). */
+void gcap_cf_par_stop(struct gcap_cf_src *s);
+/** Units decoded on the threads and pieces of frames decoded serially
+ *  so far. @return the threads. */
+unsigned
+gcap_cf_par_counts(const struct gcap_cf_src *s, uint64_t *units, uint64_t *pieces);
+
+/** Up to len bytes from the fd (the head and given-back bytes first).
+ *  @return bytes, 0 at the end, -errno. The codecs read their input
+ *  through it. */
 ssize_t gcap_cf_raw_read(struct gcap_cf_src *s, uint8_t *buf, size_t len);
+/** Exactly len bytes (fewer only at the end). @return bytes or -errno. */
+ssize_t gcap_cf_raw_full(struct gcap_cf_src *s, uint8_t *buf, size_t len);
+/** Give n bytes back, to be read again before anything not yet read.
+ *  @return 0 or -ENOMEM. */
+int gcap_cf_unread(struct gcap_cf_src *s, const uint8_t *p, size_t n);
+/** Room for n bytes in u->in. @return 0 or -ENOMEM. */
+int gcap_cf_unit_room(struct gcap_cf_unit *u, size_t n);
 
 /* ------------------------------------------------------------ formats */
 

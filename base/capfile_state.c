@@ -24,6 +24,13 @@ gcap_cf_raw_read(struct gcap_cf_src *s, uint8_t *buf, size_t len)
 		s->headpos += n;
 		return (ssize_t)n;
 	}
+	if (s->backpos < s->nback) {
+		size_t n = s->nback - s->backpos < len ? s->nback - s->backpos : len;
+
+		memcpy(buf, s->back + s->backpos, n);
+		s->backpos += n;
+		return (ssize_t)n;
+	}
 	do
 		r = read(s->fd, buf, len);
 	while (r < 0 && errno == EINTR);
@@ -34,6 +41,69 @@ gcap_cf_raw_read(struct gcap_cf_src *s, uint8_t *buf, size_t len)
 	}
 	__atomic_store_n(&s->raw_bytes, s->raw_bytes + (uint64_t)r, __ATOMIC_RELAXED);
 	return r;
+}
+
+ssize_t
+gcap_cf_raw_full(struct gcap_cf_src *s, uint8_t *buf, size_t len)
+{
+	size_t got = 0;
+
+	while (got < len) {
+		ssize_t r = gcap_cf_raw_read(s, buf + got, len - got);
+
+		if (r < 0)
+			return r;
+		if (r == 0)
+			break;
+		got += (size_t)r;
+	}
+	return (ssize_t)got;
+}
+
+int
+gcap_cf_unread(struct gcap_cf_src *s, const uint8_t *p, size_t n)
+{
+	size_t left = s->nback - s->backpos;
+
+	if (n == 0)
+		return 0;
+	if (left + n > s->backcap) {
+		size_t cap = s->backcap ? s->backcap : 4096;
+		uint8_t *b;
+
+		while (cap < left + n)
+			cap *= 2;
+		if ((b = malloc(cap)) == NULL)
+			return -ENOMEM;
+		memcpy(b + n, s->back + s->backpos, left);
+		free(s->back);
+		s->back = b;
+		s->backcap = cap;
+	} else {
+		memmove(s->back + n, s->back + s->backpos, left);
+	}
+	memcpy(s->back, p, n);
+	s->backpos = 0;
+	s->nback = left + n;
+	return 0;
+}
+
+int
+gcap_cf_unit_room(struct gcap_cf_unit *u, size_t n)
+{
+	uint8_t *b;
+	size_t cap;
+
+	if (n <= u->in_cap)
+		return 0;
+	cap = u->in_cap ? u->in_cap : 65536;
+	while (cap < n)
+		cap *= 2;
+	if ((b = realloc(u->in, cap)) == NULL)
+		return -ENOMEM;
+	u->in = b;
+	u->in_cap = cap;
+	return 0;
 }
 
 int

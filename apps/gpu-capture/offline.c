@@ -7,6 +7,7 @@
  * interfaces. On a terminal, a progress line while the inputs are read.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -32,6 +33,8 @@
  * with them one filter on 4 GB took 748-867 ms, with one 984-991 (run.sh
  * offcopy) */
 #define FILE_COPIERS_MAX 4u
+/* most threads decompressing one input whose stream splits into units */
+#define DECODERS_MAX 4u
 
 struct inputs {
 	struct gcap_capfile *cf[APP_MAX_INPUTS];
@@ -86,20 +89,69 @@ inputs_close(struct inputs *in)
 	in->n = in->nnames = 0;
 }
 
+/* -v: how each compressed input was decompressed. */
+static void
+inputs_log_decoders(struct inputs *in)
+{
+	for (unsigned i = 0; i < in->n; i++) {
+		uint64_t units, pieces;
+		unsigned n = gcap_capfile_decoders(in->cf[i], &units, &pieces);
+
+		if (n == 0)
+			continue;
+		if (units + pieces == 0)
+			fprintf(stderr,
+				"gpu-capture: input %u (%s): decompressed on one "
+				"thread\n",
+				i + 1, gcap_capfile_codec(in->cf[i]));
+		else
+			fprintf(stderr,
+				"gpu-capture: input %u (%s): decompressed on %u threads, "
+				"%" PRIu64 " units side by side, %" PRIu64
+				" pieces in turn\n",
+				i + 1, gcap_capfile_codec(in->cf[i]), n, units, pieces);
+	}
+}
+
+/* The CPUs this process may use (0 when unknown). */
+static unsigned
+usable_cpus(void)
+{
+	cpu_set_t set;
+
+	if (sched_getaffinity(0, sizeof(set), &set) != 0)
+		return 0;
+	return (unsigned)CPU_COUNT(&set);
+}
+
+/* Threads decompressing each input whose stream splits into units
+ * (capfile_par.c): the CPUs shared among the inputs, at most DECODERS_MAX;
+ * two on a 2-CPU machine, where decoding bounds the run and the reader
+ * waits for it. */
+static unsigned
+auto_decoders(unsigned inputs)
+{
+	unsigned n = usable_cpus() / (inputs ? inputs : 1);
+
+	return n > DECODERS_MAX ? DECODERS_MAX : n;
+}
+
 /* Open every input; they must share the link type (one set of filters). */
 static int
 inputs_open(struct app *a, struct inputs *in)
 {
 	const struct app_opts *o = a->o;
 	const char *const *names;
+	struct gcap_capfile_conf conf = { 0 };
 	unsigned n, ifs = 0;
 
 	if (o->read_list && read_list(in, o->read_file) != 0)
 		return 1;
 	names = o->read_list ? (const char *const *)in->names : o->read_files;
 	n = o->read_list ? in->nnames : o->nread;
+	conf.decoders = auto_decoders(n);
 	for (unsigned i = 0; i < n; i++) {
-		in->cf[i] = gcap_capfile_open(names[i], a->err);
+		in->cf[i] = gcap_capfile_open_conf(names[i], &conf, a->err);
 		if (in->cf[i] == NULL)
 			return app_err("%s", a->err);
 		in->n++;
@@ -235,17 +287,6 @@ progress_stop(struct progress *pg, bool running)
 	pthread_mutex_destroy(&pg->lock);
 }
 
-/* The CPUs this process may use (0 when unknown). */
-static unsigned
-usable_cpus(void)
-{
-	cpu_set_t set;
-
-	if (sched_getaffinity(0, sizeof(set), &set) != 0)
-		return 0;
-	return (unsigned)CPU_COUNT(&set);
-}
-
 /* --cpu-workers' default: the CPUs this process may use, less the reader
  * and the writer, where there are 4 or more. */
 static unsigned
@@ -376,6 +417,8 @@ app_run_file(struct app *a)
 	}
 	if (a->abandoned)
 		return rc; /* a thread still runs in the kernel: leave it all */
+	if (a->o->verbose)
+		inputs_log_decoders(&in);
 	a->file = NULL;
 	gcap_pipeline_destroy(a->pl);
 	a->pl = NULL;

@@ -39,6 +39,34 @@ struct gcap_capfile;
  */
 struct gcap_capfile *gcap_capfile_open(const char *path, char *errbuf);
 
+/** How an input is read (gcap_capfile_open_conf()). */
+struct gcap_capfile_conf {
+	/** Threads decompressing a compressed input. Where its stream
+	 *  splits into independent units (zstd files of several frames,
+	 *  lz4 frames of independent blocks: lz4(1)'s default) they decode
+	 *  units side by side; elsewhere one of them decodes. 0 or 1: one
+	 *  thread, beside the reader. */
+	unsigned decoders;
+};
+
+/**
+ * gcap_capfile_open(), with conf (NULL: the defaults).
+ * @return as gcap_capfile_open(); a thread that cannot start: NULL, with
+ *         the error of pthread_create (EAGAIN) and a message.
+ */
+struct gcap_capfile *
+gcap_capfile_open_conf(const char *path, const struct gcap_capfile_conf *conf,
+		       char *errbuf);
+
+/**
+ * How the input is decompressed so far: *units, the units decoded side by
+ * side; *pieces, the pieces (of up to 1 MB) of frames that do not split,
+ * decoded in turn.
+ * @return the threads decompressing (0: the input is not compressed).
+ */
+unsigned
+gcap_capfile_decoders(const struct gcap_capfile *cf, uint64_t *units, uint64_t *pieces);
+
 /**
  * Read the rest of an input that libpcap already opened (p is used, not
  * taken: the caller closes it after gcap_capfile_close()). Every record

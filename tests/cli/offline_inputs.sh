@@ -4,11 +4,14 @@
 # lz4 inputs (found by their first bytes, whatever the name) give the
 # output the plain file gives; several -r and -V LIST merge the inputs in
 # time order (as mergecap does); -r - reads a pipe; a damaged compressed
-# input ends with an error after the records before the damage.
+# input ends with an error after the records before the damage. Streams
+# that split (lz4(1)'s independent blocks, pzstd's frames) are decompressed
+# on several threads where there are CPUs for them (-v says so).
 . "$(dirname "$0")/lib.sh"
 need gzip
 need zstd
 need lz4
+need pzstd
 need mergecap
 E='tcp or udp'
 for f in "$DATA/eth-mix.pcap" "$DATA/eth-mix.pcapng" "$DATA/eth-be.pcap"; do
@@ -29,6 +32,20 @@ for f in "$DATA/eth-mix.pcap" "$DATA/eth-mix.pcapng" "$DATA/eth-be.pcap"; do
 	tail -c +100001 "$f" | zstd -q -c >> "$T/two.zst"
 	gc -r "$T/two.zst" -w "$T/out.pcap" "$E" && "$CMP" -q "$T/out.pcap" "$T/plain.pcap" ||
 		fail "$b: a zstd input of two frames differs"
+	# pzstd's frames (a skippable frame first), lz4 blocks of 64 KB,
+	# linked lz4 blocks (tests/pipeline/test_capfile_decoders.c has the
+	# layouts that do not split)
+	pzstd -q -p 2 -c "$f" > "$T/in.pz.zst"
+	lz4 -q -B4 -c "$f" > "$T/in.b4.lz4"
+	lz4 -q -BD -B4 -c "$f" > "$T/in.bd.lz4"
+	for c in in.pz.zst in.b4.lz4 in.bd.lz4; do
+		gc -v -r "$T/$c" -w "$T/out.pcap" "$E" || { fail "$b $c: $(cat "$T/gc.err")"; continue; }
+		"$CMP" -q "$T/out.pcap" "$T/plain.pcap" || fail "$b $c: records differ from the plain input's"
+		# (a file of one block is written with independent blocks)
+		[ "$(nproc)" -lt 2 ] ||
+			grep -Eq 'decompressed on [2-9] threads, [1-9][0-9]* units' "$T/gc.err" ||
+			fail "$b $c: -v says: $(grep decompressed "$T/gc.err")"
+	done
 	# a pipe
 	cat "$f" | gc -r - -w "$T/out.pcap" "$E" && "$CMP" -q "$T/out.pcap" "$T/plain.pcap" ||
 		fail "$b: -r - (a pipe) differs"
