@@ -27,8 +27,10 @@ for t in "$B"/tests/gpu/test_gpu "$B"/tests/gpu/test_gpu_nodev "$B"/tests/gpu/te
 done
 # perf (when installed here): the profile step's RX lcore profiles
 tools=(/usr/bin/tcpdump)
-# bench/offline.sh's compressed input
-[ -x /usr/bin/zstd ] && tools+=(/usr/bin/zstd)
+# the compressed inputs of bench/offline.sh and bench/offline_compressed.sh
+for t in zstd pzstd lz4; do
+	[ -x /usr/bin/$t ] && tools+=(/usr/bin/$t)
+done
 [ -x /usr/bin/perf ] && [ "${GCAP_BUNDLE_MIN:-0}" != 1 ] && [ "${GCAP_BUNDLE_PERF:-1}" = 1 ] &&
 	tools+=(/usr/bin/perf)
 ../shared/bin/devbundle -o .devbundle -p "${exes[@]}" "${tools[@]}"

@@ -130,6 +130,16 @@ offline)
 		SIZE_MB=${OFFLINE_MB:-2000} REPS=${OFFLINE_REPS:-3} \
 		timeout ${OFFLINE_TIMEOUT:-420} bash "$b/root/bench/offline.sh" 2>"$OUT/offline-stderr.log"
 	echo "offline rc=$?"; rm -rf /dev/shm/gcap-offline ;;
+offz)
+	# compressed -r inputs: one-frame and many-frame zstd, lz4 of
+	# independent and of linked blocks, each against its decompressor,
+	# on the CPU sets of OFFZ_CPUS (bench/offline_compressed.sh)
+	log "offline: compressed inputs"
+	GPU_CAPTURE=$b/bin/gpu-capture PCAP_CMP=$b/bin/pcap-cmp \
+		MIX_PCAP=$b/shared/data/bench/mix-en10mb.pcap RESULTS_DIR=$OUT MACHINE=h200 \
+		SIZE_MB=${OFFLINE_MB:-4000} REPS=${OFFLINE_REPS:-2} CPUS="${OFFZ_CPUS:-all 0-3 0-1}" \
+		timeout ${OFFLINE_TIMEOUT:-400} bash "$b/root/bench/offline_compressed.sh" 2>"$OUT/offz-stderr.log"
+	echo "offz rc=$?"; rm -rf /dev/shm/gcap-offz ;;
 offcopy)
 	# the gpu backend's -r with one filter as the reader's copying threads
 	# get fewer CPUs (taskset: OFFCOPY_CPUS), both backends in turns, on
