@@ -19,6 +19,7 @@
 
 #include "gpucap/gcap_capfile.h"
 #include "app_err.h"
+#include "filerule.h"
 #include "preflight.h"
 #include "report.h"
 #include "run.h"
@@ -113,17 +114,6 @@ inputs_log_decoders(struct inputs *in)
 	}
 }
 
-/* The CPUs this process may use (0 when unknown). */
-static unsigned
-usable_cpus(void)
-{
-	cpu_set_t set;
-
-	if (sched_getaffinity(0, sizeof(set), &set) != 0)
-		return 0;
-	return (unsigned)CPU_COUNT(&set);
-}
-
 /* Threads decompressing each input whose stream splits into units
  * (capfile_par.c): the CPUs shared among the inputs, at most DECODERS_MAX;
  * two on a 2-CPU machine, where decoding bounds the run and the reader
@@ -131,7 +121,7 @@ usable_cpus(void)
 static unsigned
 auto_decoders(unsigned inputs)
 {
-	unsigned n = usable_cpus() / (inputs ? inputs : 1);
+	unsigned n = app_usable_cpus() / (inputs ? inputs : 1);
 
 	return n > DECODERS_MAX ? DECODERS_MAX : n;
 }
@@ -287,52 +277,15 @@ progress_stop(struct progress *pg, bool running)
 	pthread_mutex_destroy(&pg->lock);
 }
 
-/* --cpu-workers' default: the CPUs this process may use, less the reader
- * and the writer, where there are 4 or more. */
-static unsigned
-auto_workers(void)
-{
-	unsigned n = usable_cpus();
-
-	return n >= 4 ? (n - 2 > 16 ? 16 : n - 2) : 0;
-}
-
 /* Threads that copy each batch of a plain file into the gpu backend's
  * staging beside the reader: the CPUs left by the reader and the writer,
  * at most FILE_COPIERS_MAX (by then the reader's own work bounds it). */
 static unsigned
 auto_copiers(void)
 {
-	unsigned n = usable_cpus();
+	unsigned n = app_usable_cpus();
 
 	return n > 2 ? (n - 2 > FILE_COPIERS_MAX ? FILE_COPIERS_MAX : n - 2) : 0;
-}
-
-/* Threads that filter a file's batches on the cpu backend without an
- * inline kernel: its workers, or the reading thread alone. */
-static unsigned
-cpu_threads(const struct app_opts *o)
-{
-	unsigned w = o->cpu_workers >= 0 ? (unsigned)o->cpu_workers : auto_workers();
-
-	return w > 0 ? w : 1;
-}
-
-/* Is the cpu backend the faster for this file run? The gpu backend pays
- * the CUDA driver's start and stop (about 300 ms on an H200) and then
- * filters any number of outputs at about the file's pace; the cpu
- * backend's cost grows with the outputs each of its threads filters.
- * Measured side by side on the H200, 1 GB in tmpfs (run.sh offchoice):
- * cpu faster with 1 filter on 2, 4 and 16 CPUs and with 64 filters on 16
- * (14 workers); gpu faster with 64 filters on 4 CPUs and on 2. An inline
- * kernel runs on one thread of the cpu backend and on every GPU thread,
- * and --dump-gpu-code prints the GPU's code: both keep the GPU. */
-static bool
-cpu_is_faster(const struct app_opts *o)
-{
-	if (o->kernel != NULL || o->dump_gpu_code)
-		return false;
-	return o->nouts <= 8 * cpu_threads(o);
 }
 
 static int
@@ -351,7 +304,7 @@ capture_files(struct app *a, struct inputs *in)
 		goto fail;
 	if (o->dump_level > 0)
 		return app_dump_filters(a);
-	if (app_choose_backend(a, cpu_is_faster(o)) != 0)
+	if (app_choose_backend(a, app_files_cpu_faster(o)) != 0)
 		goto fail;
 	a->nqueues = 1;
 	if (a->ops != &gcap_exec_cpu_ops) {
@@ -362,8 +315,8 @@ capture_files(struct app *a, struct inputs *in)
 	/* a file's packets are all in the staging area */
 	app_exec_conf(a, &ec, 1, GCAP_PIPELINE_STAGE_FILE, 0);
 	if (a->ops == &gcap_exec_cpu_ops && o->kernel == NULL)
-		ec.cpu_workers =
-			o->cpu_workers >= 0 ? (unsigned)o->cpu_workers : auto_workers();
+		ec.cpu_workers = o->cpu_workers >= 0 ? (unsigned)o->cpu_workers :
+						       app_auto_workers();
 	if (o->dump_gpu_code)
 		return app_dump_gpu_code(a, &ec);
 	wif = inputs_ifs(in, &nifs);

@@ -22,6 +22,7 @@
 #include "gpucap/gcap_outfile.h"
 #include "gpucap/gcap_pipeline.h"
 #include "app_err.h"
+#include "filerule.h"
 #include "preflight.h"
 
 /* DPDK's rule for a pool with a per-lcore cache: cache_size * 1.5 <= n */
@@ -99,10 +100,13 @@ app_preflight_cost(const struct app_opts *o, struct app_cost *c)
 	memset(c, 0, sizeof(*c));
 	c->nqueues = live ? o->nports * o->queues : 1;
 	/* as app_exec_conf sizes it (cannot fail for the accepted ranges) */
-	/* -r on the gpu backend takes its own batch size (with auto the
-	 * backend is not chosen yet: the larger counts) */
-	c->batch =
-		live || o->backend == GCAP_BACKEND_CPU ? o->batch : app_file_gpu_batch(o);
+	/* -r on the gpu backend takes its own batch size; auto's choice is
+	 * made later, but its rule for files needs no GPU: where it may
+	 * still pick the gpu backend (a machine without a GPU then falls
+	 * back to the cpu one), the larger counts */
+	c->batch = live || o->backend == GCAP_BACKEND_CPU || app_files_auto_cpu(o) ?
+			   o->batch :
+			   app_file_gpu_batch(o);
 	(void)gcap_pipeline_xmem_size(o->ring, c->batch, cap, stage, &nx, &xsz);
 	c->xmem = (uint64_t)nx * xsz * c->nqueues;
 	c->staging = (uint64_t)o->ring * stage * c->nqueues;

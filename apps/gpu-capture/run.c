@@ -27,6 +27,7 @@
 #include "app_err.h"
 #include "meta.h"
 #include "report.h"
+#include "filerule.h"
 #include "run.h"
 
 /* The signal handler's only way in: set while a capture runs. */
@@ -198,16 +199,6 @@ app_dump_filters(struct app *a)
 	return 0;
 }
 
-/* auto on a file run that the cpu backend does faster (offline.c's
- * judgement) and no GPU option: the cpu backend, without asking the
- * driver anything. */
-static bool
-files_want_cpu(const struct app_opts *o, bool files_cpu)
-{
-	return files_cpu && o->backend == GCAP_BACKEND_AUTO && o->mem == GCAP_MEM_AUTO &&
-	       o->ngpus == 0 && o->gpu_blocks == 0 && !o->interp;
-}
-
 int
 app_choose_backend(struct app *a, bool files_cpu)
 {
@@ -220,7 +211,7 @@ app_choose_backend(struct app *a, bool files_cpu)
 		a->ops = &gcap_exec_cpu_ops;
 		return 0;
 	}
-	if (files_want_cpu(o, files_cpu) && gops != NULL) {
+	if (app_files_want_cpu(o, files_cpu) && gops != NULL) {
 		a->ops = &gcap_exec_cpu_ops;
 		if (!o->quiet)
 			fprintf(stderr,
