@@ -75,7 +75,8 @@ gcap_cf_unread(struct gcap_cf_src *s, const uint8_t *p, size_t n)
 			cap *= 2;
 		if ((b = malloc(cap)) == NULL)
 			return -ENOMEM;
-		memcpy(b + n, s->back + s->backpos, left);
+		if (left > 0)
+			memcpy(b + n, s->back + s->backpos, left);
 		free(s->back);
 		s->back = b;
 		s->backcap = cap;

@@ -4,6 +4,9 @@ data (nothing large is committed). Usage:
   seeds.py capture DIR OUT [N]  N (200) files of DIR up to 64 KiB,
                                 spread over their sizes, each
                                 behind an options byte (fuzz_capture.c)
+  seeds.py decoders DIR OUT [N]  N (100) of the same files, each behind
+                                a layout, a damage and a place
+                                (fuzz_decoders.c)
   seeds.py kpkt PCAP OUT [N]    N (300) packets of a pcap, each behind the
                                 6-byte header of fuzz_kpkt.c
 """
@@ -12,7 +15,7 @@ import struct
 import sys
 
 
-def capture(src, out, n):
+def pick(src, n):
     files = []
     for name in os.listdir(src):
         p = os.path.join(src, name)
@@ -22,12 +25,27 @@ def capture(src, out, n):
     # spread over the sizes: the smallest alone are all a few records
     if len(files) > n:
         files = [files[i * len(files) // n] for i in range(n)]
+    return files
+
+
+def capture(src, out, n):
+    files = pick(src, n)
     for i, (_, name) in enumerate(files):
         with open(os.path.join(src, name), 'rb') as f:
             body = f.read()
         # the byte picks the output formats and the second filter: vary it
         with open(os.path.join(out, name), 'wb') as f:
             f.write(bytes([i % 256]) + body)
+
+
+def decoders(src, out, n):
+    for i, (_, name) in enumerate(pick(src, n)):
+        with open(os.path.join(src, name), 'rb') as f:
+            body = f.read()
+        # every layout; damage on one seed in four, at a spread place
+        head = bytes([i % 8, (i // 8) % 4 if i % 4 == 0 else 0])
+        with open(os.path.join(out, name), 'wb') as f:
+            f.write(head + struct.pack('<I', i * 2654435761 % 2**32) + body)
 
 
 def kpkt(pcap, out, n):
@@ -57,7 +75,8 @@ def kpkt(pcap, out, n):
 
 
 if __name__ == '__main__':
-    if len(sys.argv) < 4 or sys.argv[1] not in ('capture', 'kpkt'):
-        sys.exit('usage: seeds.py capture|kpkt SRC OUT [N]')
-    count = int(sys.argv[4]) if len(sys.argv) > 4 else (200 if sys.argv[1] == 'capture' else 300)
-    (capture if sys.argv[1] == 'capture' else kpkt)(sys.argv[2], sys.argv[3], count)
+    modes = {'capture': (capture, 200), 'decoders': (decoders, 100), 'kpkt': (kpkt, 300)}
+    if len(sys.argv) < 4 or sys.argv[1] not in modes:
+        sys.exit('usage: seeds.py capture|decoders|kpkt SRC OUT [N]')
+    fn, default = modes[sys.argv[1]]
+    fn(sys.argv[2], sys.argv[3], int(sys.argv[4]) if len(sys.argv) > 4 else default)

@@ -6,16 +6,19 @@
 #   capture  capture files through the pipeline's file path to pcap and
 #            pcapng (fuzz/fuzz_capture.c)
 #   kpkt     the inline kernel packet helpers (fuzz/fuzz_kpkt.c)
+#   decoders compressed captures on one and on several decoding threads
+#            (fuzz/fuzz_decoders.c)
 # The time is split evenly among the targets. Crashes are written to
 # build-fuzz/crashes/. Seeds: fuzz/corpus/bpfc/ (committed); for capture
-# 200 files up to 64 KiB of ../shared/data/pcaps/tcpdump-tests, for kpkt the
+# 200 files up to 64 KiB of ../shared/data/pcaps/tcpdump-tests (decoders:
+# 100 of them, each behind a layout and a damage), for kpkt the
 # packets of ../shared/data/bench/mix-en10mb.pcap (GCAP_SHARED_DATA names
 # another data directory), copied into build-fuzz/ at run time: new
 # inputs go there, never into the repository.
 set -eu
 secs=${1:-60}
 [ $# -gt 0 ] && shift
-targets=${*:-bpfc capture kpkt}
+targets=${*:-bpfc capture kpkt decoders}
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${GCAP_FUZZ_BUILD:-$root/build-fuzz}
 data=${GCAP_SHARED_DATA:-$root/../shared/data}
@@ -47,13 +50,19 @@ build() { # TARGET
 		#define GCAP_BUILD_ROOT "$root/build"
 		EOF
 		# the file path needs DPDK's headers and libraries, not its EAL
-		$cc $flags $(pkg-config --cflags libdpdk libpcap zlib libzstd liblz4) \
+		$cc $flags $(pkg-config --cflags libdpdk libpcap zlib libzstd liblz4 libxxhash) \
 			-DGCAP_KHOST_INSTALL_INCDIR="\"/usr/local/include\"" \
 			"$root/fuzz/fuzz_capture.c" \
 			"$root"/base/*.c "$root"/kernels/lib/*.c \
 			"$root"/dataplane/exec_cpu.c "$root"/dataplane/pipeline*.c \
-			$(pkg-config --libs libdpdk libpcap zlib libzstd liblz4) -lpthread -ldl -lm \
+			$(pkg-config --libs libdpdk libpcap zlib libzstd liblz4 libxxhash) -lpthread -ldl -lm \
 			-o "$out/fuzz_capture" ;;
+	decoders)
+		# the capture file reader alone (gcap_base's capfile sources)
+		$cc $flags $(pkg-config --cflags libpcap zlib libzstd liblz4 libxxhash) \
+			"$root/fuzz/fuzz_decoders.c" "$root"/base/capfile*.c "$root/base/common.c" \
+			$(pkg-config --libs libpcap zlib libzstd liblz4 libxxhash) -lpthread \
+			-o "$out/fuzz_decoders" ;;
 	kpkt)
 		$cc $flags "$root/fuzz/fuzz_kpkt.c" -o "$out/fuzz_kpkt" ;;
 	*) echo "run-fuzz: unknown target '$1'" >&2; exit 2 ;;
@@ -67,6 +76,9 @@ seed() { # TARGET WORK
 	capture)
 		[ -d "$data/pcaps/tcpdump-tests" ] || return 0
 		python3 "$root/fuzz/seeds.py" capture "$data/pcaps/tcpdump-tests" "$2" 200 ;;
+	decoders)
+		[ -d "$data/pcaps/tcpdump-tests" ] || return 0
+		python3 "$root/fuzz/seeds.py" decoders "$data/pcaps/tcpdump-tests" "$2" 100 ;;
 	kpkt)
 		[ -f "$data/bench/mix-en10mb.pcap" ] || return 0
 		python3 "$root/fuzz/seeds.py" kpkt "$data/bench/mix-en10mb.pcap" "$2" 300 ;;
@@ -79,7 +91,7 @@ for t in $targets; do
 	mkdir -p "$work"
 	seed "$t" "$work"
 	case $t in
-	capture) len=65536 ;; # the seeds are up to 64 KiB
+	capture | decoders) len=65536 ;; # the seeds are up to 64 KiB
 	kpkt) len=16384 ;;    # jumbo frames
 	*) len=4096 ;;
 	esac
