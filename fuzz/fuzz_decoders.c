@@ -5,10 +5,11 @@
  * blocks, which parses untrusted frame headers by hand).
  *
  * Input: [layout byte][damage byte][4 bytes: where][a capture file]. The
- * capture's bytes are compressed in one of eight layouts (zstd frames
- * with and without their sizes, pzstd's skippable frames, one frame; lz4
- * frames of independent and of linked blocks, with and without
- * checksums), then damaged as the damage byte says (a byte changed, the
+ * capture's bytes are compressed in one of ten layouts (tests/tools/
+ * layouts.h: zstd frames with and without their sizes, pzstd's skippable
+ * frames, one frame; lz4 frames of independent and of linked blocks, with
+ * and without checksums; BGZF's gzip members, alone and around a plain
+ * one), then damaged as the damage byte says (a byte changed, the
  * end cut off, both, or neither), and read to the end on one decoding
  * thread and on three.
  *
@@ -27,10 +28,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include <lz4frame.h>
-#include <zstd.h>
-
 #include "gpucap/gcap_capfile.h"
+#include "tests/tools/layouts.h"
 
 #define MAXB 64u
 #define BUFSZ (1u << 20)
@@ -110,113 +109,43 @@ mem_file(const uint8_t *p, size_t n)
 	return fd;
 }
 
-struct out {
-	uint8_t *b;
-	size_t len, cap;
-};
-
-static void
-room(struct out *o, size_t n)
-{
-	if (o->len + n <= o->cap)
-		return;
-	o->cap = (o->len + n) * 2;
-	o->b = realloc(o->b, o->cap);
-	if (o->b == NULL)
-		abort();
-}
-
-static void
-put_lz4(struct out *o, const uint8_t *p, size_t n, bool linked, bool sums)
-{
-	LZ4F_preferences_t pr = { 0 };
-	size_t b;
-
-	pr.frameInfo.blockSizeID = LZ4F_max64KB;
-	pr.frameInfo.blockMode = linked ? LZ4F_blockLinked : LZ4F_blockIndependent;
-	pr.frameInfo.contentChecksumFlag = sums ? LZ4F_contentChecksumEnabled : 0;
-	pr.frameInfo.blockChecksumFlag = sums ? LZ4F_blockChecksumEnabled : 0;
-	pr.frameInfo.contentSize = sums ? n : 0;
-	b = LZ4F_compressFrameBound(n, &pr);
-	room(o, b);
-	b = LZ4F_compressFrame(o->b + o->len, b, p, n, &pr);
-	if (LZ4F_isError(b))
-		abort();
-	o->len += b;
-}
-
-static void
-put_zstd(struct out *o, const uint8_t *p, size_t n, bool size)
-{
-	ZSTD_CCtx *c = ZSTD_createCCtx();
-	ZSTD_inBuffer in = { p, n, 0 };
-	size_t r;
-
-	ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel, 1);
-	ZSTD_CCtx_setParameter(c, ZSTD_c_checksumFlag, 1);
-	if (size) {
-		room(o, ZSTD_compressBound(n));
-		r = ZSTD_compress2(c, o->b + o->len, o->cap - o->len, p, n);
-		if (ZSTD_isError(r))
-			abort();
-		o->len += r;
-	} else {
-		do {
-			ZSTD_outBuffer ob;
-
-			room(o, 1 << 16);
-			ob = (ZSTD_outBuffer){ o->b + o->len, o->cap - o->len, 0 };
-			r = ZSTD_compressStream2(c, &ob, &in, ZSTD_e_end);
-			if (ZSTD_isError(r))
-				abort();
-			o->len += ob.pos;
-		} while (r != 0);
-	}
-	ZSTD_freeCCtx(c);
-}
-
-static void
-put_skippable(struct out *o, uint32_t n)
-{
-	room(o, 8 + n);
-	for (int i = 0; i < 4; i++)
-		o->b[o->len++] = (uint8_t)((0x184D2A51u >> (8 * i)) & 0xff);
-	for (int i = 0; i < 4; i++)
-		o->b[o->len++] = (uint8_t)(n >> (8 * i));
-	memset(o->b + o->len, 0, n);
-	o->len += n;
-}
+#define LAYOUTS 10u
 
 /* The capture compressed in layout k, in chunks of chunk bytes. */
 static void
-compress(struct out *o, unsigned k, const uint8_t *p, size_t n, size_t chunk)
+compress_as(struct lay_out *o, unsigned k, const uint8_t *p, size_t n, size_t chunk)
 {
-	for (size_t off = 0; off < n || off == 0;) {
-		size_t c = k == 3 || k == 7 ? n : (n - off < chunk ? n - off : chunk);
+	switch (k) {
+	case 0: lay_zstd(o, p, n, chunk, true, false); break;
+	case 1: lay_zstd(o, p, n, chunk, false, false); break;
+	case 2: lay_zstd(o, p, n, chunk, false, true); break;
+	case 3: lay_zstd(o, p, n, 0, true, false); break;
+	case 8: lay_gzip(o, p, n, chunk, true); break;
+	case 9:
+		/* BGZF's members around a plain one */
+		lay_gzip(o, p, n / 3, chunk, true);
+		lay_gzip(o, p + n / 3, n / 3, 0, false);
+		lay_gzip(o, p + 2 * (n / 3), n - 2 * (n / 3), chunk, true);
+		break;
+	default:
+		/* lz4: one frame per chunk, independent or (6) every other
+		 * one linked, with checksums or (4) without; 7: one frame */
+		for (size_t off = 0; off < n || off == 0;) {
+			size_t c = k == 7 || n - off < chunk ? n - off : chunk;
 
-		switch (k) {
-		case 0: put_zstd(o, p + off, c, true); break;
-		case 1: put_zstd(o, p + off, c, false); break;
-		case 2:
-			put_skippable(o, 4);
-			put_zstd(o, p + off, c, false);
-			break;
-		case 3: put_zstd(o, p + off, c, true); break;
-		case 4: put_lz4(o, p + off, c, false, false); break;
-		case 5: put_lz4(o, p + off, c, false, true); break;
-		case 6: put_lz4(o, p + off, c, off % (2 * chunk) != 0, true); break;
-		default: put_lz4(o, p + off, c, false, true); break;
+			lay_lz4(o, p + off, c, 4, k == 6 && off % (2 * chunk) != 0,
+				k != 4, k != 4, k != 4);
+			off += c;
+			if (c == 0)
+				break;
 		}
-		off += c;
-		if (c == 0)
-			break;
 	}
 }
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct out o = { 0 };
+	struct lay_out o = { 0 };
 	struct recs one, three, plain;
 	unsigned layout, damage;
 	uint32_t where;
@@ -224,12 +153,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < 6 || size > (1u << 20))
 		return 0;
-	layout = data[0] & 7u;
+	layout = data[0] % LAYOUTS;
 	damage = data[1] & 3u;
 	memcpy(&where, data + 2, 4);
 	data += 6;
 	size -= 6;
-	compress(&o, layout, data, size, 1024u + (data[0] & 0x0fu) * 512u);
+	compress_as(&o, layout, data, size, 1024u + (data[0] & 0x0fu) * 512u);
 	if (o.len > 0 && (damage & 1))
 		o.b[where % o.len] ^= (uint8_t)(1u + (where >> 24));
 	if (o.len > 0 && (damage & 2))

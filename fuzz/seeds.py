@@ -43,7 +43,7 @@ def decoders(src, out, n):
         with open(os.path.join(src, name), 'rb') as f:
             body = f.read()
         # every layout; damage on one seed in four, at a spread place
-        head = bytes([i % 8, (i // 8) % 4 if i % 4 == 0 else 0])
+        head = bytes([i % 10, (i // 10) % 4 if i % 4 == 0 else 0])
         with open(os.path.join(out, name), 'wb') as f:
             f.write(head + struct.pack('<I', i * 2654435761 % 2**32) + body)
 

@@ -60,7 +60,7 @@ build() { # TARGET
 	decoders)
 		# the capture file reader alone (gcap_base's capfile sources)
 		$cc $flags $(pkg-config --cflags libpcap zlib libzstd liblz4 libxxhash) \
-			"$root/fuzz/fuzz_decoders.c" "$root"/base/capfile*.c "$root/base/common.c" \
+			-I"$root" "$root/fuzz/fuzz_decoders.c" "$root"/base/capfile*.c "$root/base/common.c" \
 			$(pkg-config --libs libpcap zlib libzstd liblz4 libxxhash) -lpthread \
 			-o "$out/fuzz_decoders" ;;
 	kpkt)

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Compressed inputs decompressed on several threads (capfile_par.c): every
- * layout of zstd and lz4 streams gives the same records, in order, on one
- * decoding thread and on three; the streams that split (zstd frames, lz4
- * frames of independent blocks) are decoded as units side by side, the
- * others (linked lz4 blocks, a zstd frame too large for a unit) serially,
+ * layout of zstd, lz4 and gzip streams gives the same records, in order,
+ * on one decoding thread and on three; the streams that split (zstd
+ * frames, lz4 frames of independent blocks, BGZF's gzip members) are
+ * decoded as units side by side, the others (linked lz4 blocks, a zstd
+ * frame too large for a unit, plain gzip members) serially,
  * and mixtures of both; damage ends the input with the codec's message
  * after the records before it; a truncated stream ends as it ends on one
  * thread; a pipe splits as a file does; closing early stops the threads.
@@ -18,11 +19,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <lz4frame.h>
 #include <pcap/pcap.h>
-#include <zstd.h>
 
 #include "gpucap/gcap_capfile.h"
+#include "tests/tools/layouts.h"
 
 #define MAXB 256u
 #define BUFSZ (4u << 20)
@@ -91,108 +91,8 @@ make_plain(unsigned n)
 	nrec = n;
 }
 
-/* ---- the compressed layouts, made with the libraries ---- */
-
-struct out {
-	uint8_t *b;
-	size_t len, cap;
-};
-
 static void
-out_room(struct out *o, size_t n)
-{
-	if (o->len + n <= o->cap)
-		return;
-	o->cap = (o->len + n) * 2;
-	o->b = realloc(o->b, o->cap);
-	ck_assert_ptr_nonnull(o->b);
-}
-
-static void
-put_le32(struct out *o, uint32_t v)
-{
-	out_room(o, 4);
-	for (int i = 0; i < 4; i++)
-		o->b[o->len++] = (uint8_t)(v >> (8 * i));
-}
-
-/* A skippable frame (zstd's and lz4's magic) of n bytes. */
-static void
-put_skippable(struct out *o, uint32_t n)
-{
-	put_le32(o, 0x184D2A50u + 3);
-	put_le32(o, n);
-	out_room(o, n);
-	memset(o->b + o->len, 0xAB, n);
-	o->len += n;
-}
-
-/* An lz4 frame of src: block size id 4-7, linked blocks or not. */
-static void
-put_lz4(struct out *o, const uint8_t *src, size_t len, int bsid, bool linked, bool csum,
-	bool bsum, bool size)
-{
-	LZ4F_preferences_t pr = { 0 };
-	size_t n;
-
-	pr.frameInfo.blockSizeID = (LZ4F_blockSizeID_t)bsid;
-	pr.frameInfo.blockMode = linked ? LZ4F_blockLinked : LZ4F_blockIndependent;
-	pr.frameInfo.contentChecksumFlag =
-		csum ? LZ4F_contentChecksumEnabled : LZ4F_noContentChecksum;
-	pr.frameInfo.blockChecksumFlag =
-		bsum ? LZ4F_blockChecksumEnabled : LZ4F_noBlockChecksum;
-	pr.frameInfo.contentSize = size ? len : 0;
-	n = LZ4F_compressFrameBound(len, &pr);
-	out_room(o, n);
-	n = LZ4F_compressFrame(o->b + o->len, n, src, len, &pr);
-	ck_assert_msg(!LZ4F_isError(n), "%s", LZ4F_getErrorName(n));
-	o->len += n;
-}
-
-/* zstd frames of src, chunk bytes each (0: one frame), with their
- * content size said or not, a skippable frame before each if skip. */
-static void
-put_zstd(struct out *o, const uint8_t *src, size_t len, size_t chunk, bool size,
-	 bool skip)
-{
-	ZSTD_CCtx *c = ZSTD_createCCtx();
-
-	ck_assert_ptr_nonnull(c);
-	ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel, 1);
-	ZSTD_CCtx_setParameter(c, ZSTD_c_checksumFlag, 1);
-	ZSTD_CCtx_setParameter(c, ZSTD_c_contentSizeFlag, 1);
-	for (size_t off = 0; off < len;) {
-		size_t n = chunk == 0 || len - off < chunk ? len - off : chunk;
-		ZSTD_inBuffer in = { src + off, n, 0 };
-		size_t r;
-
-		if (skip)
-			put_skippable(o, 4);
-		out_room(o, ZSTD_compressBound(n));
-		if (size) {
-			r = ZSTD_compress2(c, o->b + o->len, o->cap - o->len, src + off,
-					   n);
-			ck_assert_msg(!ZSTD_isError(r), "%s", ZSTD_getErrorName(r));
-			o->len += r;
-		} else {
-			/* streamed, no size pledged: the frame does not say it */
-			do {
-				ZSTD_outBuffer ob = { o->b + o->len, o->cap - o->len, 0 };
-
-				r = ZSTD_compressStream2(c, &ob, &in, ZSTD_e_end);
-				ck_assert(!ZSTD_isError(r));
-				o->len += ob.pos;
-				out_room(o, 1 << 16);
-			} while (r != 0);
-		}
-		ZSTD_CCtx_reset(c, ZSTD_reset_session_only);
-		off += n;
-	}
-	ZSTD_freeCCtx(c);
-}
-
-static void
-write_file(const char *name, const struct out *o, char *path, size_t plen)
+write_file(const char *name, const struct lay_out *o, char *path, size_t plen)
 {
 	FILE *f;
 
@@ -264,7 +164,7 @@ read_all(const char *path, unsigned dec, bool check, unsigned stop_after)
 /* Both ways give every record; on three threads units side by side
  * (units) and pieces in turn (pieces) as expected. */
 static void
-same_records(const char *name, const struct out *o, bool units, bool pieces)
+same_records(const char *name, const struct lay_out *o, bool units, bool pieces)
 {
 	char path[128];
 	struct got one, three;
@@ -286,27 +186,27 @@ same_records(const char *name, const struct out *o, bool units, bool pieces)
 
 START_TEST(test_lz4_layouts)
 {
-	struct out o = { 0 };
+	struct lay_out o = { 0 };
 	size_t third = plain_len / 3;
 
 	/* lz4(1)'s default: independent 4 MB blocks, content checksum */
-	put_lz4(&o, plain, plain_len, 7, false, true, false, false);
+	lay_lz4(&o, plain, plain_len, 7, false, true, false, false);
 	same_records("default.lz4", &o, true, false);
 	/* 64 KB blocks, every checksum, the content size said */
 	o.len = 0;
-	put_lz4(&o, plain, plain_len, 4, false, true, true, true);
+	lay_lz4(&o, plain, plain_len, 4, false, true, true, true);
 	same_records("small.lz4", &o, true, false);
 	/* linked blocks: the frame decoder */
 	o.len = 0;
-	put_lz4(&o, plain, plain_len, 5, true, true, false, false);
+	lay_lz4(&o, plain, plain_len, 5, true, true, false, false);
 	same_records("linked.lz4", &o, false, true);
 	/* both kinds, skippable frames, no checksums */
 	o.len = 0;
-	put_skippable(&o, 100);
-	put_lz4(&o, plain, third, 4, false, false, false, false);
-	put_lz4(&o, plain + third, third, 4, true, false, false, true);
-	put_skippable(&o, 10000);
-	put_lz4(&o, plain + 2 * third, plain_len - 2 * third, 6, false, true, false,
+	lay_skippable(&o, 100);
+	lay_lz4(&o, plain, third, 4, false, false, false, false);
+	lay_lz4(&o, plain + third, third, 4, true, false, false, true);
+	lay_skippable(&o, 10000);
+	lay_lz4(&o, plain + 2 * third, plain_len - 2 * third, 6, false, true, false,
 		true);
 	same_records("mixed.lz4", &o, true, true);
 	free(o.b);
@@ -315,25 +215,48 @@ END_TEST
 
 START_TEST(test_zstd_layouts)
 {
-	struct out o = { 0 };
+	struct lay_out o = { 0 };
 	size_t half = plain_len / 2;
 
 	/* frames of 1 MB, their sizes said */
-	put_zstd(&o, plain, plain_len, 1 << 20, true, false);
+	lay_zstd(&o, plain, plain_len, 1 << 20, true, false);
 	same_records("frames.zst", &o, true, false);
 	/* pzstd's layout: a skippable frame before each, sizes not said */
 	o.len = 0;
-	put_zstd(&o, plain, plain_len, 1 << 20, false, true);
+	lay_zstd(&o, plain, plain_len, 1 << 20, false, true);
 	same_records("pzstd.zst", &o, true, false);
 	/* one frame: one unit */
 	o.len = 0;
-	put_zstd(&o, plain, plain_len, 0, true, false);
+	lay_zstd(&o, plain, plain_len, 0, true, false);
 	same_records("one.zst", &o, true, false);
 	/* a frame of 1 MB units, then one whose size is not said */
 	o.len = 0;
-	put_zstd(&o, plain, half, 1 << 20, true, false);
-	put_zstd(&o, plain + half, plain_len - half, 0, false, false);
+	lay_zstd(&o, plain, half, 1 << 20, true, false);
+	lay_zstd(&o, plain + half, plain_len - half, 0, false, false);
 	same_records("two-kinds.zst", &o, true, false);
+	free(o.b);
+}
+END_TEST
+
+START_TEST(test_gzip_layouts)
+{
+	struct lay_out o = { 0 };
+	size_t third = plain_len / 3;
+
+	/* bgzip's members of 64 KB, and its empty member at the end */
+	lay_gzip(&o, plain, plain_len, 65280, true);
+	lay_gzip(&o, plain, 0, 65280, true);
+	same_records("bgzf.gz", &o, true, false);
+	/* one plain member: the streaming decoder */
+	o.len = 0;
+	lay_gzip(&o, plain, plain_len, plain_len, false);
+	same_records("one.gz", &o, false, true);
+	/* both kinds in one file */
+	o.len = 0;
+	lay_gzip(&o, plain, third, 65280, true);
+	lay_gzip(&o, plain + third, third, third, false);
+	lay_gzip(&o, plain + 2 * third, plain_len - 2 * third, 30000, true);
+	same_records("mixed.gz", &o, true, true);
 	free(o.b);
 }
 END_TEST
@@ -341,20 +264,20 @@ END_TEST
 /* Frames larger than a unit (32 MB): decoded in turn, said or not. */
 START_TEST(test_zstd_large)
 {
-	struct out o = { 0 };
+	struct lay_out o = { 0 };
 
 	make_plain(40000);
 	ck_assert_uint_gt(plain_len, 36u << 20);
-	put_zstd(&o, plain, plain_len, 0, true, false);
+	lay_zstd(&o, plain, plain_len, 0, true, false);
 	same_records("large.zst", &o, false, true);
 	o.len = 0;
-	put_zstd(&o, plain, plain_len, 0, false, false);
+	lay_zstd(&o, plain, plain_len, 0, false, false);
 	same_records("large-unsaid.zst", &o, false, true);
 	/* units, a large frame, units again */
 	o.len = 0;
-	put_zstd(&o, plain, 1 << 20, 1 << 20, true, false);
-	put_zstd(&o, plain + (1 << 20), plain_len - (2 << 20), 0, true, false);
-	put_zstd(&o, plain + plain_len - (1 << 20), 1 << 20, 1 << 19, false, true);
+	lay_zstd(&o, plain, 1 << 20, 1 << 20, true, false);
+	lay_zstd(&o, plain + (1 << 20), plain_len - (2 << 20), 0, true, false);
+	lay_zstd(&o, plain + plain_len - (1 << 20), 1 << 20, 1 << 19, false, true);
 	same_records("around.zst", &o, true, true);
 	free(o.b);
 	make_plain(12000);
@@ -363,13 +286,14 @@ END_TEST
 
 /* Damage in a unit: the records before it, then the codec's message. */
 static void
-damaged(const char *name, const struct out *o, size_t at, const char *want, bool prefix)
+damaged(const char *name, const struct lay_out *o, size_t at, const char *want,
+	bool prefix)
 {
 	char path[128];
-	struct out d = { 0 };
+	struct lay_out d = { 0 };
 	struct got g1, g3;
 
-	out_room(&d, o->len);
+	lay_room(&d, o->len);
 	memcpy(d.b, o->b, o->len);
 	d.len = o->len;
 	d.b[at] ^= 0x5a;
@@ -389,18 +313,22 @@ damaged(const char *name, const struct out *o, size_t at, const char *want, bool
 
 START_TEST(test_damage)
 {
-	struct out o = { 0 };
+	struct lay_out o = { 0 };
 
 	/* block checksums: the damaged block is refused */
-	put_lz4(&o, plain, plain_len, 4, false, true, true, false);
+	lay_lz4(&o, plain, plain_len, 4, false, true, true, false);
 	damaged("bsum.lz4", &o, o.len / 2, "lz4: damaged data", true);
 	/* the content checksum alone: found at the frame's end */
 	o.len = 0;
-	put_lz4(&o, plain, plain_len, 4, false, true, false, false);
+	lay_lz4(&o, plain, plain_len, 4, false, true, false, false);
 	damaged("csum.lz4", &o, o.len / 2, "ERROR_contentChecksum_invalid", false);
+	/* a BGZF member's CRC */
+	o.len = 0;
+	lay_gzip(&o, plain, plain_len, 65280, true);
+	damaged("bgzf.gz", &o, o.len / 2, "gzip: damaged data", true);
 	/* a zstd frame's checksum */
 	o.len = 0;
-	put_zstd(&o, plain, plain_len, 1 << 20, true, false);
+	lay_zstd(&o, plain, plain_len, 1 << 20, true, false);
 	damaged("frames.zst", &o, o.len / 2, "zstd: damaged data", true);
 	free(o.b);
 }
@@ -409,7 +337,7 @@ END_TEST
 /* A truncated stream ends as on one thread: the same records. */
 START_TEST(test_truncated)
 {
-	struct out o = { 0 };
+	struct lay_out o = { 0 };
 	const char *names[] = { "cut.lz4", "cut.zst" };
 
 	for (int k = 0; k < 2; k++) {
@@ -418,9 +346,9 @@ START_TEST(test_truncated)
 
 		o.len = 0;
 		if (k == 0)
-			put_lz4(&o, plain, plain_len, 4, false, true, false, false);
+			lay_lz4(&o, plain, plain_len, 4, false, true, false, false);
 		else
-			put_zstd(&o, plain, plain_len, 1 << 20, true, false);
+			lay_zstd(&o, plain, plain_len, 1 << 20, true, false);
 		o.len = o.len * 3 / 5;
 		write_file(names[k], &o, path, sizeof(path));
 		g1 = read_all(path, 1, true, 0);
@@ -437,13 +365,13 @@ END_TEST
 /* A pipe splits as a file does; closing early stops the threads. */
 START_TEST(test_pipe_and_close)
 {
-	struct out o = { 0 };
+	struct lay_out o = { 0 };
 	char path[128];
 	int fd[2];
 	pid_t pid;
 	struct got g;
 
-	put_lz4(&o, plain, plain_len, 4, false, true, false, false);
+	lay_lz4(&o, plain, plain_len, 4, false, true, false, false);
 	ck_assert_int_eq(pipe(fd), 0);
 	pid = fork();
 	ck_assert_int_ge(pid, 0);
@@ -509,6 +437,7 @@ main(void)
 	tcase_set_timeout(tc, 240);
 	tcase_add_test(tc, test_lz4_layouts);
 	tcase_add_test(tc, test_zstd_layouts);
+	tcase_add_test(tc, test_gzip_layouts);
 	tcase_add_test(tc, test_zstd_large);
 	tcase_add_test(tc, test_damage);
 	tcase_add_test(tc, test_truncated);
