@@ -6,8 +6,11 @@
 #   zstd, many frames (pzstd -1: each frame independent),
 #   lz4, independent blocks (lz4 -1: lz4's default),
 #   lz4, linked blocks (lz4 -1 -BD),
+#   gzip, one member (gzip -1), and BGZF's members (bgzip -l 1, where
+#   bgzip is installed),
 # and for each: its decompressor's own rate to /dev/null (zstd -dc, pzstd
-# -dc on the CPUs given, lz4 -dc), then gpu-capture -r with one filter
+# -dc on the CPUs given, lz4 -dc, gzip -dc, bgzip -dc on the CPUs given),
+# then gpu-capture -r with one filter
 # (--backend cpu), on each CPU set of CPUS (taskset). Layouts that split
 # are decompressed on several threads; the others on one, beside the
 # reader. Every time is the least of REPS; the output is compared with
@@ -43,9 +46,15 @@ zstd -q -1 -T0 -f -o "$W/one.zst" "$F"
 pzstd -q -1 -f -o "$W/frames.zst" "$F"
 lz4 -q -1 -f "$F" "$W/indep.lz4"
 lz4 -q -1 -BD -f "$F" "$W/linked.lz4"
+gzip -1 -c "$F" >"$W/one.gz"
+layouts="one.zst frames.zst indep.lz4 linked.lz4 one.gz"
+if command -v bgzip >/dev/null; then
+	bgzip -l 1 -@ "$(nproc)" -c "$F" >"$W/bgzf.gz"
+	layouts="$layouts bgzf.gz"
+fi
 "$G" -q --backend cpu -r "$F" -w "$W/ref.pcap" "$E" || exit 1
 bytes=$(stat -c %s "$F")
-cat "$F" "$W"/*.zst "$W"/*.lz4 >/dev/null
+cat "$F" "$W"/*.zst "$W"/*.lz4 "$W"/*.gz >/dev/null
 
 best() { # CMD...: the least wall time of REPS runs, in ms
 	local b= t0 t1 t i
@@ -80,13 +89,15 @@ ncpu() { [ "$1" = all ] && nproc || taskset -c "$1" nproc; }
 	printf '|---|---:|'
 	for c in $CPUS; do printf -- '---:|---:|---|'; done
 	echo
-	for l in one.zst frames.zst indep.lz4 linked.lz4; do
+	for l in $layouts; do
 		z=$W/$l
 		printf '| %s | %d |' "$l" $(( $(stat -c %s "$z") / 1000000 ))
 		for c in $CPUS; do
 			case $l in
 			one.zst) dt=$(best on "$c" zstd -dc "$z") ;;
 			frames.zst) dt=$(best on "$c" pzstd -dc -p "$(ncpu "$c")" "$z") ;;
+			one.gz) dt=$(best on "$c" gzip -dc "$z") ;;
+			bgzf.gz) dt=$(best on "$c" bgzip -dc -@ "$(ncpu "$c")" "$z") ;;
 			*) dt=$(best on "$c" lz4 -dc "$z") ;;
 			esac
 			gt=$(best on "$c" "$G" -q --backend cpu -r "$z" -w "$W/o.pcap" "$E")

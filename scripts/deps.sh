@@ -8,7 +8,7 @@ pkgs=(build-essential pkg-config meson ninja-build python3
 	check tcpdump tshark clang clang-format
 	libmicrohttpd-dev prometheus curl python3-matplotlib
 	libinih-dev libcap-ng-dev libsystemd-dev systemd
-	zlib1g-dev libzstd-dev liblz4-dev libxxhash-dev zstd lz4)
+	zlib1g-dev libzstd-dev liblz4-dev libxxhash-dev zstd lz4 tabix)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -28,7 +28,7 @@ done
 # perf (when installed here): the profile step's RX lcore profiles
 tools=(/usr/bin/tcpdump)
 # the compressed inputs of bench/offline.sh and bench/offline_compressed.sh
-for t in zstd pzstd lz4; do
+for t in zstd pzstd lz4 bgzip; do
 	[ -x /usr/bin/$t ] && tools+=(/usr/bin/$t)
 done
 [ -x /usr/bin/perf ] && [ "${GCAP_BUNDLE_MIN:-0}" != 1 ] && [ "${GCAP_BUNDLE_PERF:-1}" = 1 ] &&
