@@ -22,8 +22,8 @@
 /* Bytes read ahead at open, so that the interfaces before the first packet
  * are known when the outputs are opened. */
 #define CF_PREFIX (64u << 10)
-/* The most of a skippable frame read at open to find the codec after it */
-#define CF_SKIP_PEEK 4096u
+/* The most of skippable frames read at open to find the codec after them */
+#define CF_SKIP_PEEK (1u << 20)
 /* Smallest read into a batch's buffer. */
 #define CF_READ_MIN (64u << 10)
 /* how far ahead of the record being parsed a mapped file is prefetched
@@ -36,15 +36,21 @@ static const struct gcap_cf_codec *const codecs[] = {
 	&gcap_cf_lz4,
 };
 
+/* The input's next bytes; on an error its message is in s->rmsg. */
 static ssize_t
 src_read(struct gcap_cf_src *s, uint8_t *buf, size_t len)
 {
+	ssize_t r;
+
 	if (s->par != NULL)
 		return gcap_cf_par_read(s, buf, len);
 	if (s->ahead != NULL)
 		return gcap_cf_ahead_read(s, buf, len);
-	return s->codec != NULL ? s->codec->read(s, buf, len) :
-				  gcap_cf_raw_read(s, buf, len);
+	r = s->codec != NULL ? s->codec->read(s, buf, len) :
+			       gcap_cf_raw_read(s, buf, len);
+	if (r < 0)
+		memcpy(s->rmsg, s->msg, sizeof(s->rmsg));
+	return r;
 }
 
 /* ---- the stream libpcap reads ---- */
@@ -108,41 +114,61 @@ ck_open(struct gcap_capfile *cf)
 /* ---- open and close ---- */
 
 /* The bytes that say the codec (magic, the head's first 4): those of the
- * first frame after a skippable one, whose magic zstd and lz4 share
- * (pzstd's files start with one). What is read to find them is read
- * again. @return 0 or -errno with s->msg set. */
+ * first frame after any skippable ones, whose magic zstd and lz4 share
+ * (pzstd's files start with one), up to CF_SKIP_PEEK bytes in all. What
+ * is read to find them is read again. @return 0 or -errno, s->msg set. */
 static ssize_t
 src_skippable(struct gcap_cf_src *s, uint8_t magic[4])
 {
-	uint8_t b[CF_SKIP_PEEK + 8];
-	uint32_t len;
-	ssize_t r;
+	uint8_t *b = NULL;
+	size_t have = 0;
+	ssize_t r = 0;
 
 	memcpy(magic, s->head, 4);
-	if (s->nhead < 4 || (magic[0] & 0xF0) != 0x50 ||
-	    memcmp(magic + 1, "\x2a\x4d\x18", 3))
+	if (s->nhead < 4)
 		return 0;
 	s->headpos = s->nhead; /* read on past the head */
-	r = gcap_cf_raw_full(s, b, 4);
-	if (r == 4) {
-		len = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
-		      (uint32_t)b[3] << 24;
-		if (len <= CF_SKIP_PEEK) {
-			ssize_t m = gcap_cf_raw_full(s, b + 4, len + 4);
+	while ((magic[0] & 0xF0) == 0x50 && memcmp(magic + 1, "\x2a\x4d\x18", 3) == 0) {
+		uint8_t *nb;
+		uint32_t len;
 
-			if (m == (ssize_t)len + 4)
-				memcpy(magic, b + 4 + len, 4);
-			r = m < 0 ? m : 4 + m;
-		}
+		/* its length, the frame, and the next frame's magic */
+		if ((nb = realloc(b, have + 4)) == NULL)
+			goto nomem;
+		b = nb;
+		if ((r = gcap_cf_raw_full(s, b + have, 4)) < 0)
+			break;
+		have += (size_t)r;
+		if (r < 4)
+			break;
+		len = (uint32_t)b[have - 4] | (uint32_t)b[have - 3] << 8 |
+		      (uint32_t)b[have - 2] << 16 | (uint32_t)b[have - 1] << 24;
+		if (have > CF_SKIP_PEEK || len > CF_SKIP_PEEK - have)
+			break;
+		if ((nb = realloc(b, have + len + 4)) == NULL)
+			goto nomem;
+		b = nb;
+		if ((r = gcap_cf_raw_full(s, b + have, len + 4)) < 0)
+			break;
+		have += (size_t)r;
+		if (r < (ssize_t)len + 4)
+			break;
+		memcpy(magic, b + have - 4, 4);
 	}
 	s->headpos = 0;
-	if (r < 0)
+	if (r < 0) {
+		free(b);
 		return r;
-	if (gcap_cf_unread(s, b, (size_t)r) < 0) {
-		snprintf(s->msg, sizeof(s->msg), "out of memory");
-		return -ENOMEM;
 	}
+	if (gcap_cf_unread(s, b, have) < 0)
+		goto nomem;
+	free(b);
 	return 0;
+nomem:
+	s->headpos = 0;
+	free(b);
+	snprintf(s->msg, sizeof(s->msg), "out of memory");
+	return -ENOMEM;
 }
 
 static int
@@ -185,6 +211,8 @@ src_open(struct gcap_capfile *cf, const char *path, unsigned decoders, char *err
 			if ((r = k->open(s, errbuf)) < 0)
 				return r;
 			/* decompressing runs beside the reading */
+			if (decoders > k->par_max)
+				decoders = k->par_max;
 			if (decoders > 1 && k->cut != NULL)
 				return gcap_cf_par_start(s, decoders, errbuf);
 			return gcap_cf_ahead_start(s, errbuf);
@@ -314,6 +342,9 @@ gcap_capfile_open_conf(const char *path, const struct gcap_capfile_conf *conf,
 			snprintf(perr, sizeof(perr), "%s", strerror(errno));
 		else
 			fclose(cf->pf);
+		/* the codec says what was wrong where libpcap saw EIO */
+		if (cf->src.rmsg[0] != '\0')
+			snprintf(perr, sizeof(perr), "%s", cf->src.rmsg);
 		gcap_capfile_close(cf);
 		return gcap_err_null(errbuf, EINVAL, "%s", perr);
 	}
@@ -326,7 +357,7 @@ gcap_capfile_open_conf(const char *path, const struct gcap_capfile_conf *conf,
 	/* not from a pipe: a capture still being written must not wait */
 	if (cf->size > 0 && (r = prefix_fill(cf)) < 0) {
 		snprintf(perr, sizeof(perr), "%s",
-			 cf->src.msg[0] ? cf->src.msg : strerror(-r));
+			 cf->src.rmsg[0] ? cf->src.rmsg : strerror(-r));
 		gcap_capfile_close(cf);
 		return gcap_err_null(errbuf, -r, "%s: %s", path, perr);
 	}
@@ -602,6 +633,8 @@ gcap_capfile_fill(struct gcap_capfile *cf, uint8_t *buf, uint32_t size,
 	*used = 0;
 	if (cf->fmt == NULL)
 		goto lp;
+	if (cf->src_err < 0)
+		return cf->src_err;
 	/* the partial record the last batch ended on, or the bytes read at
 	 * open */
 	if (cf->carry_len > cf->carry_pos) {
@@ -659,8 +692,12 @@ gcap_capfile_fill(struct gcap_capfile *cf, uint8_t *buf, uint32_t size,
 		ssize_t got = src_read(&cf->src, buf + have, want);
 
 		if (got < 0) {
-			snprintf(cf->msg, sizeof(cf->msg), "%s", cf->src.msg);
-			return -EIO;
+			snprintf(cf->msg, sizeof(cf->msg), "%s", cf->src.rmsg);
+			if (n == 0)
+				return -EIO;
+			/* the records before the damage go first */
+			cf->src_err = -EIO;
+			break;
 		}
 		if (got == 0)
 			cf->src_eof = true;

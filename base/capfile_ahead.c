@@ -114,7 +114,7 @@ gcap_cf_ahead_read(struct gcap_cf_src *s, uint8_t *buf, size_t len)
 		int err = a->err;
 
 		if (err < 0)
-			memcpy(s->msg, a->msg, sizeof(s->msg));
+			memcpy(s->rmsg, a->msg, sizeof(s->rmsg));
 		pthread_mutex_unlock(&a->lock);
 		return err;
 	}

@@ -23,8 +23,11 @@ struct gz {
 	uint8_t in[GZ_IN];
 	bool end;        /* the input has ended */
 	bool frame_done; /* serial(): the member ended, 0 comes next */
+	int err;         /* an error after bytes still handed out: next */
 };
 
+/* threads worth running for BGZF's members */
+#define GZ_PAR_MAX 8u
 /* the most a member decoded as a unit gives (BGZF's: 64 KB) */
 #define GZ_UNIT_MAX (1u << 20)
 
@@ -44,6 +47,17 @@ gz_open(struct gcap_cf_src *s, char *errbuf)
 	return 0;
 }
 
+/* An error after done bytes: those first, the error from the next call
+ * on (see capfile_zstd.c). */
+static ssize_t
+gz_fail(struct gz *g, size_t done, int err)
+{
+	if (done == 0)
+		return err;
+	g->err = err;
+	return (ssize_t)done;
+}
+
 /* Up to len bytes; one_member: stop at the member's end, giving back
  * what follows it. */
 static ssize_t
@@ -51,6 +65,8 @@ gz_stream(struct gcap_cf_src *s, uint8_t *buf, size_t len, bool one_member)
 {
 	struct gz *g = s->z;
 
+	if (g->err < 0)
+		return g->err;
 	g->z.next_out = buf;
 	g->z.avail_out = (uInt)(len > UINT32_MAX ? UINT32_MAX : len);
 	while (g->z.avail_out > 0) {
@@ -60,7 +76,7 @@ gz_stream(struct gcap_cf_src *s, uint8_t *buf, size_t len, bool one_member)
 			ssize_t n = gcap_cf_raw_read(s, g->in, sizeof(g->in));
 
 			if (n < 0)
-				return n;
+				return gz_fail(g, (size_t)(g->z.next_out - buf), (int)n);
 			g->end = n == 0;
 			g->z.next_in = g->in;
 			g->z.avail_in = (uInt)n;
@@ -91,7 +107,7 @@ gz_stream(struct gcap_cf_src *s, uint8_t *buf, size_t len, bool one_member)
 bad:
 	snprintf(s->msg, sizeof(s->msg), "gzip: damaged data (%s)",
 		 g->z.msg != NULL ? g->z.msg : "inflate failed");
-	return -EIO;
+	return gz_fail(g, (size_t)(g->z.next_out - buf), -EIO);
 }
 
 static ssize_t
@@ -246,6 +262,8 @@ const struct gcap_cf_codec gcap_cf_gzip = {
 	.open = gz_open,
 	.read = gz_read,
 	.close = gz_close,
+	/* inflating is slower: GZ_PAR_MAX */
+	.par_max = GZ_PAR_MAX,
 	.cut = gz_cut,
 	.serial = gz_serial,
 	.ctx_new = gz_ctx_new,

@@ -69,6 +69,9 @@ struct gcap_cf_codec {
 	/* Several threads (capfile_par.c); NULL where the stream never
 	 * splits. cut() and serial() are called by one thread at a time, in
 	 * stream order; decode() by any, with its thread's context. */
+	/** The most threads worth running: past them the reader, which
+	 *  copies the decoded bytes out, bounds the input. */
+	unsigned par_max;
 	/** Cut the next unit, its bytes read into u->in (grown as needed).
 	 *  @return enum gcap_cf_cut, or -errno with s->msg set. */
 	int (*cut)(struct gcap_cf_src *s, struct gcap_cf_unit *u);
@@ -107,7 +110,9 @@ struct gcap_cf_src {
 	void *z;                     /* the codec's state */
 	struct gcap_cf_ahead *ahead; /* the codec's thread (capfile_ahead.c) */
 	struct gcap_cf_par *par;     /* or its threads (capfile_par.c) */
-	char msg[256];
+	char msg[256];               /* what the codec and the reads say of an error */
+	char rmsg[256];              /* the reader's copy, for the error src_read() gave:
+			 * the codec's threads may still write msg */
 };
 
 /** Decompress on a thread of its own from now on. @return 0 or -errno
@@ -224,7 +229,8 @@ struct gcap_capfile {
 	bool recording; /* libpcap's header read: keep what it reads */
 	bool own_p;
 	bool done;
-	int err; /* what ended the input (after its last records) */
+	int err;     /* what ended the input (after its last records) */
+	int src_err; /* the source's error, after the batch that read up to it */
 	/* libpcap's record that the last batch had no room for */
 	bool pend;
 	struct pcap_pkthdr pend_h;

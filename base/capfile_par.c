@@ -9,7 +9,7 @@
  * them in that order. A frame that does not split is decoded by the
  * thread that cut it, piece by piece, while it holds the stream.
  *
- * One lock and wake-up per unit (64 KB to 32 MB of output), none per
+ * One lock and wake-up per unit (64 KB to 8 MB of output), none per
  * record; a thread sleeps while its next slot is still being read.
  */
 #include <errno.h>
@@ -258,7 +258,7 @@ par_free(struct gcap_cf_par *p)
 		free(p->slot[i].out);
 		free(p->slot[i].u.in);
 	}
-	for (unsigned i = 0; i < p->nthr; i++)
+	for (unsigned i = 0; i < PAR_MAX; i++)
 		if (p->ctx[i] != NULL)
 			c->ctx_free(p->ctx[i]);
 	free(p->slot);
@@ -330,7 +330,7 @@ gcap_cf_par_read(struct gcap_cf_src *s, uint8_t *buf, size_t len)
 			int err = p->end_err;
 
 			if (err < 0)
-				memcpy(s->msg, p->end_msg, sizeof(s->msg));
+				memcpy(s->rmsg, p->end_msg, sizeof(s->rmsg));
 			pthread_mutex_unlock(&p->lock);
 			return err;
 		}
@@ -341,7 +341,7 @@ gcap_cf_par_read(struct gcap_cf_src *s, uint8_t *buf, size_t len)
 		}
 		if (sl->err < 0) {
 			/* the stream ends at a damaged unit: nothing after it */
-			memcpy(s->msg, sl->msg, sizeof(s->msg));
+			memcpy(s->rmsg, sl->msg, sizeof(s->rmsg));
 			pthread_mutex_unlock(&p->lock);
 			return sl->err;
 		}

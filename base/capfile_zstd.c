@@ -25,12 +25,14 @@ struct zs {
 	size_t insize;
 	bool end;
 	bool frame_done; /* serial(): the frame ended, 0 comes next */
+	int err;         /* an error after bytes still handed out: next */
 	uint8_t *cbuf;   /* the cut's window on the stream */
 	size_t cpos, clen, ccap;
 };
 
-/* the most a frame decoded as one unit gives (a slot's size) */
-#define ZS_UNIT_MAX (32u << 20)
+/* the most a frame decoded as one unit gives (a slot's size: the ring
+ * holds two per thread) */
+#define ZS_UNIT_MAX (8u << 20)
 /* the most compressed bytes read to find such a frame's end */
 #define ZS_IN_MAX (ZS_UNIT_MAX + (ZS_UNIT_MAX >> 7) + (1u << 16))
 #define ZS_READ (1u << 20)
@@ -69,6 +71,18 @@ zs_open(struct gcap_cf_src *s, char *errbuf)
 	return 0;
 }
 
+/* An error after done bytes: those first (as the one-thread reading and
+ * the units' agree on what precedes damage), the error from the next
+ * call on. */
+static ssize_t
+zs_fail(struct zs *z, size_t done, int err)
+{
+	if (done == 0)
+		return err;
+	z->err = err;
+	return (ssize_t)done;
+}
+
 /* Up to len bytes; one_frame: stop at the frame's end, giving back what
  * follows it. */
 static ssize_t
@@ -77,6 +91,8 @@ zs_stream(struct gcap_cf_src *s, uint8_t *buf, size_t len, bool one_frame)
 	struct zs *z = s->z;
 	ZSTD_outBuffer out = { buf, len, 0 };
 
+	if (z->err < 0)
+		return z->err;
 	while (out.pos < out.size) {
 		size_t r;
 
@@ -87,7 +103,7 @@ zs_stream(struct gcap_cf_src *s, uint8_t *buf, size_t len, bool one_frame)
 				break;
 			n = gcap_cf_raw_read(s, z->inbuf, z->insize);
 			if (n < 0)
-				return n;
+				return zs_fail(z, out.pos, (int)n);
 			z->end = n == 0;
 			z->in.size = (size_t)n;
 			z->in.pos = 0;
@@ -98,7 +114,7 @@ zs_stream(struct gcap_cf_src *s, uint8_t *buf, size_t len, bool one_frame)
 		if (ZSTD_isError(r)) {
 			snprintf(s->msg, sizeof(s->msg), "zstd: damaged data (%s)",
 				 ZSTD_getErrorName(r));
-			return -EIO;
+			return zs_fail(z, out.pos, -EIO);
 		}
 		if (r == 0 && one_frame) {
 			/* decoded and flushed: what follows is the next cut's */
@@ -222,6 +238,7 @@ zs_cut(struct gcap_cf_src *s, struct gcap_cf_unit *u)
 
 	for (;;) {
 		unsigned long long fcs, bound;
+		ZSTD_frameHeader fh;
 		const uint8_t *p;
 		size_t fs, avail;
 		int r;
@@ -244,6 +261,11 @@ zs_cut(struct gcap_cf_src *s, struct gcap_cf_unit *u)
 		fcs = ZSTD_getFrameContentSize(p, avail);
 		if (fcs == ZSTD_CONTENTSIZE_ERROR ||
 		    (fcs != ZSTD_CONTENTSIZE_UNKNOWN && fcs > ZS_UNIT_MAX))
+			return zs_to_serial(s, z);
+		/* the streaming decoder refuses windows over its limit: so
+		 * does a unit (the one-shot decoder would not) */
+		if (ZSTD_getFrameHeader(&fh, p, avail) != 0 ||
+		    fh.windowSize > (1ull << ZSTD_WINDOWLOG_LIMIT_DEFAULT))
 			return zs_to_serial(s, z);
 		for (;;) {
 			fs = ZSTD_findFrameCompressedSize(p, avail);
@@ -306,6 +328,8 @@ const struct gcap_cf_codec gcap_cf_zstd = {
 	.open = zs_open,
 	.read = zs_read,
 	.close = zs_close,
+	/* 4 GB on an H200 host: 776 ms on 4 threads, 774 on 8 */
+	.par_max = 4,
 	.cut = zs_cut,
 	.serial = zs_serial,
 	.ctx_new = zs_ctx_new,

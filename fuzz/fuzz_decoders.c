@@ -13,11 +13,10 @@
  * end cut off, both, or neither), and read to the end on one decoding
  * thread and on three.
  *
- * The three threads must give a prefix of what one thread gives, record
- * for record (a damaged unit ends them, where the streaming decoder may
- * still hand out some of its bytes), and all of it when both end cleanly;
- * undamaged, both give what the capture itself gives. Any violation
- * abort()s.
+ * One thread and three must give the same records as far as both go
+ * (at damage either may give a little more), the same records when both
+ * end cleanly, and, undamaged, what the capture itself gives. Any
+ * violation abort()s.
  */
 #define _GNU_SOURCE
 #include <stdbool.h>
@@ -158,7 +157,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(&where, data + 2, 4);
 	data += 6;
 	size -= 6;
-	compress_as(&o, layout, data, size, 1024u + (data[0] & 0x0fu) * 512u);
+	compress_as(&o, layout, data, size, 1024u + ((where >> 8) & 0x0fu) * 512u);
 	if (o.len > 0 && (damage & 1))
 		o.b[where % o.len] ^= (uint8_t)(1u + (where >> 24));
 	if (o.len > 0 && (damage & 2))
@@ -167,11 +166,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	one = read_fd(fd, 1);
 	three = read_fd(fd, 3);
 	close(fd);
-	if (three.opened && !one.opened)
-		abort();
-	if (three.n > one.n)
-		abort();
-	for (size_t i = 0; i < three.n; i++)
+	/* as far as both go, the same records (at damage each may hand out
+	 * a little more than the other: a unit whole, or what liblz4's frame
+	 * decoder had not yet handed back when it found the error) */
+	for (size_t i = 0; i < three.n && i < one.n; i++)
 		if (three.sum[i] != one.sum[i])
 			abort();
 	if (one.rc == 0 && three.rc == 0 && one.n != three.n)

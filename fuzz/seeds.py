@@ -42,6 +42,12 @@ def decoders(src, out, n):
     for i, (_, name) in enumerate(pick(src, n)):
         with open(os.path.join(src, name), 'rb') as f:
             body = f.read()
+        # past the 64 KiB the reader takes at open, so that damage can
+        # fall after what the outputs' set-up reads: a pcap's records
+        # again (a pcapng's blocks: a new section)
+        rest = body[24:] if body[:4] in (b'\xd4\xc3\xb2\xa1', b'\xa1\xb2\xc3\xd4') else body
+        while rest and len(body) < 96 * 1024:
+            body += rest
         # every layout; damage on one seed in four, at a spread place
         head = bytes([i % 10, (i // 10) % 4 if i % 4 == 0 else 0])
         with open(os.path.join(out, name), 'wb') as f:

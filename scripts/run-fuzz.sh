@@ -11,7 +11,8 @@
 # The time is split evenly among the targets. Crashes are written to
 # build-fuzz/crashes/. Seeds: fuzz/corpus/bpfc/ (committed); for capture
 # 200 files up to 64 KiB of ../shared/data/pcaps/tcpdump-tests (decoders:
-# 100 of them, each behind a layout and a damage), for kpkt the
+# 100 of them, repeated past 96 KiB, each behind a layout and a damage),
+# for kpkt the
 # packets of ../shared/data/bench/mix-en10mb.pcap (GCAP_SHARED_DATA names
 # another data directory), copied into build-fuzz/ at run time: new
 # inputs go there, never into the repository.
@@ -91,7 +92,8 @@ for t in $targets; do
 	mkdir -p "$work"
 	seed "$t" "$work"
 	case $t in
-	capture | decoders) len=65536 ;; # the seeds are up to 64 KiB
+	capture) len=65536 ;;   # the seeds are up to 64 KiB
+	decoders) len=262144 ;; # past the reader's 64 KiB at open
 	kpkt) len=16384 ;;    # jumbo frames
 	*) len=4096 ;;
 	esac

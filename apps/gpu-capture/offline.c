@@ -34,8 +34,9 @@
  * with them one filter on 4 GB took 748-867 ms, with one 984-991 (run.sh
  * offcopy) */
 #define FILE_COPIERS_MAX 4u
-/* most threads decompressing one input whose stream splits into units */
-#define DECODERS_MAX 4u
+/* most threads decompressing one input whose stream splits into units
+ * (each codec has its own limit, below it: base/capfile_*.c) */
+#define DECODERS_MAX 8u
 
 struct inputs {
 	struct gcap_capfile *cf[APP_MAX_INPUTS];

@@ -44,7 +44,8 @@ struct gcap_capfile_conf {
 	/** Threads decompressing a compressed input. Where its stream
 	 *  splits into independent units (zstd files of several frames,
 	 *  lz4 frames of independent blocks: lz4(1)'s default, BGZF's gzip
-	 *  members: bgzip's) they decode
+	 *  members: bgzip's) as many as the codec can use (4 for zstd and
+	 *  lz4, 8 for gzip) decode
 	 *  units side by side; elsewhere one of them decodes. 0 or 1: one
 	 *  thread, beside the reader. */
 	unsigned decoders;
