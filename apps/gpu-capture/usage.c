@@ -43,7 +43,7 @@ app_usage(void)
 	       "plain or\n"
 	       "                     compressed (gzip, zstd, lz4: found by its first "
 	       "bytes;\n"
-	       "                     split ones (pzstd, lz4, bgzip) on up to 4 "
+	       "                     split ones (pzstd, lz4, bgzip) on several "
 	       "threads);\n"
 	       "                     \"-\" reads standard input; repeatable: the inputs "
 	       "are\n"
