@@ -141,8 +141,7 @@ src_skippable(struct gcap_cf_src *s, uint8_t magic[4])
 		have += (size_t)r;
 		if (r < 4)
 			break;
-		len = (uint32_t)b[have - 4] | (uint32_t)b[have - 3] << 8 |
-		      (uint32_t)b[have - 2] << 16 | (uint32_t)b[have - 1] << 24;
+		len = cf_le32(b + have - 4);
 		if (have > CF_SKIP_PEEK || len > CF_SKIP_PEEK - have)
 			break;
 		if ((nb = realloc(b, have + len + 4)) == NULL)

@@ -47,17 +47,6 @@ gz_open(struct gcap_cf_src *s, char *errbuf)
 	return 0;
 }
 
-/* An error after done bytes: those first, the error from the next call
- * on (see capfile_zstd.c). */
-static ssize_t
-gz_fail(struct gz *g, size_t done, int err)
-{
-	if (done == 0)
-		return err;
-	g->err = err;
-	return (ssize_t)done;
-}
-
 /* Up to len bytes; one_member: stop at the member's end, giving back
  * what follows it. */
 static ssize_t
@@ -76,7 +65,8 @@ gz_stream(struct gcap_cf_src *s, uint8_t *buf, size_t len, bool one_member)
 			ssize_t n = gcap_cf_raw_read(s, g->in, sizeof(g->in));
 
 			if (n < 0)
-				return gz_fail(g, (size_t)(g->z.next_out - buf), (int)n);
+				return cf_fail(&g->err, (size_t)(g->z.next_out - buf),
+					       (int)n);
 			g->end = n == 0;
 			g->z.next_in = g->in;
 			g->z.avail_in = (uInt)n;
@@ -107,7 +97,7 @@ gz_stream(struct gcap_cf_src *s, uint8_t *buf, size_t len, bool one_member)
 bad:
 	snprintf(s->msg, sizeof(s->msg), "gzip: damaged data (%s)",
 		 g->z.msg != NULL ? g->z.msg : "inflate failed");
-	return gz_fail(g, (size_t)(g->z.next_out - buf), -EIO);
+	return cf_fail(&g->err, (size_t)(g->z.next_out - buf), -EIO);
 }
 
 static ssize_t
@@ -126,13 +116,6 @@ gz_serial(struct gcap_cf_src *s, uint8_t *buf, size_t len)
 		return 0;
 	}
 	return gz_stream(s, buf, len, true);
-}
-
-static uint32_t
-gz_le32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	       (uint32_t)p[3] << 24;
 }
 
 /* The bytes read (the header in h, then u's) go back, for the streaming
@@ -191,9 +174,9 @@ gz_cut(struct gcap_cf_src *s, struct gcap_cf_unit *u)
 	if ((n = gcap_cf_raw_full(s, u->in, bsize - hl)) < 0)
 		return (int)n;
 	u->in_len = (size_t)n;
-	if (u->in_len < bsize - hl || gz_le32(u->in + u->in_len - 4) > GZ_UNIT_MAX)
+	if (u->in_len < bsize - hl || cf_le32(u->in + u->in_len - 4) > GZ_UNIT_MAX)
 		return gz_to_serial(s, h, hl, u);
-	u->out_max = gz_le32(u->in + u->in_len - 4);
+	u->out_max = cf_le32(u->in + u->in_len - 4);
 	return CF_CUT_UNIT;
 }
 
@@ -234,7 +217,7 @@ gz_decode(void *ctx, const struct gcap_cf_unit *u, uint8_t *out, char *msg, size
 	r = inflate(z, Z_FINISH);
 	if (r != Z_STREAM_END || z->total_out != u->out_max || z->avail_in != 0)
 		goto bad;
-	if (crc32(0, out, (uInt)u->out_max) != gz_le32(u->in + u->in_len - 8))
+	if (crc32(0, out, (uInt)u->out_max) != cf_le32(u->in + u->in_len - 8))
 		goto bad;
 	return (ssize_t)u->out_max;
 bad:

@@ -285,6 +285,29 @@ cf_get32(const uint8_t *p, bool swap)
 	return swap ? __builtin_bswap32(v) : v;
 }
 
+/** A little-endian 32-bit field (the codecs' headers). */
+static inline uint32_t
+cf_le32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	       (uint32_t)p[3] << 24;
+}
+
+/**
+ * A streaming decoder's error after done bytes of the call: those are
+ * handed out first and *pending keeps the error for the next call (so
+ * that one thread hands out what precedes damage, as the units do).
+ * @return what the call returns.
+ */
+static inline ssize_t
+cf_fail(int *pending, size_t done, int err)
+{
+	if (done == 0)
+		return err;
+	*pending = err;
+	return (ssize_t)done;
+}
+
 static inline uint16_t
 cf_get16(const uint8_t *p, bool swap)
 {

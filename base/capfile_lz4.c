@@ -81,17 +81,6 @@ lz_open(struct gcap_cf_src *s, char *errbuf)
 	return 0;
 }
 
-/* An error after done bytes: those first, the error from the next call
- * on (see capfile_zstd.c). */
-static ssize_t
-lz_fail(struct lz *z, size_t done, int err)
-{
-	if (done == 0)
-		return err;
-	z->err = err;
-	return (ssize_t)done;
-}
-
 /* Up to len bytes; one_frame: stop at the frame's end. */
 static ssize_t
 lz_stream(struct gcap_cf_src *s, uint8_t *buf, size_t len, bool one_frame)
@@ -112,7 +101,7 @@ lz_stream(struct gcap_cf_src *s, uint8_t *buf, size_t len, bool one_frame)
 				break;
 			n = gcap_cf_raw_read(s, z->in, sizeof(z->in));
 			if (n < 0)
-				return lz_fail(z, done, (int)n);
+				return cf_fail(&z->err, done, (int)n);
 			z->end = n == 0;
 			z->pos = 0;
 			z->size = (size_t)n;
@@ -124,7 +113,7 @@ lz_stream(struct gcap_cf_src *s, uint8_t *buf, size_t len, bool one_frame)
 		if (LZ4F_isError(r)) {
 			snprintf(s->msg, sizeof(s->msg), "lz4: damaged data (%s)",
 				 LZ4F_getErrorName(r));
-			return lz_fail(z, done, -EIO);
+			return cf_fail(&z->err, done, -EIO);
 		}
 		z->pos += src;
 		done += dst;
@@ -158,13 +147,6 @@ lz_serial(struct gcap_cf_src *s, uint8_t *buf, size_t len)
 		return 0;
 	}
 	return lz_stream(s, buf, len, true);
-}
-
-static uint32_t
-lz_le32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	       (uint32_t)p[3] << 24;
 }
 
 /* n bytes read at the frame's start go back, for the frame decoder. */
@@ -205,13 +187,13 @@ lz_frame(struct gcap_cf_src *s)
 			return (int)n;
 		if (n < 4)
 			return lz_to_serial(s, h, (size_t)n);
-		if ((lz_le32(h) & 0xFFFFFFF0u) == LZ_SKIP_MAGIC) {
+		if ((cf_le32(h) & 0xFFFFFFF0u) == LZ_SKIP_MAGIC) {
 			uint8_t skip[4096];
 			uint32_t left;
 
 			if ((n = gcap_cf_raw_full(s, h + 4, 4)) < 4)
 				return n < 0 ? (int)n : lz_to_serial(s, h, 4 + (size_t)n);
-			for (left = lz_le32(h + 4); left > 0; left -= (uint32_t)n) {
+			for (left = cf_le32(h + 4); left > 0; left -= (uint32_t)n) {
 				n = gcap_cf_raw_read(s, skip,
 						     left < sizeof(skip) ? left :
 									   sizeof(skip));
@@ -222,7 +204,7 @@ lz_frame(struct gcap_cf_src *s)
 		}
 		break;
 	}
-	if (lz_le32(h) != LZ_MAGIC)
+	if (cf_le32(h) != LZ_MAGIC)
 		return lz_to_serial(s, h, 4); /* the legacy format, or damage */
 	if ((n = gcap_cf_raw_full(s, h + 4, 2)) < 2)
 		return n < 0 ? (int)n : lz_to_serial(s, h, 4 + (size_t)n);
@@ -266,7 +248,7 @@ lz_cut(struct gcap_cf_src *s, struct gcap_cf_unit *u)
 	z->first = false;
 	if ((n = gcap_cf_raw_full(s, b, 4)) < 4)
 		return n < 0 ? (int)n : CF_CUT_END; /* cut inside the frame */
-	bh = lz_le32(b);
+	bh = cf_le32(b);
 	if (bh == 0) {
 		/* the frame's end: its checksum, checked after its blocks */
 		z->in_frame = false;
@@ -277,7 +259,7 @@ lz_cut(struct gcap_cf_src *s, struct gcap_cf_unit *u)
 		if (z->csum) {
 			if ((n = gcap_cf_raw_full(s, b, 4)) < 4)
 				return n < 0 ? (int)n : CF_CUT_END;
-			u->sum = lz_le32(b);
+			u->sum = cf_le32(b);
 		}
 		return CF_CUT_UNIT;
 	}
@@ -306,7 +288,7 @@ lz_cut(struct gcap_cf_src *s, struct gcap_cf_unit *u)
 		u->sum = UINT64_MAX;
 		return CF_CUT_UNIT;
 	}
-	u->sum = z->bsum ? lz_le32(u->in + len) : UINT64_MAX;
+	u->sum = z->bsum ? cf_le32(u->in + len) : UINT64_MAX;
 	u->in_len = len;
 	return CF_CUT_UNIT;
 }

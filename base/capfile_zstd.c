@@ -71,18 +71,6 @@ zs_open(struct gcap_cf_src *s, char *errbuf)
 	return 0;
 }
 
-/* An error after done bytes: those first (as the one-thread reading and
- * the units' agree on what precedes damage), the error from the next
- * call on. */
-static ssize_t
-zs_fail(struct zs *z, size_t done, int err)
-{
-	if (done == 0)
-		return err;
-	z->err = err;
-	return (ssize_t)done;
-}
-
 /* Up to len bytes; one_frame: stop at the frame's end, giving back what
  * follows it. */
 static ssize_t
@@ -103,7 +91,7 @@ zs_stream(struct gcap_cf_src *s, uint8_t *buf, size_t len, bool one_frame)
 				break;
 			n = gcap_cf_raw_read(s, z->inbuf, z->insize);
 			if (n < 0)
-				return zs_fail(z, out.pos, (int)n);
+				return cf_fail(&z->err, out.pos, (int)n);
 			z->end = n == 0;
 			z->in.size = (size_t)n;
 			z->in.pos = 0;
@@ -114,7 +102,7 @@ zs_stream(struct gcap_cf_src *s, uint8_t *buf, size_t len, bool one_frame)
 		if (ZSTD_isError(r)) {
 			snprintf(s->msg, sizeof(s->msg), "zstd: damaged data (%s)",
 				 ZSTD_getErrorName(r));
-			return zs_fail(z, out.pos, -EIO);
+			return cf_fail(&z->err, out.pos, -EIO);
 		}
 		if (r == 0 && one_frame) {
 			/* decoded and flushed: what follows is the next cut's */
@@ -200,13 +188,6 @@ zs_to_serial(struct gcap_cf_src *s, struct zs *z)
 	return CF_CUT_SERIAL;
 }
 
-static uint32_t
-zs_le32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	       (uint32_t)p[3] << 24;
-}
-
 /* Pass over a skippable frame of skip bytes at the window's start.
  * @return 0, 1 at the input's end, or -errno. */
 static int
@@ -249,10 +230,10 @@ zs_cut(struct gcap_cf_src *s, struct gcap_cf_unit *u)
 		p = z->cbuf + z->cpos;
 		if (avail == 0)
 			return CF_CUT_END;
-		if (avail >= 8 && (zs_le32(p) & ZSTD_MAGIC_SKIPPABLE_MASK) ==
+		if (avail >= 8 && (cf_le32(p) & ZSTD_MAGIC_SKIPPABLE_MASK) ==
 					  ZSTD_MAGIC_SKIPPABLE_START) {
 			/* pzstd's frame sizes, a seek table: nothing to decode */
-			if ((r = zs_skip(s, z, 8 + (uint64_t)zs_le32(p + 4))) < 0)
+			if ((r = zs_skip(s, z, 8 + (uint64_t)cf_le32(p + 4))) < 0)
 				return r;
 			if (r == 1)
 				return CF_CUT_END; /* as the streaming decoder ends */
