@@ -35,6 +35,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include <pcap/pcap.h>
@@ -103,24 +104,27 @@ file_poll_done(struct gcap_pipeline *pl)
 static void
 file_wait_writer(struct gcap_pipeline *pl, struct pl_queue *q)
 {
+	uint64_t t0 = now_ns(CLOCK_MONOTONIC);
 	unsigned seen;
 
 	pl_bell_ring(&pl->wbell); /* whatever it has not been woken for */
 	seen = pl_bell_arm(&pl->rbell);
 
 	if (gcap_spsc_count(&q->free) > 0 || atomic_load(&pl->stop_rx) ||
-	    atomic_load(&pl->finished)) {
+	    atomic_load(&pl->finished))
 		pl_bell_disarm(&pl->rbell);
-		return;
-	}
-	pl_bell_wait(&pl->rbell, seen, FILE_WAIT_MAX_NS);
+	else
+		pl_bell_wait(&pl->rbell, seen, FILE_WAIT_MAX_NS);
+	STAT_ADD(q->st.file_wait_writer_ns, now_ns(CLOCK_MONOTONIC) - t0);
 }
 
 /* Wait for the executor to complete a batch (the gpu one's are seen by
  * looking at its ring). */
 static void
-file_wait_exec(unsigned *spins)
+file_wait_exec(struct pl_queue *q, unsigned *spins)
 {
+	uint64_t t0 = now_ns(CLOCK_MONOTONIC);
+
 	if (++*spins < FILE_SLOT_YIELDS) {
 		sched_yield();
 	} else {
@@ -128,6 +132,7 @@ file_wait_exec(unsigned *spins)
 
 		nanosleep(&ts, NULL);
 	}
+	STAT_ADD(q->st.file_wait_exec_ns, now_ns(CLOCK_MONOTONIC) - t0);
 }
 
 static int
@@ -161,7 +166,7 @@ file_submit(struct gcap_pipeline *pl, struct pl_queue *q)
 		if (q->inflight > 0) {
 			unsigned spins = 0;
 
-			file_wait_exec(&spins);
+			file_wait_exec(q, &spins);
 		} else {
 			file_wait_writer(pl, q);
 		}
@@ -203,7 +208,7 @@ file_acquire(struct gcap_pipeline *pl, struct pl_queue *q)
 		if ((r = file_check(pl)) < 0)
 			return r;
 		if (q->cur == NULL)
-			file_wait_exec(&spins);
+			file_wait_exec(q, &spins);
 		else
 			file_wait_writer(pl, q);
 	}
@@ -361,7 +366,10 @@ file_run_span(struct gcap_pipeline *pl, struct gcap_capfile *cf, uint16_t port_b
 						   &span);
 			ahead = true;
 		}
+		uint64_t t0 = now_ns(CLOCK_MONOTONIC);
+
 		gcap_pl_copier_wait(cp);
+		STAT_ADD(q->st.file_wait_copy_ns, now_ns(CLOCK_MONOTONIC) - t0);
 		if ((r = file_submit(pl, q)) < 0) {
 			r = r == -ECANCELED ? 0 : r;
 			break;
@@ -518,8 +526,19 @@ static void *
 file_reader(void *arg)
 {
 	struct file_run *fr = arg;
+	struct gcap_queue_stats *st = &fr->pl->q[0].st;
+	uint64_t t0 = now_ns(CLOCK_MONOTONIC);
+	struct rusage ru;
 
 	fr->rc = file_read(fr->pl, fr->in, fr->port_base, fr->nin, fr->errbuf);
+	STAT_ADD(st->file_ns, now_ns(CLOCK_MONOTONIC) - t0);
+	if (getrusage(RUSAGE_THREAD, &ru) == 0)
+		STAT_ADD(st->file_cpu_ns,
+			 ((uint64_t)ru.ru_utime.tv_sec + (uint64_t)ru.ru_stime.tv_sec) *
+					 1000000000u +
+				 ((uint64_t)ru.ru_utime.tv_usec +
+				  (uint64_t)ru.ru_stime.tv_usec) *
+					 1000u);
 	return NULL;
 }
 

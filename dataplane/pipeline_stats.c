@@ -98,6 +98,11 @@ gcap_pipeline_queue_stats(const struct gcap_pipeline *pl, unsigned qi,
 		LD(phase_ns[i]);
 		LD(phase_long[i]);
 	}
+	LD(file_ns);
+	LD(file_cpu_ns);
+	LD(file_wait_exec_ns);
+	LD(file_wait_writer_ns);
+	LD(file_wait_copy_ns);
 #undef LD
 }
 

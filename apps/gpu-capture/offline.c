@@ -115,6 +115,32 @@ inputs_log_decoders(struct inputs *in)
 	}
 }
 
+/* -v: the reader's time and its waits. A reader that hardly waited
+ * bounded the run (finding the records, or decompressing); one that
+ * waited for the executor, the writer or the copying threads names what
+ * did. */
+static void
+reader_log(const struct app *a)
+{
+	struct gcap_queue_stats *s = malloc(sizeof(*s));
+
+	if (s == NULL || a->pl == NULL) {
+		free(s);
+		return;
+	}
+	gcap_pipeline_queue_stats(a->pl, 0, s);
+	if (s->file_ns > 0)
+		fprintf(stderr,
+			"gpu-capture: file reader: %.0f ms, %.0f ms of CPU; waited "
+			"%.0f ms for the executor, %.0f ms for the writer, %.0f ms for "
+			"the copying threads\n",
+			(double)s->file_ns / 1e6, (double)s->file_cpu_ns / 1e6,
+			(double)s->file_wait_exec_ns / 1e6,
+			(double)s->file_wait_writer_ns / 1e6,
+			(double)s->file_wait_copy_ns / 1e6);
+	free(s);
+}
+
 /* Threads decompressing each input whose stream splits into units
  * (capfile_par.c): the CPUs shared among the inputs, at most DECODERS_MAX;
  * two on a 2-CPU machine, where decoding bounds the run and the reader
@@ -371,8 +397,10 @@ app_run_file(struct app *a)
 	}
 	if (a->abandoned)
 		return rc; /* a thread still runs in the kernel: leave it all */
-	if (a->o->verbose)
+	if (a->o->verbose) {
 		inputs_log_decoders(&in);
+		reader_log(a);
+	}
 	a->file = NULL;
 	gcap_pipeline_destroy(a->pl);
 	a->pl = NULL;

@@ -146,6 +146,14 @@ struct gcap_queue_stats {
 	 *  and its spans of GCAP_POLL_PHASE_LONG_US or more */
 	uint64_t phase_ns[GCAP_POLL_PHASES];
 	uint64_t phase_long[GCAP_POLL_PHASES];
+	/** The file reader's time (-r, queue 0; else 0), set as it returns:
+	 *  from its start to its end, its thread's CPU time (getrusage), and
+	 *  the parts of it spent waiting for the executor's slots, for the
+	 *  writer's export room, and for the copying threads (a span of the
+	 *  mapping copied into a slot's staging). A reader that hardly
+	 *  waits is what bounds the run. */
+	uint64_t file_ns, file_cpu_ns;
+	uint64_t file_wait_exec_ns, file_wait_writer_ns, file_wait_copy_ns;
 };
 
 /**

@@ -16,8 +16,14 @@ need mergecap
 E='tcp or udp'
 for f in "$DATA/eth-mix.pcap" "$DATA/eth-mix.pcapng" "$DATA/eth-be.pcap"; do
 	b=$(basename "$f")
-	gc -r "$f" -w "$T/plain.pcap" "$E" || { fail "$b: plain: $(cat "$T/gc.err")"; continue; }
+	gc -v -r "$f" -w "$T/plain.pcap" "$E" || { fail "$b: plain: $(cat "$T/gc.err")"; continue; }
 	check_readable "$T/plain.pcap" 10
+	# -v: the reader's time, and its waits within it
+	awk '/file reader: [0-9]+ ms, [0-9]+ ms of CPU; waited [0-9]+ ms for the executor, [0-9]+ ms for the writer, [0-9]+ ms for the copying threads$/ {
+		k = split($0, w, /[^0-9]+/); n = 0
+		for (i = 1; i <= k; i++) if (w[i] != "") v[n++] = w[i] + 0
+		ok = n == 5 && v[2] + v[3] + v[4] <= v[0] + 1 } END { exit !ok }' "$T/gc.err" ||
+		fail "$b: -v: no reader line, or waits longer than the reader: $(grep reader "$T/gc.err")"
 	gzip -c "$f" > "$T/in.gz"
 	zstd -q -c "$f" > "$T/in.zst"
 	lz4 -q -c "$f" > "$T/in.lz4"
