@@ -229,6 +229,7 @@ gcap_capfile_close(struct gcap_capfile *cf)
 		pcap_close(cf->lp);
 	if (cf->p != NULL && cf->own_p)
 		pcap_close(cf->p);
+	gcap_cf_find_stop(cf);
 	gcap_cf_pop_stop(cf);
 	if (cf->map != NULL)
 		munmap((void *)cf->map, cf->map_len);
@@ -321,6 +322,7 @@ gcap_capfile_open_conf(const char *path, const struct gcap_capfile_conf *conf,
 		gcap_capfile_close(cf);
 		return gcap_err_null(errbuf, ENOMEM, "capture file: out of memory");
 	}
+	cf->finders = conf != NULL ? conf->finders : 0;
 	r = src_open(cf, path, conf != NULL ? conf->decoders : 1, errbuf);
 	if (r < 0) {
 		gcap_capfile_close(cf);
@@ -387,6 +389,10 @@ gcap_capfile_open_conf(const char *path, const struct gcap_capfile_conf *conf,
 			cf->map_len = (size_t)cf->size;
 			cf->map_rd = cf->map_len; /* nothing to serve yet */
 			cf->map_pos = off;
+			/* the finders start at once: what they find while the
+			 * caller sets up is found ahead */
+			cf->find_tried = true;
+			gcap_cf_find_start(cf, cf->finders);
 		}
 	}
 	if (cf->fmt != NULL) {
@@ -501,6 +507,8 @@ to_libpcap(struct gcap_capfile *cf, const uint8_t *rest, size_t len)
 	char perr[PCAP_ERRBUF_SIZE];
 	FILE *f;
 
+	/* the finders read the format the records leave */
+	gcap_cf_find_stop(cf);
 	free(cf->replay);
 	cf->replay = malloc(cf->hdr_len + len + 1);
 	if (cf->replay == NULL)
@@ -549,15 +557,26 @@ map_fill(struct gcap_capfile *cf, uint8_t *buf, uint32_t size, struct gcap_pkt *
 		cf->pop_tried = true;
 		gcap_cf_pop_start(cf);
 	}
+	if (!cf->find_tried) {
+		cf->find_tried = true;
+		gcap_cf_find_start(cf, cf->finders);
+	}
 	while (n < max) {
 		uint32_t doff = 0;
+		enum gcap_cf_step st;
+		bool found = cf->find != NULL &&
+			     gcap_cf_find_take(cf, pos, &desc[n], &raw[n], &adv, &doff);
 
-		/* the next records' headers: one page is about 8 records, and
-		 * the CPU's own prefetch stops at the page's end */
-		__builtin_prefetch(cf->map + pos + CF_MAP_PREFETCH);
-		enum gcap_cf_step st = cf->fmt->step(cf, cf->map + pos, cf->map_len - pos,
-						     &desc[n], &raw[n], &adv, &doff);
-
+		if (found) {
+			st = CF_PKT;
+		} else {
+			/* the next records' headers: one page is about 8
+			 * records, and the CPU's own prefetch stops at the
+			 * page's end */
+			__builtin_prefetch(cf->map + pos + CF_MAP_PREFETCH);
+			st = cf->fmt->step(cf, cf->map + pos, cf->map_len - pos, &desc[n],
+					   &raw[n], &adv, &doff);
+		}
 		if (st == CF_PKT) {
 			size_t at = pos + doff;
 
@@ -579,6 +598,8 @@ map_fill(struct gcap_capfile *cf, uint8_t *buf, uint32_t size, struct gcap_pkt *
 			end = at + desc[n].caplen;
 			desc[n++].addr = (uint64_t)(uintptr_t)(cf->map + at);
 			pos += adv;
+			if (found)
+				gcap_cf_find_taken(cf);
 		} else if (st == CF_SKIP) {
 			pos += adv;
 		} else if (st == CF_MORE && pos == cf->map_len) {
@@ -744,6 +765,13 @@ int
 gcap_capfile_linktype(const struct gcap_capfile *cf)
 {
 	return cf->linktype;
+}
+
+unsigned
+gcap_capfile_finders(const struct gcap_capfile *cf, uint64_t *joined, uint64_t *listed,
+		     uint64_t *stepped)
+{
+	return gcap_cf_find_stats(cf, joined, listed, stepped);
 }
 
 unsigned

@@ -175,6 +175,13 @@ struct gcap_cf_fmt {
 	enum gcap_cf_step (*step)(struct gcap_capfile *cf, const uint8_t *p, size_t avail,
 				  struct gcap_pkt *d, uint64_t *raw, size_t *adv,
 				  uint32_t *data_off);
+	/**
+	 * Does a record seem to start at p (avail bytes to the mapping's
+	 * end)? Only a guess, for the finders (capfile_find.c): a wrong one
+	 * costs time, never a record. NULL: the format's records are found
+	 * by the reader alone (step reads or changes state of the file).
+	 */
+	bool (*plausible)(const struct gcap_capfile *cf, const uint8_t *p, size_t avail);
 };
 
 extern const struct gcap_cf_fmt gcap_cf_pcap;
@@ -242,9 +249,15 @@ struct gcap_capfile {
 	size_t map_len, map_pos; /* map_pos: the next record */
 	size_t map_rd;           /* a mid-file libpcap handle's next byte */
 	bool use_map;
-	bool pop_tried;          /* its populating thread's start was tried */
-	struct gcap_cf_pop *pop; /* it (capfile_populate.c), or NULL */
-	uint64_t avg_rec;        /* bytes per record, moving average */
+	bool pop_tried;            /* its populating thread's start was tried */
+	struct gcap_cf_pop *pop;   /* it (capfile_populate.c), or NULL */
+	unsigned finders;          /* threads finding records ahead (conf) */
+	bool find_tried;           /* their start was tried */
+	struct gcap_cf_find *find; /* them (capfile_find.c), or NULL */
+	/* what they did, once stopped (gcap_cf_find_stats) */
+	unsigned find_nthr;
+	uint64_t find_joined, find_listed, find_stepped;
+	uint64_t avg_rec; /* bytes per record, moving average */
 	char msg[PCAP_ERRBUF_SIZE + 64];
 };
 
@@ -258,6 +271,31 @@ void gcap_cf_pop_start(struct gcap_capfile *cf);
 void gcap_cf_pop_reader_at(struct gcap_capfile *cf, size_t pos);
 /** End the thread (before the mapping goes). NULL pop: no-op. */
 void gcap_cf_pop_stop(struct gcap_capfile *cf);
+
+/* ---------------------------------------------- capfile_find.c */
+
+struct gcap_cf_find;
+/** Start finders threads finding records ahead of the reader, where the
+ *  format can guess record starts and the mapping is large enough
+ *  (nothing when none can start: the reader finds every record). */
+void gcap_cf_find_start(struct gcap_capfile *cf, unsigned finders);
+/** The record at pos, when a finder listed it from a record start the
+ *  reader reached: filled as the format's step fills it (d's addr set).
+ *  @return false: the reader steps it itself. */
+bool gcap_cf_find_take(struct gcap_capfile *cf, size_t pos, struct gcap_pkt *d,
+		       uint64_t *raw, size_t *adv, uint32_t *data_off);
+/** The record gcap_cf_find_take() gave was used (not left for the next
+ *  batch). */
+void gcap_cf_find_taken(struct gcap_capfile *cf);
+/** @return the finders (0: none), with the chunks whose lists the reader
+ *  joined at their first record, the chunks listed so far, and the
+ *  records the reader stepped itself (joined and stepped: the reader's
+ *  thread only). */
+unsigned gcap_cf_find_stats(const struct gcap_capfile *cf, uint64_t *joined,
+			    uint64_t *listed, uint64_t *stepped);
+/** End the threads, keeping their counts (before the mapping goes, and
+ *  when libpcap takes the records over). NULL find: no-op. */
+void gcap_cf_find_stop(struct gcap_capfile *cf);
 
 /** Room for n more interfaces' entries. @return 0 or -ENOMEM. */
 int gcap_cf_ifs_grow(struct gcap_capfile *cf);

@@ -17,6 +17,10 @@
 #define PCAP_FHDR_LEN 24u
 #define PCAP_RHDR_LEN 16u
 #define DLT_USB_LINUX_MMAPPED_ 220 /* libpcap fixes its lengths up */
+/* record headers in a row that a guessed record start must pass */
+#define PLAUSIBLE_RUN 4u
+/* the longest wire length a guessed record start may have */
+#define PLAUSIBLE_WIRELEN 262144u
 
 static size_t
 pcap_header(struct gcap_capfile *cf, const uint8_t *p, size_t len)
@@ -78,8 +82,40 @@ pcap_step(struct gcap_capfile *cf, const uint8_t *p, size_t avail, struct gcap_p
 	return CF_PKT;
 }
 
+/* A record start, as far as PLAUSIBLE_RUN headers in a row can say (or
+ * fewer, ending where the mapping does): each within the snapshot length
+ * and its wire length, a wire length of at least a byte and at most
+ * libpcap's largest snapshot, a fraction under a second. Times are not
+ * compared: merged captures jump years between neighbours. A run that
+ * starts inside a header, its fields shifted by one, fails on the wire
+ * length (a packet's first bytes read as a number). */
+static bool
+pcap_plausible(const struct gcap_capfile *cf, const uint8_t *p, size_t avail)
+{
+	const uint32_t frac_max = cf->nano ? 1000000000u : 1000000u;
+
+	for (unsigned k = 0; k < PLAUSIBLE_RUN; k++) {
+		if (avail == 0)
+			return k > 0;
+		if (avail < PCAP_RHDR_LEN)
+			return false;
+		uint32_t frac = cf_get32(p + 4, cf->swapped);
+		uint32_t caplen = cf_get32(p + 8, cf->swapped);
+		uint32_t wirelen = cf_get32(p + 12, cf->swapped);
+
+		if (caplen > cf->snapshot || caplen > wirelen || wirelen == 0 ||
+		    wirelen > PLAUSIBLE_WIRELEN || frac >= frac_max ||
+		    avail - PCAP_RHDR_LEN < caplen)
+			return false;
+		p += PCAP_RHDR_LEN + caplen;
+		avail -= PCAP_RHDR_LEN + caplen;
+	}
+	return true;
+}
+
 const struct gcap_cf_fmt gcap_cf_pcap = {
 	.name = "pcap",
 	.header = pcap_header,
 	.step = pcap_step,
+	.plausible = pcap_plausible,
 };

@@ -33,6 +33,16 @@ app_auto_workers(void)
 	return n >= 4 ? (n - 2 > 16 ? 16 : n - 2) : 0;
 }
 
+unsigned
+app_auto_finders(unsigned inputs)
+{
+	unsigned n = app_usable_cpus();
+
+	if (inputs != 1 || n < 8)
+		return 0;
+	return n / 4 > 4 ? 4 : n / 4;
+}
+
 /* Threads that filter a file's batches on the cpu backend without an
  * inline kernel: its workers, or the reading thread alone. */
 static unsigned

@@ -14,6 +14,12 @@ unsigned app_usable_cpus(void);
  * there are 4 or more. */
 unsigned app_auto_workers(void);
 
+/* --find-threads' default for a run of inputs: for one, a quarter of the
+ * CPUs, at most 4, where there are 8 or more (fewer finders would not
+ * keep ahead of the reader); none for several (merged through buffers,
+ * not read in place). */
+unsigned app_auto_finders(unsigned inputs);
+
 /* Is the cpu backend the faster for this -r run? */
 bool app_files_cpu_faster(const struct app_opts *o);
 

@@ -91,13 +91,23 @@ inputs_close(struct inputs *in)
 	in->n = in->nnames = 0;
 }
 
-/* -v: how each compressed input was decompressed. */
+/* -v: how each input was read: its records found ahead, its decoding. */
 static void
-inputs_log_decoders(struct inputs *in)
+inputs_log(struct inputs *in)
 {
 	for (unsigned i = 0; i < in->n; i++) {
-		uint64_t units, pieces;
-		unsigned n = gcap_capfile_decoders(in->cf[i], &units, &pieces);
+		uint64_t units, pieces, joined, listed, stepped;
+		unsigned n = gcap_capfile_finders(in->cf[i], &joined, &listed, &stepped);
+
+		if (n > 0)
+			fprintf(stderr,
+				"gpu-capture: input %u: records found ahead on %u "
+				"threads, "
+				"%" PRIu64 " of %" PRIu64
+				" megabytes listed taken whole, %" PRIu64
+				" records found by the reader\n",
+				i + 1, n, joined, listed, stepped);
+		n = gcap_capfile_decoders(in->cf[i], &units, &pieces);
 
 		if (n == 0)
 			continue;
@@ -167,6 +177,8 @@ inputs_open(struct app *a, struct inputs *in)
 	names = o->read_list ? (const char *const *)in->names : o->read_files;
 	n = o->read_list ? in->nnames : o->nread;
 	conf.decoders = auto_decoders(n);
+	conf.finders = n == 1 && o->find_threads >= 0 ? (unsigned)o->find_threads :
+							app_auto_finders(n);
 	for (unsigned i = 0; i < n; i++) {
 		in->cf[i] = gcap_capfile_open_conf(names[i], &conf, a->err);
 		if (in->cf[i] == NULL)
@@ -398,7 +410,7 @@ app_run_file(struct app *a)
 	if (a->abandoned)
 		return rc; /* a thread still runs in the kernel: leave it all */
 	if (a->o->verbose) {
-		inputs_log_decoders(&in);
+		inputs_log(&in);
 		reader_log(a);
 	}
 	a->file = NULL;

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "gcap_config.h"
+#include "gpucap/gcap_capfile.h"
 #include "gpucap/gcap_filter.h"
 #include "app_err.h"
 #include "metrics.h"
@@ -65,6 +66,7 @@ enum {
 	OPT_TIME_ORDER_WINDOW,
 	/* -r */
 	OPT_CPU_WORKERS,
+	OPT_FIND_THREADS,
 };
 
 static const struct option long_opts[] = {
@@ -134,6 +136,7 @@ static const struct option long_opts[] = {
 	{ "time-order-window", required_argument, NULL, OPT_TIME_ORDER_WINDOW },
 	/* -r */
 	{ "cpu-workers", required_argument, NULL, OPT_CPU_WORKERS },
+	{ "find-threads", required_argument, NULL, OPT_FIND_THREADS },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -339,6 +342,7 @@ set_defaults(struct app_opts *o)
 	o->backend = GCAP_BACKEND_AUTO;
 	o->mem = GCAP_MEM_AUTO;
 	o->cpu_workers = -1;
+	o->find_threads = -1;
 }
 
 /* The options of l into o; an error from a --config line names it.
@@ -522,6 +526,10 @@ parse_args(struct app_opts *o, struct app_config *cfg, const struct app_config_a
 		case OPT_CPU_WORKERS:
 			PARSE_U("--cpu-workers", optarg, 0, 64, o->cpu_workers);
 			break;
+		case OPT_FIND_THREADS:
+			PARSE_U("--find-threads", optarg, 0, GCAP_CAPFILE_FINDERS_MAX,
+				o->find_threads);
+			break;
 		case '?':
 		default:
 			if (optopt != 0 && strchr("irVwFscCGWyBaZjzb", optopt) != NULL)
@@ -626,6 +634,8 @@ app_parse_options(int argc, char **argv, struct app_opts *o)
 		return -app_err("--queues applies to live ports, not to -r");
 	if (o->cpu_workers >= 0 && o->read_file == NULL)
 		return -app_err("--cpu-workers applies to -r, not to live ports");
+	if (o->find_threads >= 0 && o->read_file == NULL)
+		return -app_err("--find-threads applies to -r, not to live ports");
 	for (unsigned i = 0; i < o->nouts; i++)
 		for (unsigned j = 0; j < i; j++)
 			if (strcmp(o->outs[i].path, o->outs[j].path) == 0)

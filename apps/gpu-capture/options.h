@@ -31,8 +31,9 @@ struct app_opts {
 	const char *read_file;                  /* -r (the first), or -V's list file */
 	const char *read_files[APP_MAX_INPUTS]; /* every -r, in order */
 	unsigned nread;
-	bool read_list;  /* -V: read_file names a file of input names */
-	int cpu_workers; /* --cpu-workers (-1: as the CPUs allow) */
+	bool read_list;   /* -V: read_file names a file of input names */
+	int cpu_workers;  /* --cpu-workers (-1: as the CPUs allow) */
+	int find_threads; /* --find-threads (-1: as the CPUs allow) */
 	struct app_output outs[GCAP_MAX_OUTPUTS];
 	unsigned nouts;
 	enum gcap_fmt fmt;         /* -F */

@@ -49,7 +49,17 @@ struct gcap_capfile_conf {
 	 *  units side by side; elsewhere one of them decodes. 0 or 1: one
 	 *  thread, beside the reader. */
 	unsigned decoders;
+	/** Threads finding the records of a plain pcap file ahead of the
+	 *  reader (mapped, of 4 MB or more), up to
+	 *  GCAP_CAPFILE_FINDERS_MAX: each lists the records of the next
+	 *  megabyte, and the reader takes the lists from record starts it
+	 *  reached itself (the records are the same, in the same order). 0:
+	 *  the reader finds every record. */
+	unsigned finders;
 };
+
+/** The most finders an input gets (gcap_capfile_conf.finders). */
+#define GCAP_CAPFILE_FINDERS_MAX 8u
 
 /**
  * gcap_capfile_open(), with conf (NULL: the defaults).
@@ -68,6 +78,17 @@ gcap_capfile_open_conf(const char *path, const struct gcap_capfile_conf *conf,
  */
 unsigned
 gcap_capfile_decoders(const struct gcap_capfile *cf, uint64_t *units, uint64_t *pieces);
+
+/**
+ * How the input's records were found so far: *listed, the megabytes the
+ * finders listed; *joined, those whose lists the reader took from their
+ * first record; *stepped, the records the reader found itself (where no
+ * list had its position). *joined and *stepped are the reader's: read
+ * them on its thread or after it.
+ * @return the finders (0: the reader found every record).
+ */
+unsigned gcap_capfile_finders(const struct gcap_capfile *cf, uint64_t *joined,
+			      uint64_t *listed, uint64_t *stepped);
 
 /**
  * Read the rest of an input that libpcap already opened (p is used, not

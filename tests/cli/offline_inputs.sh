@@ -62,6 +62,44 @@ for f in "$DATA/eth-mix.pcap" "$DATA/eth-mix.pcapng" "$DATA/eth-be.pcap"; do
 		fail "$b: -r - (a gzip pipe) differs"
 done
 
+# a file of 6 MB: its records found ahead on 3 threads (--find-threads),
+# the output what the reader alone writes; a damaged copy ends as it does
+# alone; 9 threads, or live ports, are refused before anything starts
+python3 - "$DATA/eth-mix.pcap" "$T/big.pcap" <<'PY'
+import sys
+d = open(sys.argv[1], 'rb').read()
+with open(sys.argv[2], 'wb') as f:
+    f.write(d[:24])
+    for _ in range(6 * 2**20 // (len(d) - 24) + 1):
+        f.write(d[24:])
+PY
+gc -r "$T/big.pcap" --find-threads 0 -w "$T/big0.pcap" "$E" || fail "--find-threads 0: $(cat "$T/gc.err")"
+gc -v -r "$T/big.pcap" --find-threads 3 -w "$T/big3.pcap" "$E" || fail "--find-threads 3: $(cat "$T/gc.err")"
+cmp -s "$T/big0.pcap" "$T/big3.pcap" || fail "--find-threads 3: output differs from the reader's alone"
+grep -Eq 'input 1: records found ahead on 3 threads, [0-9]+ of [0-9]+ megabytes listed taken whole' "$T/gc.err" ||
+	fail "--find-threads 3 -v says: $(grep -i found "$T/gc.err")"
+check_readable "$T/big3.pcap" 1000
+python3 - "$T/big.pcap" <<'PY'
+import struct, sys
+f = open(sys.argv[1], 'r+b')
+pos = 24
+while pos < 4 * 2**20 + 5000:
+    f.seek(pos + 8)
+    pos += 16 + struct.unpack('<I', f.read(4))[0]
+f.seek(pos + 8)
+f.write(struct.pack('<I', 0x7fffffff))
+PY
+gc -r "$T/big.pcap" --find-threads 0 -w "$T/big0.pcap" "$E"; r0=$?
+gc -r "$T/big.pcap" --find-threads 3 -w "$T/big3.pcap" "$E"; r3=$?
+[ $r0 -ne 0 ] && [ $r0 -eq $r3 ] || fail "damaged, --find-threads 3: exit $r3, alone $r0"
+cmp -s "$T/big0.pcap" "$T/big3.pcap" || fail "damaged, --find-threads 3: output differs from the reader's alone"
+gc -r "$T/big.pcap" --find-threads 9 -w "$T/x.pcap" && fail "--find-threads 9 accepted"
+[ "$(wc -l < "$T/gc.err")" = 1 ] && grep -q -- "--find-threads" "$T/gc.err" ||
+	fail "--find-threads 9: $(cat "$T/gc.err")"
+[ ! -e "$T/x.pcap" ] || fail "--find-threads 9: an output was created"
+gc -i net_null0 --find-threads 2 -w "$T/x.pcap" && fail "--find-threads with -i accepted"
+grep -q "applies to -r" "$T/gc.err" || fail "--find-threads with -i: $(cat "$T/gc.err")"
+
 # a truncated gzip: the records before the cut, and libpcap's error
 head -c 30000 "$DATA/eth-mix.pcap" | gzip -c > "$T/cut.gz"
 head -c 30000 "$DATA/eth-mix.pcap" > "$T/cut.pcap"
