@@ -2,7 +2,7 @@
 # There (the GPU machine): run the GPU tests and benchmarks from .devbundle,
 # logs to $OUT. Usage: bash .devbundle/root/scripts/device/run.sh [STEP...]
 # Steps: info doctor tests unit copyloop corpus live multigpu bench order sweep latency latvar jitter jittouch phases floor rxburst soak writerslack ab ringsweep pcie pcieceil kbench
-# bpf profile observe ops vram kfault setupcost vrambench offline offz offchoice offcopy filepin (default: info tests corpus live bench).
+# bpf profile observe ops vram kfault setupcost vrambench offline offfind offz offchoice offcopy filepin (default: info tests corpus live bench).
 set -uo pipefail
 b=$(cd "$(dirname "$0")/../../.." && pwd)
 source "$b/env.sh"
@@ -130,6 +130,15 @@ offline)
 		SIZE_MB=${OFFLINE_MB:-2000} REPS=${OFFLINE_REPS:-3} \
 		timeout ${OFFLINE_TIMEOUT:-420} bash "$b/root/bench/offline.sh" 2>"$OUT/offline-stderr.log"
 	echo "offline rc=$?"; rm -rf /dev/shm/gcap-offline ;;
+offfind)
+	# records found ahead of the reader (--find-threads 0 2 4 8), both
+	# backends, against cat and tcpdump (bench/offline_finders.sh)
+	log "offline finders bench"
+	GPU_CAPTURE=$b/bin/gpu-capture PCAP_CMP=$b/bin/pcap-cmp TCPDUMP=$b/bin/tcpdump \
+		MIX_PCAP=$b/shared/data/bench/mix-en10mb.pcap RESULTS_DIR=$OUT MACHINE=h200 \
+		SIZE_MB=${OFFLINE_MB:-4000} REPS=${OFFLINE_REPS:-3} \
+		timeout ${OFFLINE_TIMEOUT:-420} bash "$b/root/bench/offline_finders.sh" 2>"$OUT/offfind-stderr.log"
+	echo "offfind rc=$?" ;;
 offz)
 	# compressed -r inputs: one-frame and many-frame zstd, lz4 of
 	# independent and of linked blocks, each against its decompressor,
