@@ -20,9 +20,12 @@
  * take: damage, the end, a record longer than the snapshot) the reader
  * steps itself, as without finders, so every input reads as before.
  *
- * At most FIND_RING chunks are found ahead of the reader; the reader
- * tells the finders its chunk as it enters one (a lock and a wake-up per
- * megabyte, none per record).
+ * At most FIND_RING chunks are found ahead of the reader, each list in the
+ * slot of its chunk number modulo FIND_RING; a slot is taken again only
+ * once the reader is past its chunk and its list is out (a finder that
+ * stalled must not be lapped). The reader tells the finders its chunk as
+ * it enters one, and a finder the others its slot as it is done (a lock
+ * and a wake-up per megabyte, none per record).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -49,6 +52,7 @@ struct find_ent {
 
 struct find_chunk {
 	_Atomic uint64_t done; /* chunk number + 1 once the list is out */
+	bool busy;             /* a finder is writing it (under lock) */
 	unsigned n;
 	uint64_t end; /* after the last record listed */
 	struct find_ent *e;
@@ -120,21 +124,34 @@ find_main(void *arg)
 		uint64_t c;
 
 		pthread_mutex_lock(&f->lock);
+		/* chunks the reader passed are not worth listing */
+		if (f->next < f->reader)
+			f->next = f->reader;
+		/* the slot's last chunk must be behind the reader, and its
+		 * list out: a finder that stalled may still be writing it */
 		while (!f->stop && f->next < f->nchunks &&
-		       f->next >= f->reader + FIND_RING)
+		       (f->next >= f->reader + FIND_RING ||
+			f->ring[f->next % FIND_RING].busy)) {
 			pthread_cond_wait(&f->cond, &f->lock);
+			if (f->next < f->reader)
+				f->next = f->reader;
+		}
 		if (f->stop || f->next >= f->nchunks) {
 			pthread_mutex_unlock(&f->lock);
 			return NULL;
 		}
 		c = f->next++;
-		pthread_mutex_unlock(&f->lock);
-		/* the reader is past chunk c - FIND_RING, which this slot held */
 		struct find_chunk *ch = &f->ring[c % FIND_RING];
 
+		ch->busy = true;
+		pthread_mutex_unlock(&f->lock);
 		find_chunk(f, c, ch);
 		atomic_store_explicit(&ch->done, c + 1, memory_order_release);
 		atomic_fetch_add_explicit(&f->listed, 1, memory_order_relaxed);
+		pthread_mutex_lock(&f->lock);
+		ch->busy = false;
+		pthread_cond_broadcast(&f->cond);
+		pthread_mutex_unlock(&f->lock);
 	}
 }
 
@@ -235,7 +252,12 @@ gcap_cf_find_take(struct gcap_capfile *cf, size_t pos, struct gcap_pkt *d, uint6
 	}
 	const struct find_ent *e = &ch->e[f->ci];
 
-	*d = e->d;
+	/* what the step fills, no more (the caller's other fields stay) */
+	d->addr = e->d.addr;
+	d->ts_ns = e->d.ts_ns;
+	d->caplen = e->d.caplen;
+	d->wirelen = e->d.wirelen;
+	d->port = e->d.port;
 	*raw = e->raw;
 	*data_off = (uint32_t)(e->d.addr - (uintptr_t)(cf->map + pos));
 	*adv = (f->ci + 1 < ch->n ? ch->e[f->ci + 1].pos : ch->end) - pos;

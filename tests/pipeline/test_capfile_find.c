@@ -196,7 +196,8 @@ fold(uint64_t h, uint64_t v)
  * (span); first wait (at most 10 s) until the finders listed ahead what
  * their ring holds (wait). */
 static struct got
-read_all(const char *path, unsigned finders, bool span, bool wait, unsigned stop_after)
+read_all(const char *path, unsigned finders, bool span, bool wait, unsigned stop_after,
+	 bool slow)
 {
 	char err[GCAP_ERRBUF_SIZE];
 	struct gcap_capfile_conf conf = { .decoders = 1, .finders = finders };
@@ -225,6 +226,9 @@ read_all(const char *path, unsigned finders, bool span, bool wait, unsigned stop
 	for (;;) {
 		uint32_t used = 0;
 		const uint8_t *sp;
+
+		/* what the format does not fill must stay the caller's */
+		memset(d, 0xa5, sizeof(d));
 		int n = span ? gcap_capfile_fill_span(cf, buf, BUFSZ, d, raw, MAXB, &used,
 						      &sp) :
 			       gcap_capfile_fill(cf, buf, BUFSZ, d, raw, MAXB, &used);
@@ -241,6 +245,7 @@ read_all(const char *path, unsigned finders, bool span, bool wait, unsigned stop
 			h = fold(h, d[i].ts_ns);
 			h = fold(h, raw[i]);
 			h = fold(h, d[i].port);
+			h = fold(h, (uint64_t)d[i].queue << 32 | d[i].seq);
 			for (uint32_t k = 0; k < d[i].caplen; k += 61)
 				h = fold(h, p[k]);
 			if (d[i].caplen > 0)
@@ -249,6 +254,8 @@ read_all(const char *path, unsigned finders, bool span, bool wait, unsigned stop
 		}
 		if (stop_after && g.recs >= stop_after)
 			break;
+		if (slow) /* the finders wait for the reader, slots are reused */
+			usleep(200);
 	}
 	if (g.rc < 0)
 		snprintf(g.msg, sizeof(g.msg), "%s", gcap_capfile_errmsg(cf));
@@ -263,14 +270,14 @@ read_all(const char *path, unsigned finders, bool span, bool wait, unsigned stop
 static struct got
 same_records(const char *name, const char *path)
 {
-	struct got ref = read_all(path, 0, false, false, 0), wait = { 0 };
+	struct got ref = read_all(path, 0, false, false, 0, false), wait = { 0 };
 
 	ck_assert_uint_eq(ref.finders, 0);
 	ck_assert_msg(ref.recs > 0, "%s: no records (rc %d: %s)", name, ref.rc, ref.msg);
 	for (unsigned k = 0; k < 4; k++) {
 		bool span = k & 1, w = !(k & 2);
-		struct got g = read_all(path, 3, span, w, 0);
-		struct got r = span ? read_all(path, 0, true, false, 0) : ref;
+		struct got g = read_all(path, 3, span, w, 0, false);
+		struct got r = span ? read_all(path, 0, true, false, 0, false) : ref;
 
 		ck_assert_msg(g.finders == 3, "%s: %u finders", name, g.finders);
 		ck_assert_msg(g.recs == r.recs && g.hash == r.hash && g.rc == r.rc &&
@@ -442,6 +449,29 @@ START_TEST(test_damage_and_cut)
 }
 END_TEST
 
+/* A reader slower than the finders: they wait for it at the end of their
+ * ring and take its slots again as it moves on (4 finders, 40 MB). */
+START_TEST(test_slow_reader)
+{
+	struct gen g = {
+		.snap = SNAP, .caplen = cl_mixed, .wirelen = wl_more, .byte = b_random
+	};
+	char path[128];
+	struct got ref, slow;
+
+	path_of(path, sizeof(path), "slow.pcap");
+	write_pcap(path, &g, 40);
+	ref = read_all(path, 0, false, false, 0, false);
+	slow = read_all(path, 4, false, false, 0, true);
+	ck_assert_msg(slow.recs == ref.recs && slow.hash == ref.hash && slow.rc == ref.rc,
+		      "slow reader: %u records, rc %d; alone %u, rc %d", slow.recs,
+		      slow.rc, ref.recs, ref.rc);
+	ck_assert_msg(slow.joined >= 20 && slow.listed >= 20,
+		      "slow reader: %llu lists taken whole of %llu",
+		      (unsigned long long)slow.joined, (unsigned long long)slow.listed);
+}
+END_TEST
+
 /* Closing after the first batch ends the finders (they wait for a reader
  * that no longer comes). */
 START_TEST(test_close_early)
@@ -454,7 +484,7 @@ START_TEST(test_close_early)
 
 	path_of(path, sizeof(path), "early.pcap");
 	write_pcap(path, &g, 40);
-	r = read_all(path, 4, false, true, 1);
+	r = read_all(path, 4, false, true, 1, false);
 	ck_assert_uint_eq(r.finders, 4);
 	ck_assert_uint_ge(r.recs, 1);
 }
@@ -492,6 +522,7 @@ main(void)
 	tcase_add_test(tc, test_shifted);
 	tcase_add_test(tc, test_tiny_and_jumbo);
 	tcase_add_test(tc, test_damage_and_cut);
+	tcase_add_test(tc, test_slow_reader);
 	tcase_add_test(tc, test_close_early);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
