@@ -49,13 +49,18 @@ ms() {
 }
 least() { printf '%s\n' "$@" | grep -v NA | sort -n | head -1; }
 
+# tcpdump -w drops to the user tcpdump, which a machine may lack (the GPU
+# machines do): as root, stay root
+TDZ=()
+[ "$(id -u)" = 0 ] && TDZ=(-Z root)
 ref=$W/ref.pcap
-"$TD" -r "$F" -w "$ref" "$E" 2>/dev/null || { echo "tcpdump failed" >&2; exit 1; }
+"$TD" "${TDZ[@]}" -r "$F" -w "$ref" "$E" 2>"$W/err.txt" ||
+	{ echo "tcpdump failed: $(tail -1 "$W/err.txt")" >&2; exit 1; }
 declare -A t rd cpu took
 cats=() tds=()
 for ((i = 0; i < REPS; i++)); do
 	cats+=("$(ms cat "$F")")
-	tds+=("$(ms "$TD" -r "$F" -w "$W/td.pcap" "$E")")
+	tds+=("$(ms "$TD" "${TDZ[@]}" -r "$F" -w "$W/td.pcap" "$E")")
 	for b in $BACKENDS; do
 		for n in $FINDERS; do
 			k=$b-$n
