@@ -176,9 +176,11 @@ gcap_cf_find_start(struct gcap_capfile *cf, unsigned finders)
 			goto fail;
 	pthread_mutex_init(&f->lock, NULL);
 	pthread_cond_init(&f->cond, NULL);
-	for (; f->nthr < finders; f->nthr++)
+	for (; f->nthr < finders; f->nthr++) {
 		if (pthread_create(&f->thr[f->nthr], NULL, find_main, f) != 0)
 			break;
+		pthread_setname_np(f->thr[f->nthr], "gcap-find"); /* for top -H */
+	}
 	if (f->nthr == 0) {
 		pthread_cond_destroy(&f->cond);
 		pthread_mutex_destroy(&f->lock);

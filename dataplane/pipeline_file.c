@@ -584,6 +584,8 @@ gcap_pipeline_run_inputs(struct gcap_pipeline *pl, struct gcap_capfile *const *i
 	r = gcap_pl_writer_start(pl, errbuf);
 	if (r == 0 && (r = pthread_create(&pl->reader, NULL, file_reader, fr)) != 0)
 		r = gcap_err(errbuf, r, "cannot start the file reader: %s", strerror(r));
+	else if (r == 0)
+		pthread_setname_np(pl->reader, "gcap-reader"); /* for top -H */
 	if (r < 0) {
 		free(fr);
 		return r;
