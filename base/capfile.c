@@ -544,6 +544,17 @@ to_libpcap(struct gcap_capfile *cf, const uint8_t *rest, size_t len)
  * at most limit bytes, from *span (the span's length in *used); a record
  * longer than limit is -E2BIG, and damage ends the batch before libpcap
  * takes over (its records are read into buf: a span of their own). */
+/* A record longer than a span may be: the input ends (-E2BIG). */
+static int
+map_too_large(struct gcap_capfile *cf, uint32_t caplen, uint32_t limit)
+{
+	snprintf(cf->msg, sizeof(cf->msg),
+		 "a record of %u bytes is larger than the %u-byte buffer", caplen, limit);
+	cf->err = -E2BIG;
+	cf->done = true;
+	return -E2BIG;
+}
+
 static int
 map_fill(struct gcap_capfile *cf, uint8_t *buf, uint32_t size, struct gcap_pkt *desc,
 	 uint64_t *raw, unsigned max, uint32_t *used, uint32_t limit,
@@ -563,20 +574,51 @@ map_fill(struct gcap_capfile *cf, uint8_t *buf, uint32_t size, struct gcap_pkt *
 	}
 	while (n < max) {
 		uint32_t doff = 0;
-		enum gcap_cf_step st;
-		bool found = cf->find != NULL &&
-			     gcap_cf_find_take(cf, pos, &desc[n], &raw[n], &adv, &doff);
+		const struct gcap_cf_ent *e;
+		size_t lend;
+		unsigned run =
+			cf->find != NULL ? gcap_cf_find_run(cf, pos, &e, &lend) : 0;
 
-		if (found) {
-			st = CF_PKT;
-		} else {
-			/* the next records' headers: one page is about 8
-			 * records, and the CPU's own prefetch stops at the
-			 * page's end */
-			__builtin_prefetch(cf->map + pos + CF_MAP_PREFETCH);
-			st = cf->fmt->step(cf, cf->map + pos, cf->map_len - pos, &desc[n],
-					   &raw[n], &adv, &doff);
+		if (run > 0) {
+			/* records a finder listed: what the steps below would
+			 * find, without reading the file */
+			unsigned k;
+			bool full = false;
+
+			for (k = 0; k < run && n < max; k++) {
+				uint32_t cl = e[k].d.caplen;
+				size_t at = (size_t)(e[k].d.addr - (uintptr_t)cf->map);
+
+				if (limit != 0 &&
+				    (n == 0 ? cl : at + cl - first) > limit) {
+					if (n == 0)
+						return map_too_large(cf, cl, limit);
+					full = true; /* the next batch starts with it */
+					break;
+				}
+				desc[n].addr = e[k].d.addr;
+				desc[n].ts_ns = e[k].d.ts_ns;
+				desc[n].caplen = cl;
+				desc[n].wirelen = e[k].d.wirelen;
+				desc[n].port = e[k].d.port;
+				raw[n] = e[k].raw;
+				if (n == 0)
+					first = at;
+				end = at + cl;
+				n++;
+				pos = k + 1 < run ? e[k + 1].pos : lend;
+			}
+			gcap_cf_find_used(cf, k);
+			if (full)
+				break;
+			continue;
 		}
+		/* the next records' headers: one page is about 8 records, and
+		 * the CPU's own prefetch stops at the page's end */
+		__builtin_prefetch(cf->map + pos + CF_MAP_PREFETCH);
+		enum gcap_cf_step st = cf->fmt->step(cf, cf->map + pos, cf->map_len - pos,
+						     &desc[n], &raw[n], &adv, &doff);
+
 		if (st == CF_PKT) {
 			size_t at = pos + doff;
 
@@ -585,21 +627,13 @@ map_fill(struct gcap_capfile *cf, uint8_t *buf, uint32_t size, struct gcap_pkt *
 				    limit) {
 				if (n > 0)
 					break; /* the next batch starts with it */
-				snprintf(cf->msg, sizeof(cf->msg),
-					 "a record of %u bytes is larger than the "
-					 "%u-byte buffer",
-					 desc[n].caplen, limit);
-				cf->err = -E2BIG;
-				cf->done = true;
-				return -E2BIG;
+				return map_too_large(cf, desc[n].caplen, limit);
 			}
 			if (n == 0)
 				first = at;
 			end = at + desc[n].caplen;
 			desc[n++].addr = (uint64_t)(uintptr_t)(cf->map + at);
 			pos += adv;
-			if (found)
-				gcap_cf_find_taken(cf);
 		} else if (st == CF_SKIP) {
 			pos += adv;
 		} else if (st == CF_MORE && pos == cf->map_len) {

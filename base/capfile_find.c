@@ -44,18 +44,12 @@
 /* how far into a chunk its first record is looked for */
 #define FIND_SCAN (FIND_CHUNK / 4u)
 
-struct find_ent {
-	struct gcap_pkt d; /* addr set: where the packet lies in the mapping */
-	uint64_t raw;
-	uint64_t pos; /* the record's first byte in the mapping */
-};
-
 struct find_chunk {
 	_Atomic uint64_t done; /* chunk number + 1 once the list is out */
 	bool busy;             /* a finder is writing it (under lock) */
 	unsigned n;
 	uint64_t end; /* after the last record listed */
-	struct find_ent *e;
+	struct gcap_cf_ent *e;
 };
 
 struct gcap_cf_find {
@@ -98,7 +92,7 @@ find_chunk(struct gcap_cf_find *f, uint64_t c, struct find_chunk *ch)
 			pos = to; /* nothing listed: the reader steps */
 	}
 	while (pos < to && n < FIND_ENTRIES) {
-		struct find_ent *e = &ch->e[n];
+		struct gcap_cf_ent *e = &ch->e[n];
 		size_t adv = 0;
 		uint32_t doff = 0;
 
@@ -171,7 +165,7 @@ gcap_cf_find_start(struct gcap_capfile *cf, unsigned finders)
 	f->base = cf->map_pos;
 	f->nchunks = (left + FIND_CHUNK - 1) >> FIND_SHIFT;
 	for (unsigned i = 0; i < FIND_RING; i++)
-		if ((f->ring[i].e = malloc(FIND_ENTRIES * sizeof(struct find_ent))) ==
+		if ((f->ring[i].e = malloc(FIND_ENTRIES * sizeof(struct gcap_cf_ent))) ==
 		    NULL)
 			goto fail;
 	pthread_mutex_init(&f->lock, NULL);
@@ -207,16 +201,16 @@ reader_in(struct gcap_cf_find *f, uint64_t c)
 	pthread_mutex_unlock(&f->lock);
 }
 
-bool
-gcap_cf_find_take(struct gcap_capfile *cf, size_t pos, struct gcap_pkt *d, uint64_t *raw,
-		  size_t *adv, uint32_t *data_off)
+unsigned
+gcap_cf_find_run(struct gcap_capfile *cf, size_t pos, const struct gcap_cf_ent **e,
+		 size_t *end)
 {
 	struct gcap_cf_find *f = cf->find;
-	struct find_chunk *ch = f->cur;
+	struct find_chunk *ch;
 	uint64_t c;
 
 	if (pos < f->base)
-		return false;
+		return 0;
 	c = (pos - f->base) >> FIND_SHIFT;
 	if (c != f->told)
 		reader_in(f, c);
@@ -230,7 +224,7 @@ gcap_cf_find_take(struct gcap_capfile *cf, size_t pos, struct gcap_pkt *d, uint6
 		if (pos < f->skip ||
 		    atomic_load_explicit(&k->done, memory_order_acquire) != c + 1) {
 			f->stepped++;
-			return false;
+			return 0;
 		}
 		hi = k->n;
 		while (lo < hi) {
@@ -245,31 +239,22 @@ gcap_cf_find_take(struct gcap_capfile *cf, size_t pos, struct gcap_pkt *d, uint6
 			/* a guess that the reader's walk has not met (yet) */
 			f->skip = lo < k->n ? k->e[lo].pos : UINT64_MAX;
 			f->stepped++;
-			return false;
+			return 0;
 		}
 		if (lo == 0)
 			f->joined++;
 		f->cur = ch = k;
 		f->ci = lo;
 	}
-	const struct find_ent *e = &ch->e[f->ci];
-
-	/* what the step fills, no more (the caller's other fields stay) */
-	d->addr = e->d.addr;
-	d->ts_ns = e->d.ts_ns;
-	d->caplen = e->d.caplen;
-	d->wirelen = e->d.wirelen;
-	d->port = e->d.port;
-	*raw = e->raw;
-	*data_off = (uint32_t)(e->d.addr - (uintptr_t)(cf->map + pos));
-	*adv = (f->ci + 1 < ch->n ? ch->e[f->ci + 1].pos : ch->end) - pos;
-	return true;
+	*e = &ch->e[f->ci];
+	*end = ch->end;
+	return ch->n - f->ci;
 }
 
 void
-gcap_cf_find_taken(struct gcap_capfile *cf)
+gcap_cf_find_used(struct gcap_capfile *cf, unsigned k)
 {
-	cf->find->ci++;
+	cf->find->ci += k;
 }
 
 unsigned

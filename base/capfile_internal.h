@@ -279,14 +279,21 @@ struct gcap_cf_find;
  *  format can guess record starts and the mapping is large enough
  *  (nothing when none can start: the reader finds every record). */
 void gcap_cf_find_start(struct gcap_capfile *cf, unsigned finders);
-/** The record at pos, when a finder listed it from a record start the
- *  reader reached: filled as the format's step fills it (d's addr set).
- *  @return false: the reader steps it itself. */
-bool gcap_cf_find_take(struct gcap_capfile *cf, size_t pos, struct gcap_pkt *d,
-		       uint64_t *raw, size_t *adv, uint32_t *data_off);
-/** The record gcap_cf_find_take() gave was used (not left for the next
- *  batch). */
-void gcap_cf_find_taken(struct gcap_capfile *cf);
+/** A record a finder listed: as the format's step gives it (d's addr set;
+ *  its queue and seq not), and where it starts in the mapping. */
+struct gcap_cf_ent {
+	struct gcap_pkt d;
+	uint64_t raw;
+	uint64_t pos;
+};
+/** The records listed from pos on, when a finder listed pos from a record
+ *  start the reader reached: *e the first, *end the byte after the last.
+ *  @return how many (0: the reader steps the record at pos itself). */
+unsigned gcap_cf_find_run(struct gcap_capfile *cf, size_t pos,
+			  const struct gcap_cf_ent **e, size_t *end);
+/** The first k records of the last run were used (the rest are left for
+ *  the next batch). */
+void gcap_cf_find_used(struct gcap_capfile *cf, unsigned k);
 /** @return the finders (0: none), with the chunks whose lists the reader
  *  joined at their first record, the chunks listed so far, and the
  *  records the reader stepped itself (joined and stepped: the reader's

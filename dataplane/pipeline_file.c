@@ -228,11 +228,13 @@ file_next(struct gcap_pipeline *pl, struct pl_queue *q, int *r)
 	return q->cur;
 }
 
-/* The n packets just put in batch b (from b->n on): numbered, their
- * records' room and the counters. */
+/* The n packets just put in batch b (from b->n on), or to be copied there
+ * from src with their addresses moved by delta (in the same pass):
+ * numbered, their records' room and the counters. */
 static void
 file_describe(const struct gcap_pipeline *pl, struct pl_queue *q, struct gcap_batch *b,
-	      unsigned n, uint16_t port_base, const uint64_t *raw)
+	      unsigned n, uint16_t port_base, const uint64_t *raw,
+	      const struct gcap_pkt *src, uintptr_t delta)
 {
 	const uint32_t snap = pl->conf.snaplen ? pl->conf.snaplen : UINT32_MAX;
 	uint32_t seq = q->seq, rec = q->rec_bytes;
@@ -241,6 +243,10 @@ file_describe(const struct gcap_pipeline *pl, struct pl_queue *q, struct gcap_ba
 	for (unsigned i = b->n; i < b->n + n; i++) {
 		struct gcap_pkt *d = &b->pkts[i];
 
+		if (src != NULL) {
+			*d = src[i - b->n];
+			d->addr += delta;
+		}
 		pl->raw_ts[seq & pl->raw_mask] = raw[i - b->n];
 		d->port = (uint16_t)(d->port + port_base);
 		d->queue = 0;
@@ -298,7 +304,7 @@ file_run_one(struct gcap_pipeline *pl, struct gcap_capfile *cf, uint16_t port_ba
 			r = n == 0 ? 0 : file_fail(pl, cf, n, false);
 			break;
 		}
-		file_describe(pl, q, b, (unsigned)n, port_base, raw);
+		file_describe(pl, q, b, (unsigned)n, port_base, raw, NULL, 0);
 		b->stage_used = used;
 		if ((r = file_submit(pl, q)) < 0) {
 			r = r == -ECANCELED ? 0 : r;
@@ -351,13 +357,9 @@ file_run_span(struct gcap_pipeline *pl, struct gcap_capfile *cf, uint16_t port_b
 			break;
 		}
 		gcap_pl_copier_post(cp, b->stage, span, used);
-		for (int i = 0; i < n; i++) {
-			b->pkts[i] = d[i];
-			b->pkts[i].addr =
-				(uint64_t)(uintptr_t)(b->stage +
-						      (d[i].addr - (uintptr_t)span));
-		}
-		file_describe(pl, q, b, (unsigned)n, port_base, raw);
+		/* the records where the copy puts them */
+		file_describe(pl, q, b, (unsigned)n, port_base, raw, d,
+			      (uintptr_t)b->stage - (uintptr_t)span);
 		b->stage_used = used;
 		/* the next batch's records, unless libpcap's are in buf, which
 		 * is being copied */
@@ -479,7 +481,8 @@ file_run_merge(struct gcap_pipeline *pl, struct gcap_capfile *const *in,
 			       src->caplen);
 			b->pkts[b->n].addr = (uint64_t)(uintptr_t)(b->stage + at);
 			b->stage_used = at + src->caplen;
-			file_describe(pl, q, b, 1, best->port_base, &best->raw[best->i]);
+			file_describe(pl, q, b, 1, best->port_base, &best->raw[best->i],
+				      NULL, 0);
 			best->i++;
 		}
 		if ((r = file_submit(pl, q)) < 0) {
