@@ -34,7 +34,11 @@
 
 #include "capfile_internal.h"
 
-#define FIND_SHIFT 20u
+/* a chunk: a megabyte (the fuzz target builds it smaller) */
+#ifndef GCAP_CF_FIND_SHIFT
+#define GCAP_CF_FIND_SHIFT 20u
+#endif
+#define FIND_SHIFT GCAP_CF_FIND_SHIFT
 #define FIND_CHUNK (1u << FIND_SHIFT)
 /* chunks found ahead of the reader at most: a power of two */
 #define FIND_RING 16u

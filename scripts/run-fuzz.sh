@@ -8,6 +8,8 @@
 #   kpkt     the inline kernel packet helpers (fuzz/fuzz_kpkt.c)
 #   decoders compressed captures on one and on several decoding threads
 #            (fuzz/fuzz_decoders.c)
+#   finders  a pcap's records found by the reader alone and with finders
+#            (fuzz/fuzz_finders.c; chunks of 512 bytes)
 # The time is split evenly among the targets. Crashes are written to
 # build-fuzz/crashes/. Seeds: fuzz/corpus/bpfc/ (committed); for capture
 # 200 files up to 64 KiB of ../shared/data/pcaps/tcpdump-tests (decoders:
@@ -19,7 +21,7 @@
 set -eu
 secs=${1:-60}
 [ $# -gt 0 ] && shift
-targets=${*:-bpfc capture kpkt decoders}
+targets=${*:-bpfc capture kpkt decoders finders}
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${GCAP_FUZZ_BUILD:-$root/build-fuzz}
 data=${GCAP_SHARED_DATA:-$root/../shared/data}
@@ -64,6 +66,12 @@ build() { # TARGET
 			-I"$root" "$root/fuzz/fuzz_decoders.c" "$root"/base/capfile*.c "$root/base/common.c" \
 			$(pkg-config --libs libpcap zlib libzstd liblz4 libxxhash) -lpthread \
 			-o "$out/fuzz_decoders" ;;
+	finders)
+		# small chunks, so that a fuzzed file has many
+		$cc $flags -DGCAP_CF_FIND_SHIFT=9 $(pkg-config --cflags libpcap zlib libzstd liblz4 libxxhash) \
+			-I"$root" "$root/fuzz/fuzz_finders.c" "$root"/base/capfile*.c "$root/base/common.c" \
+			$(pkg-config --libs libpcap zlib libzstd liblz4 libxxhash) -lpthread \
+			-o "$out/fuzz_finders" ;;
 	kpkt)
 		$cc $flags "$root/fuzz/fuzz_kpkt.c" -o "$out/fuzz_kpkt" ;;
 	*) echo "run-fuzz: unknown target '$1'" >&2; exit 2 ;;
@@ -80,6 +88,9 @@ seed() { # TARGET WORK
 	decoders)
 		[ -d "$data/pcaps/tcpdump-tests" ] || return 0
 		python3 "$root/fuzz/seeds.py" decoders "$data/pcaps/tcpdump-tests" "$2" 100 ;;
+	finders)
+		[ -d "$data/pcaps/tcpdump-tests" ] || return 0
+		python3 "$root/fuzz/seeds.py" capture "$data/pcaps/tcpdump-tests" "$2" 200 ;;
 	kpkt)
 		[ -f "$data/bench/mix-en10mb.pcap" ] || return 0
 		python3 "$root/fuzz/seeds.py" kpkt "$data/bench/mix-en10mb.pcap" "$2" 300 ;;
@@ -92,7 +103,7 @@ for t in $targets; do
 	mkdir -p "$work"
 	seed "$t" "$work"
 	case $t in
-	capture) len=65536 ;;   # the seeds are up to 64 KiB
+	capture | finders) len=65536 ;; # the seeds are up to 64 KiB
 	decoders) len=262144 ;; # past the reader's 64 KiB at open
 	kpkt) len=16384 ;;    # jumbo frames
 	*) len=4096 ;;
