@@ -68,8 +68,9 @@ struct gcap_cf_find {
 	uint64_t told;           /* the reader's chunk as last told (reader only) */
 	struct find_chunk *cur;  /* the list being taken (reader only) */
 	unsigned ci;             /* its next entry */
-	uint64_t skip;           /* no list of the reader's chunk has a record
-				 * start before this (reader only) */
+	uint64_t skip;           /* the list of the reader's chunk has no record
+				 * start from the reader's position up to this
+				 * (reader only) */
 	_Atomic uint64_t listed; /* chunks whose lists are out */
 	uint64_t joined;         /* lists taken from their first record on */
 	uint64_t stepped;        /* records the reader stepped itself */
