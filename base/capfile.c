@@ -391,7 +391,6 @@ gcap_capfile_open_conf(const char *path, const struct gcap_capfile_conf *conf,
 			cf->map_pos = off;
 			/* the finders start at once: what they find while the
 			 * caller sets up is found ahead */
-			cf->find_tried = true;
 			gcap_cf_find_start(cf, cf->finders);
 		}
 	}
@@ -539,11 +538,6 @@ to_libpcap(struct gcap_capfile *cf, const uint8_t *rest, size_t len)
 	return 0;
 }
 
-/* The mapped file's records, described where they lie. With limit (0:
- * none) the records' bytes, from the first's data to the last's end, span
- * at most limit bytes, from *span (the span's length in *used); a record
- * longer than limit is -E2BIG, and damage ends the batch before libpcap
- * takes over (its records are read into buf: a span of their own). */
 /* A record longer than a span may be: the input ends (-E2BIG). */
 static int
 map_too_large(struct gcap_capfile *cf, uint32_t caplen, uint32_t limit)
@@ -555,6 +549,11 @@ map_too_large(struct gcap_capfile *cf, uint32_t caplen, uint32_t limit)
 	return -E2BIG;
 }
 
+/* The mapped file's records, described where they lie. With limit (0:
+ * none) the records' bytes, from the first's data to the last's end, span
+ * at most limit bytes, from *span (the span's length in *used); a record
+ * longer than limit is -E2BIG, and damage ends the batch before libpcap
+ * takes over (its records are read into buf: a span of their own). */
 static int
 map_fill(struct gcap_capfile *cf, uint8_t *buf, uint32_t size, struct gcap_pkt *desc,
 	 uint64_t *raw, unsigned max, uint32_t *used, uint32_t limit,
@@ -567,10 +566,6 @@ map_fill(struct gcap_capfile *cf, uint8_t *buf, uint32_t size, struct gcap_pkt *
 	if (!cf->pop_tried) {
 		cf->pop_tried = true;
 		gcap_cf_pop_start(cf);
-	}
-	if (!cf->find_tried) {
-		cf->find_tried = true;
-		gcap_cf_find_start(cf, cf->finders);
 	}
 	while (n < max) {
 		uint32_t doff = 0;

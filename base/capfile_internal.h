@@ -252,7 +252,6 @@ struct gcap_capfile {
 	bool pop_tried;            /* its populating thread's start was tried */
 	struct gcap_cf_pop *pop;   /* it (capfile_populate.c), or NULL */
 	unsigned finders;          /* threads finding records ahead (conf) */
-	bool find_tried;           /* their start was tried */
 	struct gcap_cf_find *find; /* them (capfile_find.c), or NULL */
 	/* what they did, once stopped (gcap_cf_find_stats) */
 	unsigned find_nthr;
