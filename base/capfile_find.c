@@ -14,9 +14,13 @@
  * guess may be wrong: the reader takes a chunk's list only from a record
  * start it reached itself (from the file's first record, through the
  * lists it took and its own steps), and the list from there on is what
- * its own walk would find, record for record, since the step from a
- * record start depends on nothing else. Where no list has the reader's
- * position (a wrong guess, a list cut short, a record the step does not
+ * its own walk would find, record for record: the step from a record
+ * start depends only on what the file said before (the byte order, the
+ * snapshot, pcapng's interfaces). The finders step with a frozen copy of
+ * the reader's state as it was when they started; a pcapng interface
+ * block, which would change it, ends a list, and the packets of the
+ * interfaces it adds are the reader's to find. Where no list has the
+ * reader's position (a wrong guess, a list cut short, a record the step does not
  * take: damage, the end, a record longer than the snapshot) the reader
  * steps itself, as without finders, so every input reads as before.
  *
@@ -31,6 +35,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "capfile_internal.h"
 
@@ -57,8 +62,10 @@ struct find_chunk {
 };
 
 struct gcap_cf_find {
-	struct gcap_capfile *cf; /* its format and fields, read only */
-	size_t base;             /* the first record (chunk 0 starts there) */
+	struct gcap_capfile *cf;  /* the reader's */
+	struct gcap_capfile view; /* what the finders step with: cf as it
+				   * was at their start, its interfaces copied */
+	size_t base;              /* the first record (chunk 0 starts there) */
 	uint64_t nchunks;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
@@ -83,7 +90,7 @@ struct gcap_cf_find {
 static void
 find_chunk(struct gcap_cf_find *f, uint64_t c, struct find_chunk *ch)
 {
-	const struct gcap_capfile *cf = f->cf;
+	const struct gcap_capfile *cf = &f->view;
 	size_t from = f->base + (size_t)(c << FIND_SHIFT);
 	size_t to = from + FIND_CHUNK < cf->map_len ? from + FIND_CHUNK : cf->map_len;
 	size_t pos = from, scan = from + FIND_SCAN < to ? from + FIND_SCAN : to;
@@ -101,9 +108,18 @@ find_chunk(struct gcap_cf_find *f, uint64_t c, struct find_chunk *ch)
 		size_t adv = 0;
 		uint32_t doff = 0;
 
-		if (cf->fmt->step((struct gcap_capfile *)cf, cf->map + pos,
-				  cf->map_len - pos, &e->d, &e->raw, &adv,
-				  &doff) != CF_PKT)
+		/* frozen: the step writes nothing to it */
+		enum gcap_cf_step st =
+			cf->fmt->step((struct gcap_capfile *)cf, cf->map + pos,
+				      cf->map_len - pos, &e->d, &e->raw, &adv, &doff);
+
+		if (st == CF_SKIP) {
+			/* the reader passes over it too: the next entry's
+			 * position says where its walk goes on */
+			pos += adv;
+			continue;
+		}
+		if (st != CF_PKT)
 			break;
 		e->d.addr = (uint64_t)(uintptr_t)(cf->map + pos + doff);
 		e->pos = pos;
@@ -167,6 +183,16 @@ gcap_cf_find_start(struct gcap_capfile *cf, unsigned finders)
 	    finders < 1 || left < 4u * FIND_CHUNK || (f = calloc(1, sizeof(*f))) == NULL)
 		return;
 	f->cf = cf;
+	f->view = *cf;
+	f->view.frozen = true;
+	f->view.find = NULL;
+	f->view.ifs = malloc((cf->nifs > 0 ? cf->nifs : 1) * sizeof(*cf->ifs));
+	if (f->view.ifs == NULL) {
+		free(f);
+		return;
+	}
+	memcpy(f->view.ifs, cf->ifs, cf->nifs * sizeof(*cf->ifs));
+	f->view.ifs_cap = cf->nifs;
 	f->base = cf->map_pos;
 	f->nchunks = (left + FIND_CHUNK - 1) >> FIND_SHIFT;
 	for (unsigned i = 0; i < FIND_RING; i++)
@@ -190,6 +216,7 @@ gcap_cf_find_start(struct gcap_capfile *cf, unsigned finders)
 fail:
 	for (unsigned i = 0; i < FIND_RING; i++)
 		free(f->ring[i].e);
+	free(f->view.ifs);
 	free(f);
 }
 
@@ -301,6 +328,7 @@ gcap_cf_find_stop(struct gcap_capfile *cf)
 	pthread_mutex_destroy(&f->lock);
 	for (unsigned i = 0; i < FIND_RING; i++)
 		free(f->ring[i].e);
+	free(f->view.ifs);
 	free(f);
 	cf->find = NULL;
 }

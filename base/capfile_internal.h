@@ -171,6 +171,9 @@ struct gcap_cf_fmt {
 	 * CF_SKIP; CF_MORE: the length when known, else 0), d the packet
 	 * (caplen, wirelen, ts_ns in ns, port = the input's interface; addr
 	 * set by the caller), *raw its time fields (the interface's form).
+	 * The finders call it on a frozen copy of cf (cf->frozen, its
+	 * interfaces those known when they started): there it must change
+	 * nothing, and returns CF_LIBPCAP for a record that would.
 	 */
 	enum gcap_cf_step (*step)(struct gcap_capfile *cf, const uint8_t *p, size_t avail,
 				  struct gcap_pkt *d, uint64_t *raw, size_t *adv,
@@ -179,7 +182,7 @@ struct gcap_cf_fmt {
 	 * Does a record seem to start at p (avail bytes to the mapping's
 	 * end)? Only a guess, for the finders (capfile_find.c): a wrong one
 	 * costs time, never a record. NULL: the format's records are found
-	 * by the reader alone (step reads or changes state of the file).
+	 * by the reader alone.
 	 */
 	bool (*plausible)(const struct gcap_capfile *cf, const uint8_t *p, size_t avail);
 };
@@ -252,6 +255,7 @@ struct gcap_capfile {
 	bool pop_tried;            /* its populating thread's start was tried */
 	struct gcap_cf_pop *pop;   /* it (capfile_populate.c), or NULL */
 	unsigned finders;          /* threads finding records ahead (conf) */
+	bool frozen;               /* a finder's copy: the step changes nothing */
 	struct gcap_cf_find *find; /* them (capfile_find.c), or NULL */
 	/* what they did, once stopped (gcap_cf_find_stats) */
 	unsigned find_nthr;

@@ -8,7 +8,9 @@
  * to it: a new section, simple and obsolete packet blocks, an interface
  * whose link type or snapshot length differs from the first's (libpcap
  * refuses it), binary or sub-nanosecond time resolutions, and every block
- * whose lengths do not agree.
+ * whose lengths do not agree. Its blocks can be found ahead of the
+ * reader (capfile_find.c): the lengths at both ends of a block make a
+ * guessed start testable.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +24,8 @@
 #define NG_EPB 0x00000006u
 #define NG_BOM 0x1a2b3c4du
 #define NG_MAX_BLOCK (16u << 20) /* libpcap's first limit */
+/* blocks in a row that a guessed block start must pass */
+#define PLAUSIBLE_RUN 4u
 
 enum {
 	OPT_END = 0,
@@ -160,11 +164,43 @@ ng_step(struct gcap_capfile *cf, const uint8_t *p, size_t avail, struct gcap_pkt
 		*data_off = 28;
 		return CF_PKT;
 	}
-	case NG_IDB: return idb_add(cf, p, len);
+	case NG_IDB: return cf->frozen ? CF_LIBPCAP : idb_add(cf, p, len);
 	case NG_PB:
 	case NG_SPB: return CF_LIBPCAP;
 	default: return CF_SKIP; /* libpcap passes over it */
 	}
+}
+
+/* A block start, as far as PLAUSIBLE_RUN blocks in a row can say (or
+ * fewer, ending where the mapping does): a type of the specification
+ * other than a section header, a length a multiple of 4 that the block's
+ * trailer repeats, and for a packet an interface already known and a
+ * captured length within the block. The trailer makes a wrong guess rare:
+ * a length read from packet bytes must be found again where it points. */
+static bool
+ng_plausible(const struct gcap_capfile *cf, const uint8_t *p, size_t avail)
+{
+	const bool sw = cf->swapped;
+
+	for (unsigned k = 0; k < PLAUSIBLE_RUN; k++) {
+		if (avail == 0)
+			return k > 0;
+		if (avail < 12)
+			return false;
+		uint32_t type = cf_get32(p, sw), len = cf_get32(p + 4, sw);
+		bool known = (type >= NG_IDB && type <= 0x0au) || type == 0x00000badu ||
+			     type == 0x40000badu;
+
+		if (!known || len < 12 || (len & 3u) != 0 || len > NG_MAX_BLOCK ||
+		    len > avail || cf_get32(p + len - 4, sw) != len)
+			return false;
+		if (type == NG_EPB && (len < 32 || cf_get32(p + 8, sw) >= cf->nifs ||
+				       cf_get32(p + 20, sw) > len - 32))
+			return false;
+		p += len;
+		avail -= len;
+	}
+	return true;
 }
 
 static size_t
@@ -210,4 +246,5 @@ const struct gcap_cf_fmt gcap_cf_pcapng = {
 	.name = "pcapng",
 	.header = ng_header,
 	.step = ng_step,
+	.plausible = ng_plausible,
 };

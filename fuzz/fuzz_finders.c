@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * libFuzzer target for a plain pcap's records found ahead of the reader
- * (base/capfile_find.c: the guesses of record starts, the finders' walks,
- * the reader's joins).
+ * libFuzzer target for a plain pcap's or pcapng's records found ahead of
+ * the reader (base/capfile_find.c: the guesses of record starts, the
+ * finders' walks, the reader's joins; the seeds hold both formats).
  *
  * Input: [mode byte][a capture file]. The file is read to its end by the
  * reader alone, then with three finders (the mode's low bit: in batches

@@ -8,7 +8,8 @@
 #   kpkt     the inline kernel packet helpers (fuzz/fuzz_kpkt.c)
 #   decoders compressed captures on one and on several decoding threads
 #            (fuzz/fuzz_decoders.c)
-#   finders  a pcap's records found by the reader alone and with finders
+#   finders  a pcap's or pcapng's records found by the reader alone and
+#            with finders
 #            (fuzz/fuzz_finders.c; chunks of 512 bytes)
 # The time is split evenly among the targets. Crashes are written to
 # build-fuzz/crashes/. Seeds: fuzz/corpus/bpfc/ (committed); for capture

@@ -132,11 +132,13 @@ offline)
 	echo "offline rc=$?"; rm -rf /dev/shm/gcap-offline ;;
 offfind)
 	# records found ahead of the reader (--find-threads 0 2 4 8), both
-	# backends, against cat and tcpdump (bench/offline_finders.sh)
+	# backends, pcap and pcapng (OFFFIND_FORMATS), against cat and
+	# tcpdump (bench/offline_finders.sh)
 	log "offline finders bench"
 	GPU_CAPTURE=$b/bin/gpu-capture PCAP_CMP=$b/bin/pcap-cmp TCPDUMP=$b/bin/tcpdump \
 		MIX_PCAP=$b/shared/data/bench/mix-en10mb.pcap RESULTS_DIR=$OUT MACHINE=h200 \
 		SIZE_MB=${OFFLINE_MB:-4000} REPS=${OFFLINE_REPS:-3} \
+		FORMATS=${OFFFIND_FORMATS:-pcap pcapng} \
 		timeout ${OFFLINE_TIMEOUT:-420} bash "$b/root/bench/offline_finders.sh" 2>"$OUT/offfind-stderr.log"
 	echo "offfind rc=$?" ;;
 offz)

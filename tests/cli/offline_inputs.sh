@@ -62,8 +62,8 @@ for f in "$DATA/eth-mix.pcap" "$DATA/eth-mix.pcapng" "$DATA/eth-be.pcap"; do
 		fail "$b: -r - (a gzip pipe) differs"
 done
 
-# a file of 6 MB: its records found ahead on 3 threads (--find-threads),
-# the output what the reader alone writes; a damaged copy ends as it does
+# a file of 6 MB, pcap and pcapng: its records found ahead on 3 threads
+# (--find-threads), the output what the reader alone writes; a damaged copy ends as it does
 # alone; 9 threads, or live ports, are refused before anything starts
 python3 - "$DATA/eth-mix.pcap" "$T/big.pcap" <<'PY'
 import sys
@@ -79,6 +79,13 @@ cmp -s "$T/big0.pcap" "$T/big3.pcap" || fail "--find-threads 3: output differs f
 grep -Eq 'input 1: records found ahead on 3 threads, [0-9]+ of [0-9]+ megabytes listed taken whole' "$T/gc.err" ||
 	fail "--find-threads 3 -v says: $(grep -i found "$T/gc.err")"
 check_readable "$T/big3.pcap" 1000
+# the same records as pcapng: its blocks found ahead too
+gc -r "$T/big.pcap" -w "$T/big.pcapng" || fail "to pcapng: $(cat "$T/gc.err")"
+gc -r "$T/big.pcapng" --find-threads 0 -w "$T/big0.pcap" "$E" || fail "pcapng, --find-threads 0: $(cat "$T/gc.err")"
+gc -v -r "$T/big.pcapng" --find-threads 3 -w "$T/big3.pcap" "$E" || fail "pcapng, --find-threads 3: $(cat "$T/gc.err")"
+cmp -s "$T/big0.pcap" "$T/big3.pcap" || fail "pcapng, --find-threads 3: output differs from the reader's alone"
+grep -Eq 'input 1: records found ahead on 3 threads, [1-9][0-9]* of [0-9]+ megabytes listed taken whole' "$T/gc.err" ||
+	fail "pcapng, --find-threads 3 -v says: $(grep -i found "$T/gc.err")"
 python3 - "$T/big.pcap" <<'PY'
 import struct, sys
 f = open(sys.argv[1], 'r+b')
