@@ -2,7 +2,7 @@
 # There (the GPU machine): run the GPU tests and benchmarks from .devbundle,
 # logs to $OUT. Usage: bash .devbundle/root/scripts/device/run.sh [STEP...]
 # Steps: info doctor tests unit copyloop corpus live multigpu bench order sweep latency latvar jitter jittouch phases floor rxburst soak writerslack ab ringsweep pcie pcieceil kbench
-# bpf profile observe ops vram kfault setupcost vrambench offline offfind offz offchoice offcopy filepin (default: info tests corpus live bench).
+# bpf profile observe ops vram kfault setupcost vrambench offline offfind offz offchoice offcopy offcross filepin (default: info tests corpus live bench).
 set -uo pipefail
 b=$(cd "$(dirname "$0")/../../.." && pwd)
 source "$b/env.sh"
@@ -163,6 +163,19 @@ offcopy)
 			timeout ${OFFLINE_TIMEOUT:-200} bash "$b/root/bench/offline_crossover.sh"
 		echo "offcopy $cpus rc=$?"
 	done 2>&1 | tee "$OUT/offcopy.log" ;;
+offcross)
+	# where the gpu backend overtakes the cpu backend on -r by file size
+	# and outputs per filtering thread: OFFCROSS_MB sizes, OFFCROSS_OUTPUTS,
+	# on each CPU set of OFFCROSS_CPUS (bench/offline_crossover.sh)
+	log "offline: the backends by size, outputs and CPUs"
+	for cpus in ${OFFCROSS_CPUS:-0-15 0-3 0-1}; do
+		GPU_CAPTURE=$b/bin/gpu-capture MIX_PCAP=$b/shared/data/bench/mix-en10mb.pcap \
+			SIZES_MB="${OFFCROSS_MB:-1000 4000}" OUTPUTS="${OFFCROSS_OUTPUTS:-1 4 8 16 64}" \
+			CPUS=$cpus RUNS=${OFFLINE_REPS:-2} BACKENDS="${OFFCROSS_BACKENDS:-gpu cpu}" \
+			WORK=/dev/shm/gcap-offcross \
+			timeout ${OFFLINE_TIMEOUT:-300} bash "$b/root/bench/offline_crossover.sh"
+		echo "offcross $cpus rc=$?"
+	done 2>&1 | tee "$OUT/offcross.log" ;;
 filepin)
 	# how a stored capture's bytes can reach the GPU: the read limit,
 	# copies into pinned staging on 1..8 threads, the mapping registered
