@@ -53,6 +53,46 @@ src_read(struct gcap_cf_src *s, uint8_t *buf, size_t len)
 	return r;
 }
 
+/* ---- a mapped file cut short while it is read ---- */
+
+/* Where the mapping stops holding the file's bytes, the file having shrunk
+ * while it was read (capfile_guard.c maps zeros past its new end):
+ * SIZE_MAX while it holds them, as far as the bytes up to pos can tell.
+ * Whole, that is a probe and a load; the size is asked (fstat) only once
+ * the guard saw a cut, in the mapping's last page (a cut there faults
+ * nowhere), or where ask says. */
+static size_t
+map_whole(struct gcap_capfile *cf, size_t pos, bool ask)
+{
+	bool last;
+	size_t from = gcap_cf_guard_probe(cf->guard, pos, &last);
+	struct stat st;
+
+	if (from == SIZE_MAX && !last && !ask)
+		return SIZE_MAX;
+	if (fstat(cf->src.fd, &st) == 0 && (uint64_t)st.st_size < from)
+		from = (size_t)st.st_size;
+	return from < cf->map_len ? from : SIZE_MAX;
+}
+
+/* The file shrank to whole bytes: of desc's n records (in file order) those
+ * whose bytes end past it are dropped, and the input ends with -EIO after
+ * the rest. @return the records kept. */
+static unsigned
+map_shrank(struct gcap_capfile *cf, size_t whole, const struct gcap_pkt *desc, unsigned n)
+{
+	unsigned k = 0;
+
+	while (k < n && desc[k].addr - (uintptr_t)cf->map + desc[k].caplen <= whole)
+		k++;
+	snprintf(cf->msg, sizeof(cf->msg),
+		 "the file shrank to %zu bytes while it was read", whole);
+	cf->shrank = true;
+	cf->err = -EIO;
+	cf->done = true;
+	return k;
+}
+
 /* ---- the stream libpcap reads ---- */
 
 /* libpcap's reads: the replay bytes first, then the carry (at open,
@@ -81,8 +121,20 @@ ck_read(void *c, char *buf, size_t size)
 	if (cf->carry_pos < cf->carry_len)
 		return (ssize_t)ck_serve(buf, size, cf->carry, cf->carry_len,
 					 &cf->carry_pos);
-	if (cf->map_rd < cf->map_len)
-		return (ssize_t)ck_serve(buf, size, cf->map, cf->map_len, &cf->map_rd);
+	if (cf->map_rd < cf->map_len) {
+		size_t at = cf->map_rd, whole;
+		size_t n = ck_serve(buf, size, cf->map, cf->map_len, &cf->map_rd);
+
+		whole = map_whole(cf, cf->map_rd, false);
+		if (whole == SIZE_MAX || whole >= cf->map_rd)
+			return (ssize_t)n;
+		/* the bytes up to the new end, then the end (the input's
+		 * error is set: libpcap's does not replace it) */
+		map_shrank(cf, whole, NULL, 0);
+		cf->map_rd = cf->map_len;
+		cf->src_eof = true;
+		return whole > at ? (ssize_t)(whole - at) : 0;
+	}
 	if (cf->src_eof)
 		return 0;
 	r = src_read(&cf->src, (uint8_t *)buf, size);
@@ -231,8 +283,10 @@ gcap_capfile_close(struct gcap_capfile *cf)
 		pcap_close(cf->p);
 	gcap_cf_find_stop(cf);
 	gcap_cf_pop_stop(cf);
-	if (cf->map != NULL)
+	if (cf->map != NULL) {
+		gcap_cf_guard_del(cf->guard);
 		munmap((void *)cf->map, cf->map_len);
+	}
 	gcap_cf_par_stop(&cf->src);
 	gcap_cf_ahead_stop(&cf->src);
 	if (cf->src.codec != NULL)
@@ -383,6 +437,12 @@ gcap_capfile_open_conf(const char *path, const struct gcap_capfile_conf *conf,
 		void *m = mmap(NULL, (size_t)cf->size, PROT_READ, MAP_PRIVATE, cf->src.fd,
 			       0);
 
+		/* unguarded, a cut file would kill the process: read it instead */
+		if (m != MAP_FAILED &&
+		    (cf->guard = gcap_cf_guard_add(m, (size_t)cf->size)) == NULL) {
+			munmap(m, (size_t)cf->size);
+			m = MAP_FAILED;
+		}
 		if (m != MAP_FAILED) {
 			(void)madvise(m, (size_t)cf->size, MADV_SEQUENTIAL);
 			cf->map = m;
@@ -457,8 +517,9 @@ lp_fill(struct gcap_capfile *cf, uint8_t *buf, uint32_t size, struct gcap_pkt *d
 				break;
 			}
 			if (r < 0) {
-				snprintf(cf->msg, sizeof(cf->msg), "%s",
-					 pcap_geterr(cf->lp));
+				if (!cf->shrank)
+					snprintf(cf->msg, sizeof(cf->msg), "%s",
+						 pcap_geterr(cf->lp));
 				cf->err = -EIO;
 				cf->done = true;
 				break;
@@ -559,7 +620,7 @@ map_fill(struct gcap_capfile *cf, uint8_t *buf, uint32_t size, struct gcap_pkt *
 	 uint64_t *raw, unsigned max, uint32_t *used, uint32_t limit,
 	 const uint8_t **span)
 {
-	size_t pos = cf->map_pos, adv = 0, first = 0, end = 0;
+	size_t pos = cf->map_pos, adv = 0, first = 0, end = 0, whole = SIZE_MAX;
 	unsigned n = 0;
 	int r;
 
@@ -637,6 +698,11 @@ map_fill(struct gcap_capfile *cf, uint8_t *buf, uint32_t size, struct gcap_pkt *
 		} else if (limit != 0 && n > 0) {
 			break; /* these first; libpcap takes over at the next fill */
 		} else {
+			/* past a new end (the file cut while it is read) the
+			 * zeros are no damage of the file's: the input ends */
+			whole = map_whole(cf, pos, true);
+			if (whole != SIZE_MAX && pos >= whole)
+				break;
 			/* damaged or truncated: libpcap reads on from here */
 			cf->map_pos = pos;
 			__atomic_store_n(&cf->src.raw_bytes, pos, __ATOMIC_RELAXED);
@@ -649,6 +715,18 @@ map_fill(struct gcap_capfile *cf, uint8_t *buf, uint32_t size, struct gcap_pkt *
 			*span = buf;
 			return r > 0 ? r : cf->err;
 		}
+	}
+	/* the file cut while it is read: no record past its new end (zeros
+	 * there) goes out; one probe and a load per batch while it is whole */
+	if (whole == SIZE_MAX)
+		whole = map_whole(cf, pos, false);
+	if (whole != SIZE_MAX && (pos >= whole || (n > 0 && end > whole))) {
+		n = map_shrank(cf, whole, desc, n);
+		if (n == 0)
+			return cf->err;
+		end = (size_t)(desc[n - 1].addr - (uintptr_t)cf->map) +
+		      desc[n - 1].caplen;
+		pos = whole;
 	}
 	cf->map_pos = pos;
 	__atomic_store_n(&cf->src.raw_bytes, pos, __ATOMIC_RELAXED);
@@ -671,7 +749,7 @@ gcap_capfile_fill(struct gcap_capfile *cf, uint8_t *buf, uint32_t size,
 	if (cf->use_map && cf->fmt != NULL) {
 		const uint8_t *span;
 
-		return cf->done ? 0 :
+		return cf->done ? cf->err :
 				  map_fill(cf, buf, size, desc, raw, max, used, 0, &span);
 	}
 	size_t have = 0, pos = 0, adv = 0;
@@ -851,7 +929,8 @@ gcap_capfile_fill_span(struct gcap_capfile *cf, uint8_t *buf, uint32_t size,
 	if (!gcap_capfile_mapped(cf)) /* no mapping, or libpcap reads on */
 		return gcap_capfile_fill(cf, buf, size, desc, raw, max, used);
 	cf->use_map = true; /* the mapping is what is read from here on */
-	return cf->done ? 0 : map_fill(cf, buf, size, desc, raw, max, used, size, span);
+	return cf->done ? cf->err :
+			  map_fill(cf, buf, size, desc, raw, max, used, size, span);
 }
 
 bool

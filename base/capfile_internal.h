@@ -260,7 +260,9 @@ struct gcap_capfile {
 	/* what they did, once stopped (gcap_cf_find_stats) */
 	unsigned find_nthr;
 	uint64_t find_joined, find_listed, find_stepped;
-	uint64_t avg_rec; /* bytes per record, moving average */
+	uint64_t avg_rec;            /* bytes per record, moving average */
+	struct gcap_cf_guard *guard; /* the mapping's (capfile_guard.c) */
+	bool shrank; /* the file shrank under the mapping: cf->msg says so */
 	char msg[PCAP_ERRBUF_SIZE + 64];
 };
 
@@ -274,6 +276,25 @@ void gcap_cf_pop_start(struct gcap_capfile *cf);
 void gcap_cf_pop_reader_at(struct gcap_capfile *cf, size_t pos);
 /** End the thread (before the mapping goes). NULL pop: no-op. */
 void gcap_cf_pop_stop(struct gcap_capfile *cf);
+
+/* ---------------------------------------------- capfile_guard.c */
+
+struct gcap_cf_guard;
+/** Guard the mapping [map, map + len) of a file that may be cut short
+ *  while it is read (the SIGBUS handler is installed at the first call).
+ *  @return its guard, or NULL (no slot left, or no handler): the caller
+ *  then reads the file without mapping it. */
+struct gcap_cf_guard *gcap_cf_guard_add(const void *map, size_t len);
+/** Guard the mapping no more (before it is unmapped). NULL: no-op. */
+void gcap_cf_guard_del(struct gcap_cf_guard *g);
+/** Whether the file was cut as far as the bytes up to pos can tell: the
+ *  mapping's first page boundary at or past pos is read (a cut before it
+ *  faults there), then the mark. *last: no boundary is left before the
+ *  mapping's end (a cut within its last page faults nowhere: ask the
+ *  file's size). @return the offset from which the mapping reads zeros,
+ *  SIZE_MAX while it reads the file. One load and a fence: once per
+ *  batch. */
+size_t gcap_cf_guard_probe(const struct gcap_cf_guard *g, size_t pos, bool *last);
 
 /* ---------------------------------------------- capfile_find.c */
 

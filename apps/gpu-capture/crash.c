@@ -4,6 +4,12 @@
  * process, unchecked): one line naming the kernel and where it faulted,
  * then the signal's default action (core dump, status of the signal).
  *
+ * A SIGBUS is first offered to the capture file reader's guard
+ * (gcap_capfile_fault()): a read past the end of a -r file that another
+ * process cut short is no crash, the input ends there with an error. So
+ * the default action is restored by the handler itself, not on entry
+ * (SA_RESETHAND): several threads may take that SIGBUS at once.
+ *
  * The handler only calls write(2), sigaction and raise: the kernel may
  * have broken the heap, and the writer may be in the middle of its buffer,
  * so nothing is flushed from here. The outputs hold what the writer wrote
@@ -17,6 +23,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "gpucap/gcap_capfile.h"
 #include "gpucap/gcap_khost.h"
 #include "run.h"
 
@@ -91,7 +98,10 @@ on_fatal(int sig, siginfo_t *si, void *ctx)
 	struct line l = { .n = 0 };
 	uintptr_t pc = fault_pc(ctx);
 	bool in_kernel = pc >= g_lo && pc < g_hi;
+	struct sigaction dfl;
 
+	if (gcap_capfile_fault(sig, si))
+		return; /* the read runs again, on zeros */
 	put(&l, "gpu-capture: ");
 	if (in_kernel) {
 		put(&l, "inline kernel ");
@@ -119,8 +129,12 @@ on_fatal(int sig, siginfo_t *si, void *ctx)
 	}
 	put(&l, "; the outputs hold the records written before it\n");
 	(void)!write(STDERR_FILENO, l.s, l.n);
-	/* the default action (SA_RESETHAND restored it): on return the
-	 * faulting instruction runs again, or the raised signal is taken */
+	/* the default action: on return the faulting instruction runs again,
+	 * or the raised signal is taken */
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	sigemptyset(&dfl.sa_mask);
+	(void)sigaction(sig, &dfl, NULL);
 	raise(sig);
 }
 
@@ -137,7 +151,7 @@ app_crash_arm(const struct gcap_khost *k)
 	strncpy(g_kpath, p, sizeof(g_kpath) - 1);
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = on_fatal;
-	sa.sa_flags = SA_SIGINFO | SA_RESETHAND;
+	sa.sa_flags = SA_SIGINFO;
 	sigemptyset(&sa.sa_mask);
 	for (unsigned i = 0; i < sizeof(fatal) / sizeof(fatal[0]); i++)
 		(void)sigaction(fatal[i], &sa, NULL);

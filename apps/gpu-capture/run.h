@@ -35,7 +35,8 @@ bool app_stats_asked(void);
 
 /* With an inline kernel loaded: SIGSEGV, SIGBUS, SIGILL and SIGFPE print
  * one line naming the kernel and where it faulted, then take their
- * default action (crash.c). */
+ * default action (crash.c); a SIGBUS of a -r file cut short while it is
+ * read goes to the file reader's guard instead. */
 void app_crash_arm(const struct gcap_khost *k);
 
 /* A capture thread was left running inside an inline kernel: end the

@@ -11,10 +11,17 @@
  * ends as libpcap ends it.
  *
  * One reader is used by one thread at a time.
+ *
+ * A plain regular file is read through a mapping, guarded against another
+ * process cutting the file short while it is read (a read past the new
+ * end raises SIGBUS): the reader installs a SIGBUS handler, over the one
+ * there was, that maps zeros past the new end and passes any other SIGBUS
+ * on; the input ends there with -EIO (gcap_capfile_fill()).
  */
 #ifndef GCAP_CAPFILE_H
 #define GCAP_CAPFILE_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -138,8 +145,11 @@ gcap_capfile_if(const struct gcap_capfile *cf, unsigned i, struct gcap_writer_if
  * a pcapng count of units), for an output to write them back as they were.
  * @return records described (> 0); 0 at the end of the input; -EIO when
  *         it is damaged (libpcap's message in gcap_capfile_errmsg; the
- *         records before the damage were returned); -E2BIG when a record
- *         is larger than size; -ENOMEM.
+ *         records before the damage were returned), or when a mapped file
+ *         shrank while it was read (the records that end within its new
+ *         size were returned; records of earlier batches that lay past it
+ *         now read zeros); -E2BIG when a record is larger than size;
+ *         -ENOMEM.
  */
 int gcap_capfile_fill(struct gcap_capfile *cf, uint8_t *buf, uint32_t size,
 		      struct gcap_pkt *desc, uint64_t *raw, unsigned max, uint32_t *used);
@@ -175,6 +185,16 @@ int gcap_capfile_fill_span(struct gcap_capfile *cf, uint8_t *buf, uint32_t size,
  *          records can be read from (not compressed, not a pipe, not yet
  *          handed to libpcap after damage). */
 bool gcap_capfile_mapped(const struct gcap_capfile *cf);
+
+/**
+ * For a SIGBUS handler installed over the reader's (see above): offer it
+ * the signal first. Async-signal-safe.
+ * @return true when it was a read past the end of a mapped input cut short
+ *         while it was read: the pages from there on now read zeros and
+ *         the input ends at its new end, so the handler returns (the read
+ *         runs again); false for any other signal or address.
+ */
+bool gcap_capfile_fault(int sig, const siginfo_t *si);
 
 /** @return the message of the last error ("" if none). */
 const char *gcap_capfile_errmsg(const struct gcap_capfile *cf);
