@@ -10,6 +10,8 @@
 #define _GNU_SOURCE
 #endif
 #include <sched.h>
+#include <string.h>
+#include <sys/stat.h>
 
 #include "gpucap/gcap_exec.h"
 
@@ -53,21 +55,50 @@ cpu_threads(const struct app_opts *o)
 	return w > 0 ? w : 1;
 }
 
+/* The inputs' bytes (plain regular files: their sizes; 0 when one is a
+ * pipe or -V's list, whose size is not known before they are read). */
+static uint64_t
+input_bytes(const struct app_opts *o)
+{
+	uint64_t sum = 0;
+	struct stat st;
+
+	if (o->read_list)
+		return 0;
+	for (unsigned i = 0; i < o->nread; i++) {
+		if (strcmp(o->read_files[i], "-") == 0 ||
+		    stat(o->read_files[i], &st) != 0 || !S_ISREG(st.st_mode))
+			return 0;
+		sum += (uint64_t)st.st_size;
+	}
+	return sum;
+}
+
 /* Is the cpu backend the faster for this file run? The gpu backend pays
  * the CUDA driver's start and stop (about 300 ms on an H200) and then
  * filters any number of outputs at about the file's pace; the cpu
- * backend's cost grows with the outputs each of its threads filters.
- * Measured side by side on the H200, 1 GB in tmpfs (run.sh offchoice):
- * cpu faster with 1 filter on 2, 4 and 16 CPUs and with 64 filters on 16
- * (14 workers); gpu faster with 64 filters on 4 CPUs and on 2. An inline
- * kernel runs on one thread of the cpu backend and on every GPU thread,
- * and --dump-gpu-code prints the GPU's code: both keep the GPU. */
+ * backend's cost grows with the outputs each of its threads filters, and
+ * both with the file. Measured side by side on the H200 (run.sh offcross:
+ * 1 and 4 GB, 1-64 outputs, 16, 4 and 2 CPUs): on a gigabyte the cpu
+ * backend is the faster up to 8 outputs a thread or more; past it the
+ * boundary falls as the size grows, as fast as the size with many threads
+ * (the gpu backend's fixed cost spread) and as its square root with one
+ * or two (the gpu backend then copies on fewer threads). So: 8 a thread
+ * up to a gigabyte (or when the size is not known), 8 / GB on 4 threads
+ * or more, 8 / sqrt(GB) on fewer. An inline kernel runs on one thread of
+ * the cpu backend and on every GPU thread, and --dump-gpu-code prints the
+ * GPU's code: both keep the GPU. */
 bool
 app_files_cpu_faster(const struct app_opts *o)
 {
+	double gb = (double)input_bytes(o) / 1e9, k = (double)o->nouts / cpu_threads(o);
+
 	if (o->kernel != NULL || o->dump_gpu_code)
 		return false;
-	return o->nouts <= 8 * cpu_threads(o);
+	if (gb <= 1.0)
+		return k <= 8.0;
+	/* k <= 8 / gb, or k <= 8 / sqrt(gb) */
+	return cpu_threads(o) >= 4 ? k * gb <= 8.0 : k * k * gb <= 64.0;
 }
 
 bool

@@ -4,8 +4,8 @@
 # driver anything and said on stderr, unless a GPU option (--mem, --gpu,
 # --gpu-blocks, --gpu-interp), an inline kernel or --dump-gpu-code asks
 # for the GPU or the outputs are more than 8 for each of the cpu
-# backend's filtering threads (its workers, or the reading thread); -q
-# says nothing.
+# backend's filtering threads (its workers, or the reading thread), fewer
+# past a gigabyte; -q says nothing.
 . "$(dirname "$0")/lib.sh"
 need tcpdump
 F=$LIVE1
@@ -75,6 +75,40 @@ grep -qF "auto's choice for files" "$T/gc.err" &&
 run -r "$F" --cpu-workers 2 "${o9[@]}" || fail "9 outputs, 2 workers: exit $?: $(cat "$T/gc.err")"
 grep -qF "$CHOICE" "$T/gc.err" || grep -q "no CUDA support" "$T/gc.err" ||
 	fail "9 outputs, 2 workers: auto did not choose cpu: $(cat "$T/gc.err")"
+
+# past a gigabyte the boundary falls with the size: 8 / GB outputs a
+# thread on 4 threads or more, 8 / sqrt(GB) on fewer. A sparse 4 GB file
+# (a record, then zeros) and -c 1 (the first output takes every record)
+python3 - "$T/big.pcap" <<'PY'
+import struct, sys
+with open(sys.argv[1], 'wb') as f:
+    f.write(struct.pack('<IHHiIII', 0xa1b2c3d4, 2, 4, 0, 0, 262144, 1))
+    f.write(struct.pack('<IIII', 1, 0, 60, 60) + bytes(60))
+    f.truncate(4 * 10**9)
+PY
+sized() { # WORKERS OUTPUTS WANT(cpu|gpu)
+	local i o=(-w "$T/s0.pcap")
+	for ((i = 1; i < $2; i++)); do o+=(-w "$T/s$i.pcap:tcp port $((80 + i))"); done
+	run -r "$T/big.pcap" -c 1 --cpu-workers "$1" "${o[@]}" || fail "4 GB, $2 outputs: exit $?: $(cat "$T/gc.err")"
+	grep -q "no CUDA support" "$T/gc.err" && return
+	if [ "$3" = cpu ]; then
+		grep -qF "$CHOICE" "$T/gc.err" ||
+			fail "4 GB, $2 outputs, --cpu-workers $1: auto did not choose cpu: $(cat "$T/gc.err")"
+	else
+		grep -qF "auto's choice for files" "$T/gc.err" &&
+			fail "4 GB, $2 outputs, --cpu-workers $1: auto chose cpu: $(cat "$T/gc.err")"
+	fi
+	[ "$(count "$T/s0.pcap")" = 1 ] || fail "4 GB, $2 outputs: not the one record"
+}
+sized 0 4 cpu
+sized 0 5 gpu
+sized 4 8 cpu
+sized 4 9 gpu
+# a gigabyte or less (and a size not known: a pipe) keeps 8 a thread
+truncate -s 1000000000 "$T/big.pcap"
+sized 0 8 cpu
+sized 0 9 gpu
+rm -f "$T/big.pcap"
 
 # a live port is not a file: auto keeps to the GPU path there
 run -i net_null0 -c 10 -w "$T/l.pcap" || fail "-i net_null0: exit $?: $(cat "$T/gc.err")"
