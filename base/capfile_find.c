@@ -185,7 +185,17 @@ gcap_cf_find_start(struct gcap_capfile *cf, unsigned finders)
 	f->cf = cf;
 	f->view = *cf;
 	f->view.frozen = true;
+	/* what the reader frees or moves: a step that read it would fault
+	 * here rather than race */
 	f->view.find = NULL;
+	f->view.pop = NULL;
+	f->view.guard = NULL;
+	f->view.path = NULL;
+	f->view.p = f->view.lp = NULL;
+	f->view.pf = f->view.lpf = NULL;
+	f->view.hdr = f->view.carry = NULL;
+	f->view.replay = NULL;
+	memset(&f->view.src, 0, sizeof(f->view.src));
 	f->view.ifs = malloc((cf->nifs > 0 ? cf->nifs : 1) * sizeof(*cf->ifs));
 	if (f->view.ifs == NULL) {
 		free(f);

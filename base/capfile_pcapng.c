@@ -191,6 +191,10 @@ ng_plausible(const struct gcap_capfile *cf, const uint8_t *p, size_t avail)
 		bool known = (type >= NG_IDB && type <= 0x0au) || type == 0x00000badu ||
 			     type == 0x40000badu;
 
+		/* a list never starts at an interface or an old packet block
+		 * (the step ends it there) */
+		if (k == 0 && type <= NG_SPB)
+			return false;
 		if (!known || len < 12 || (len & 3u) != 0 || len > NG_MAX_BLOCK ||
 		    len > avail || cf_get32(p + len - 4, sw) != len)
 			return false;

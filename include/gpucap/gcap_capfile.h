@@ -56,8 +56,8 @@ struct gcap_capfile_conf {
 	 *  units side by side; elsewhere one of them decodes. 0 or 1: one
 	 *  thread, beside the reader. */
 	unsigned decoders;
-	/** Threads finding the records of a plain pcap file ahead of the
-	 *  reader (mapped, of 4 MB or more), up to
+	/** Threads finding the records of a plain pcap or pcapng file
+	 *  ahead of the reader (mapped, of 4 MB or more), up to
 	 *  GCAP_CAPFILE_FINDERS_MAX: each lists the records of the next
 	 *  megabyte, and the reader takes the lists from record starts it
 	 *  reached itself (the records are the same, in the same order). 0:
