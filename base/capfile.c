@@ -75,18 +75,28 @@ map_whole(struct gcap_capfile *cf, size_t pos, bool ask)
 	return from < cf->map_len ? from : SIZE_MAX;
 }
 
-/* The file shrank to whole bytes: of desc's n records (in file order) those
- * whose bytes end past it are dropped, and the input ends with -EIO after
- * the rest. @return the records kept. */
+/* The mapping holds the file's bytes only up to whole (the file shrank
+ * to it): of desc's n records (in file order) those whose bytes end past
+ * it are dropped, and the input ends with -EIO after the rest. A file
+ * that is longer again (written again after the cut) or was never cut (a
+ * storage error faults the same way) is said so. @return the records
+ * kept. */
 static unsigned
 map_shrank(struct gcap_capfile *cf, size_t whole, const struct gcap_pkt *desc, unsigned n)
 {
 	unsigned k = 0;
+	struct stat st;
 
 	while (k < n && desc[k].addr - (uintptr_t)cf->map + desc[k].caplen <= whole)
 		k++;
-	snprintf(cf->msg, sizeof(cf->msg),
-		 "the file shrank to %zu bytes while it was read", whole);
+	if (fstat(cf->src.fd, &st) == 0 && (uint64_t)st.st_size > whole)
+		snprintf(cf->msg, sizeof(cf->msg),
+			 "its bytes from %zu on could not be read (a storage error, or "
+			 "the file was cut short and written again while it was read)",
+			 whole);
+	else
+		snprintf(cf->msg, sizeof(cf->msg),
+			 "the file shrank to %zu bytes while it was read", whole);
 	cf->shrank = true;
 	cf->err = -EIO;
 	cf->done = true;

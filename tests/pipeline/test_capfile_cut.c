@@ -367,6 +367,42 @@ START_TEST(test_other_thread_first)
 }
 END_TEST
 
+/* Cut, read past the cut by another thread, then written whole again:
+ * the mapping reads zeros from that page on though the file is whole
+ * again. The input ends there, and does not say the file shrank. */
+START_TEST(test_cut_and_rewritten)
+{
+	size_t size = boundary_after(file_len / 2) + 100;
+	size_t zero = ((size + page - 1) / page + 2) * page;
+	struct toucher t;
+	struct reader r;
+	pthread_t th;
+	int fd;
+
+	write_file();
+	reader_open(&r, 0, false);
+	ck_assert_int_gt(reader_batch(&r, file_len), 0);
+	ck_assert_int_eq(truncate(path, (off_t)size), 0);
+	t.p = (const volatile uint8_t *)(r.base + zero);
+	ck_assert_int_eq(pthread_create(&th, NULL, touch_main, &t), 0);
+	ck_assert_int_eq(pthread_join(th, NULL), 0);
+	ck_assert_uint_eq(t.v, 0);
+	fd = open(path, O_WRONLY);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(pwrite(fd, file + size, file_len - size, (off_t)size),
+			 (ssize_t)(file_len - size));
+	ck_assert_int_eq(close(fd), 0);
+	while (reader_batch(&r, zero) > 0)
+		;
+	ck_assert_msg(r.rc == -EIO &&
+			      strstr(gcap_capfile_errmsg(r.cf),
+				     "could not be read (a storage error") != NULL,
+		      "rewritten: rc %d (%s)", r.rc, gcap_capfile_errmsg(r.cf));
+	ck_assert_uint_eq(r.got, recs_within(zero));
+	gcap_capfile_close(r.cf);
+}
+END_TEST
+
 /* A mapping the reader does not know, cut short, read past its end. */
 static void
 unrelated_fault(void)
@@ -545,6 +581,7 @@ main(void)
 	tcase_add_test(tc, test_cut_inside_record);
 	tcase_add_test(tc, test_cut_page_aligned);
 	tcase_add_test(tc, test_cut_last_page);
+	tcase_add_test(tc, test_cut_and_rewritten);
 	tcase_add_test(tc, test_cut_behind_reader);
 	tcase_add_test(tc, test_cut_after_damage);
 	tcase_add_test(tc, test_other_thread_first);
