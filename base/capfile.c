@@ -232,6 +232,16 @@ nomem:
 	return -ENOMEM;
 }
 
+const struct gcap_cf_codec *
+gcap_cf_codec_find(const uint8_t *head, size_t n)
+{
+	for (size_t i = 0; i < sizeof(codecs) / sizeof(codecs[0]); i++)
+		if (n >= codecs[i]->magic_len &&
+		    memcmp(head, codecs[i]->magic, codecs[i]->magic_len) == 0)
+			return codecs[i];
+	return NULL;
+}
+
 static int
 src_open(struct gcap_capfile *cf, const char *path, unsigned decoders, char *errbuf)
 {
@@ -261,25 +271,20 @@ src_open(struct gcap_capfile *cf, const char *path, unsigned decoders, char *err
 	s->headpos = 0;
 	if ((r = src_skippable(s, magic)) < 0)
 		return gcap_err(errbuf, (int)-r, "%s: %s", path, s->msg);
-	for (size_t i = 0; i < sizeof(codecs) / sizeof(codecs[0]); i++) {
-		const struct gcap_cf_codec *k = codecs[i];
+	const struct gcap_cf_codec *k = gcap_cf_codec_find(magic, s->nhead);
+	int e;
 
-		if (s->nhead >= k->magic_len &&
-		    memcmp(magic, k->magic, k->magic_len) == 0) {
-			int r;
-
-			s->codec = k;
-			if ((r = k->open(s, errbuf)) < 0)
-				return r;
-			/* decompressing runs beside the reading */
-			if (decoders > k->par_max)
-				decoders = k->par_max;
-			if (decoders > 1 && k->cut != NULL)
-				return gcap_cf_par_start(s, decoders, errbuf);
-			return gcap_cf_ahead_start(s, errbuf);
-		}
-	}
-	return 0;
+	if (k == NULL)
+		return 0;
+	s->codec = k;
+	if ((e = k->open(s, errbuf)) < 0)
+		return e;
+	/* decompressing runs beside the reading */
+	if (decoders > k->par_max)
+		decoders = k->par_max;
+	if (decoders > 1 && k->cut != NULL)
+		return gcap_cf_par_start(s, decoders, errbuf);
+	return gcap_cf_ahead_start(s, errbuf);
 }
 
 void

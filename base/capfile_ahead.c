@@ -70,6 +70,12 @@ ahead_main(void *arg)
 	return NULL;
 }
 
+uint64_t
+gcap_cf_ahead_mem(void)
+{
+	return (uint64_t)AHEAD_CHUNKS * AHEAD_CHUNK;
+}
+
 int
 gcap_cf_ahead_start(struct gcap_cf_src *s, char *errbuf)
 {

@@ -170,6 +170,18 @@ find_main(void *arg)
 	}
 }
 
+/* a smaller file is found before threads would start */
+#define FIND_MIN (4u * FIND_CHUNK)
+
+uint64_t
+gcap_cf_find_mem(uint64_t size, unsigned finders)
+{
+	if (finders == 0 || size < FIND_MIN)
+		return 0;
+	return sizeof(struct gcap_cf_find) +
+	       (uint64_t)FIND_RING * FIND_ENTRIES * sizeof(struct gcap_cf_ent);
+}
+
 void
 gcap_cf_find_start(struct gcap_capfile *cf, unsigned finders)
 {
@@ -178,9 +190,8 @@ gcap_cf_find_start(struct gcap_capfile *cf, unsigned finders)
 
 	if (finders > GCAP_CAPFILE_FINDERS_MAX)
 		finders = GCAP_CAPFILE_FINDERS_MAX;
-	/* a small file is found before threads would start */
 	if (cf->find != NULL || cf->map == NULL || cf->fmt->plausible == NULL ||
-	    finders < 1 || left < 4u * FIND_CHUNK || (f = calloc(1, sizeof(*f))) == NULL)
+	    finders < 1 || left < FIND_MIN || (f = calloc(1, sizeof(*f))) == NULL)
 		return;
 	f->cf = cf;
 	f->view = *cf;

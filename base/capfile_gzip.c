@@ -247,6 +247,9 @@ const struct gcap_cf_codec gcap_cf_gzip = {
 	.close = gz_close,
 	/* inflating is slower: GZ_PAR_MAX */
 	.par_max = GZ_PAR_MAX,
+	/* a member's length field is 16 bits (BGZF's BSIZE + 1) */
+	.unit_in_max = 65536u,
+	.unit_out_max = GZ_UNIT_MAX,
 	.cut = gz_cut,
 	.serial = gz_serial,
 	.ctx_new = gz_ctx_new,

@@ -72,6 +72,9 @@ struct gcap_cf_codec {
 	/** The most threads worth running: past them the reader, which
 	 *  copies the decoded bytes out, bounds the input. */
 	unsigned par_max;
+	/** The most bytes a unit holds compressed and gives decoded: what
+	 *  one slot of the threads' ring takes (capfile_par.c). */
+	size_t unit_in_max, unit_out_max;
 	/** Cut the next unit, its bytes read into u->in (grown as needed).
 	 *  @return enum gcap_cf_cut, or -errno with s->msg set. */
 	int (*cut)(struct gcap_cf_src *s, struct gcap_cf_unit *u);
@@ -122,6 +125,15 @@ int gcap_cf_ahead_start(struct gcap_cf_src *s, char *errbuf);
 ssize_t gcap_cf_ahead_read(struct gcap_cf_src *s, uint8_t *buf, size_t len);
 /** Stop and join the thread (none: nothing). */
 void gcap_cf_ahead_stop(struct gcap_cf_src *s);
+
+/** The codec whose stream starts with the n bytes at head (NULL: none,
+ *  a plain file). */
+const struct gcap_cf_codec *gcap_cf_codec_find(const uint8_t *head, size_t n);
+/** The memory the decompressing thread takes (capfile_ahead.c). */
+uint64_t gcap_cf_ahead_mem(void);
+/** The memory n decompressing threads of codec k take at most, their
+ *  ring's slots (capfile_par.c). */
+uint64_t gcap_cf_par_mem(const struct gcap_cf_codec *k, unsigned n);
 
 /** Decompress on n threads (n >= 2, the codec has cut()) from now on.
  *  @return 0 or -errno with a message in errbuf. */
@@ -299,6 +311,9 @@ size_t gcap_cf_guard_probe(const struct gcap_cf_guard *g, size_t pos, bool *last
 /* ---------------------------------------------- capfile_find.c */
 
 struct gcap_cf_find;
+/** The memory finders threads take for a mapped file of size bytes (0:
+ *  none would start). */
+uint64_t gcap_cf_find_mem(uint64_t size, unsigned finders);
 /** Start finders threads finding records ahead of the reader, where the
  *  format can guess record starts and the mapping is large enough
  *  (nothing when none can start: the reader finds every record). */

@@ -268,6 +268,14 @@ par_free(struct gcap_cf_par *p)
 	free(p);
 }
 
+uint64_t
+gcap_cf_par_mem(const struct gcap_cf_codec *k, unsigned n)
+{
+	n = n > k->par_max ? k->par_max : n;
+	n = n > PAR_MAX ? PAR_MAX : n;
+	return (uint64_t)n * PAR_SLOTS_PER * (k->unit_in_max + k->unit_out_max);
+}
+
 int
 gcap_cf_par_start(struct gcap_cf_src *s, unsigned n, char *errbuf)
 {

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "gpucap/gcap_capfile.h"
 #include "gpucap/gcap_exec.h"
 
 #include "filerule.h"
@@ -35,6 +36,32 @@ app_auto_workers(void)
 	return n >= 4 ? (n - 2 > 16 ? 16 : n - 2) : 0;
 }
 
+/* most threads decompressing one input whose stream splits into units
+ * (each codec has its own limit, below it: base/capfile_*.c) */
+#define DECODERS_MAX 8u
+
+/* Threads decompressing each input whose stream splits into units
+ * (capfile_par.c): the CPUs shared among the inputs, at most DECODERS_MAX;
+ * two on a 2-CPU machine, where decoding bounds the run and the reader
+ * waits for it. */
+static unsigned
+auto_decoders(unsigned inputs)
+{
+	unsigned n = app_usable_cpus() / (inputs ? inputs : 1);
+
+	return n > DECODERS_MAX ? DECODERS_MAX : n;
+}
+
+void
+app_capfile_conf(const struct app_opts *o, unsigned inputs,
+		 struct gcap_capfile_conf *conf)
+{
+	memset(conf, 0, sizeof(*conf));
+	conf->decoders = auto_decoders(inputs);
+	conf->finders = inputs == 1 && o->find_threads >= 0 ? (unsigned)o->find_threads :
+							      app_auto_finders(inputs);
+}
+
 unsigned
 app_auto_finders(unsigned inputs)
 {
@@ -55,10 +82,8 @@ cpu_threads(const struct app_opts *o)
 	return w > 0 ? w : 1;
 }
 
-/* The inputs' bytes (plain regular files: their sizes; 0 when one is a
- * pipe or -V's list, whose size is not known before they are read). */
-static uint64_t
-input_bytes(const struct app_opts *o)
+uint64_t
+app_input_bytes(const struct app_opts *o)
 {
 	uint64_t sum = 0;
 	struct stat st;
@@ -91,7 +116,8 @@ input_bytes(const struct app_opts *o)
 bool
 app_files_cpu_faster(const struct app_opts *o)
 {
-	double gb = (double)input_bytes(o) / 1e9, k = (double)o->nouts / cpu_threads(o);
+	double gb = (double)app_input_bytes(o) / 1e9,
+	       k = (double)o->nouts / cpu_threads(o);
 
 	if (o->kernel != NULL || o->dump_gpu_code)
 		return false;

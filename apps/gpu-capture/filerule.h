@@ -4,6 +4,7 @@
 #define GCAP_APP_FILERULE_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "options.h"
 
@@ -19,6 +20,16 @@ unsigned app_auto_workers(void);
  * keep ahead of the reader); none for several (merged through buffers,
  * not read in place). */
 unsigned app_auto_finders(unsigned inputs);
+
+/* How the reader opens each of a run's inputs: its decompressing threads
+ * and finders, by the CPUs (and --find-threads). */
+struct gcap_capfile_conf;
+void app_capfile_conf(const struct app_opts *o, unsigned inputs,
+		      struct gcap_capfile_conf *conf);
+
+/* The -r inputs' bytes: regular files' sizes; 0 when one is a pipe or
+ * -V's list, whose size is not known before they are read. */
+uint64_t app_input_bytes(const struct app_opts *o);
 
 /* Is the cpu backend the faster for this -r run? */
 bool app_files_cpu_faster(const struct app_opts *o);

@@ -34,9 +34,6 @@
  * with them one filter on 4 GB took 748-867 ms, with one 984-991 (run.sh
  * offcopy) */
 #define FILE_COPIERS_MAX 4u
-/* most threads decompressing one input whose stream splits into units
- * (each codec has its own limit, below it: base/capfile_*.c) */
-#define DECODERS_MAX 8u
 
 struct inputs {
 	struct gcap_capfile *cf[APP_MAX_INPUTS];
@@ -151,18 +148,6 @@ reader_log(const struct app *a)
 	free(s);
 }
 
-/* Threads decompressing each input whose stream splits into units
- * (capfile_par.c): the CPUs shared among the inputs, at most DECODERS_MAX;
- * two on a 2-CPU machine, where decoding bounds the run and the reader
- * waits for it. */
-static unsigned
-auto_decoders(unsigned inputs)
-{
-	unsigned n = app_usable_cpus() / (inputs ? inputs : 1);
-
-	return n > DECODERS_MAX ? DECODERS_MAX : n;
-}
-
 /* Open every input; they must share the link type (one set of filters). */
 static int
 inputs_open(struct app *a, struct inputs *in)
@@ -176,9 +161,7 @@ inputs_open(struct app *a, struct inputs *in)
 		return 1;
 	names = o->read_list ? (const char *const *)in->names : o->read_files;
 	n = o->read_list ? in->nnames : o->nread;
-	conf.decoders = auto_decoders(n);
-	conf.finders = n == 1 && o->find_threads >= 0 ? (unsigned)o->find_threads :
-							app_auto_finders(n);
+	app_capfile_conf(o, n, &conf);
 	for (unsigned i = 0; i < n; i++) {
 		in->cf[i] = gcap_capfile_open_conf(names[i], &conf, a->err);
 		if (in->cf[i] == NULL)

@@ -19,6 +19,7 @@
 #include <rte_mbuf_core.h>
 #include <rte_mempool.h>
 
+#include "gpucap/gcap_capfile.h"
 #include "gpucap/gcap_outfile.h"
 #include "gpucap/gcap_pipeline.h"
 #include "app_err.h"
@@ -119,7 +120,19 @@ app_preflight_cost(const struct app_opts *o, struct app_cost *c)
 
 		c->pools = (uint64_t)obj * o->mbufs * c->nqueues;
 	}
-	c->total = c->xmem + c->staging + c->pools;
+	/* what each input's reader takes (its finders' lists, its decoding
+	 * threads' slots); -V's inputs are named in a file read later */
+	if (!live && !o->read_list) {
+		struct gcap_capfile_conf conf;
+
+		app_capfile_conf(o, o->nread, &conf);
+		for (unsigned i = 0; i < o->nread; i++) {
+			int64_t m = gcap_capfile_mem(o->read_files[i], &conf);
+
+			c->reader += m > 0 ? (uint64_t)m : 0;
+		}
+	}
+	c->total = c->xmem + c->staging + c->pools + c->reader;
 }
 
 int
@@ -132,7 +145,7 @@ app_preflight_memory(const struct app_opts *o)
 			1024u,
 		 have = avail + huge;
 	const char *what = "MemAvailable and free hugepages";
-	char mbufs[32] = "";
+	char mbufs[32] = "", reader[48] = "";
 
 	if (o->nports == 0 && o->read_file == NULL)
 		return 0;
@@ -148,13 +161,15 @@ app_preflight_memory(const struct app_opts *o)
 		return 0;
 	if (c.pools > 0)
 		snprintf(mbufs, sizeof(mbufs), " --mbufs %u", o->mbufs);
+	if (c.reader > 0)
+		snprintf(reader, sizeof(reader), ", file readers %.3f GB", gb(c.reader));
 	return -app_err("--ring %u --batch %u%s: the capture needs %.2f GB (%u queue%s: "
-			"export %.2f GB, staging %.2f GB, packet pools %.2f GB) and "
+			"export %.2f GB, staging %.2f GB, packet pools %.2f GB%s) and "
 			"%.2f GB is available (%s; MemAvailable %.2f GB, free "
 			"hugepages %.2f GB)",
 			o->ring, c.batch, mbufs, gb(c.total), c.nqueues,
 			c.nqueues == 1 ? "" : "s", gb(c.xmem), gb(c.staging), gb(c.pools),
-			gb(have), what, gb(avail), gb(huge));
+			reader, gb(have), what, gb(avail), gb(huge));
 }
 
 /* Open path as its writer will (no symlink in a sticky world-writable

@@ -87,6 +87,17 @@ unsigned
 gcap_capfile_decoders(const struct gcap_capfile *cf, uint64_t *units, uint64_t *pieces);
 
 /**
+ * The most memory a reader of path opened with conf takes of its own (the
+ * finders' lists of a plain file, the decompressing threads' slots of a
+ * compressed one), for a caller that checks a run's cost before it opens
+ * it; from the file's size and first bytes. Not counted: the codec
+ * library's own state (zstd's window, at most 8 MB at its usual levels).
+ * @return bytes (0 for a pipe or a small plain file), or -errno when the
+ *         file cannot be opened.
+ */
+int64_t gcap_capfile_mem(const char *path, const struct gcap_capfile_conf *conf);
+
+/**
  * How the input's records were found so far: *listed, the megabytes the
  * finders listed; *joined, those whose lists the reader took from their
  * first record; *stepped, the records the reader found itself (where no

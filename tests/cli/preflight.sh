@@ -43,6 +43,26 @@ else
 	refused $rc "--backend cpu --ring 1024 under ulimit -d 2 GB" "--batch 256: the capture needs 3.24 GB.*export 2.16 GB" "$T/r.pcap"
 	(ulimit -d 2000000 && gc -i "$PORT" -w "$T/r.pcap" --mbufs 2000000 --duration 2); rc=$?
 	refused $rc "--mbufs 2000000 under ulimit -d 2 GB" "packet pools [1-9]" "$T/r.pcap"
+	# what the readers take: one input's finders' lists (6 MB, 4
+	# finders), a compressed input's decoding threads' slots
+	python3 - "$LIVE1" "$T/big.pcap" <<'PY'
+import sys
+d = open(sys.argv[1], 'rb').read()
+with open(sys.argv[2], 'wb') as f:
+    f.write(d[:24])
+    for _ in range(6 * 2**20 // (len(d) - 24) + 1):
+        f.write(d[24:])
+PY
+	(ulimit -d 2000000 && gc --backend cpu -r "$T/big.pcap" -w "$T/r.pcap" --ring 1024 --find-threads 4); rc=$?
+	refused $rc "--find-threads 4 under ulimit -d 2 GB" "packet pools 0.00 GB, file readers 0.013 GB)" "$T/r.pcap"
+	(ulimit -d 2000000 && gc --backend cpu -r "$T/big.pcap" -w "$T/r.pcap" --ring 1024 --find-threads 0); rc=$?
+	refused $rc "--find-threads 0 under ulimit -d 2 GB" "packet pools 0.00 GB)" "$T/r.pcap"
+	if command -v pzstd >/dev/null; then
+		pzstd -q -1 -f "$T/big.pcap" -o "$T/big.zst"
+		(ulimit -d 2000000 && gc --backend cpu -r "$T/big.zst" -w "$T/r.pcap" --ring 1024); rc=$?
+		refused $rc "pzstd's frames under ulimit -d 2 GB" "packet pools 0.00 GB, file readers 0\.[0-9]*[1-9][0-9]* GB)" "$T/r.pcap"
+	fi
+	rm -f "$T/big.pcap" "$T/big.zst"
 	# the defaults fit in the same limit
 	(ulimit -d 2000000 && gc -r "$LIVE1" -w "$T/d.pcap") || fail "defaults under ulimit -d 2 GB: $(cat "$T/gc.err")"
 fi
