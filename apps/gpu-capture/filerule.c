@@ -104,15 +104,12 @@ app_input_bytes(const struct app_opts *o)
  * filters any number of outputs at about the file's pace; the cpu
  * backend's cost grows with the outputs each of its threads filters, and
  * both with the file. Measured side by side on the H200 (run.sh offcross:
- * 1 and 4 GB, 1-64 outputs, 16, 4 and 2 CPUs): on a gigabyte the cpu
- * backend is the faster up to 8 outputs a thread or more; past it the
- * boundary falls as the size grows, as fast as the size with many threads
- * (the gpu backend's fixed cost spread) and as its square root with one
- * or two (the gpu backend then copies on fewer threads). So: 8 a thread
- * up to a gigabyte (or when the size is not known), 8 / GB on 4 threads
- * or more, 8 / sqrt(GB) on fewer. An inline kernel runs on one thread of
- * the cpu backend and on every GPU thread, and --dump-gpu-code prints the
- * GPU's code: both keep the GPU. */
+ * 1, 2.5 and 4 GB, 1-64 outputs, 16, 8, 4 and 2 CPUs): on a gigabyte the
+ * cpu backend is the faster up to 8 outputs a thread or more; past it the
+ * boundary falls about as the square root of the size. So: 8 a thread up
+ * to a gigabyte (or when the size is not known), 8 / sqrt(GB) past it.
+ * An inline kernel runs on one thread of the cpu backend and on every GPU
+ * thread, and --dump-gpu-code prints the GPU's code: both keep the GPU. */
 bool
 app_files_cpu_faster(const struct app_opts *o)
 {
@@ -121,10 +118,8 @@ app_files_cpu_faster(const struct app_opts *o)
 
 	if (o->kernel != NULL || o->dump_gpu_code)
 		return false;
-	if (gb <= 1.0)
-		return k <= 8.0;
-	/* k <= 8 / gb, or k <= 8 / sqrt(gb) */
-	return cpu_threads(o) >= 4 ? k * gb <= 8.0 : k * k * gb <= 64.0;
+	/* k <= 8, or k <= 8 / sqrt(gb) */
+	return gb <= 1.0 ? k <= 8.0 : k * k * gb <= 64.0;
 }
 
 bool

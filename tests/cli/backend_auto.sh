@@ -76,9 +76,9 @@ run -r "$F" --cpu-workers 2 "${o9[@]}" || fail "9 outputs, 2 workers: exit $?: $
 grep -qF "$CHOICE" "$T/gc.err" || grep -q "no CUDA support" "$T/gc.err" ||
 	fail "9 outputs, 2 workers: auto did not choose cpu: $(cat "$T/gc.err")"
 
-# past a gigabyte the boundary falls with the size: 8 / GB outputs a
-# thread on 4 threads or more, 8 / sqrt(GB) on fewer. A sparse 4 GB file
-# (a record, then zeros) and -c 1 (the first output takes every record)
+# past a gigabyte the boundary falls with the size: 8 / sqrt(GB) outputs
+# a thread. A sparse 4 GB file (a record, then zeros) and -c 1 (the first
+# output takes every record)
 python3 - "$T/big.pcap" <<'PY'
 import struct, sys
 with open(sys.argv[1], 'wb') as f:
@@ -102,8 +102,8 @@ sized() { # WORKERS OUTPUTS WANT(cpu|gpu)
 }
 sized 0 4 cpu
 sized 0 5 gpu
-sized 4 8 cpu
-sized 4 9 gpu
+sized 4 16 cpu
+sized 4 17 gpu
 # a gigabyte or less (and a size not known: a pipe) keeps 8 a thread
 truncate -s 1000000000 "$T/big.pcap"
 sized 0 8 cpu
