@@ -105,3 +105,16 @@ LIVE3=$DATA/eth-mix.pcap
 # infinite_rx=1 needs every packet in one mbuf (2 KB data room): a file
 # whose frames are all <= 1514 bytes (eth-be.pcap)
 LOOP=$DATA/eth-be.pcap
+
+# repeat_pcap IN OUT MB: IN's header, then its records again and again to
+# at least MB megabytes (files large enough for the finders)
+repeat_pcap() {
+	python3 - "$1" "$2" "$3" <<'PY'
+import sys
+d = open(sys.argv[1], 'rb').read()
+with open(sys.argv[2], 'wb') as f:
+    f.write(d[:24])
+    for _ in range(int(sys.argv[3]) * 2**20 // (len(d) - 24) + 1):
+        f.write(d[24:])
+PY
+}

@@ -65,14 +65,7 @@ done
 # a file of 6 MB, pcap and pcapng: its records found ahead on 3 threads
 # (--find-threads), the output what the reader alone writes; a damaged copy ends as it does
 # alone; 9 threads, or live ports, are refused before anything starts
-python3 - "$DATA/eth-mix.pcap" "$T/big.pcap" <<'PY'
-import sys
-d = open(sys.argv[1], 'rb').read()
-with open(sys.argv[2], 'wb') as f:
-    f.write(d[:24])
-    for _ in range(6 * 2**20 // (len(d) - 24) + 1):
-        f.write(d[24:])
-PY
+repeat_pcap "$DATA/eth-mix.pcap" "$T/big.pcap" 6
 gc -r "$T/big.pcap" --find-threads 0 -w "$T/big0.pcap" "$E" || fail "--find-threads 0: $(cat "$T/gc.err")"
 gc -v -r "$T/big.pcap" --find-threads 3 -w "$T/big3.pcap" "$E" || fail "--find-threads 3: $(cat "$T/gc.err")"
 cmp -s "$T/big0.pcap" "$T/big3.pcap" || fail "--find-threads 3: output differs from the reader's alone"

@@ -45,14 +45,7 @@ else
 	refused $rc "--mbufs 2000000 under ulimit -d 2 GB" "packet pools [1-9]" "$T/r.pcap"
 	# what the readers take: one input's finders' lists (6 MB, 4
 	# finders), a compressed input's decoding threads' slots
-	python3 - "$LIVE1" "$T/big.pcap" <<'PY'
-import sys
-d = open(sys.argv[1], 'rb').read()
-with open(sys.argv[2], 'wb') as f:
-    f.write(d[:24])
-    for _ in range(6 * 2**20 // (len(d) - 24) + 1):
-        f.write(d[24:])
-PY
+	repeat_pcap "$LIVE1" "$T/big.pcap" 6
 	(ulimit -d 2000000 && gc --backend cpu -r "$T/big.pcap" -w "$T/r.pcap" --ring 1024 --find-threads 4); rc=$?
 	refused $rc "--find-threads 4 under ulimit -d 2 GB" "packet pools 0.00 GB, file readers 0.013 GB)" "$T/r.pcap"
 	(ulimit -d 2000000 && gc --backend cpu -r "$T/big.pcap" -w "$T/r.pcap" --ring 1024 --find-threads 0); rc=$?

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Shared by the tests of records found ahead of the reader
- * (test_capfile_find.c: pcap; test_capfile_find_ng.c: pcapng): a file
+ * (test_capfile_find.c: pcap; test_capfile_find_ng.c: pcapng; the
+ * cut-file test takes its hash): a file
  * read alone and with finders, compared record for record, and the
  * helpers that write their files.
  */

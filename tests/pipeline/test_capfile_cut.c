@@ -29,6 +29,8 @@
 
 #include "gpucap/gcap_capfile.h"
 
+#include "find_common.h" /* mix32 */
+
 #define MAXB 512u
 #define BUFSZ (1u << 20)
 #define FILE_MB 12u
@@ -42,16 +44,6 @@ static size_t file_len;
 static size_t rec_off[MAX_RECS + 1];
 static unsigned nrec;
 static size_t page;
-
-static uint32_t
-mix32(uint32_t x)
-{
-	x ^= x >> 16;
-	x *= 0x7feb352du;
-	x ^= x >> 15;
-	x *= 0x846ca68bu;
-	return x ^ (x >> 16);
-}
 
 /* The records of about FILE_MB megabytes, built in memory once; small
  * ones at the end, so that the last page holds half a page of them. */
