@@ -4,15 +4,19 @@
 # cache warm: batch size, ring slots, blocks per queue and memory mode
 # (mapped host staging, or copied to VRAM), each with 1 and with 64
 # filters (bench/offline.sh's filters), against cat and tcpdump on the
-# same file. Every output is compared with the first variant's (cmp): the
-# settings must not change a byte. One line per run on stdout and in
-# $OUT_MD (markdown).
+# same file, every variant once a round in turns. Every output is
+# compared with the first variant's (cmp), and its one-filter output with
+# tcpdump's: the settings must not change a byte. A table on stdout and
+# in $OUT_MD (markdown).
 #
 # env: GPU_CAPTURE (gpu-capture), MIX_PCAP (the records), WORK (tmpfs dir,
-#      /dev/shm/gcap-sweep), SIZE_MB (1000), REPS (2: the least kept),
+#      /dev/shm/gcap-sweep), SIZE_MB (1000), REPS (2 rounds: the least
+#      kept; 64 filters run in the first round only),
 #      OUT_MD (offline-gpu-sweep.md), VARIANTS (a file, one set of options
 #      a line; default: the list below; each follows --backend gpu, so a
-#      line "--backend cpu" runs the cpu backend beside the gpu one)
+#      line "--backend cpu" runs the cpu backend beside the gpu one),
+#      DIAG_LOG (a file: each variant then runs once more with -v, its
+#      lines kept there)
 set -uo pipefail
 G=${GPU_CAPTURE:?set GPU_CAPTURE}
 MIX=${MIX_PCAP:?set MIX_PCAP}
@@ -55,28 +59,58 @@ least() { # N CMD...: least of N runs, NA when one fails
 	done
 	echo "$b"
 }
+# every variant once a round, in turns, REPS rounds: a slow spell of the
+# machine then falls on all of them alike
+declare -A best1 best64 same1 same64
+keep() { # VAR VALUE: the least of the numbers, else the first failure
+	local cur=${!1:-}
+	case "$2" in NA*) [ -n "$cur" ] || printf -v "$1" %s "$2"; return ;; esac
+	case "$cur" in '' | NA*) printf -v "$1" %s "$2" ;; *) [ "$2" -lt "$cur" ] && printf -v "$1" %s "$2" ;; esac
+}
+tcat='' ttd=''
+for ((r = 0; r < REPS; r++)); do
+	keep tcat "$(least 1 cat "$F")"
+	keep ttd "$(least 1 tcpdump $TDZ -r "$F" -w "$W/td.pcap" "$E")"
+	for k in "${!vars[@]}"; do
+		v=${vars[$k]}
+		# shellcheck disable=SC2086
+		t=$(least 1 "$G" -q --backend gpu $v -r "$F" -w "$W/g1.pcap" "$E")
+		keep "best1[$k]" "$t"
+		s=yes
+		if [ "${t#NA}" != "$t" ]; then s=-; elif [ "$k" = 0 ] && [ "$r" = 0 ]; then cp "$W/g1.pcap" "$W/ref1.pcap"; else cmp -s "$W/g1.pcap" "$W/ref1.pcap" || s=NO; fi
+		[ "${same1[$k]:-yes}" = NO ] || same1[$k]=$s
+		[ "$r" = 0 ] || continue # 64 filters: one run each
+		rm -f "$W"/o*.pcap
+		# shellcheck disable=SC2086
+		t=$(least 1 "$G" -q --backend gpu $v -r "$F" "${o64[@]}")
+		keep "best64[$k]" "$t"
+		s=yes
+		if [ "${t#NA}" != "$t" ]; then
+			s=-
+		elif [ "$k" = 0 ]; then
+			mkdir -p "$W/ref64" && mv "$W"/o*.pcap "$W/ref64/"
+		else
+			for i in $(seq 0 63); do cmp -s "$W/o$i.pcap" "$W/ref64/o$i.pcap" || s=NO; done
+		fi
+		same64[$k]=$s
+	done
+done
 {
 	echo "| options | 1 filter ms | same output | 64 filters ms | same outputs |"
 	echo "|---|---:|---|---:|---|"
-	echo "| cat | $(least "$REPS" cat "$F") | | | |"
-	echo "| tcpdump | $(least "$REPS" tcpdump $TDZ -r "$F" -w "$W/td.pcap" "$E") | | | |"
-	first=1
-	for v in "${vars[@]}"; do
-		# shellcheck disable=SC2086
-		t1=$(least "$REPS" "$G" -q --backend gpu $v -r "$F" -w "$W/g1.pcap" "$E")
-		s1=yes
-		if [ $first = 1 ]; then cp "$W/g1.pcap" "$W/ref1.pcap"; else cmp -s "$W/g1.pcap" "$W/ref1.pcap" || s1=NO; fi
-		rm -f "$W"/o*.pcap
-		# shellcheck disable=SC2086
-		t64=$(least 1 "$G" -q --backend gpu $v -r "$F" "${o64[@]}")
-		s64=yes
-		if [ $first = 1 ]; then
-			mkdir -p "$W/ref64" && mv "$W"/o*.pcap "$W/ref64/"
-		else
-			for i in $(seq 0 63); do cmp -s "$W/o$i.pcap" "$W/ref64/o$i.pcap" || s64=NO; done
-		fi
-		first=0
-		echo "| ${v:-(defaults)} | $t1 | $s1 | $t64 | $s64 |"
+	echo "| cat | $tcat | | | |"
+	echo "| tcpdump | $ttd | | | |"
+	for k in "${!vars[@]}"; do
+		echo "| ${vars[$k]:-(defaults)} | ${best1[$k]} | ${same1[$k]} | ${best64[$k]} | ${same64[$k]} |"
 	done
+	cmp -s "$W/td.pcap" "$W/ref1.pcap" && echo "The first variant's output equals tcpdump's." ||
+		echo "The first variant's output DIFFERS from tcpdump's."
 } | tee "$MD"
+if [ -n "${DIAG_LOG:-}" ]; then # each variant once more, its -v lines kept
+	for v in "${vars[@]}"; do
+		echo "== --backend gpu $v -v"
+		# shellcheck disable=SC2086
+		"$G" -v --backend gpu $v -r "$F" -w "$W/g1.pcap" "$E" 2>&1 >/dev/null
+	done >"$DIAG_LOG"
+fi
 rm -rf "$W"

@@ -2,7 +2,7 @@
 # There (the GPU machine): run the GPU tests and benchmarks from .devbundle,
 # logs to $OUT. Usage: bash .devbundle/root/scripts/device/run.sh [STEP...]
 # Steps: info doctor tests unit copyloop corpus live multigpu bench order sweep latency latvar jitter jittouch phases floor rxburst soak writerslack ab ringsweep pcie pcieceil kbench
-# bpf profile observe ops vram kfault setupcost vrambench offline offfind offz offchoice offcopy offcross filepin (default: info tests corpus live bench).
+# bpf profile observe ops vram kfault setupcost vrambench offline offfind offbatch offz offchoice offcopy offcross filepin (default: info tests corpus live bench).
 set -uo pipefail
 b=$(cd "$(dirname "$0")/../../.." && pwd)
 source "$b/env.sh"
@@ -163,6 +163,19 @@ offcopy)
 			timeout ${OFFLINE_TIMEOUT:-200} bash "$b/root/bench/offline_crossover.sh"
 		echo "offcopy $cpus rc=$?"
 	done 2>&1 | tee "$OUT/offcopy.log" ;;
+offbatch)
+	# the gpu backend's -r by batch size and ring slots, the cpu backend
+	# beside it, in turns (bench/offline_gpu_sweep.sh), on an OFFLINE_MB
+	# file; every output compared
+	log "offline: batch sizes"
+	printf '%s\n' "" "--batch 1024" "--batch 2048" "--batch 4096" "--batch 8192" \
+		"--batch 2048 --ring 8" "--batch 4096 --ring 8" "--batch 8192 --ring 8" \
+		"--backend cpu" "--backend cpu --batch 2048" >/tmp/offbatch-variants
+	GPU_CAPTURE=$b/bin/gpu-capture MIX_PCAP=$b/shared/data/bench/mix-en10mb.pcap \
+		SIZE_MB=${OFFLINE_MB:-4000} REPS=${OFFLINE_REPS:-3} VARIANTS=/tmp/offbatch-variants \
+		OUT_MD=$OUT/offbatch.md DIAG_LOG=$OUT/offbatch-v.log WORK=/dev/shm/gcap-offbatch PATH=$b/bin:$PATH \
+		timeout ${OFFLINE_TIMEOUT:-300} bash "$b/root/bench/offline_gpu_sweep.sh" 2>"$OUT/offbatch-stderr.log"
+	echo "offbatch rc=$?" ;;
 offcross)
 	# where the gpu backend overtakes the cpu backend on -r by file size
 	# and outputs per filtering thread: OFFCROSS_MB sizes, OFFCROSS_OUTPUTS,
