@@ -204,7 +204,7 @@ cpu_create(const struct gcap_exec_conf *conf, char *errbuf)
 
 	if (conf->nqueues == 0 || conf->ring_size == 0 ||
 	    (conf->ring_size & (conf->ring_size - 1)) != 0 || conf->batch_max == 0 ||
-	    conf->batch_max > GCAP_BATCH_MAX || conf->nxbufs == 0 ||
+	    conf->batch_max > GCAP_FILE_BATCH_MAX || conf->nxbufs == 0 ||
 	    conf->nxbufs > UINT16_MAX || conf->nfilters == 0 ||
 	    conf->nfilters > GCAP_MAX_OUTPUTS || conf->xbuf_size < GCAP_REC_SIZE(0)) {
 		gcap_err(errbuf, EINVAL, "cpu executor: invalid configuration");

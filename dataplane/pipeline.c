@@ -28,7 +28,9 @@ gcap_pipeline_create(const struct gcap_pipeline_conf *conf, char *errbuf)
 
 	if (conf->ops == NULL || conf->ex == NULL || conf->nqueues == 0 ||
 	    conf->nwriters == 0 || conf->nwriters > GCAP_MAX_OUTPUTS ||
-	    conf->batch_max == 0 || conf->batch_max > GCAP_BATCH_MAX)
+	    conf->batch_max == 0 ||
+	    conf->batch_max >
+		    (conf->queues != NULL ? GCAP_BATCH_MAX : GCAP_FILE_BATCH_MAX))
 		return gcap_err_null(errbuf, EINVAL, "pipeline: invalid configuration");
 	pl = calloc(1, sizeof(*pl));
 	if (pl == NULL)

@@ -425,7 +425,7 @@ file_run_merge(struct gcap_pipeline *pl, struct gcap_capfile *const *in,
 	       const uint16_t *port_base, unsigned nin)
 {
 	struct pl_queue *q = &pl->q[0];
-	const uint32_t size = GCAP_PIPELINE_STAGE_FILE;
+	const uint32_t size = gcap_pipeline_file_stage(pl->conf.batch_max);
 	struct cursor *cs = calloc(nin, sizeof(*cs));
 	int r = 0, err = 0;
 

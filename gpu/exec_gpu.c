@@ -40,11 +40,11 @@ conf_check(const struct gcap_exec_conf *c, char *errbuf)
 				"gpu executor: ring size %u is "
 				"not a power of two >= 2",
 				c->ring_size);
-	if (c->batch_max == 0 || c->batch_max > GCAP_BATCH_MAX)
+	if (c->batch_max == 0 || c->batch_max > GCAP_FILE_BATCH_MAX)
 		return gcap_err(errbuf, EINVAL,
 				"gpu executor: batch size %u "
 				"not in 1..%u",
-				c->batch_max, GCAP_BATCH_MAX);
+				c->batch_max, GCAP_FILE_BATCH_MAX);
 	if (c->nxbufs == 0 || c->nxbufs > 65535)
 		return gcap_err(errbuf, EINVAL,
 				"gpu executor: %u export "
@@ -278,7 +278,10 @@ gpu_create(const struct gcap_exec_conf *conf, char *errbuf)
 			      ex->bpq, conf->ring_size);
 		goto fail;
 	}
+	/* a batch larger than a block is filtered in chunks of the block */
 	ex->threads = (conf->batch_max + 31u) & ~31u;
+	if (ex->threads > GCAP_GPU_THREADS_MAX)
+		ex->threads = GCAP_GPU_THREADS_MAX;
 	if (ex->threads < 64)
 		ex->threads = 64;
 	fa = getenv("GCAP_GPU_FAULT_AT");

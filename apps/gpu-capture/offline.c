@@ -335,7 +335,7 @@ capture_files(struct app *a, struct inputs *in)
 		o->batch = app_file_gpu_batch(o);
 	}
 	/* a file's packets are all in the staging area */
-	app_exec_conf(a, &ec, 1, GCAP_PIPELINE_STAGE_FILE, 0);
+	app_exec_conf(a, &ec, 1, gcap_pipeline_file_stage(o->batch), 0);
 	if (a->ops == &gcap_exec_cpu_ops && o->kernel == NULL)
 		ec.cpu_workers = o->cpu_workers >= 0 ? (unsigned)o->cpu_workers :
 						       app_auto_workers();

@@ -468,7 +468,7 @@ parse_args(struct app_opts *o, struct app_config *cfg, const struct app_config_a
 			break;
 		case OPT_EAL: o->eal = optarg; break;
 		case OPT_BATCH:
-			PARSE_U("--batch", optarg, 1, GCAP_BATCH_MAX, o->batch);
+			PARSE_U("--batch", optarg, 1, GCAP_FILE_BATCH_MAX, o->batch);
 			o->batch_given = true;
 			break;
 		case OPT_RING:
@@ -636,6 +636,9 @@ app_parse_options(int argc, char **argv, struct app_opts *o)
 		return -app_err("--cpu-workers applies to -r, not to live ports");
 	if (o->find_threads >= 0 && o->read_file == NULL)
 		return -app_err("--find-threads applies to -r, not to live ports");
+	if (o->batch > GCAP_BATCH_MAX && o->read_file == NULL)
+		return -app_err("--batch %u: at most %u on live ports (%u with -r)",
+				o->batch, GCAP_BATCH_MAX, GCAP_FILE_BATCH_MAX);
 	for (unsigned i = 0; i < o->nouts; i++)
 		for (unsigned j = 0; j < i; j++)
 			if (strcmp(o->outs[i].path, o->outs[j].path) == 0)

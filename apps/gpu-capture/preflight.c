@@ -91,9 +91,7 @@ app_preflight_cost(const struct app_opts *o, struct app_cost *c)
 				       RTE_MBUF_DEFAULT_DATAROOM :
 				       o->snaplen) :
 			      0;
-	uint32_t stage = !live                  ? GCAP_PIPELINE_STAGE_FILE :
-			 o->mem == GCAP_MEM_GPU ? 0 :
-						  GCAP_PIPELINE_STAGE_LIVE;
+	uint32_t stage = o->mem == GCAP_MEM_GPU ? 0 : GCAP_PIPELINE_STAGE_LIVE;
 	unsigned nx = 0;
 	uint32_t xsz = 0;
 	struct rte_mempool_objsz sz;
@@ -108,6 +106,8 @@ app_preflight_cost(const struct app_opts *o, struct app_cost *c)
 	c->batch = live || o->backend == GCAP_BACKEND_CPU || app_files_auto_cpu(o) ?
 			   o->batch :
 			   app_file_gpu_batch(o);
+	if (!live)
+		stage = gcap_pipeline_file_stage(c->batch);
 	(void)gcap_pipeline_xmem_size(o->ring, c->batch, cap, stage, &nx, &xsz);
 	c->xmem = (uint64_t)nx * xsz * c->nqueues;
 	c->staging = (uint64_t)o->ring * stage * c->nqueues;

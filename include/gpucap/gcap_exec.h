@@ -118,7 +118,9 @@ struct gcap_batch {
 struct gcap_exec_conf {
 	unsigned nqueues;   /**< pipeline queues (RX queues, or 1 for a file) */
 	unsigned ring_size; /**< batch slots per queue, a power of two */
-	unsigned batch_max; /**< packets per batch, <= GCAP_BATCH_MAX */
+	/** packets per batch: <= GCAP_BATCH_MAX for live queues, <=
+	 *  GCAP_FILE_BATCH_MAX for a file */
+	unsigned batch_max;
 	unsigned nxbufs;    /**< export buffers per queue (descriptors; see gcap_xbuf) */
 	uint32_t xbuf_size; /**< bytes of export memory per buffer, laid out back to back */
 	uint32_t stage_size; /**< staging bytes per batch slot (0: none) */

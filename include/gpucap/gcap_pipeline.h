@@ -182,9 +182,17 @@ struct gcap_pipeline_queue {
 	const struct gcap_rx_clock *clock;
 };
 
-/** Staging bytes per batch slot when reading a file (-r): packet bytes
- *  are copied there. */
+/** Least staging bytes per batch slot when reading a file (-r): packet
+ *  bytes are copied there (see gcap_pipeline_file_stage). */
 #define GCAP_PIPELINE_STAGE_FILE (1u << 20)
+
+/**
+ * Staging bytes per batch slot for a file read in batches of batch_max
+ * records: GCAP_PIPELINE_STAGE_FILE, or 512 bytes a record where that is
+ * more, so that a batch of records of a typical mix (about 500 bytes
+ * each) is cut by its count, not by its bytes.
+ */
+uint32_t gcap_pipeline_file_stage(unsigned batch_max);
 /** Staging bytes per batch slot of a live queue whose mbufs the CPU may
  *  read: chained (multi-segment) packets are copied there whole. A
  *  chained packet that does not fit in what a batch has left starts the

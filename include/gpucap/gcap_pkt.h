@@ -21,8 +21,14 @@ typedef unsigned char uint8_t;
 extern "C" {
 #endif
 
-/** Most packets in one batch. */
+/** Most packets in one batch of a live queue (the mbufs a batch keeps). */
 #define GCAP_BATCH_MAX 512u
+
+/** Most records in one batch read from a file (-r). A file's batch keeps
+ *  no mbufs, and on the gpu backend each batch costs hand-offs (the
+ *  copying threads, the doorbell, the writer) that larger batches share
+ *  out over more records. */
+#define GCAP_FILE_BATCH_MAX 8192u
 
 /** Most outputs (-w FILE:EXPR); an output is one bit of a 64-bit mask. */
 #define GCAP_MAX_OUTPUTS 64u

@@ -79,6 +79,22 @@ gc -v -r "$T/big.pcapng" --find-threads 3 -w "$T/big3.pcap" "$E" || fail "pcapng
 cmp -s "$T/big0.pcap" "$T/big3.pcap" || fail "pcapng, --find-threads 3: output differs from the reader's alone"
 grep -Eq 'input 1: records found ahead on 3 threads, [1-9][0-9]* of [0-9]+ megabytes listed taken whole' "$T/gc.err" ||
 	fail "pcapng, --find-threads 3 -v says: $(grep -i found "$T/gc.err")"
+# batches of up to 8192 records from a file (a file's batch keeps no
+# mbufs): the output of small batches, one input or two merged; 8193, or
+# more than 512 on a live port, refused before anything starts
+gc -r "$T/big.pcap" -w "$T/b256.pcap" "$E" || fail "--batch 256: $(cat "$T/gc.err")"
+gc -r "$T/big.pcap" --batch 8192 -w "$T/b8k.pcap" "$E" || fail "--batch 8192: $(cat "$T/gc.err")"
+cmp -s "$T/b256.pcap" "$T/b8k.pcap" || fail "--batch 8192: output differs from --batch 256's"
+gc -r "$T/big.pcap" -r "$T/big.pcapng" --batch 100 -w "$T/m100.pcap" "$E" || fail "merged, --batch 100: $(cat "$T/gc.err")"
+gc -r "$T/big.pcap" -r "$T/big.pcapng" --batch 8192 -w "$T/b8k.pcap" "$E" || fail "merged, --batch 8192: $(cat "$T/gc.err")"
+cmp -s "$T/m100.pcap" "$T/b8k.pcap" || fail "merged, --batch 8192: output differs from --batch 100's"
+[ "$(stat -c %s "$T/m100.pcap")" -gt "$(stat -c %s "$T/b256.pcap")" ] || fail "merged: not both inputs written"
+gc -r "$T/big.pcap" --batch 8193 -w "$T/x.pcap" "$E" && fail "--batch 8193 accepted"
+[ "$(wc -l < "$T/gc.err")" = 1 ] && grep -q -- "--batch" "$T/gc.err" || fail "--batch 8193: $(cat "$T/gc.err")"
+gc -i net_null0 --batch 1024 -w "$T/x.pcap" && fail "--batch 1024 with -i accepted"
+[ "$(wc -l < "$T/gc.err")" = 1 ] && grep -q -- "--batch 1024: at most 512 on live ports (8192 with -r)" "$T/gc.err" ||
+	fail "--batch 1024 with -i: $(cat "$T/gc.err")"
+[ ! -e "$T/x.pcap" ] || fail "--batch refused: an output was created"
 python3 - "$T/big.pcap" <<'PY'
 import struct, sys
 f = open(sys.argv[1], 'r+b')

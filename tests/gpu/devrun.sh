@@ -85,6 +85,9 @@ tail -n 5 "$L" "$OUT/gpu-sanitizer.log"
 		timeout 180 $B/test_gpu_bpf; echo "test_gpu_bpf host rc=$?"
 		GCAP_SOURCE_ROOT=$PWD/.devbundle/root GCAP_GPU_BPF_MEM=copy \
 		timeout 90 $B/test_gpu_bpf; echo "test_gpu_bpf copy rc=$?"
+		# batches larger than a block: the kernel filters them in chunks
+		GCAP_SOURCE_ROOT=$PWD/.devbundle/root GCAP_GPU_BPF_BATCH=4096 \
+		timeout 90 $B/test_gpu_bpf; echo "test_gpu_bpf batch 4096 rc=$?"
 	else
 		echo "test_gpu_bpf: not in the bundle"
 	fi

@@ -490,7 +490,7 @@ run_conf_get(struct run_conf *rc)
 	rc->nqueues = (unsigned)env_ul("GCAP_GPU_BPF_QUEUES", on_gpu ? 4 : 1);
 	rc->batch_max = (unsigned)env_ul("GCAP_GPU_BPF_BATCH", GCAP_BATCH_MAX);
 	ck_assert_msg(rc->nqueues >= 1 && rc->nqueues <= 64, "GCAP_GPU_BPF_QUEUES");
-	ck_assert_msg(rc->batch_max >= 1 && rc->batch_max <= GCAP_BATCH_MAX,
+	ck_assert_msg(rc->batch_max >= 1 && rc->batch_max <= GCAP_FILE_BATCH_MAX,
 		      "GCAP_GPU_BPF_BATCH");
 	rc->mem = GCAP_MEM_HOST;
 	if (m != NULL)

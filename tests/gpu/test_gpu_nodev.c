@@ -91,7 +91,7 @@ START_TEST(test_bad_conf)
 	ck_assert_int_eq(errno, EINVAL);
 	ck_assert_msg(strstr(err, "power of two") != NULL, "%s", err);
 	mk_conf(&c);
-	c.batch_max = GCAP_BATCH_MAX + 1;
+	c.batch_max = GCAP_FILE_BATCH_MAX + 1;
 	ck_assert_ptr_null(ops->create(&c, err));
 	ck_assert_int_eq(errno, EINVAL);
 	mk_conf(&c);
