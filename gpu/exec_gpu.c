@@ -446,9 +446,10 @@ gpu_create(const struct gcap_exec_conf *conf, char *errbuf)
 			goto fail;
 	}
 	GPU_LOG(INFO,
-		"%u queue(s) on %u GPU(s), %u threads per block, "
+		"%u queue(s) on %u GPU(s), batches of %u, %u threads per block, "
 		"memory mode %s\n",
-		conf->nqueues, ex->ndev, ex->threads, gcap_mem_name(conf->mem));
+		conf->nqueues, ex->ndev, conf->batch_max, ex->threads,
+		gcap_mem_name(conf->mem));
 	for (i = 0; i < ex->ndev; i++)
 		log_dev_queues(ex, &ex->dev[i]);
 	return ex;

@@ -22,8 +22,8 @@ struct app_cost {
 };
 
 /* The batch size -r takes on the gpu backend: --batch where given (or -B,
- * which sized the ring in --batch's batches), else GCAP_BATCH_MAX: with
- * the copy spread, its time on a file goes by the count of batches. */
+ * which sized the ring in --batch's batches), else 2048: with the copy
+ * spread, its time on a file goes by the count of batches. */
 unsigned app_file_gpu_batch(const struct app_opts *o);
 
 /* The memory o's queues will take. */

@@ -165,7 +165,7 @@ app_usage(void)
 	       "  --batch N          packets per batch (default 256, at most %u on "
 	       "ports, %u\n"
 	       "                     with -r; for -r on the gpu backend without -B "
-	       "%u)\n"
+	       "2048)\n"
 	       "  --ring N           batches in flight per queue (power of two, default "
 	       "16)\n"
 	       "  -B KiB             packet buffer per queue: sets --ring to hold "
@@ -250,5 +250,5 @@ app_usage(void)
 	       "every expression is compiled, every output path and the memory the "
 	       "options\n"
 	       "cost checked first).\n",
-	       GCAP_BATCH_MAX, GCAP_FILE_BATCH_MAX, GCAP_BATCH_MAX);
+	       GCAP_BATCH_MAX, GCAP_FILE_BATCH_MAX);
 }

@@ -42,14 +42,17 @@ for o in --gpu-interp "--gpu 0" "--gpu-blocks 2" "--mem host"; do
 			fail "$o: the gpu backend's file differs from tcpdump's"
 	fi
 done
-# on a GPU, -r takes batches of 512 (a thread each) unless --batch says
+# on a GPU, -r takes batches of 2048 (filtered by a block of 512 threads
+# in chunks) unless --batch says
 if grep -q "backend gpu (" "$T/gc.err"; then
-	run --backend gpu -r "$F" -w "$T/g.pcap" tcp port 80 && grep -q " 512 threads per block" "$T/gc.err" ||
-		fail "--backend gpu -r: not batches of 512: $(cat "$T/gc.err")"
+	run --backend gpu -r "$F" -w "$T/g.pcap" tcp port 80 &&
+		grep -q " batches of 2048, 512 threads per block" "$T/gc.err" ||
+		fail "--backend gpu -r: not batches of 2048: $(cat "$T/gc.err")"
+	"$CMP" -q --usec "$T/g.pcap" "$T/ref.pcap" || fail "batches of 2048: the gpu backend's file differs from tcpdump's"
 	run --backend gpu --batch 128 -r "$F" -w "$T/g.pcap" tcp port 80 &&
-		grep -q " 128 threads per block" "$T/gc.err" ||
+		grep -q " batches of 128, 128 threads per block" "$T/gc.err" ||
 		fail "--backend gpu -r --batch 128: not batches of 128: $(cat "$T/gc.err")"
-	"$CMP" -q --usec "$T/g.pcap" "$T/ref.pcap" && note "-r on the gpu backend: batches of 512, or --batch's" ||
+	"$CMP" -q --usec "$T/g.pcap" "$T/ref.pcap" && note "-r on the gpu backend: batches of 2048, or --batch's" ||
 		fail "--batch 128: the gpu backend's file differs from tcpdump's"
 fi
 # an inline kernel runs on one thread of the cpu backend: the GPU path

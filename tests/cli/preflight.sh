@@ -28,13 +28,13 @@ if sanitized; then
 	note "ASan build: the ulimit -d cases are left out"
 else
 	(ulimit -d 2000000 && gc --backend gpu -r "$LIVE1" -w "$T/r.pcap" --ring 1024); rc=$?
-	refused $rc "--backend gpu --ring 1024 under ulimit -d 2 GB" "--batch 512: the capture needs 3.25 GB.*export 2.18 GB, staging 1.07 GB.*2.05 GB is available" "$T/r.pcap"
+	refused $rc "--backend gpu --ring 1024 under ulimit -d 2 GB" "--batch 2048: the capture needs 3.36 GB.*export 2.28 GB, staging 1.07 GB.*2.05 GB is available" "$T/r.pcap"
 	# auto, whose rule reads one filter's file on the cpu backend: 256
 	(ulimit -d 2000000 && gc -r "$LIVE1" -w "$T/r.pcap" --ring 1024); rc=$?
 	refused $rc "auto --ring 1024 under ulimit -d 2 GB" "--batch 256: the capture needs 3.24 GB" "$T/r.pcap"
-	# auto with a GPU option may take the gpu backend: 512
+	# auto with a GPU option may take the gpu backend: 2048
 	(ulimit -d 2000000 && gc --mem host -r "$LIVE1" -w "$T/r.pcap" --ring 1024); rc=$?
-	refused $rc "auto --mem host --ring 1024 under ulimit -d 2 GB" "--batch 512: the capture needs 3.25 GB" "$T/r.pcap"
+	refused $rc "auto --mem host --ring 1024 under ulimit -d 2 GB" "--batch 2048: the capture needs 3.36 GB" "$T/r.pcap"
 	# -B sizes the ring in batches of --batch's 256: -r keeps to them
 	(ulimit -d 2000000 && gc -r "$LIVE1" -w "$T/r.pcap" -B 1048576); rc=$?
 	refused $rc "-r -B 1048576 under ulimit -d 2 GB" "--ring 2048 --batch 256: the capture needs" "$T/r.pcap"
