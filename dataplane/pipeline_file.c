@@ -546,12 +546,21 @@ file_reader(void *arg)
 }
 
 /* Every record between the reader and the writer gets its own time
- * fields' slot: each in-flight batch holds an export buffer (one batch
- * each in file mode), and one batch is being filled. */
+ * fields' slot. They are at most the open batch's and those of the
+ * batches that hold export memory: each of those holds an export buffer
+ * (one batch each in file mode), and a region of at least
+ * GCAP_REC_SIZE(0) bytes for each of its records, given back in order.
+ * The lesser bound counts (with large batches the first is the larger
+ * by far). */
 static int
 raw_ts_alloc(struct gcap_pipeline *pl)
 {
-	uint64_t n = ((uint64_t)pl->q[0].nxbufs + 1) * pl->conf.batch_max, sz = 1;
+	const struct pl_queue *q = &pl->q[0];
+	uint64_t n = ((uint64_t)q->nxbufs + 1) * pl->conf.batch_max, sz = 1;
+	uint64_t by_bytes = q->xa.cap / GCAP_REC_SIZE(0) + pl->conf.batch_max;
+
+	if (by_bytes < n)
+		n = by_bytes;
 
 	while (sz < n)
 		sz <<= 1;

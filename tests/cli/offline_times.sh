@@ -7,7 +7,8 @@
 # nanoseconds since the epoch no longer fit in 64 bits) converted as
 # libpcap converts them into a pcap output, and written unchanged, with
 # their resolution and offset, into a pcapng output; unless
-# --time-stamp-precision (or --nano) is given: then in that precision.
+# --time-stamp-precision (or --nano) is given: then in that precision;
+# and with the writer far behind the reader.
 . "$(dirname "$0")/lib.sh"
 need tcpdump
 need python3
@@ -110,6 +111,9 @@ elif cmd in ('plain-us', 'plain-ns'):  # times every reader converts alike
     if cmd == 'plain-ns':
         PCAP_TIMES = [(s, f * 1000 + 789) for s, f in PLAIN_TIMES]
     pcap(sys.argv[2], 0xa1b2c3d4 if cmd == 'plain-us' else 0xa1b23c4d)
+elif cmd == 'many':  # 20,000 records, each of its own time
+    PCAP_TIMES = [(1600000000 + i, (i * 7919) % 1000000) for i in range(20000)]
+    pcap(sys.argv[2], 0xa1b2c3d4)
 elif cmd == 'plain-us-as-ng9':
     print(' '.join('9/0:%d' % (s * 10**9 + f * 1000) for s, f in PLAIN_TIMES))
 PY
@@ -152,6 +156,15 @@ for c in "pu nano" "pn micro"; do
 	[ "$(python3 "$py" fields "$T/$1-$2.pcap")" = "$(python3 "$py" fields "$T/$1-$2-ref.pcap")" ] ||
 		fail "$1 --time-stamp-precision $2: $(python3 "$py" fields "$T/$1-$2.pcap") against tcpdump's $(python3 "$py" fields "$T/$1-$2-ref.pcap")"
 done
+# a writer far behind the reader (its pipe not read for a second): each
+# record still gets its own time fields, which wait for the writer beside
+# the batches in flight (2 slots: the whole file fits in their export
+# memory)
+python3 "$py" many "$T/many.pcap"
+tdump "$T/many.pcap" "$T/many-ref.pcap" || fail "tcpdump cannot read the 20,000 records"
+timeout -k 5 60 "$GC" -q --ring 2 -r "$T/many.pcap" -w - 2>"$T/gc.err" | { sleep 1; cat; } >"$T/many-out.pcap"
+cmp -s "$T/many-out.pcap" "$T/many-ref.pcap" ||
+	fail "a writer behind: not tcpdump's records: $(cat "$T/gc.err"; "$CMP" "$T/many-out.pcap" "$T/many-ref.pcap" 2>&1 | head -3)"
 gc -r "$T/pu.pcap" -w "$T/pu-nano.pcapng" --nano || fail "pu --nano: $(cat "$T/gc.err")"
 [ "$(python3 "$py" ngfields "$T/pu-nano.pcapng")" = "$(python3 "$py" plain-us-as-ng9)" ] ||
 	fail "pu --nano pcapng: $(python3 "$py" ngfields "$T/pu-nano.pcapng")"
