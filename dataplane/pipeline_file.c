@@ -551,19 +551,40 @@ file_reader(void *arg)
  * (one batch each in file mode), and a region of at least
  * GCAP_REC_SIZE(0) bytes for each of its records, given back in order.
  * The lesser bound counts (with large batches the first is the larger
- * by far). */
+ * by far); a power of two, for the mask. */
+static uint64_t
+raw_ts_slots(unsigned batch_max, unsigned nxbufs, uint64_t xmem)
+{
+	uint64_t n = ((uint64_t)nxbufs + 1) * batch_max, sz = 1;
+	uint64_t by_bytes = xmem / GCAP_REC_SIZE(0) + batch_max;
+
+	if (by_bytes < n)
+		n = by_bytes;
+	while (sz < n)
+		sz <<= 1;
+	return sz;
+}
+
+uint64_t
+gcap_pipeline_file_mem(unsigned ring_size, unsigned batch_max, unsigned nxbufs,
+		       uint32_t xbuf_size, unsigned ninputs)
+{
+	uint64_t ts = raw_ts_slots(batch_max, nxbufs, (uint64_t)nxbufs * xbuf_size);
+	/* an input's records found ahead (descriptors and time fields) and
+	 * its buffer: for libpcap's records, or for each input merged */
+	uint64_t in = (uint64_t)batch_max * (sizeof(struct gcap_pkt) + sizeof(uint64_t)) +
+		      gcap_pipeline_file_stage(batch_max);
+
+	return ts * sizeof(uint64_t) +
+	       (uint64_t)ring_size * batch_max * sizeof(struct gcap_pkt) + ninputs * in;
+}
+
 static int
 raw_ts_alloc(struct gcap_pipeline *pl)
 {
 	const struct pl_queue *q = &pl->q[0];
-	uint64_t n = ((uint64_t)q->nxbufs + 1) * pl->conf.batch_max, sz = 1;
-	uint64_t by_bytes = q->xa.cap / GCAP_REC_SIZE(0) + pl->conf.batch_max;
+	uint64_t sz = raw_ts_slots(pl->conf.batch_max, q->nxbufs, q->xa.cap);
 
-	if (by_bytes < n)
-		n = by_bytes;
-
-	while (sz < n)
-		sz <<= 1;
 	free(pl->raw_ts);
 	pl->raw_ts = calloc(sz, sizeof(*pl->raw_ts));
 	if (pl->raw_ts == NULL)

@@ -116,6 +116,12 @@ app_preflight_cost(const struct app_opts *o, struct app_cost *c)
 	(void)gcap_pipeline_xmem_size(o->ring, c->batch, cap, stage, &nx, &xsz);
 	c->xmem = (uint64_t)nx * xsz * c->nqueues;
 	c->staging = (uint64_t)o->ring * stage * c->nqueues;
+	/* -r: the records' time fields on their way to the writer, the
+	 * slots' descriptors, each input's buffer (-V's count is known
+	 * later: one) */
+	if (!live)
+		c->reader += gcap_pipeline_file_mem(o->ring, c->batch, nx, xsz,
+						    o->read_list ? 1 : o->nread);
 	/* packet pools in host memory: the CPU's, or the GPU's pinned host
 	 * memory; device memory (--mem gpu) is the GPU's own */
 	if (live && o->mem != GCAP_MEM_GPU) {

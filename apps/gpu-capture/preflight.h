@@ -17,7 +17,8 @@ struct app_cost {
 	uint64_t xmem;    /* export buffers (the records) */
 	uint64_t staging; /* staging areas (packet copies) */
 	uint64_t pools;   /* packet pools in host memory (live) */
-	uint64_t reader;  /* -r: the readers' own (finders, decoding threads) */
+	uint64_t reader;  /* -r: the readers' own (finders, decoding threads, the
+			   * records' time fields and descriptors) */
 	uint64_t total;
 };
 

@@ -193,6 +193,17 @@ struct gcap_pipeline_queue {
  * each) is cut by its count, not by its bytes.
  */
 uint32_t gcap_pipeline_file_stage(unsigned batch_max);
+
+/**
+ * Bytes a file run (gcap_pipeline_run_inputs) takes beside the export
+ * memory (nxbufs buffers of xbuf_size, from gcap_pipeline_xmem_size) and
+ * the staging areas: the ring of each record's own time fields (a slot
+ * for every record the reader may be ahead of the writer), the batch
+ * slots' descriptors (ring_size x batch_max), and each of the ninputs
+ * inputs' own buffer and record lists.
+ */
+uint64_t gcap_pipeline_file_mem(unsigned ring_size, unsigned batch_max, unsigned nxbufs,
+				uint32_t xbuf_size, unsigned ninputs);
 /** Staging bytes per batch slot of a live queue whose mbufs the CPU may
  *  read: chained (multi-segment) packets are copied there whole. A
  *  chained packet that does not fit in what a batch has left starts the

@@ -91,7 +91,7 @@ cmp -s "$T/m100.pcap" "$T/b8k.pcap" || fail "merged, --batch 8192: output differ
 [ "$(stat -c %s "$T/m100.pcap")" -gt "$(stat -c %s "$T/b256.pcap")" ] || fail "merged: not both inputs written"
 gc -r "$T/big.pcap" --batch 8193 -w "$T/x.pcap" "$E" && fail "--batch 8193 accepted"
 [ "$(wc -l < "$T/gc.err")" = 1 ] && grep -q -- "--batch" "$T/gc.err" || fail "--batch 8193: $(cat "$T/gc.err")"
-gc -i net_null0 --batch 1024 -w "$T/x.pcap" && fail "--batch 1024 with -i accepted"
+gc -i net_null0 -c 1 --batch 1024 -w "$T/x.pcap" && fail "--batch 1024 with -i accepted"
 [ "$(wc -l < "$T/gc.err")" = 1 ] && grep -q -- "--batch 1024: at most 512 on live ports (8192 with -r)" "$T/gc.err" ||
 	fail "--batch 1024 with -i: $(cat "$T/gc.err")"
 [ ! -e "$T/x.pcap" ] || fail "--batch refused: an output was created"
@@ -113,7 +113,7 @@ gc -r "$T/big.pcap" --find-threads 9 -w "$T/x.pcap" && fail "--find-threads 9 ac
 [ "$(wc -l < "$T/gc.err")" = 1 ] && grep -q -- "--find-threads" "$T/gc.err" ||
 	fail "--find-threads 9: $(cat "$T/gc.err")"
 [ ! -e "$T/x.pcap" ] || fail "--find-threads 9: an output was created"
-gc -i net_null0 --find-threads 2 -w "$T/x.pcap" && fail "--find-threads with -i accepted"
+gc -i net_null0 -c 1 --find-threads 2 -w "$T/x.pcap" && fail "--find-threads with -i accepted"
 grep -q "applies to -r" "$T/gc.err" || fail "--find-threads with -i: $(cat "$T/gc.err")"
 
 # a truncated gzip: the records before the cut, and libpcap's error
