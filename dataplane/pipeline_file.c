@@ -565,6 +565,14 @@ raw_ts_slots(unsigned batch_max, unsigned nxbufs, uint64_t xmem)
 	return sz;
 }
 
+uint32_t
+gcap_pipeline_file_stage(unsigned batch_max)
+{
+	uint64_t b = (uint64_t)batch_max * 512u;
+
+	return b > GCAP_PIPELINE_STAGE_FILE ? (uint32_t)b : GCAP_PIPELINE_STAGE_FILE;
+}
+
 uint64_t
 gcap_pipeline_file_mem(unsigned ring_size, unsigned batch_max, unsigned nxbufs,
 		       uint32_t xbuf_size, unsigned ninputs)

@@ -13,14 +13,6 @@
 
 #include "pipeline_internal.h"
 
-uint32_t
-gcap_pipeline_file_stage(unsigned batch_max)
-{
-	uint64_t b = (uint64_t)batch_max * 512u;
-
-	return b > GCAP_PIPELINE_STAGE_FILE ? (uint32_t)b : GCAP_PIPELINE_STAGE_FILE;
-}
-
 int
 gcap_pipeline_xmem_size(unsigned ring_size, unsigned batch_max, uint32_t max_caplen,
 			uint32_t stage, unsigned *nxbufs, uint32_t *xbuf_size)

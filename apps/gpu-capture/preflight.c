@@ -77,9 +77,9 @@ app_preflight_mbufs(const struct app_opts *o)
 	return 0;
 }
 
-/* -r's batches on the gpu backend: one filter on 4 GB, H200, in turns,
- * least of 5: 854 ms at 512, 666 at 1024, 616 at 2048, 652 at 4096. At
- * 2048 a typical mix still fits the least staging (1 MiB a slot). */
+/* -r's batches on the gpu backend: as fast as 4096 (docs/benchmarks.md,
+ * "How a file's bytes reach the GPU"), and a typical mix still fits the
+ * least staging (1 MiB a slot) */
 #define FILE_GPU_BATCH 2048u
 
 unsigned
@@ -96,7 +96,7 @@ app_preflight_cost(const struct app_opts *o, struct app_cost *c)
 				       RTE_MBUF_DEFAULT_DATAROOM :
 				       o->snaplen) :
 			      0;
-	uint32_t stage = o->mem == GCAP_MEM_GPU ? 0 : GCAP_PIPELINE_STAGE_LIVE;
+	uint32_t stage;
 	unsigned nx = 0;
 	uint32_t xsz = 0;
 	struct rte_mempool_objsz sz;
@@ -111,8 +111,9 @@ app_preflight_cost(const struct app_opts *o, struct app_cost *c)
 	c->batch = live || o->backend == GCAP_BACKEND_CPU || app_files_auto_cpu(o) ?
 			   o->batch :
 			   app_file_gpu_batch(o);
-	if (!live)
-		stage = gcap_pipeline_file_stage(c->batch);
+	stage = !live                  ? gcap_pipeline_file_stage(c->batch) :
+		o->mem == GCAP_MEM_GPU ? 0 :
+					 GCAP_PIPELINE_STAGE_LIVE;
 	(void)gcap_pipeline_xmem_size(o->ring, c->batch, cap, stage, &nx, &xsz);
 	c->xmem = (uint64_t)nx * xsz * c->nqueues;
 	c->staging = (uint64_t)o->ring * stage * c->nqueues;

@@ -194,6 +194,14 @@ struct gcap_pipeline_queue {
  */
 uint32_t gcap_pipeline_file_stage(unsigned batch_max);
 
+/** Staging bytes per batch slot of a live queue whose mbufs the CPU may
+ *  read: chained (multi-segment) packets are copied there whole. A
+ *  chained packet that does not fit in what a batch has left starts the
+ *  next batch (any packet up to this size is copied whole). */
+#define GCAP_PIPELINE_STAGE_LIVE (256u << 10)
+/** Export-buffer descriptors per batch slot (see gcap_pipeline_xmem_size). */
+#define GCAP_PIPELINE_XBUFS_PER_SLOT 256u
+
 /**
  * Bytes a file run (gcap_pipeline_run_inputs) takes beside the export
  * memory (nxbufs buffers of xbuf_size, from gcap_pipeline_xmem_size) and
@@ -204,13 +212,6 @@ uint32_t gcap_pipeline_file_stage(unsigned batch_max);
  */
 uint64_t gcap_pipeline_file_mem(unsigned ring_size, unsigned batch_max, unsigned nxbufs,
 				uint32_t xbuf_size, unsigned ninputs);
-/** Staging bytes per batch slot of a live queue whose mbufs the CPU may
- *  read: chained (multi-segment) packets are copied there whole. A
- *  chained packet that does not fit in what a batch has left starts the
- *  next batch (any packet up to this size is copied whole). */
-#define GCAP_PIPELINE_STAGE_LIVE (256u << 10)
-/** Export-buffer descriptors per batch slot (see gcap_pipeline_xmem_size). */
-#define GCAP_PIPELINE_XBUFS_PER_SLOT 256u
 
 /**
  * Size a queue's export memory as the pipeline carves it: room for the
