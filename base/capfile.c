@@ -55,14 +55,8 @@ src_read(struct gcap_cf_src *s, uint8_t *buf, size_t len)
 
 /* ---- a mapped file cut short while it is read ---- */
 
-/* Where the mapping stops holding the file's bytes, the file having shrunk
- * while it was read (capfile_guard.c maps zeros past its new end):
- * SIZE_MAX while it holds them, as far as the bytes up to pos can tell.
- * Whole, that is a probe and a load; the size is asked (fstat) only once
- * the guard saw a cut, in the mapping's last page (a cut there faults
- * nowhere), or where ask says. */
-static size_t
-map_whole(struct gcap_capfile *cf, size_t pos, bool ask)
+size_t
+gcap_cf_map_whole(struct gcap_capfile *cf, size_t pos, bool ask)
 {
 	bool last;
 	size_t from = gcap_cf_guard_probe(cf->guard, pos, &last);
@@ -135,7 +129,7 @@ ck_read(void *c, char *buf, size_t size)
 		size_t at = cf->map_rd, whole;
 		size_t n = ck_serve(buf, size, cf->map, cf->map_len, &cf->map_rd);
 
-		whole = map_whole(cf, cf->map_rd, false);
+		whole = gcap_cf_map_whole(cf, cf->map_rd, false);
 		if (whole == SIZE_MAX || whole >= cf->map_rd)
 			return (ssize_t)n;
 		/* the bytes up to the new end, then the end (the input's
@@ -715,7 +709,7 @@ map_fill(struct gcap_capfile *cf, uint8_t *buf, uint32_t size, struct gcap_pkt *
 		} else {
 			/* past a new end (the file cut while it is read) the
 			 * zeros are no damage of the file's: the input ends */
-			whole = map_whole(cf, pos, true);
+			whole = gcap_cf_map_whole(cf, pos, true);
 			if (whole != SIZE_MAX && pos >= whole)
 				break;
 			/* damaged or truncated: libpcap reads on from here */
@@ -734,7 +728,7 @@ map_fill(struct gcap_capfile *cf, uint8_t *buf, uint32_t size, struct gcap_pkt *
 	/* the file cut while it is read: no record past its new end (zeros
 	 * there) goes out; one probe and a load per batch while it is whole */
 	if (whole == SIZE_MAX)
-		whole = map_whole(cf, pos, false);
+		whole = gcap_cf_map_whole(cf, pos, false);
 	if (whole != SIZE_MAX && (pos >= whole || (n > 0 && end > whole))) {
 		n = map_shrank(cf, whole, desc, n);
 		if (n == 0)

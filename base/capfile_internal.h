@@ -278,6 +278,16 @@ struct gcap_capfile {
 	char msg[PCAP_ERRBUF_SIZE + 64];
 };
 
+/* ---------------------------------------------- capfile.c */
+
+/** Where the mapping stops holding the file's bytes, the file having
+ *  shrunk while it was read (capfile_guard.c maps zeros past its new
+ *  end): SIZE_MAX while it holds them, as far as the bytes up to pos can
+ *  tell. Whole, that is a probe and a load; the size is asked (fstat)
+ *  only once the guard saw a cut, in the mapping's last page (a cut there
+ *  faults nowhere), or where ask says. */
+size_t gcap_cf_map_whole(struct gcap_capfile *cf, size_t pos, bool ask);
+
 /* ---------------------------------------------- capfile_populate.c */
 
 struct gcap_cf_pop;

@@ -10,17 +10,19 @@
  * reader's thread reads its records in the mapping; for one that reads
  * the staging (the gpu one) each batch's records, one span of the
  * mapping, are copied there by the copier's threads (pipeline_copy.c)
- * while the reader finds the next batch's. Several inputs are merged in time order (the earliest record
- * first; on a tie the later input, as mergecap orders them), each read
- * into its own buffer and its records copied into the staging area.
+ * while the reader finds the next batch's; or, for an executor that finds
+ * records itself, the mapping goes out in spans (pipeline_file_span.c)
+ * and the reader reads on from where they stop. Several inputs are
+ * merged in time order (the earliest record first; on a tie the later
+ * input, as mergecap orders them), each read into its own buffer and its
+ * records copied into the staging area.
  *
  * The reader waits (never drops) for a slot and for export room; the
  * writer sleeps while it has nothing to write; each wakes the other
- * through a bell (pipeline_internal.h) that costs nothing while neither
- * waits. A stop ends the reading before the next batch; the open batch
- * then waits for the writer's room at most FILE_STOP_WAIT_NS (an output
- * whose reader stalls must not hold the stop) and is counted as writer
- * behind if it never gets it.
+ * (pipeline_file_batch.c). A stop ends the reading before the next batch;
+ * the open batch then waits for the writer's room a bounded time (an
+ * output whose reader stalls must not hold the stop) and is counted as
+ * writer behind if it never gets it.
  *
  * The reading runs on a thread of its own while the calling thread
  * watches it: an inline kernel or a filter (cpu executor) runs on the
@@ -31,7 +33,6 @@
  */
 #include <errno.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,19 +44,6 @@
 #include "gpucap/gcap_capfile.h"
 #include "pipeline_internal.h"
 
-/* how long, once stopped, the last batch waits for the writer's room, as
- * the RX lcores' drain does */
-#define FILE_STOP_WAIT_NS 2000000000u
-/* the longest sleep of a reader waiting for the writer (a missed ring
- * costs at most this) */
-#define FILE_WAIT_MAX_NS 20000000u
-/* a reader waiting for the executor's slots yields this many times, then
- * sleeps FILE_SLOT_SLEEP_NS between looks (an executor that completes in
- * the caller's thread, the cpu one, never makes it wait) */
-#define FILE_SLOT_YIELDS 64u
-#define FILE_SLOT_SLEEP_NS 20000u
-/* export buffers of records waiting before the reader wakes the writer */
-#define FILE_WAKE_XBUFS 8u
 /* how long, once stopped, the watcher waits for the reader: its batch's
  * wait above and the batch's own work */
 #define READER_STOP_WAIT_NS 5000000000u
@@ -72,161 +60,6 @@ struct file_run {
 	int rc;
 	char errbuf[GCAP_ERRBUF_SIZE];
 };
-
-/* File mode is stopped (-c reached, an output done) or the executor
- * failed: -ECANCELED or -EIO; else 0. */
-static int
-file_check(struct gcap_pipeline *pl)
-{
-	if (atomic_load(&pl->finished))
-		return -ECANCELED;
-	if (pl->conf.ops->health(pl->conf.ex, NULL) < 0)
-		return -EIO;
-	return 0;
-}
-
-/* Completed batches: consumed, their records rung to the writer. */
-static void
-file_poll_done(struct gcap_pipeline *pl)
-{
-	struct pl_queue *q = &pl->q[0];
-
-	/* the writer is woken for several buffers at a time (a wake-up per
-	 * batch would cost more than most batches' writing), or when the
-	 * reader is about to wait for it */
-	if (gcap_pl_poll_done(pl, 0, false) > 0 &&
-	    gcap_spsc_count(&q->full) >= FILE_WAKE_XBUFS)
-		pl_bell_ring(&pl->wbell);
-}
-
-/* Wait for the writer to hand export buffers back: asleep until it rings
- * (or a bounded time, for a stop). */
-static void
-file_wait_writer(struct gcap_pipeline *pl, struct pl_queue *q)
-{
-	uint64_t t0 = now_ns(CLOCK_MONOTONIC);
-	unsigned seen;
-
-	pl_bell_ring(&pl->wbell); /* whatever it has not been woken for */
-	seen = pl_bell_arm(&pl->rbell);
-
-	if (gcap_spsc_count(&q->free) > 0 || atomic_load(&pl->stop_rx) ||
-	    atomic_load(&pl->finished))
-		pl_bell_disarm(&pl->rbell);
-	else
-		pl_bell_wait(&pl->rbell, seen, FILE_WAIT_MAX_NS);
-	STAT_ADD(q->st.file_wait_writer_ns, now_ns(CLOCK_MONOTONIC) - t0);
-}
-
-/* Wait for the executor to complete a batch (the gpu one's are seen by
- * looking at its ring). */
-static void
-file_wait_exec(struct pl_queue *q, unsigned *spins)
-{
-	uint64_t t0 = now_ns(CLOCK_MONOTONIC);
-
-	if (++*spins < FILE_SLOT_YIELDS) {
-		sched_yield();
-	} else {
-		struct timespec ts = { 0, FILE_SLOT_SLEEP_NS };
-
-		nanosleep(&ts, NULL);
-	}
-	STAT_ADD(q->st.file_wait_exec_ns, now_ns(CLOCK_MONOTONIC) - t0);
-}
-
-static int
-file_submit(struct gcap_pipeline *pl, struct pl_queue *q)
-{
-	struct gcap_batch *b = q->cur;
-	uint64_t deadline = 0;
-	int r;
-
-	if (b == NULL || b->n == 0) {
-		q->cur = NULL;
-		return 0;
-	}
-	if (q->rec_bytes > q->xa.cap)
-		return -E2BIG; /* export memory smaller than one batch's records */
-	/* wait (never drop) for the writer's room; a stop waits too, but
-	 * bounded: what was read is written unless the writer is stuck */
-	while ((b->xbuf = gcap_pl_xbuf_bind(q, q->rec_bytes)) == NULL) {
-		file_poll_done(pl);
-		if (atomic_load(&pl->stop_rx) && deadline == 0)
-			deadline = now_ns(CLOCK_MONOTONIC) + FILE_STOP_WAIT_NS;
-		if (deadline != 0 && (now_ns(CLOCK_MONOTONIC) > deadline ||
-				      atomic_load(&pl->abort_write))) {
-			STAT_ADD(q->st.drop_writer, b->n);
-			q->seq -= b->n;
-			b->n = 0;
-			return -ECANCELED;
-		}
-		if ((r = file_check(pl)) < 0)
-			return r;
-		if (q->inflight > 0) {
-			unsigned spins = 0;
-
-			file_wait_exec(q, &spins);
-		} else {
-			file_wait_writer(pl, q);
-		}
-	}
-	q->cur = NULL;
-	/* the file's packets count from their submission */
-	b->burst_t[0] = now_ns(CLOCK_MONOTONIC);
-	b->burst_end[0] = (uint16_t)b->n;
-	b->nbursts = 1;
-	r = pl->conf.ops->batch_submit(pl->conf.ex, 0, b);
-	if (r < 0)
-		return r;
-	q->inflight++;
-	return 0;
-}
-
-/* Wait (never drop) for a free slot and export buffer for queue 0. */
-static int
-file_acquire(struct gcap_pipeline *pl, struct pl_queue *q)
-{
-	const struct gcap_exec_ops *ops = pl->conf.ops;
-	unsigned spins = 0;
-
-	for (;;) {
-		int r;
-
-		file_poll_done(pl);
-		if (q->cur == NULL)
-			q->cur = ops->batch_get(pl->conf.ex, 0);
-		if (q->cur != NULL && xbuf_ready(q)) {
-			q->cur->n = 0;
-			q->cur->stage_used = 0;
-			q->cur->nbursts = 0;
-			q->rec_bytes = 0;
-			return 0;
-		}
-		if (atomic_load(&pl->stop_rx))
-			return -ECANCELED;
-		if ((r = file_check(pl)) < 0)
-			return r;
-		if (q->cur == NULL)
-			file_wait_exec(q, &spins);
-		else
-			file_wait_writer(pl, q);
-	}
-}
-
-/* The next slot to fill, or NULL at a stop (*r 0) or an error (*r). */
-static struct gcap_batch *
-file_next(struct gcap_pipeline *pl, struct pl_queue *q, int *r)
-{
-	*r = 0;
-	if (atomic_load(&pl->finished) || atomic_load(&pl->stop_rx))
-		return NULL;
-	if ((*r = file_acquire(pl, q)) < 0) {
-		*r = *r == -ECANCELED ? 0 : *r;
-		return NULL;
-	}
-	return q->cur;
-}
 
 /* The n packets just put in batch b (from b->n on), or to be copied there
  * from src with their addresses moved by delta (in the same pass):
@@ -296,7 +129,7 @@ file_run_one(struct gcap_pipeline *pl, struct gcap_capfile *cf, uint16_t port_ba
 		uint32_t used;
 		int n;
 
-		if ((b = file_next(pl, q, &r)) == NULL)
+		if ((b = gcap_pl_file_next(pl, q, &r)) == NULL)
 			break;
 		n = gcap_capfile_fill(cf, b->stage, b->stage_size, b->pkts, raw,
 				      pl->conf.batch_max, &used);
@@ -306,7 +139,7 @@ file_run_one(struct gcap_pipeline *pl, struct gcap_capfile *cf, uint16_t port_ba
 		}
 		file_describe(pl, q, b, (unsigned)n, port_base, raw, NULL, 0);
 		b->stage_used = used;
-		if ((r = file_submit(pl, q)) < 0) {
+		if ((r = gcap_pl_file_submit(pl, q)) < 0) {
 			r = r == -ECANCELED ? 0 : r;
 			break;
 		}
@@ -339,7 +172,7 @@ file_run_span(struct gcap_pipeline *pl, struct gcap_capfile *cf, uint16_t port_b
 	while (cp != NULL) {
 		struct gcap_batch *b;
 
-		if ((b = file_next(pl, q, &r)) == NULL)
+		if ((b = gcap_pl_file_next(pl, q, &r)) == NULL)
 			break;
 		if (buf == NULL) { /* the slots' staging size, known now */
 			size = b->stage_size;
@@ -372,7 +205,7 @@ file_run_span(struct gcap_pipeline *pl, struct gcap_capfile *cf, uint16_t port_b
 
 		gcap_pl_copier_wait(cp);
 		STAT_ADD(q->st.file_wait_copy_ns, now_ns(CLOCK_MONOTONIC) - t0);
-		if ((r = file_submit(pl, q)) < 0) {
+		if ((r = gcap_pl_file_submit(pl, q)) < 0) {
 			r = r == -ECANCELED ? 0 : r;
 			break;
 		}
@@ -445,7 +278,7 @@ file_run_merge(struct gcap_pipeline *pl, struct gcap_capfile *const *in,
 	for (bool more = true; more;) {
 		struct gcap_batch *b;
 
-		if ((b = file_next(pl, q, &r)) == NULL)
+		if ((b = gcap_pl_file_next(pl, q, &r)) == NULL)
 			break;
 		while (b->n < pl->conf.batch_max) {
 			struct cursor *best = NULL;
@@ -485,7 +318,7 @@ file_run_merge(struct gcap_pipeline *pl, struct gcap_capfile *const *in,
 				      NULL, 0);
 			best->i++;
 		}
-		if ((r = file_submit(pl, q)) < 0) {
+		if ((r = gcap_pl_file_submit(pl, q)) < 0) {
 			r = r == -ECANCELED ? 0 : r;
 			break;
 		}
@@ -506,14 +339,20 @@ file_read(struct gcap_pipeline *pl, struct gcap_capfile *const *in,
 	  const uint16_t *port_base, unsigned nin, char *errbuf)
 {
 	struct pl_queue *q = &pl->q[0];
-	int r;
+	bool more = true;
+	int r = 0;
 
-	if (nin == 1 && !pl->conf.ops->submit_works && gcap_capfile_mapped(in[0]))
-		r = file_run_span(pl, in[0], port_base != NULL ? port_base[0] : 0);
-	else if (nin == 1)
-		r = file_run_one(pl, in[0], port_base != NULL ? port_base[0] : 0);
-	else
-		r = file_run_merge(pl, in, port_base, nin);
+	if (nin == 1 && pl->conf.file_spans && (port_base == NULL || port_base[0] == 0))
+		r = gcap_pl_file_run_spans(pl, in[0], &more);
+	if (r == 0 && more) { /* else the spans read it all, or failed */
+		if (nin == 1 && !pl->conf.ops->submit_works && gcap_capfile_mapped(in[0]))
+			r = file_run_span(pl, in[0],
+					  port_base != NULL ? port_base[0] : 0);
+		else if (nin == 1)
+			r = file_run_one(pl, in[0], port_base != NULL ? port_base[0] : 0);
+		else
+			r = file_run_merge(pl, in, port_base, nin);
+	}
 	if (q->cur != NULL && q->cur->n > 0 && r < 0) {
 		/* a batch filled but not submitted (an executor failure) */
 		q->seq -= q->cur->n;

@@ -119,6 +119,9 @@ struct pl_queue {
 	unsigned nstash;
 	uint64_t inflight; /* submitted, not yet consumed */
 	uint32_t seq;
+	/* file mode, span batches consumed: where the executor's finding
+	 * stopped (the first record it did not take), or GCAP_SPAN_GOES_ON */
+	uint64_t span_stop;
 	unsigned lanes;       /* batches the executor works on at once */
 	uint64_t last_submit; /* when the last batch was submitted (ns) */
 	uint64_t cycle_ewma;  /* submit-to-done time, moving average (ns) */
@@ -288,6 +291,24 @@ void gcap_pl_rx_lcores_join(struct gcap_pipeline *pl);
 unsigned gcap_pl_poll_done(struct gcap_pipeline *pl, unsigned qi, bool live);
 
 /* --------------------------------------------------- pipeline_copy.c */
+
+/* ---- file mode (pipeline_file.c, pipeline_file_span.c) ---- */
+
+/* Queue 0's next slot to fill (q->cur), waiting (never dropping) for a
+ * slot and export room; NULL at a stop (*r 0) or an error (*r < 0). */
+struct gcap_batch *
+gcap_pl_file_next(struct gcap_pipeline *pl, struct pl_queue *q, int *r);
+/* Submit q->cur (its export region bound first, waiting for the writer's
+ * room). @return 0, -ECANCELED at a stop, or the executor's error. */
+int gcap_pl_file_submit(struct gcap_pipeline *pl, struct pl_queue *q);
+/* Wait until every submitted batch of q is consumed. @return 0, or -EIO
+ * when the executor failed first. */
+int gcap_pl_file_drain(struct gcap_pipeline *pl, struct pl_queue *q);
+/* One mapped plain pcap input handed to the executor in spans whose
+ * records it finds (conf.file_spans): *more says whether records are
+ * left for the reader's own path (the executor stopped at one, or the
+ * input was not one for spans). @return 0 or a negative errno. */
+int gcap_pl_file_run_spans(struct gcap_pipeline *pl, struct gcap_capfile *cf, bool *more);
 
 struct pl_copier;
 /* nthreads helpers (0: the poster copies). @return the copier, or NULL

@@ -91,6 +91,17 @@ consume(struct gcap_pipeline *pl, unsigned qi, struct gcap_batch *b, bool live,
 
 		q->cycle_ewma = q->cycle_ewma ? (q->cycle_ewma * 7 + cyc) / 8 : cyc;
 	}
+	if (b->flags & GCAP_BATCH_SPAN) {
+		/* the executor found the span's records: numbered from q->seq
+		 * on, as the reader would have numbered them */
+		STAT_ADD(q->st.rx_pkts, res->n_found);
+		STAT_ADD(q->st.rx_bytes, res->found_bytes);
+		q->seq += res->n_found;
+		if (res->span_stop < q->span_stop)
+			q->span_stop = res->span_stop;
+		b->burst_end[0] =
+			(uint16_t)(res->n_found < 65535u ? res->n_found : 65535u);
+	}
 	lat_batch_done(pl, q, b, live, now);
 	if (xb != NULL) {
 		if (live && q->inflight == 1 && q->held == NULL &&

@@ -34,7 +34,9 @@ write_xbuf(struct gcap_pipeline *pl, const struct gcap_xbuf *xb, uint32_t *done)
 
 		if (gcap_rec_step(xb->data, xb->len, &off, &rec, &data) <= 0)
 			return -EINVAL;
-		if (pl->raw_ts != NULL) /* a file's own time fields */
+		/* a file's own time fields (records found by the executor
+		 * carry them) */
+		if (pl->raw_ts != NULL && !(xb->flags & GCAP_XBUF_RAW_TS))
 			rec.ts_ns = pl->raw_ts[rec.seq & pl->raw_mask];
 		r = gcap_pl_write_rec(pl, &rec, data);
 		if (r != 0)

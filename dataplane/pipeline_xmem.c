@@ -135,6 +135,7 @@ gcap_pl_xbuf_bind(struct pl_queue *q, uint32_t need)
 	xb->size = need;
 	xb->len = 0;
 	xb->nrec = 0;
+	xb->flags = 0;
 	q->xend[xb - q->xbufs] = end;
 	q->xstart[xb - q->xbufs] = start;
 	return xb;

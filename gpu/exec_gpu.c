@@ -156,6 +156,7 @@ dev_prepare(struct gcap_exec *ex, struct gpu_dev *d, char *errbuf)
 			qd[n].res = (uint64_t)(uintptr_t)ex->qs[q].batches[0].res;
 			qd[n].xbufs = (uint64_t)(uintptr_t)ex->qs[q].xbufs;
 			qd[n].batch_max = ex->conf.batch_max;
+			gcap_gpu_span_qdesc(ex, &ex->qs[q], &qd[n]);
 		}
 	}
 	d->nblocks = n;
@@ -193,6 +194,7 @@ gpu_destroy(struct gcap_exec *ex)
 				cu->MemFree(qs->vpkts);
 			if (qs->vdata)
 				cu->MemFree(qs->vdata);
+			gcap_gpu_span_free(ex, qs);
 			if (qs->host)
 				cu->MemFreeHost(qs->host);
 		}

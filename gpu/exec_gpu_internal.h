@@ -90,6 +90,13 @@ struct gpu_queue {
 	CUdeviceptr *cp_dst, *cp_src;
 	size_t *cp_len;
 	uint32_t copy_bytes; /* VRAM staging bytes per slot */
+	/* span slots (file_spans, span.c): the span stream, VRAM for each
+	 * slot's bytes, records (and their time fields) and walks, then the
+	 * chain; the slots' descriptions in pinned memory */
+	CUstream sstream;
+	CUdeviceptr vspan, vfound, vlists;
+	struct gcap_gpu_span *spans;
+	uint32_t found_max, list_max;
 	/* the watchdog's view (its thread only): the oldest batch it saw in
 	 * the GPU's hands (sequence + 1, 0: none) and when */
 	uint64_t wd_seq;
@@ -192,6 +199,25 @@ int gcap_gpu_copy_setup(struct gcap_exec *ex, struct gpu_queue *qs, char *errbuf
 /** Copy slot s's batch into VRAM, then ring its doorbell in stream order. */
 int gcap_gpu_submit_copy(struct gcap_exec *ex, struct gpu_queue *qs, unsigned s,
 			 struct gcap_batch *b);
+
+/* ---- span.c ---- */
+
+/** Queue qs's span part (with conf.file_spans; else nothing): its stream,
+ *  each slot's VRAM, the chain. */
+int gcap_gpu_span_setup(struct gcap_exec *ex, struct gpu_queue *qs, char *errbuf);
+
+/** Queue qs's span fields of its queue table entry qd. */
+void gcap_gpu_span_qdesc(const struct gcap_exec *ex, const struct gpu_queue *qs,
+			 struct gcap_gpu_qdesc *qd);
+
+/** Free what gcap_gpu_span_setup made (its device's context current). */
+void gcap_gpu_span_free(const struct gcap_exec *ex, struct gpu_queue *qs);
+
+/** Copy span batch b of slot s into VRAM, then ring its doorbell in
+ *  stream order. @return 0, -EINVAL for a span out of range, or the
+ *  CUDA error's errno. */
+int gcap_gpu_submit_span(struct gcap_exec *ex, struct gpu_queue *qs, unsigned s,
+			 const struct gcap_batch *b);
 
 /* ---- ring.c ---- */
 

@@ -99,8 +99,9 @@ gcap_gpu_queue_setup(struct gcap_exec *ex, struct gpu_queue *qs, char *errbuf)
 		b->stage_size = c->stage_size;
 		qs->slots[i].status = GCAP_GPU_FREE;
 	}
-	if (c->mem != GCAP_MEM_COPY)
-		return 0;
+	rc = gcap_gpu_span_setup(ex, qs, errbuf);
+	if (rc || c->mem != GCAP_MEM_COPY)
+		return rc;
 
 	qs->shadow = (struct gcap_pkt *)(h + o_shadow);
 	return gcap_gpu_copy_setup(ex, qs, errbuf);
@@ -205,22 +206,30 @@ gcap_gpu_batch_submit(struct gcap_exec *ex, unsigned q, struct gcap_batch *b)
 	uint32_t arg;
 	int rc;
 
-	if (b != &qs->batches[s] || b->n == 0 || b->n > ex->conf.batch_max ||
+	bool span = (b->flags & GCAP_BATCH_SPAN) != 0;
+
+	if (b != &qs->batches[s] || (b->n == 0 && !span) || b->n > ex->conf.batch_max ||
 	    b->xbuf == NULL || b->xbuf < qs->xbufs ||
 	    b->xbuf >= qs->xbufs + ex->conf.nxbufs)
 		return -EINVAL;
 	if (ex->stopped)
 		return -ESHUTDOWN;
-	arg = GCAP_GPU_ARG(b->n, b->xbuf - qs->xbufs);
+	arg = GCAP_GPU_ARG(span ? GCAP_GPU_ARG_SPAN : b->n, b->xbuf - qs->xbufs);
 	sl->seq = b->seq;
-	if (qs->mem == GCAP_MEM_COPY || qs->mem == GCAP_MEM_GPU) {
+	if (span || qs->mem == GCAP_MEM_COPY || qs->mem == GCAP_MEM_GPU) {
 		if (gcap_gpu_tls_ctx != qs->dev->ctx) {
 			if (ex->cu->CtxSetCurrent(qs->dev->ctx) != CUDA_SUCCESS)
 				return -EIO;
 			gcap_gpu_tls_ctx = qs->dev->ctx;
 		}
 	}
-	if (ex->conf.mem == GCAP_MEM_COPY) {
+	if (span) {
+		/* the span stream writes READY after the copy */
+		sl->arg = arg;
+		rc = gcap_gpu_submit_span(ex, qs, s, b);
+		if (rc)
+			return rc;
+	} else if (ex->conf.mem == GCAP_MEM_COPY) {
 		/* the stream writes READY after the copies */
 		sl->arg = arg;
 		rc = gcap_gpu_submit_copy(ex, qs, s, b);

@@ -46,6 +46,7 @@ struct app {
 	struct gcap_pipeline_queue *queues;
 	unsigned nqueues;
 	unsigned file_copiers; /* -r: the reader's copying threads (pipeline conf) */
+	bool file_spans;       /* -r: records found by the executor (pipeline conf) */
 	struct gcap_pipeline *pl;
 	const int *gpus; /* the executor's: queue q on gpus[q % ngpus] (0: GPU 0) */
 	unsigned ngpus;

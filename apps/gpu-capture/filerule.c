@@ -126,7 +126,7 @@ bool
 app_files_want_cpu(const struct app_opts *o, bool files_cpu)
 {
 	return files_cpu && o->backend == GCAP_BACKEND_AUTO && o->mem == GCAP_MEM_AUTO &&
-	       o->ngpus == 0 && o->gpu_blocks == 0 && !o->interp;
+	       o->ngpus == 0 && o->gpu_blocks == 0 && !o->interp && o->find_gpu != 1;
 }
 
 bool

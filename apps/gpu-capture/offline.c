@@ -145,6 +145,17 @@ reader_log(const struct app *a)
 			(double)s->file_wait_exec_ns / 1e6,
 			(double)s->file_wait_writer_ns / 1e6,
 			(double)s->file_wait_copy_ns / 1e6);
+	if (s->file_spans > 0)
+		fprintf(stderr,
+			"gpu-capture: file reader: records found on the GPU, in %" PRIu64
+			" spans of %" PRIu64 " bytes\n",
+			s->file_spans, s->file_span_bytes);
+	if (s->file_span_stop > 0)
+		fprintf(stderr,
+			"gpu-capture: file reader: the GPU stopped at the record at byte "
+			"%" PRIu64
+			" (one it does not take); the reader read on from there\n",
+			s->file_span_stop);
 	free(s);
 }
 
@@ -332,9 +343,13 @@ capture_files(struct app *a, struct inputs *in)
 	if (a->ops != &gcap_exec_cpu_ops) {
 		a->file_copiers = auto_copiers();
 		o->batch = app_file_gpu_batch(o);
+		/* the GPU finds the records of one plain pcap file */
+		a->file_spans = o->find_gpu != 0 && in->n == 1 &&
+				gcap_capfile_spans_ok(in->cf[0]);
 	}
 	/* a file's packets are all in the staging area */
 	app_exec_conf(a, &ec, 1, gcap_pipeline_file_stage(o->batch), 0);
+	ec.file_spans = a->file_spans;
 	if (a->ops == &gcap_exec_cpu_ops && o->kernel == NULL)
 		ec.cpu_workers = o->cpu_workers >= 0 ? (unsigned)o->cpu_workers :
 						       app_auto_workers();

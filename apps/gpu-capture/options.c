@@ -67,6 +67,7 @@ enum {
 	/* -r */
 	OPT_CPU_WORKERS,
 	OPT_FIND_THREADS,
+	OPT_FIND,
 };
 
 static const struct option long_opts[] = {
@@ -137,6 +138,7 @@ static const struct option long_opts[] = {
 	/* -r */
 	{ "cpu-workers", required_argument, NULL, OPT_CPU_WORKERS },
 	{ "find-threads", required_argument, NULL, OPT_FIND_THREADS },
+	{ "find", required_argument, NULL, OPT_FIND },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -343,6 +345,7 @@ set_defaults(struct app_opts *o)
 	o->mem = GCAP_MEM_AUTO;
 	o->cpu_workers = -1;
 	o->find_threads = -1;
+	o->find_gpu = -1;
 }
 
 /* The options of l into o; an error from a --config line names it.
@@ -530,6 +533,14 @@ parse_args(struct app_opts *o, struct app_config *cfg, const struct app_config_a
 			PARSE_U("--find-threads", optarg, 0, GCAP_CAPFILE_FINDERS_MAX,
 				o->find_threads);
 			break;
+		case OPT_FIND:
+			if (strcmp(optarg, "gpu") == 0)
+				o->find_gpu = 1;
+			else if (strcmp(optarg, "cpu") == 0)
+				o->find_gpu = 0;
+			else
+				return -app_err("--find '%s': gpu or cpu", optarg);
+			break;
 		case '?':
 		default:
 			if (optopt != 0 && strchr("irVwFscCGWyBaZjzb", optopt) != NULL)
@@ -636,6 +647,11 @@ app_parse_options(int argc, char **argv, struct app_opts *o)
 		return -app_err("--cpu-workers applies to -r, not to live ports");
 	if (o->find_threads >= 0 && o->read_file == NULL)
 		return -app_err("--find-threads applies to -r, not to live ports");
+	if (o->find_gpu >= 0 && o->read_file == NULL)
+		return -app_err("--find applies to -r, not to live ports");
+	if (o->find_gpu == 1 && o->backend == GCAP_BACKEND_CPU)
+		return -app_err(
+			"--find gpu needs the gpu backend (--backend gpu or auto)");
 	if (o->batch > GCAP_BATCH_MAX && o->read_file == NULL)
 		return -app_err("--batch %u: at most %u on live ports (%u with -r)",
 				o->batch, GCAP_BATCH_MAX, GCAP_FILE_BATCH_MAX);

@@ -415,6 +415,7 @@ app_create_pipeline(struct app *a)
 		.time_order = !a->o->no_time_order,
 		.order_window_ms = a->o->order_window_ms,
 		.file_copiers = a->file_copiers,
+		.file_spans = a->file_spans,
 	};
 
 	a->pl = gcap_pipeline_create(&pc, a->err);

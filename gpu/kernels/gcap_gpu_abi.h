@@ -11,6 +11,7 @@
 #define GCAP_GPU_ABI_H
 
 #include "gcap_pkt.h"
+#include "gcap_span.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -43,6 +44,32 @@ struct gcap_gpu_slot {
 #define GCAP_GPU_ARG(n, xbuf) ((uint32_t)(n) | ((uint32_t)(xbuf) << 16))
 #define GCAP_GPU_ARG_N(a) ((a)&0xffffu)
 #define GCAP_GPU_ARG_XBUF(a) ((a) >> 16)
+/** In a READY slot's n: the slot holds a span of a pcap file, whose
+ *  records the block finds (the queue's gcap_gpu_span of the slot);
+ *  above any batch's count. */
+#define GCAP_GPU_ARG_SPAN 0x8000u
+
+/** A span slot's description (struct gcap_batch_span, and where its bytes
+ *  lie in VRAM), in pinned host memory, one per slot. 64 bytes. */
+struct gcap_gpu_span {
+	uint64_t data; /**< device address of its bytes (file offset off) */
+	uint64_t off;
+	uint64_t index; /**< spans of the run before it */
+	uint64_t entry; /**< index 0: the file offset of its first record */
+	uint32_t len, avail, snap, flags;
+	uint64_t pad[2];
+};
+
+/** Where a queue's spans are joined (VRAM, zeroed at the start): span
+ *  index gives its successor the file offset of its first record and the
+ *  records before it, once it has published index + 1. */
+struct gcap_gpu_chain {
+	uint64_t index;  /**< the span whose entry next and seq are */
+	uint64_t next;   /**< its first record's file offset */
+	uint64_t seq;    /**< records of the spans before it */
+	uint64_t broken; /**< an earlier span stopped: none of the later
+			  *   ones has records (the host reads on) */
+};
 
 /** Device view of struct gcap_xbuf (same layout; checked on the host). */
 struct gcap_gpu_xbuf {
@@ -52,6 +79,7 @@ struct gcap_gpu_xbuf {
 	uint32_t nrec;
 	uint16_t queue;
 	uint16_t index;
+	uint32_t flags;
 };
 
 /** Device view of struct gcap_batch_result (same layout; checked). */
@@ -62,6 +90,10 @@ struct gcap_gpu_result {
 	uint32_t exec_ns;
 	uint64_t captured_bytes;
 	uint64_t start_ns;
+	uint32_t n_found;
+	uint32_t pad;
+	uint64_t found_bytes;
+	uint64_t span_stop;
 	uint64_t out_pkts[GCAP_MAX_OUTPUTS];
 };
 
@@ -76,6 +108,15 @@ struct gcap_gpu_qdesc {
 	uint64_t res;       /**< result of slot s: res + s */
 	uint64_t xbufs;     /**< the queue's export buffers (gcap_gpu_xbuf) */
 	uint32_t batch_max;
+	/** span slots (GCAP_GPU_ARG_SPAN): found_max records and list_max
+	 *  list entries a slot */
+	uint32_t found_max;
+	uint64_t spans; /**< ring_size gcap_gpu_span (pinned host memory) */
+	uint64_t found; /**< slot s's records: found + s * found_max (VRAM) */
+	uint64_t raw;   /**< their time fields as the file has them (VRAM) */
+	uint64_t lists; /**< slot s's walks: lists + s * list_max (VRAM) */
+	uint64_t chain; /**< the queue's gcap_gpu_chain (VRAM) */
+	uint32_t list_max;
 	uint32_t pad;
 };
 

@@ -209,6 +209,12 @@ gcap_gpu_wait(unsigned int v)
 
 struct gcap_gpu_shared {
 	unsigned int warp[32];
+	/* a span slot (find_span.cuh): its description, and what its finding
+	 * gives the batch code and the results */
+	struct gcap_gpu_span sp;
+	const unsigned long long *raw; /* the records' own time fields, or NULL */
+	unsigned long long entry, seq0, found_bytes, span_stop;
+	unsigned int span, broken, exitp, span_stopped, n_found;
 	unsigned long long out[GCAP_MAX_OUTPUTS];
 	unsigned long long bytes;
 	unsigned long long xdata;
@@ -379,7 +385,8 @@ gcap_gpu_batch(const struct gcap_gpu_kparams *kp, struct gcap_gpu_shared *s)
 				(struct gcap_rec *)(s->xdata + s->len + excl);
 			unsigned long long m = mask;
 
-			r->ts_ns = d.ts_ns;
+			/* a span's records keep the file's own time fields */
+			r->ts_ns = s->raw ? s->raw[i] : d.ts_ns;
 			r->outmask = mask;
 			r->caplen = cap;
 			r->wirelen = d.wirelen;
@@ -434,6 +441,9 @@ gcap_gpu_batch(const struct gcap_gpu_kparams *kp, struct gcap_gpu_shared *s)
 		s->res->exec_ns = (unsigned int)(gcap_globaltimer() - s->t0);
 		s->res->captured_bytes = s->bytes;
 		s->res->start_ns = s->t0;
+		s->res->n_found = s->n_found;
+		s->res->found_bytes = s->found_bytes;
+		s->res->span_stop = s->span_stop;
 		s->xbuf->len = s->len;
 		s->xbuf->nrec = s->nrec;
 	}
@@ -445,10 +455,13 @@ gcap_gpu_batch(const struct gcap_gpu_kparams *kp, struct gcap_gpu_shared *s)
 	__syncthreads();
 }
 
+#include "find_span.cuh"
+
 extern "C" __global__ void
 __launch_bounds__(GCAP_GPU_THREADS_MAX) gcap_pipeline_kernel(struct gcap_gpu_kparams kp)
 {
 	__shared__ struct gcap_gpu_shared s;
+	__shared__ struct gcap_span_sub sub[GCAP_GPU_THREADS_MAX];
 	const struct gcap_gpu_qdesc *qd =
 		&((const struct gcap_gpu_qdesc *)kp.queues)[blockIdx.x];
 	struct gcap_gpu_slot *slots = (struct gcap_gpu_slot *)qd->slots;
@@ -484,6 +497,14 @@ __launch_bounds__(GCAP_GPU_THREADS_MAX) gcap_pipeline_kernel(struct gcap_gpu_kpa
 				unsigned int slot = head & mask;
 
 				s.n = GCAP_GPU_ARG_N(arg);
+				s.span = (s.n & GCAP_GPU_ARG_SPAN) != 0;
+				s.raw = NULL;
+				s.n_found = 0;
+				s.found_bytes = 0;
+				s.span_stop = GCAP_SPAN_GOES_ON;
+				if (s.span)
+					s.sp = ((const struct gcap_gpu_span *)
+							qd->spans)[slot];
 				s.pkts = (const struct gcap_pkt *)qd->pkts +
 					 (size_t)slot * qd->batch_max;
 				s.xbuf = (struct gcap_gpu_xbuf *)qd->xbufs +
@@ -498,6 +519,8 @@ __launch_bounds__(GCAP_GPU_THREADS_MAX) gcap_pipeline_kernel(struct gcap_gpu_kpa
 		__syncthreads();
 		if (s.cmd != GCAP_GPU_READY)
 			return;
+		if (s.span)
+			gcap_gpu_span_find(&kp, qd, head & mask, &s, sub);
 		gcap_gpu_batch(&kp, &s);
 		/* the block's stores, the barrier (end of gcap_gpu_batch),
 		 * then thread 0's release store at system scope, which is

@@ -192,6 +192,48 @@ int gcap_capfile_fill_span(struct gcap_capfile *cf, uint8_t *buf, uint32_t size,
 			   struct gcap_pkt *desc, uint64_t *raw, unsigned max,
 			   uint32_t *used, const uint8_t **span);
 
+/** A mapped plain pcap file handed out in spans (gcap_capfile_spans_begin). */
+struct gcap_capfile_spans {
+	const uint8_t *map; /**< the file's mapping */
+	uint64_t first;     /**< file offset of its first record */
+	uint64_t end;       /**< its length */
+	uint32_t snap;      /**< the longest caplen a span takes: the file's
+			     *   snapshot, at most GCAP_SPAN_CAPLEN_MAX */
+	uint32_t flags;     /**< GCAP_SPAN_SWAP, GCAP_SPAN_NANO */
+};
+
+/** @return whether gcap_capfile_spans_begin() would hand cf out in spans
+ *          (a mapped plain pcap file of which nothing was read yet). */
+bool gcap_capfile_spans_ok(const struct gcap_capfile *cf);
+
+/**
+ * For a consumer that finds the records itself (the gpu executor's span
+ * batches): whether cf is a mapped plain pcap file of which nothing was
+ * read yet, and if so its mapping and format in *sp; its finding threads
+ * end (nobody takes their lists). The reader hands out spans until
+ * gcap_capfile_spans_done().
+ * @return 0, or -ENOTSUP (pcapng, compressed, a pipe, not mapped, or read
+ *         already): the input reads as before.
+ */
+int gcap_capfile_spans_begin(struct gcap_capfile *cf, struct gcap_capfile_spans *sp);
+
+/**
+ * The bytes up to file offset pos were copied out of the mapping: the
+ * progress line's count, and the thread that maps pages in ahead moves
+ * on.
+ * @return the file's end as far as the mapping holds its bytes up to pos:
+ *         less than sp->end once the file was cut short while it is read
+ *         (the mapping has zeros past it).
+ */
+uint64_t gcap_capfile_spans_at(struct gcap_capfile *cf, uint64_t pos);
+
+/**
+ * The spans end at the record that starts at file offset pos (the end of
+ * the file, or a record the consumer did not take): gcap_capfile_fill()
+ * and _fill_span() read on from there as they would have read it.
+ */
+void gcap_capfile_spans_done(struct gcap_capfile *cf, uint64_t pos);
+
 /** @return whether the input is a plain regular file with a mapping its
  *          records can be read from (not compressed, not a pipe, not yet
  *          handed to libpcap after damage). */

@@ -25,6 +25,7 @@
 
 #include "gcap_common.h"
 #include "gcap_pkt.h"
+#include "gcap_span.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -53,7 +54,13 @@ struct gcap_xbuf {
 	uint32_t nrec;  /**< records written */
 	uint16_t queue; /**< pipeline queue that owns it */
 	uint16_t index; /**< index within that queue's pool */
+	uint32_t flags; /**< GCAP_XBUF_*, set by the pipeline as it binds it */
 };
+
+/** The records carry the file's own time fields in ts_ns (the form of
+ *  gcap_capfile_fill()'s raw), not nanoseconds: records a gpu executor
+ *  found in a span of the file itself. */
+#define GCAP_XBUF_RAW_TS 1u
 
 /** Per-batch results, valid once the batch is DONE. */
 struct gcap_batch_result {
@@ -75,6 +82,14 @@ struct gcap_batch_result {
 	 *  driver keeps near the host's real-time clock); 0 where not
 	 *  measured. Latency accounting only. */
 	uint64_t start_ns;
+	/** a span batch (GCAP_BATCH_SPAN): the records the executor found in
+	 *  it, their wire bytes, and the file offset of the record its
+	 *  finding stopped at (one the executor does not take: the reader
+	 *  goes on from there), or GCAP_SPAN_GOES_ON (gcap_span.h) */
+	uint32_t n_found;
+	uint32_t pad;
+	uint64_t found_bytes;
+	uint64_t span_stop;
 	/** written records per output (the first nfilters entries) */
 	uint64_t out_pkts[GCAP_MAX_OUTPUTS];
 };
@@ -84,12 +99,30 @@ struct gcap_batch_result {
 /** Polls closer than this to the last time kept share it (ns). */
 #define GCAP_BURST_GRAIN_NS 500u
 
+/** gcap_batch.flags: the batch is a span of a plain pcap file whose
+ *  records the executor finds (gcap_batch.span; an executor created
+ *  with file_spans). */
+#define GCAP_BATCH_SPAN 1u
+/** A span batch: the file's bytes [off, off + avail) in the staging area;
+ *  the records that start in the first len bytes are its own. */
+struct gcap_batch_span {
+	uint64_t off;   /**< file offset of stage[0] */
+	uint64_t index; /**< spans of the run before it (they come in order) */
+	uint64_t entry; /**< index 0: file offset of its first record */
+	uint32_t len;   /**< bytes whose records are the span's */
+	uint32_t avail; /**< bytes in stage: len and the longest record's tail
+			 *   (GCAP_SPAN_TAIL), or up to the file's end */
+	uint32_t snap;  /**< longest caplen the executor takes (the file's
+			 *   snapshot, at most GCAP_SPAN_CAPLEN_MAX) */
+	uint32_t flags; /**< GCAP_SPAN_SWAP, GCAP_SPAN_NANO (gcap_span.h) */
+};
+
 /** One batch slot. */
 struct gcap_batch {
 	struct gcap_pkt *pkts; /**< batch_max descriptors, executor-readable */
 	uint32_t n;            /**< descriptors filled by the source */
 	uint16_t queue;        /**< pipeline queue */
-	uint16_t flags;        /**< reserved */
+	uint16_t flags;        /**< GCAP_BATCH_SPAN, or 0 */
 	/** where the executor writes export records: after the len bytes
 	 *  (nrec records) of earlier batches already there, updating both */
 	struct gcap_xbuf *xbuf;
@@ -98,6 +131,7 @@ struct gcap_batch {
 	uint32_t stage_size;
 	uint32_t stage_used;
 	uint64_t seq;                  /**< batch sequence number within the queue */
+	struct gcap_batch_span span;   /**< with GCAP_BATCH_SPAN (n is 0) */
 	struct gcap_batch_result *res; /**< results, executor-written */
 	void *mbufs[GCAP_BATCH_MAX];   /**< source bookkeeping (rte_mbuf pointers) */
 	/** source bookkeeping: packets [burst_end[i - 1], burst_end[i]) were
@@ -150,6 +184,10 @@ struct gcap_exec_conf {
 	 *  them, as on live queues. Not with an inline kernel (its state is
 	 *  one thread's). */
 	unsigned cpu_workers;
+	/** gpu, file mode: the pipeline may submit span batches
+	 *  (GCAP_BATCH_SPAN) of up to stage_size bytes, whose records the
+	 *  executor finds */
+	bool file_spans;
 };
 
 /** Default of gcap_exec_conf.kernel_budget_ms: 5 s of CPU time on one
@@ -184,7 +222,10 @@ struct gcap_exec_ops {
 
 	/**
 	 * Publish a filled slot (FREE -> READY). b->n may be 0 only if the
-	 * slot is not submitted at all. @return 0, or a negative errno.
+	 * slot is not submitted at all, or for a span batch (GCAP_BATCH_SPAN).
+	 * @return 0, or a negative errno: -EINVAL for a slot that is not the
+	 * next, a count or export buffer out of range, or a span the executor
+	 * was not created for.
 	 */
 	int (*batch_submit)(struct gcap_exec *ex, unsigned q, struct gcap_batch *b);
 

@@ -154,6 +154,10 @@ struct gcap_queue_stats {
 	 *  waits is what bounds the run. */
 	uint64_t file_ns, file_cpu_ns;
 	uint64_t file_wait_exec_ns, file_wait_writer_ns, file_wait_copy_ns;
+	/** file mode with file_spans: the spans handed to the executor, the
+	 *  bytes of records each held, and the file offset the reader went on
+	 *  from itself (where the executor stopped; 0: it did not) */
+	uint64_t file_spans, file_span_bytes, file_span_stop;
 };
 
 /**
@@ -260,6 +264,14 @@ struct gcap_pipeline_conf {
 	 *  records into the staging beside the reader, which meanwhile
 	 *  finds the next batch's (0: the reader copies them itself) */
 	unsigned file_copiers;
+	/** file mode, one plain pcap input, an executor created with
+	 *  file_spans: the reader hands the executor spans of the file's
+	 *  mapping and the executor finds their records (then the reader
+	 *  reads on from where it stopped, if it did) */
+	bool file_spans;
+	/** with file_spans: bytes of records a span holds (0: what the
+	 *  staging area holds past GCAP_SPAN_TAIL); tests make them small */
+	uint32_t file_span_bytes;
 };
 
 struct gcap_pipeline;

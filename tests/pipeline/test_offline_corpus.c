@@ -26,6 +26,10 @@
  *   the staging areas on N threads (pipeline_copy.c), as for the gpu
  *   executor; the cpu executor is then told to read the staging (not the
  *   mapping), as the gpu one does.
+ * - GCAP_TEST_SPANS=N (gpu backend): the gpu executor finds a plain pcap
+ *   file's records itself, in spans of N bytes (0: as many as the staging
+ *   holds), as gpu-capture -r does; small spans make every file cross
+ *   many spans and many of the kernel's sub-chunks.
  */
 #include <check.h>
 #include <dirent.h>
@@ -56,6 +60,8 @@
 #define BATCH 32u
 #define RING 4u
 #define STAGE (1u << 20)
+/* with spans: a megabyte of records past the longest record's tail */
+#define STAGE_SPANS (STAGE + GCAP_SPAN_TAIL)
 
 /* What the suite filters with: every family of pcap-filter(7)
  * (protocols, hosts and nets, ports, lengths, byte tests), plus a few
@@ -139,6 +145,8 @@ static bool gpu_interp;
 static enum gcap_mem gpu_mem = GCAP_MEM_AUTO; /* GCAP_TEST_GPU_MEM */
 static unsigned cpu_workers;                  /* GCAP_TEST_CPU_WORKERS */
 static unsigned copiers;                      /* GCAP_TEST_COPIERS */
+static bool spans;                            /* GCAP_TEST_SPANS set */
+static uint32_t span_bytes;                   /* its value */
 static struct gcap_exec_ops staged_ops;       /* the cpu one, reading the staging */
 static char tmp_root[512];
 
@@ -398,8 +406,8 @@ run_one(const char *path)
 			.ring_size = RING,
 			.batch_max = BATCH,
 			.nxbufs = RING * 2,
-			.xbuf_size = STAGE + BATCH * GCAP_REC_SIZE(0),
-			.stage_size = STAGE,
+			.xbuf_size = STAGE_SPANS + BATCH * GCAP_REC_SIZE(0),
+			.stage_size = spans ? STAGE_SPANS : STAGE,
 			.snaplen = SNAPLEN,
 			.nfilters = nout,
 			.filters = progs,
@@ -407,6 +415,7 @@ run_one(const char *path)
 			.mem = gpu_mem,
 			.compile_filters = !gpu_interp,
 			.cpu_workers = cpu_workers,
+			.file_spans = spans,
 		};
 		struct gcap_writer_if wif = { .name = fname, .linktype = linktype };
 		struct gcap_exec *ex;
@@ -419,6 +428,8 @@ run_one(const char *path)
 			.writers = writers,
 			.flush_ms = 100,
 			.file_copiers = copiers,
+			.file_spans = spans,
+			.file_span_bytes = span_bytes,
 		};
 		struct gcap_capfile *in;
 		int rr, rs;
@@ -663,6 +674,14 @@ main(void)
 		staged_ops.submit_works = false;
 		ops = &staged_ops;
 	}
+	if (getenv("GCAP_TEST_SPANS") != NULL) {
+		spans = true;
+		span_bytes = (uint32_t)strtoul(getenv("GCAP_TEST_SPANS"), NULL, 10);
+	}
+	if (spans && (backend == NULL || strcmp(backend, "gpu") != 0)) {
+		fprintf(stderr, "GCAP_TEST_SPANS needs GCAP_TEST_BACKEND=gpu\n");
+		return 1;
+	}
 	if (backend != NULL && strcmp(backend, "gpu") == 0) {
 #ifdef GCAP_TEST_HAVE_GPU
 		char why[GCAP_ERRBUF_SIZE] = "";
@@ -687,10 +706,11 @@ main(void)
 				getenv("GCAP_TEST_GPU_MEM"));
 			return 1;
 		}
-		printf("backend gpu (%d device%s, %s filters, memory mode %s)\n", ndev,
-		       ndev > 1 ? "s" : "", gpu_interp ? "interpreted" : "compiled",
-		       getenv("GCAP_TEST_GPU_MEM") ? getenv("GCAP_TEST_GPU_MEM") :
-						     "auto");
+		printf("backend gpu (%d device%s, %s filters, memory mode %s, records "
+		       "found by %s)\n",
+		       ndev, ndev > 1 ? "s" : "", gpu_interp ? "interpreted" : "compiled",
+		       getenv("GCAP_TEST_GPU_MEM") ? getenv("GCAP_TEST_GPU_MEM") : "auto",
+		       spans ? "the GPU" : "the reader");
 		/* one idle executor for the whole run keeps the GPU's primary
 		 * context alive: each file's executor then reuses it instead
 		 * of creating it again (about 0.5 s a file on the H200). Only
