@@ -2,7 +2,7 @@
 # There (the GPU machine): run the GPU tests and benchmarks from .devbundle,
 # logs to $OUT. Usage: bash .devbundle/root/scripts/device/run.sh [STEP...]
 # Steps: info doctor tests unit copyloop corpus live multigpu bench order sweep latency latvar jitter jittouch phases floor rxburst soak writerslack ab ringsweep pcie pcieceil kbench
-# bpf profile observe ops vram kfault setupcost vrambench offline offfind offbatch offz offchoice offcopy offcross filepin (default: info tests corpus live bench).
+# bpf profile observe ops vram kfault setupcost vrambench offline offfind offbatch offspans spans offz offchoice offcopy offcross filepin (default: info tests corpus live bench).
 set -uo pipefail
 b=$(cd "$(dirname "$0")/../../.." && pwd)
 source "$b/env.sh"
@@ -175,6 +175,37 @@ offbatch)
 		OUT_MD=$OUT/offbatch.md DIAG_LOG=$OUT/offbatch-v.log WORK=/dev/shm/gcap-offbatch PATH=$b/bin:$PATH \
 		timeout ${OFFLINE_TIMEOUT:-300} bash "$b/root/bench/offline_gpu_sweep.sh" 2>"$OUT/offbatch-stderr.log"
 	echo "offbatch rc=$?" ;;
+offspans)
+	# -r with the records found on the GPU against the reader finding
+	# them, the cpu backend beside, in turns (bench/offline_gpu_sweep.sh),
+	# on an OFFLINE_MB file; every output compared
+	log "offline: records found on the GPU"
+	printf '%s\n' "--find cpu" "--find gpu" "--find gpu --batch 4096" "--find gpu --batch 8192" \
+		"--backend cpu" >/tmp/offspans-variants
+	GPU_CAPTURE=$b/bin/gpu-capture MIX_PCAP=$b/shared/data/bench/mix-en10mb.pcap \
+		SIZE_MB=${OFFLINE_MB:-4000} REPS=${OFFLINE_REPS:-3} VARIANTS=/tmp/offspans-variants \
+		OUT_MD=$OUT/offspans.md DIAG_LOG=$OUT/offspans-v.log WORK=/dev/shm/gcap-offspans PATH=$b/bin:$PATH \
+		timeout ${OFFLINE_TIMEOUT:-400} bash "$b/root/bench/offline_gpu_sweep.sh" 2>"$OUT/offspans-stderr.log"
+	echo "offspans rc=$?"; cat "$OUT/offspans.md" ;;
+spans)
+	# records found on the GPU: the offline corpus with spans of the
+	# staging's size and of a few hundred bytes (every file across many
+	# spans and sub-chunks), compiled and interpreted; then the cli test
+	log "offline corpus, records found on the GPU"
+	for v in ${SPANS_RUNS:-compiled:0 compiled:333 interp:1000}; do
+		mode=${v%%:*} sb=${v#*:} i=0
+		[ $mode = interp ] && i=1
+		lg=$OUT/corpus-spans-$mode-$sb.log
+		( cd /tmp && CK_FORK=no GCAP_TEST_BACKEND=gpu GCAP_TEST_GPU_INTERP=$i GCAP_TEST_SPANS=$sb \
+			GCAP_TEST_COPIERS=3 timeout ${CORPUS_TIMEOUT:-240} "$b/bin/test_offline_corpus" ) >"$lg" 2>&1
+		echo "corpus spans $mode $sb rc=$? ($SECONDS s)" | tee -a "$lg"
+		head -3 "$lg"; tail -2 "$lg"
+	done
+	mkdir -p /tmp/tdwrap && printf '#!/bin/sh\nexec %s -Z root "$@"\n' "$b/bin/tcpdump" >/tmp/tdwrap/tcpdump &&
+		chmod +x /tmp/tdwrap/tcpdump
+	( cd /tmp && PATH=/tmp/tdwrap:$b/bin:$PATH timeout 300 bash "$b/root/tests/cli/offline_spans.sh" \
+		"$b/bin/gpu-capture" "$b/bin/pcap-cmp" "$b/root" ) >"$OUT/offline-spans-cli.log" 2>&1
+	echo "offline_spans cli rc=$?" | tee -a "$OUT/offline-spans-cli.log"; tail -5 "$OUT/offline-spans-cli.log" ;;
 offcross)
 	# where the gpu backend overtakes the cpu backend on -r by file size
 	# and outputs per filtering thread: OFFCROSS_MB sizes, OFFCROSS_OUTPUTS,
