@@ -13,6 +13,7 @@
  */
 #include <errno.h>
 #include <stdatomic.h>
+#include <time.h>
 
 #include "gpucap/gcap_capfile.h"
 #include "pipeline_internal.h"
@@ -76,8 +77,11 @@ gcap_pl_file_run_spans(struct gcap_pipeline *pl, struct gcap_capfile *cf, bool *
 		avail = end - off < (uint64_t)each + GCAP_SPAN_TAIL ?
 				(uint32_t)(end - off) :
 				each + GCAP_SPAN_TAIL;
+		uint64_t t0 = now_ns(CLOCK_MONOTONIC);
+
 		gcap_pl_copier_post(cp, b->stage, fs.map + off, avail);
 		gcap_pl_copier_wait(cp);
+		STAT_ADD(q->st.file_wait_copy_ns, now_ns(CLOCK_MONOTONIC) - t0);
 		/* a file cut while it is read: its bytes end where it did (the
 		 * executor stops at the record across the cut) */
 		have = gcap_capfile_spans_at(cf, off + avail);

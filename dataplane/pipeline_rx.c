@@ -96,6 +96,7 @@ consume(struct gcap_pipeline *pl, unsigned qi, struct gcap_batch *b, bool live,
 		 * on, as the reader would have numbered them */
 		STAT_ADD(q->st.rx_pkts, res->n_found);
 		STAT_ADD(q->st.rx_bytes, res->found_bytes);
+		STAT_ADD(q->st.file_span_walks, res->span_walks);
 		q->seq += res->n_found;
 		if (res->span_stop < q->span_stop)
 			q->span_stop = res->span_stop;

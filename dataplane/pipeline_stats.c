@@ -103,6 +103,10 @@ gcap_pipeline_queue_stats(const struct gcap_pipeline *pl, unsigned qi,
 	LD(file_wait_exec_ns);
 	LD(file_wait_writer_ns);
 	LD(file_wait_copy_ns);
+	LD(file_spans);
+	LD(file_span_bytes);
+	LD(file_span_stop);
+	LD(file_span_walks);
 #undef LD
 }
 

@@ -27,6 +27,9 @@
 /* blocks per queue when the configuration leaves it to the executor: the
  * most of these that the ring and every GPU's SMs allow */
 #define GPU_AUTO_BLOCKS 4u
+/* default blocks per queue with file spans at most: finding a span's
+ * records waits on VRAM more than it works, so spans go side by side */
+#define GPU_SPAN_BLOCKS 16u
 /* copy mode: default blocks per GPU at most (see gpu_create) */
 #define GPU_COPY_POLLERS 8u
 
@@ -378,7 +381,8 @@ gpu_create(const struct gcap_exec_conf *conf, char *errbuf)
 		 * one; 28 queues 1.3 and 17.0; 8 queues 17.2-17.4 with four
 		 * and 17.6 with one, p50/p99 at half rate 263/321 us and
 		 * 69/117; but one queue 15.1 with four, 9.6 with one) */
-		for (unsigned cand = GPU_AUTO_BLOCKS; cand > 1; cand /= 2) {
+		for (unsigned cand = conf->file_spans ? GPU_SPAN_BLOCKS : GPU_AUTO_BLOCKS;
+		     cand > 1; cand /= 2) {
 			bool fits = conf->ring_size >= cand;
 
 			for (i = 0; i < ex->ndev; i++) {

@@ -32,12 +32,13 @@ found_max(uint32_t stage)
 	return GCAP_SPAN_LIST(stage);
 }
 
-/* list entries a slot's walks take: each of up to GCAP_GPU_THREADS_MAX
- * sub-chunks lists GCAP_SPAN_LIST(its bytes), its bytes rounded up */
+/* list entries a slot's walks take: nsub sub-chunks of c bytes list
+ * (len / c + 1) * (c / 16 + 1) at most, c no more than len and len / c no
+ * more than the threads (gcap_span_chunk) */
 static uint32_t
 list_max(uint32_t stage)
 {
-	return GCAP_SPAN_LIST(stage) + 2u * GCAP_GPU_THREADS_MAX;
+	return 2u * GCAP_SPAN_LIST(stage) + 2u * GCAP_GPU_THREADS_MAX;
 }
 
 int

@@ -148,8 +148,8 @@ reader_log(const struct app *a)
 	if (s->file_spans > 0)
 		fprintf(stderr,
 			"gpu-capture: file reader: records found on the GPU, in %" PRIu64
-			" spans of %" PRIu64 " bytes\n",
-			s->file_spans, s->file_span_bytes);
+			" spans of %" PRIu64 " bytes; %" PRIu64 " guesses walked again\n",
+			s->file_spans, s->file_span_bytes, s->file_span_walks);
 	if (s->file_span_stop > 0)
 		fprintf(stderr,
 			"gpu-capture: file reader: the GPU stopped at the record at byte "

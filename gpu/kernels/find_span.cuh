@@ -74,12 +74,14 @@ gcap_gpu_span_find(const struct gcap_gpu_kparams *kp, const struct gcap_gpu_qdes
 	unsigned long long *raw =
 		(unsigned long long *)qd->raw + (unsigned long long)slot * qd->found_max;
 	const unsigned int len = sp->len;
-	const unsigned int c = (len + nthr - 1u) / nthr;
+	/* a recent span's record size, as it is now: a hint */
+	const unsigned int c =
+		gcap_span_chunk(len, nthr, *(volatile unsigned long long *)&ch->avg);
 	const unsigned int cap = GCAP_SPAN_LIST(c);
 	unsigned int nsub = c ? (len + c - 1u) / c : 0u, cnt = 0, base, total, entry;
+	unsigned int walks = 0;
 	unsigned long long bytes = 0;
 	struct gcap_span_view v;
-	int ok = 1, all;
 
 	v.p = (const uint8_t *)sp->data;
 	v.avail = sp->avail;
@@ -93,34 +95,46 @@ gcap_gpu_span_find(const struct gcap_gpu_kparams *kp, const struct gcap_gpu_qdes
 		gcap_span_guess(&v, sj, lists + (unsigned long long)tid * cap,
 				tid == 0 && sp->index == 0 ?
 					(unsigned int)(sp->entry - sp->off) :
-					0xffffffffu);
+					GCAP_SPAN_UNKNOWN);
 	}
 	if (tid == 0) {
 		s->found_bytes = 0;
+		s->walks = 0;
 		s->broken = gcap_gpu_span_entry(kp, ch, s);
 	}
 	__syncthreads();
 	if (s->broken)
 		nsub = 0;
 	entry = (unsigned int)(s->entry - sp->off);
-	if (tid < nsub)
-		ok = gcap_span_joins(sub, tid, entry);
-	all = __syncthreads_and(ok);
-	if (tid == 0 && !s->broken) {
-		unsigned int st = 0, ex = entry;
+	/* the join (gcap_span.h): rounds until every sub-chunk agrees with
+	 * where the one before it leaves off */
+	for (;;) {
+		unsigned int at = entry, at_stop = 0;
+		int ok = 1;
 
-		if (!all)
-			ex = gcap_span_join(&v, sub, nsub, lists, cap, entry, &st);
-		else if (nsub > 0) {
-			ex = sub[nsub - 1].exit;
-			st = sub[nsub - 1].stop;
+		if (tid < nsub) {
+			if (tid > 0) {
+				at = sub[tid - 1].exit;
+				at_stop = sub[tid - 1].stop;
+			}
+			ok = gcap_span_agrees(&sub[tid], at);
+			s->agree[tid] = (unsigned char)ok;
 		}
-		s->exitp = ex;
-		s->span_stopped = st;
+		if (__syncthreads_and(ok))
+			break;
+		/* the one before agrees with its own: it does not move now */
+		if (!ok && (tid == 0 || s->agree[tid - 1]))
+			gcap_span_fix(&v, &sub[tid],
+				      lists + (unsigned long long)tid * cap, at, at_stop,
+				      &walks);
+		__syncthreads();
 	}
-	if (all && tid < nsub)
-		sub[tid].from = 0;
-	__syncthreads();
+	if (tid == 0 && !s->broken) {
+		s->exitp = nsub ? sub[nsub - 1].exit : entry;
+		s->span_stopped = nsub ? sub[nsub - 1].stop : 0u;
+	}
+	if (walks)
+		atomicAdd(&s->walks, walks);
 	if (tid < nsub)
 		cnt = sub[tid].n - sub[tid].from;
 	base = gcap_block_scan(cnt, &total, s->warp);
@@ -131,6 +145,8 @@ gcap_gpu_span_find(const struct gcap_gpu_kparams *kp, const struct gcap_gpu_qdes
 		if (s->broken == 0) {
 			ch->next = sp->off + s->exitp;
 			ch->seq = s->seq0 + total;
+			if (total > 0 && s->exitp > entry)
+				ch->avg = (s->exitp - entry) / total;
 			ch->broken = s->span_stopped;
 		} else {
 			ch->broken = 1;

@@ -69,6 +69,8 @@ struct gcap_gpu_chain {
 	uint64_t seq;    /**< records of the spans before it */
 	uint64_t broken; /**< an earlier span stopped: none of the later
 			  *   ones has records (the host reads on) */
+	uint64_t avg;    /**< bytes a record in the last span published (0:
+			  *   none yet): the next spans' sub-chunk size */
 };
 
 /** Device view of struct gcap_xbuf (same layout; checked on the host). */
@@ -91,7 +93,7 @@ struct gcap_gpu_result {
 	uint64_t captured_bytes;
 	uint64_t start_ns;
 	uint32_t n_found;
-	uint32_t pad;
+	uint32_t span_walks;
 	uint64_t found_bytes;
 	uint64_t span_stop;
 	uint64_t out_pkts[GCAP_MAX_OUTPUTS];

@@ -214,7 +214,8 @@ struct gcap_gpu_shared {
 	struct gcap_gpu_span sp;
 	const unsigned long long *raw; /* the records' own time fields, or NULL */
 	unsigned long long entry, seq0, found_bytes, span_stop;
-	unsigned int span, broken, exitp, span_stopped, n_found;
+	unsigned int span, broken, exitp, span_stopped, n_found, walks;
+	unsigned char agree[GCAP_GPU_THREADS_MAX]; /* the join's round */
 	unsigned long long out[GCAP_MAX_OUTPUTS];
 	unsigned long long bytes;
 	unsigned long long xdata;
@@ -442,6 +443,7 @@ gcap_gpu_batch(const struct gcap_gpu_kparams *kp, struct gcap_gpu_shared *s)
 		s->res->captured_bytes = s->bytes;
 		s->res->start_ns = s->t0;
 		s->res->n_found = s->n_found;
+		s->res->span_walks = s->walks;
 		s->res->found_bytes = s->found_bytes;
 		s->res->span_stop = s->span_stop;
 		s->xbuf->len = s->len;
@@ -500,6 +502,7 @@ __launch_bounds__(GCAP_GPU_THREADS_MAX) gcap_pipeline_kernel(struct gcap_gpu_kpa
 				s.span = (s.n & GCAP_GPU_ARG_SPAN) != 0;
 				s.raw = NULL;
 				s.n_found = 0;
+				s.walks = 0;
 				s.found_bytes = 0;
 				s.span_stop = GCAP_SPAN_GOES_ON;
 				if (s.span)

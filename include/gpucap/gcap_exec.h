@@ -83,11 +83,13 @@ struct gcap_batch_result {
 	 *  measured. Latency accounting only. */
 	uint64_t start_ns;
 	/** a span batch (GCAP_BATCH_SPAN): the records the executor found in
-	 *  it, their wire bytes, and the file offset of the record its
-	 *  finding stopped at (one the executor does not take: the reader
-	 *  goes on from there), or GCAP_SPAN_GOES_ON (gcap_span.h) */
+	 *  it, their wire bytes (below), and the file offset of the record
+	 *  its finding stopped at (one the executor does not take: the
+	 *  reader goes on from there), or GCAP_SPAN_GOES_ON (gcap_span.h) */
 	uint32_t n_found;
-	uint32_t pad;
+	/** its sub-chunks walked again where a guess was wrong (see
+	 *  gcap_span.h) */
+	uint32_t span_walks;
 	uint64_t found_bytes;
 	uint64_t span_stop;
 	/** written records per output (the first nfilters entries) */

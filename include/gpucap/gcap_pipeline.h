@@ -158,6 +158,8 @@ struct gcap_queue_stats {
 	 *  bytes of records each held, and the file offset the reader went on
 	 *  from itself (where the executor stopped; 0: it did not) */
 	uint64_t file_spans, file_span_bytes, file_span_stop;
+	/** and the sub-chunks the executor walked again (a wrong guess) */
+	uint64_t file_span_walks;
 };
 
 /**

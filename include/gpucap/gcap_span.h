@@ -13,12 +13,19 @@
  * sub-chunks of equal size, one per thread. Each thread guesses where
  * its sub-chunk's first record starts (the reader's own plausibility
  * test, capfile_pcap.c) and walks from there to the first record start
- * past its sub-chunk (its exit), listing the starts it passed. A record's
- * step depends only on its own header, so two walks that meet a common
- * start agree from there on: the span's records are those of the lists
- * from the true entry (the previous span's exit) on, each list joined
- * where the one before it exits. A list that does not hold that point (a
- * wrong guess) is walked again from it.
+ * past its sub-chunk, listing the starts it passed. A record's step
+ * depends only on its own header, so two walks that meet a common start
+ * agree from there on: the span's records are those of the lists from
+ * the true entry (the previous span's exit) on, each list joined where
+ * the one before it leaves off.
+ *
+ * The join runs in rounds, every sub-chunk at once: one that does not
+ * agree with where the one before it leaves off is set right (its list
+ * taken from that start, or walked again from it) when the one before it
+ * agrees with its own predecessor. The sub-chunks that agree from the
+ * first on are right and stay so, and each round sets at least the first
+ * that does not agree; a wrong guess costs a round, and wrong guesses
+ * are rare and apart, so a span takes two rounds or three.
  *
  * The walk takes what the reader's own step takes (capfile_pcap.c): a
  * caplen within the file's snapshot, the record whole within the file. It
@@ -70,23 +77,41 @@ struct gcap_span_view {
 	uint32_t flags;   /**< GCAP_SPAN_SWAP, GCAP_SPAN_NANO */
 };
 
-/** One sub-chunk [lo, hi) and its walk. */
+/** A sub-chunk's exit while where it leaves off is not known (its guess
+ *  found no record start). */
+#define GCAP_SPAN_UNKNOWN 0xffffffffu
+
+/** One sub-chunk [lo, hi): its walk, and where the chain leaves it. */
 struct gcap_span_sub {
 	uint32_t lo, hi;
-	uint32_t n;     /**< record starts listed */
-	uint32_t first; /**< the first of them (when n > 0) */
-	uint32_t exit;  /**< the first start at or past hi, or where it stopped */
-	uint32_t from;  /**< after the join: the first listed start that is the span's */
-	uint32_t stop;  /**< 1: the walk stopped at exit (a record it does not take) */
-	uint32_t pad;
+	uint32_t n;     /**< record starts its walk listed */
+	uint32_t wexit; /**< the walk's first start at or past hi, or where it
+			 *   stopped (wstop 1) */
+	uint32_t wstop;
+	uint32_t from; /**< the first listed start that is the span's (n: none) */
+	uint32_t in;   /**< the entry from and exit are for (the guess's start
+			 *   at first; GCAP_SPAN_UNKNOWN: none) */
+	uint32_t exit; /**< where the chain leaves it: the next one's entry,
+			 *   or GCAP_SPAN_UNKNOWN */
+	uint32_t stop; /**< 1: the chain stopped at exit */
+	uint32_t pad[3];
 };
 
 GCAP_SPAN_FN uint32_t
 gcap_span_u32(const struct gcap_span_view *v, uint32_t at)
 {
+#ifdef __CUDACC__
+	/* two aligned words (their bytes lie in the span's slot, aligned and
+	 * a multiple of 4 long) instead of four byte loads */
+	unsigned long long a = (unsigned long long)(v->p + at);
+	const uint32_t *w = (const uint32_t *)(a & ~3ull);
+	uint32_t sh = (uint32_t)(a & 3u);
+	uint32_t x = sh ? __funnelshift_r(w[0], w[1], sh * 8u) : w[0];
+#else
 	const uint8_t *q = v->p + at;
 	uint32_t x = (uint32_t)q[0] | (uint32_t)q[1] << 8 | (uint32_t)q[2] << 16 |
 		     (uint32_t)q[3] << 24;
+#endif
 
 	if (v->flags & GCAP_SPAN_SWAP)
 		x = (x >> 24) | ((x >> 8) & 0xff00u) | ((x << 8) & 0xff0000u) | (x << 24);
@@ -110,87 +135,93 @@ gcap_span_plausible(const struct gcap_span_view *v, uint32_t p)
 			return k > 0;
 		if (v->avail - p < GCAP_SPAN_RHDR)
 			return 0;
-		frac = gcap_span_u32(v, p + 4);
+		/* the caplen alone turns most places away */
 		caplen = gcap_span_u32(v, p + 8);
+		if (caplen > v->snap)
+			return 0;
+		frac = gcap_span_u32(v, p + 4);
 		wirelen = gcap_span_u32(v, p + 12);
-		if (caplen > v->snap || caplen > wirelen || wirelen == 0 ||
-		    wirelen > GCAP_SPAN_WIRELEN_MAX || frac >= frac_max ||
-		    v->avail - p - GCAP_SPAN_RHDR < caplen)
+		if (caplen > wirelen || wirelen == 0 || wirelen > GCAP_SPAN_WIRELEN_MAX ||
+		    frac >= frac_max || v->avail - p - GCAP_SPAN_RHDR < caplen)
 			return 0;
 		p += GCAP_SPAN_RHDR + caplen;
 	}
 	return 1;
 }
 
+/** Most starts a sub-chunk of len bytes lists: a record has a header. */
+#define GCAP_SPAN_LIST(len) ((len) / GCAP_SPAN_RHDR + 1u)
+
+/** The sub-chunk size for a span of len bytes on nthr threads, given the
+ *  bytes a record took in a recent span (avg, 0: none known): at least
+ *  two records' worth, so that few sub-chunks lie wholly inside one
+ *  record (each of those costs the join a round). */
+GCAP_SPAN_FN uint32_t
+gcap_span_chunk(uint32_t len, uint32_t nthr, uint64_t avg)
+{
+	uint32_t c = (len + nthr - 1u) / nthr;
+
+	if (avg > 0 && 2u * avg > c)
+		c = 2u * avg < len ? (uint32_t)(2u * avg) : len;
+	return c;
+}
+
 /** Walk from the record start p to the first start at or past s->hi,
  *  listing the starts before it (at most GCAP_SPAN_LIST(hi - lo)) in
- *  list; or stop at a record the reader's step would not take (s->stop,
- *  s->exit where it is). */
+ *  list; or stop at a record the reader's step would not take (wstop 1,
+ *  wexit where it is). */
 GCAP_SPAN_FN void
 gcap_span_walk(const struct gcap_span_view *v, uint32_t p, struct gcap_span_sub *s,
 	       uint32_t *list)
 {
 	uint32_t n = 0;
 
-	s->stop = 0;
+	s->wstop = 0;
 	while (p < s->hi) {
 		uint32_t caplen;
 
 		if (v->avail - p < GCAP_SPAN_RHDR) {
-			s->stop = 1;
+			s->wstop = 1;
 			break;
 		}
 		caplen = gcap_span_u32(v, p + 8);
 		if (caplen > v->snap || v->avail - p - GCAP_SPAN_RHDR < caplen) {
-			s->stop = 1;
+			s->wstop = 1;
 			break;
 		}
 		list[n++] = p;
 		p += GCAP_SPAN_RHDR + caplen;
 	}
 	s->n = n;
-	s->first = n ? list[0] : 0;
-	s->exit = p;
+	s->wexit = p;
 }
 
-/** Most starts a sub-chunk of len bytes lists: a record has a header. */
-#define GCAP_SPAN_LIST(len) ((len) / GCAP_SPAN_RHDR + 1u)
-
-/** A sub-chunk's own walk, from its guessed first start (at lo for the
- *  span's first sub-chunk when its entry is known: entry_hint, else
- *  ~0u). */
+/** A sub-chunk's own walk, from its guessed first start (entry_hint where
+ *  it is known: the first sub-chunk of a run's first span; else
+ *  GCAP_SPAN_UNKNOWN), taken whole until the join says otherwise. */
 GCAP_SPAN_FN void
 gcap_span_guess(const struct gcap_span_view *v, struct gcap_span_sub *s, uint32_t *list,
 		uint32_t entry_hint)
 {
 	uint32_t p = s->lo;
 
-	if (entry_hint != 0xffffffffu) {
+	if (entry_hint != GCAP_SPAN_UNKNOWN) {
 		p = entry_hint;
 	} else {
 		while (p < s->hi && !gcap_span_plausible(v, p))
 			p++;
 	}
-	if (p >= s->hi) { /* nothing listed: the join walks it */
+	s->from = 0;
+	if (p >= s->hi) { /* no start found: the join finds it */
 		s->n = 0;
-		s->first = 0;
-		s->exit = 0xffffffffu;
-		s->stop = 1;
+		s->in = s->wexit = s->exit = GCAP_SPAN_UNKNOWN;
+		s->wstop = s->stop = 0;
 		return;
 	}
 	gcap_span_walk(v, p, s, list);
-}
-
-/** Whether sub-chunk j's list begins where the true chain enters it (the
- *  entry for j 0, else the exit of j - 1): then the join takes it whole. */
-GCAP_SPAN_FN int
-gcap_span_joins(const struct gcap_span_sub *sub, unsigned j, uint32_t entry)
-{
-	uint32_t at = j == 0 ? entry : sub[j - 1].exit;
-
-	if (j > 0 && sub[j - 1].stop)
-		return 0;
-	return sub[j].n > 0 && sub[j].first == at;
+	s->in = p;
+	s->exit = s->wexit;
+	s->stop = s->wstop;
 }
 
 /** Where sorted list (n starts) holds p, or n. */
@@ -210,41 +241,42 @@ gcap_span_find(const uint32_t *list, uint32_t n, uint32_t p)
 	return lo < n && list[lo] == p ? lo : n;
 }
 
-/**
- * Join the sub-chunks' lists along the true chain from entry (every
- * sub[j].from set; a list that does not hold the chain's point is walked
- * again from it, into lists + j * cap). One thread. @return the span's
- * exit: the first record start at or past len, or where the walk stopped
- * (*stopped 1).
- */
-GCAP_SPAN_FN uint32_t
-gcap_span_join(const struct gcap_span_view *v, struct gcap_span_sub *sub, unsigned nsub,
-	       uint32_t *lists, uint32_t cap, uint32_t entry, uint32_t *stopped)
+/** Whether sub-chunk s agrees with where the chain enters it, at, as the
+ *  one before it leaves off (for the first, the span's entry). Its state
+ *  is a function of that start alone (whether the chain stopped there
+ *  too: a walk stops at a record for what its own header says), so it
+ *  agrees when it was made for it. Shared state only. */
+GCAP_SPAN_FN int
+gcap_span_agrees(const struct gcap_span_sub *s, uint32_t at)
 {
-	uint32_t p = entry, st = 0;
-	unsigned j;
+	return at != GCAP_SPAN_UNKNOWN && s->in == at;
+}
 
-	for (j = 0; j < nsub; j++) {
-		struct gcap_span_sub *s = &sub[j];
-		uint32_t i;
+/** Set sub-chunk s right for where the chain enters it (as
+ *  gcap_span_agrees): none of its starts, its list from at, or a walk
+ *  from at (*walks counts those). */
+GCAP_SPAN_FN void
+gcap_span_fix(const struct gcap_span_view *v, struct gcap_span_sub *s, uint32_t *list,
+	      uint32_t at, uint32_t at_stop, uint32_t *walks)
+{
+	uint32_t i;
 
-		if (st || p >= s->hi) { /* stopped, or a record spans it all */
-			s->from = s->n;
-			continue;
-		}
-		i = s->n > 0 && s->first == p ?
-			    0u :
-			    gcap_span_find(lists + (unsigned long long)j * cap, s->n, p);
-		if (i == s->n) {
-			gcap_span_walk(v, p, s, lists + (unsigned long long)j * cap);
-			i = 0;
-		}
-		s->from = i;
-		p = s->exit;
-		st = s->stop;
+	s->in = at;
+	if (at_stop || at >= s->hi) { /* the chain stopped, or a record spans it */
+		s->from = s->n;
+		s->exit = at;
+		s->stop = at_stop ? 1u : 0u;
+		return;
 	}
-	*stopped = st;
-	return p;
+	i = gcap_span_find(list, s->n, at);
+	if (i == s->n) {
+		gcap_span_walk(v, at, s, list);
+		i = 0;
+		(*walks)++;
+	}
+	s->from = i;
+	s->exit = s->wexit;
+	s->stop = s->wstop;
 }
 
 #ifdef __cplusplus

@@ -60,8 +60,8 @@ same "one filter" "$F" $EXPR
 tdump "$F" "$T/ref.pcap" $EXPR || die "tcpdump: $(cat "$T/td.err")"
 "$CMP" -q --usec "$T/gpu.pcap" "$T/ref.pcap" || fail "one filter: differs from tcpdump's"
 note "one filter: the GPU's records are tcpdump's"
-same "-c 1000" "$F" -c 1000 $EXPR
-[ "$(count "$T/gpu.pcap")" -eq 1000 ] || fail "-c 1000: $(count "$T/gpu.pcap") records"
+same "-c 50" "$F" -c 50 $EXPR
+[ "$(count "$T/gpu.pcap")" -eq 50 ] || fail "-c 50: $(count "$T/gpu.pcap") records"
 
 # the same records big-endian with nanosecond fractions
 python3 - "$F" "$T/be-ns.pcap" <<'EOF'
@@ -73,7 +73,7 @@ out = [struct.pack('>IHHiIII', 0xa1b23c4d, 2, 4, 0, 0, *struct.unpack('<II', src
 at = 24
 while at + 16 <= len(src):
     s, us, cap, wire = struct.unpack('<IIII', src[at:at + 16])
-    out.append(struct.pack('>IIII', s, us * 1000 + 7, cap, wire))
+    out.append(struct.pack('>IIII', s, min(us, 999999) * 1000 + 7, cap, wire))
     out.append(src[at + 16:at + 16 + cap])
     at += 16 + cap
 open(sys.argv[2], 'wb').write(b''.join(out))

@@ -134,63 +134,68 @@ make_file(struct file *f, unsigned n, int swap, int nano, uint32_t snap, int dam
 	f->stop = at;
 }
 
-/* The kernel's block on one span (find_span.cuh): nthr threads. Appends
- * the span's records to out. @return its exit; *stopped. */
+/* The kernel's block on one span (find_span.cuh): nthr threads, each
+ * round's reads before its fixes, as the barriers order them. Appends the
+ * span's records to out. @return its exit; *stopped. */
 static uint32_t
 block_span(const struct file *f, uint32_t off, uint32_t len, uint32_t avail,
 	   uint64_t index, uint32_t entry, unsigned nthr, uint32_t *out, uint32_t *nout,
-	   uint32_t *stopped)
+	   uint32_t *stopped, unsigned *rounds, uint64_t *avg)
 {
 	struct gcap_span_view v = { f->b + off, avail, f->snap, f->flags };
-	const uint32_t c = (len + nthr - 1) / nthr, cap = GCAP_SPAN_LIST(c);
-	unsigned nsub = c ? (len + c - 1) / c : 0, all = 1;
+	const uint32_t c = gcap_span_chunk(len, nthr, *avg), cap = GCAP_SPAN_LIST(c);
+	unsigned nsub = c ? (len + c - 1) / c : 0;
 	struct gcap_span_sub *sub = calloc(nsub + 1, sizeof(*sub));
-	struct gcap_span_sub *sub2 = calloc(nsub + 1, sizeof(*sub));
 	uint32_t *lists = calloc((size_t)nsub * cap + 1, sizeof(*lists));
-	uint32_t *lists2 = calloc((size_t)nsub * cap + 1, sizeof(*lists));
-	uint32_t ex, st = 0, ex2, st2 = 0, rel = entry - off;
+	uint32_t *at = calloc(nsub + 1, sizeof(*at)),
+		 *at_stop = calloc(nsub + 1, sizeof(*at));
+	int *ok = calloc(nsub + 1, sizeof(*ok));
+	uint32_t rel = entry - off, walks = 0;
 
-	ck_assert(sub && lists && sub2 && lists2);
-	ck_assert_uint_le((size_t)nsub * cap, GCAP_SPAN_LIST(len) + 2 * nthr);
+	ck_assert(sub && lists && at && at_stop && ok);
+	ck_assert_uint_le((size_t)nsub * cap, 2 * GCAP_SPAN_LIST(len) + 2 * nthr);
 	for (unsigned t = 0; t < nsub; t++) {
 		sub[t].lo = t * c;
 		sub[t].hi = sub[t].lo + c < len ? sub[t].lo + c : len;
 		gcap_span_guess(&v, &sub[t], lists + (size_t)t * cap,
-				t == 0 && index == 0 ? rel : 0xffffffffu);
+				t == 0 && index == 0 ? rel : GCAP_SPAN_UNKNOWN);
 	}
-	memcpy(sub2, sub, (nsub + 1) * sizeof(*sub));
-	memcpy(lists2, lists, ((size_t)nsub * cap + 1) * sizeof(*lists));
-	for (unsigned t = 0; t < nsub; t++)
-		all &= (unsigned)gcap_span_joins(sub, t, rel);
-	/* one thread's join, always: the lists taken whole must be what it
-	 * finds */
-	ex2 = gcap_span_join(&v, sub2, nsub, lists2, cap, rel, &st2);
-	if (all) {
-		for (unsigned t = 0; t < nsub; t++)
-			sub[t].from = 0;
-		ex = nsub ? sub[nsub - 1].exit : rel;
-		st = nsub ? sub[nsub - 1].stop : 0;
-		ck_assert_uint_eq(ex, ex2);
-		ck_assert_uint_eq(st, st2);
+	for (*rounds = 1;; ++*rounds) {
+		int all = 1;
+
+		ck_assert_uint_le(*rounds, nsub + 1); /* the prefix grows each round */
 		for (unsigned t = 0; t < nsub; t++) {
-			ck_assert_uint_eq(sub2[t].from, 0);
-			ck_assert_uint_eq(sub2[t].n, sub[t].n);
+			at[t] = t ? sub[t - 1].exit : rel;
+			at_stop[t] = t ? sub[t - 1].stop : 0;
+			ok[t] = gcap_span_agrees(&sub[t], at[t]);
+			all &= ok[t];
 		}
-	} else {
-		memcpy(sub, sub2, (nsub + 1) * sizeof(*sub));
-		memcpy(lists, lists2, ((size_t)nsub * cap + 1) * sizeof(*lists));
-		ex = ex2;
-		st = st2;
+		if (all)
+			break;
+		for (unsigned t = 0; t < nsub; t++)
+			if (!ok[t] && (t == 0 || ok[t - 1]))
+				gcap_span_fix(&v, &sub[t], lists + (size_t)t * cap, at[t],
+					      at_stop[t], &walks);
 	}
 	for (unsigned t = 0; t < nsub; t++)
 		for (uint32_t i = sub[t].from; i < sub[t].n; i++)
 			out[(*nout)++] = off + lists[(size_t)t * cap + i];
+	*stopped = nsub ? sub[nsub - 1].stop : 0;
+	{
+		uint32_t ex = nsub ? sub[nsub - 1].exit : rel, total = 0;
+
+		for (unsigned t = 0; t < nsub; t++)
+			total += sub[t].n - sub[t].from;
+		if (total > 0 && ex > rel) /* the hint the next span gets */
+			*avg = (ex - rel) / total;
+		rel = ex;
+	}
 	free(sub);
-	free(sub2);
 	free(lists);
-	free(lists2);
-	*stopped = st;
-	return off + ex;
+	free(at);
+	free(at_stop);
+	free(ok);
+	return off + rel;
 }
 
 /* The whole file in spans of each bytes (the pipeline's cut,
@@ -201,6 +206,8 @@ check_file(const struct file *f, uint32_t each, unsigned nthr)
 	uint32_t *out = malloc(sizeof(*out) * (f->nrec + 1));
 	uint32_t nout = 0, off = FHDR, next = FHDR, stopped = 0;
 	uint64_t index = 0;
+	unsigned rounds, most = 0;
+	uint64_t avg = 0;
 
 	while (off < f->size && !stopped) {
 		uint32_t avail = f->size - off < each + GCAP_SPAN_TAIL ?
@@ -209,7 +216,8 @@ check_file(const struct file *f, uint32_t each, unsigned nthr)
 		uint32_t len = avail < each ? avail : each;
 
 		next = block_span(f, off, len, avail, index, next, nthr, out, &nout,
-				  &stopped);
+				  &stopped, &rounds, &avg);
+		most = rounds > most ? rounds : most;
 		ck_assert_uint_ge(next, off + (stopped ? 0 : len));
 		off += len;
 		index++;
@@ -220,6 +228,8 @@ check_file(const struct file *f, uint32_t each, unsigned nthr)
 	/* where the reader goes on: the record the step stops at, or the end */
 	ck_assert_uint_eq(stopped ? next : f->size, f->stop);
 	ck_assert_uint_eq(stopped, f->stop != f->size);
+	if (getenv("GCAP_TEST_VERBOSE"))
+		printf("spans of %u, %u threads: at most %u rounds\n", each, nthr, most);
 	free(out);
 }
 
