@@ -97,6 +97,8 @@ consume(struct gcap_pipeline *pl, unsigned qi, struct gcap_batch *b, bool live,
 		STAT_ADD(q->st.rx_pkts, res->n_found);
 		STAT_ADD(q->st.rx_bytes, res->found_bytes);
 		STAT_ADD(q->st.file_span_walks, res->span_walks);
+		for (unsigned k = 0; k < 4; k++)
+			STAT_ADD(q->st.file_span_ns[k], res->span_ns[k]);
 		q->seq += res->n_found;
 		if (res->span_stop < q->span_stop)
 			q->span_stop = res->span_stop;

@@ -107,6 +107,8 @@ gcap_pipeline_queue_stats(const struct gcap_pipeline *pl, unsigned qi,
 	LD(file_span_bytes);
 	LD(file_span_stop);
 	LD(file_span_walks);
+	for (unsigned i = 0; i < 4; i++)
+		LD(file_span_ns[i]);
 #undef LD
 }
 

@@ -153,6 +153,16 @@ reader_log(const struct app *a)
 			"gpu-capture: file reader: records found on the GPU, in %" PRIu64
 			" spans of %" PRIu64 " bytes; %" PRIu64 " guesses walked again\n",
 			s->file_spans, s->file_span_bytes, s->file_span_walks);
+	if (s->file_spans > 0)
+		fprintf(stderr,
+			"gpu-capture: file reader: the GPU's time on the spans, summed: "
+			"%.0f ms guessing and walking, %.0f waiting for the span before, "
+			"%.0f joining, %.0f describing; %.0f ms on them in all\n",
+			(double)s->file_span_ns[GCAP_SPAN_T_GUESS] / 1e6,
+			(double)s->file_span_ns[GCAP_SPAN_T_WAIT] / 1e6,
+			(double)s->file_span_ns[GCAP_SPAN_T_JOIN] / 1e6,
+			(double)s->file_span_ns[GCAP_SPAN_T_DESCRIBE] / 1e6,
+			(double)s->exec_ns / 1e6);
 	if (s->file_span_stop > 0)
 		fprintf(stderr,
 			"gpu-capture: file reader: the GPU stopped at the record at byte "

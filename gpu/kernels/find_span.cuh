@@ -28,6 +28,17 @@ gcap_ld_acquire_gpu64(const unsigned long long *p)
 	return v;
 }
 
+/* A load at GPU scope that no stale line of the SM's own cache answers:
+ * the chain's fields, which other blocks write, after its acquire. */
+static __device__ __forceinline__ unsigned long long
+gcap_ld_relaxed_gpu64(const unsigned long long *p)
+{
+	unsigned long long v;
+
+	asm volatile("ld.relaxed.gpu.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+	return v;
+}
+
 static __device__ __forceinline__ void
 gcap_st_release_gpu64(unsigned long long *p, unsigned long long v)
 {
@@ -52,9 +63,9 @@ gcap_gpu_span_entry(const struct gcap_gpu_kparams *kp, struct gcap_gpu_chain *ch
 		if ((++spins & 63u) == 0 &&
 		    gcap_ld_acquire_sys((const unsigned int *)kp->quit))
 			return 2;
-	s->entry = ch->next;
-	s->seq0 = ch->seq;
-	return ch->broken ? 1u : 0u;
+	s->entry = gcap_ld_relaxed_gpu64((const unsigned long long *)&ch->next);
+	s->seq0 = gcap_ld_relaxed_gpu64((const unsigned long long *)&ch->seq);
+	return gcap_ld_relaxed_gpu64((const unsigned long long *)&ch->broken) ? 1u : 0u;
 }
 
 /* Find the records of span slot slot (s->sp) into its descriptors; every
@@ -75,11 +86,12 @@ gcap_gpu_span_find(const struct gcap_gpu_kparams *kp, const struct gcap_gpu_qdes
 		(unsigned long long *)qd->raw + (unsigned long long)slot * qd->found_max;
 	const unsigned int len = sp->len;
 	/* a recent span's record size, as it is now: a hint */
-	const unsigned int c =
-		gcap_span_chunk(len, nthr, *(volatile unsigned long long *)&ch->avg);
+	const unsigned int c = gcap_span_chunk(
+		len, nthr, gcap_ld_relaxed_gpu64((const unsigned long long *)&ch->avg));
 	const unsigned int cap = GCAP_SPAN_LIST(c);
 	unsigned int nsub = c ? (len + c - 1u) / c : 0u, cnt = 0, base, total, entry;
 	unsigned int walks = 0;
+	unsigned long long t0 = 0, t1;
 	unsigned long long bytes = 0;
 	struct gcap_span_view v;
 
@@ -97,10 +109,15 @@ gcap_gpu_span_find(const struct gcap_gpu_kparams *kp, const struct gcap_gpu_qdes
 					(unsigned int)(sp->entry - sp->off) :
 					GCAP_SPAN_UNKNOWN);
 	}
+	__syncthreads(); /* every guess walked */
 	if (tid == 0) {
 		s->found_bytes = 0;
 		s->walks = 0;
+		t1 = gcap_globaltimer();
+		s->span_ns[GCAP_SPAN_T_GUESS] = (unsigned int)(t1 - s->t0);
 		s->broken = gcap_gpu_span_entry(kp, ch, s);
+		t0 = gcap_globaltimer();
+		s->span_ns[GCAP_SPAN_T_WAIT] = (unsigned int)(t0 - t1);
 	}
 	__syncthreads();
 	if (s->broken)
@@ -135,6 +152,8 @@ gcap_gpu_span_find(const struct gcap_gpu_kparams *kp, const struct gcap_gpu_qdes
 	}
 	if (walks)
 		atomicAdd(&s->walks, walks);
+	if (tid == 0)
+		s->span_ns[GCAP_SPAN_T_JOIN] = (unsigned int)(gcap_globaltimer() - t0);
 	if (tid < nsub)
 		cnt = sub[tid].n - sub[tid].from;
 	base = gcap_block_scan(cnt, &total, s->warp);
@@ -156,6 +175,7 @@ gcap_gpu_span_find(const struct gcap_gpu_kparams *kp, const struct gcap_gpu_qdes
 					      sp->index + 1u);
 		s->n = total;
 		s->n_found = total;
+		t0 = gcap_globaltimer(); /* the descriptors from here */
 		s->span_stop = stopped ? sp->off + s->exitp : GCAP_SPAN_GOES_ON;
 		s->pkts = found;
 		s->raw = raw;
@@ -187,6 +207,9 @@ gcap_gpu_span_find(const struct gcap_gpu_kparams *kp, const struct gcap_gpu_qdes
 	if (bytes)
 		atomicAdd(&s->found_bytes, bytes);
 	__syncthreads();
+	if (tid == 0)
+		s->span_ns[GCAP_SPAN_T_DESCRIBE] =
+			(unsigned int)(gcap_globaltimer() - t0);
 }
 
 #endif /* GCAP_GPU_FIND_SPAN_CUH */

@@ -215,6 +215,7 @@ struct gcap_gpu_shared {
 	const unsigned long long *raw; /* the records' own time fields, or NULL */
 	unsigned long long entry, seq0, found_bytes, span_stop;
 	unsigned int span, broken, exitp, span_stopped, n_found, walks;
+	unsigned int span_ns[4];                   /* GCAP_SPAN_T_* */
 	unsigned char agree[GCAP_GPU_THREADS_MAX]; /* the join's round */
 	unsigned long long out[GCAP_MAX_OUTPUTS];
 	unsigned long long bytes;
@@ -444,6 +445,8 @@ gcap_gpu_batch(const struct gcap_gpu_kparams *kp, struct gcap_gpu_shared *s)
 		s->res->start_ns = s->t0;
 		s->res->n_found = s->n_found;
 		s->res->span_walks = s->walks;
+		for (k = 0; k < 4u; k++)
+			s->res->span_ns[k] = s->span_ns[k];
 		s->res->found_bytes = s->found_bytes;
 		s->res->span_stop = s->span_stop;
 		s->xbuf->len = s->len;
@@ -503,6 +506,8 @@ __launch_bounds__(GCAP_GPU_THREADS_MAX) gcap_pipeline_kernel(struct gcap_gpu_kpa
 				s.raw = NULL;
 				s.n_found = 0;
 				s.walks = 0;
+				s.span_ns[0] = s.span_ns[1] = s.span_ns[2] =
+					s.span_ns[3] = 0;
 				s.found_bytes = 0;
 				s.span_stop = GCAP_SPAN_GOES_ON;
 				if (s.span)

@@ -92,6 +92,10 @@ struct gcap_batch_result {
 	uint32_t span_walks;
 	uint64_t found_bytes;
 	uint64_t span_stop;
+	/** where a span's time went on the executor, ns (GPU clock): its
+	 *  guesses and walks, the wait for the span before it, the join, the
+	 *  records described (GCAP_SPAN_T_*) */
+	uint32_t span_ns[4];
 	/** written records per output (the first nfilters entries) */
 	uint64_t out_pkts[GCAP_MAX_OUTPUTS];
 };

@@ -160,6 +160,9 @@ struct gcap_queue_stats {
 	uint64_t file_spans, file_span_bytes, file_span_stop;
 	/** and the sub-chunks the executor walked again (a wrong guess) */
 	uint64_t file_span_walks;
+	/** and the executor's time on them, summed over spans
+	 *  (gcap_batch_result.span_ns) */
+	uint64_t file_span_ns[4];
 };
 
 /**

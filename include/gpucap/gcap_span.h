@@ -65,6 +65,13 @@ extern "C" {
 /** Bytes past a span's own a slot holds (the last record's tail). */
 #define GCAP_SPAN_TAIL (GCAP_SPAN_RHDR + GCAP_SPAN_CAPLEN_MAX)
 
+/** gcap_batch_result.span_ns: a span's guesses and walks, its wait for
+ *  the one before it, the join, the descriptors. */
+#define GCAP_SPAN_T_GUESS 0
+#define GCAP_SPAN_T_WAIT 1
+#define GCAP_SPAN_T_JOIN 2
+#define GCAP_SPAN_T_DESCRIBE 3
+
 /** gcap_batch_result.span_stop of a span whose records all came. */
 #define GCAP_SPAN_GOES_ON 0xffffffffffffffffull
 
@@ -102,11 +109,13 @@ gcap_span_u32(const struct gcap_span_view *v, uint32_t at)
 {
 #ifdef __CUDACC__
 	/* two aligned words (their bytes lie in the span's slot, aligned and
-	 * a multiple of 4 long) instead of four byte loads */
+	 * a multiple of 4 long) instead of four byte loads; from L2 (__ldcg):
+	 * the copy engines wrote the slot, over what the SM may still hold
+	 * of the span it had there before */
 	unsigned long long a = (unsigned long long)(v->p + at);
 	const uint32_t *w = (const uint32_t *)(a & ~3ull);
 	uint32_t sh = (uint32_t)(a & 3u);
-	uint32_t x = sh ? __funnelshift_r(w[0], w[1], sh * 8u) : w[0];
+	uint32_t x = sh ? __funnelshift_r(__ldcg(w), __ldcg(w + 1), sh * 8u) : __ldcg(w);
 #else
 	const uint8_t *q = v->p + at;
 	uint32_t x = (uint32_t)q[0] | (uint32_t)q[1] << 8 | (uint32_t)q[2] << 16 |

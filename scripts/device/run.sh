@@ -180,9 +180,9 @@ offspans)
 	# them, the cpu backend beside, in turns (bench/offline_gpu_sweep.sh),
 	# on an OFFLINE_MB file; every output compared
 	log "offline: records found on the GPU"
-	printf '%s\n' "--find cpu" "--find gpu" "--find gpu --gpu-blocks 4" \
-		"--find gpu --ring 64 --gpu-blocks 32" "--find gpu --batch 8192" "--backend cpu" \
-		>/tmp/offspans-variants
+	printf '%s\n' "--find cpu" "--find gpu" "--find gpu --batch 8192" \
+		"--find gpu --ring 64 --gpu-blocks 32" "--find gpu --batch 8192 --gpu-blocks 4" \
+		"--backend cpu" >/tmp/offspans-variants
 	GPU_CAPTURE=$b/bin/gpu-capture MIX_PCAP=$b/shared/data/bench/mix-en10mb.pcap \
 		SIZE_MB=${OFFLINE_MB:-4000} REPS=${OFFLINE_REPS:-3} VARIANTS=/tmp/offspans-variants \
 		OUT_MD=$OUT/offspans.md DIAG_LOG=$OUT/offspans-v.log WORK=/dev/shm/gcap-offspans PATH=$b/bin:$PATH \
@@ -201,6 +201,15 @@ spans)
 			GCAP_TEST_COPIERS=3 timeout ${CORPUS_TIMEOUT:-240} "$b/bin/test_offline_corpus" ) >"$lg" 2>&1
 		echo "corpus spans $mode $sb rc=$? ($SECONDS s)" | tee -a "$lg"
 		head -3 "$lg"; tail -2 "$lg"
+	done
+	# compute-sanitizer on the spans' kernel: the corpus's first files in
+	# spans of 333 bytes
+	S=/usr/local/cuda/bin/compute-sanitizer
+	for tool in ${SPANS_SANITIZE:-}; do
+		( cd /tmp && CK_FORK=no GCAP_TEST_BACKEND=gpu GCAP_TEST_SPANS=333 GCAP_TEST_CORPUS_MAX=${SANITIZE_FILES:-30} \
+			timeout 200 $S --tool $tool --error-exitcode 9 "$b/bin/test_offline_corpus" ) \
+			>"$OUT/spans-$tool.log" 2>&1
+		echo "spans $tool rc=$?" | tee -a "$OUT/spans-$tool.log"; tail -3 "$OUT/spans-$tool.log"
 	done
 	mkdir -p /tmp/tdwrap && printf '#!/bin/sh\nexec %s -Z root "$@"\n' "$b/bin/tcpdump" >/tmp/tdwrap/tcpdump &&
 		chmod +x /tmp/tdwrap/tcpdump
