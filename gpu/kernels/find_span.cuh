@@ -76,7 +76,7 @@ gcap_gpu_span_find(const struct gcap_gpu_kparams *kp, const struct gcap_gpu_qdes
 		   unsigned int slot, struct gcap_gpu_shared *s,
 		   struct gcap_span_sub *sub)
 {
-	const unsigned int tid = threadIdx.x, nthr = blockDim.x;
+	const unsigned int tid = threadIdx.x;
 	const struct gcap_gpu_span *sp = &s->sp;
 	struct gcap_gpu_chain *ch = (struct gcap_gpu_chain *)qd->chain;
 	uint32_t *lists = (uint32_t *)qd->lists + (unsigned long long)slot * qd->list_max;
@@ -85,9 +85,7 @@ gcap_gpu_span_find(const struct gcap_gpu_kparams *kp, const struct gcap_gpu_qdes
 	unsigned long long *raw =
 		(unsigned long long *)qd->raw + (unsigned long long)slot * qd->found_max;
 	const unsigned int len = sp->len;
-	/* a recent span's record size, as it is now: a hint */
-	const unsigned int c = gcap_span_chunk(
-		len, nthr, gcap_ld_relaxed_gpu64((const unsigned long long *)&ch->avg));
+	const unsigned int c = s->span_c; /* the block's one size */
 	const unsigned int cap = GCAP_SPAN_LIST(c);
 	unsigned int nsub = c ? (len + c - 1u) / c : 0u, cnt = 0, base, total, entry;
 	unsigned int walks = 0;

@@ -216,6 +216,7 @@ struct gcap_gpu_shared {
 	unsigned long long entry, seq0, found_bytes, span_stop;
 	unsigned int span, broken, exitp, span_stopped, n_found, walks;
 	unsigned int span_ns[4];                   /* GCAP_SPAN_T_* */
+	unsigned int span_c;                       /* its sub-chunks' size */
 	unsigned char agree[GCAP_GPU_THREADS_MAX]; /* the join's round */
 	unsigned long long out[GCAP_MAX_OUTPUTS];
 	unsigned long long bytes;
@@ -510,9 +511,21 @@ __launch_bounds__(GCAP_GPU_THREADS_MAX) gcap_pipeline_kernel(struct gcap_gpu_kpa
 					s.span_ns[3] = 0;
 				s.found_bytes = 0;
 				s.span_stop = GCAP_SPAN_GOES_ON;
-				if (s.span)
+				if (s.span) {
+					const struct gcap_gpu_chain *ch =
+						(const struct gcap_gpu_chain *)qd->chain;
+
 					s.sp = ((const struct gcap_gpu_span *)
 							qd->spans)[slot];
+					/* sub-chunks sized by a recent span's
+					 * records, as far as they are known now:
+					 * one size for the whole block */
+					s.span_c = gcap_span_chunk(
+						s.sp.len, blockDim.x,
+						gcap_ld_relaxed_gpu64(
+							(const unsigned long long *)&ch
+								->avg));
+				}
 				s.pkts = (const struct gcap_pkt *)qd->pkts +
 					 (size_t)slot * qd->batch_max;
 				s.xbuf = (struct gcap_gpu_xbuf *)qd->xbufs +

@@ -109,13 +109,11 @@ gcap_span_u32(const struct gcap_span_view *v, uint32_t at)
 {
 #ifdef __CUDACC__
 	/* two aligned words (their bytes lie in the span's slot, aligned and
-	 * a multiple of 4 long) instead of four byte loads; from L2 (__ldcg):
-	 * the copy engines wrote the slot, over what the SM may still hold
-	 * of the span it had there before */
+	 * a multiple of 4 long) instead of four byte loads */
 	unsigned long long a = (unsigned long long)(v->p + at);
 	const uint32_t *w = (const uint32_t *)(a & ~3ull);
 	uint32_t sh = (uint32_t)(a & 3u);
-	uint32_t x = sh ? __funnelshift_r(__ldcg(w), __ldcg(w + 1), sh * 8u) : __ldcg(w);
+	uint32_t x = sh ? __funnelshift_r(w[0], w[1], sh * 8u) : w[0];
 #else
 	const uint8_t *q = v->p + at;
 	uint32_t x = (uint32_t)q[0] | (uint32_t)q[1] << 8 | (uint32_t)q[2] << 16 |

@@ -181,7 +181,7 @@ offspans)
 	# on an OFFLINE_MB file; every output compared
 	log "offline: records found on the GPU"
 	printf '%s\n' "--find cpu" "--find gpu" "--find gpu --batch 8192" \
-		"--find gpu --ring 64 --gpu-blocks 32" "--find gpu --batch 8192 --gpu-blocks 4" \
+		"--find gpu --batch 8192 --ring 32 --gpu-blocks 32" "--find gpu --ring 64 --gpu-blocks 32" \
 		"--backend cpu" >/tmp/offspans-variants
 	GPU_CAPTURE=$b/bin/gpu-capture MIX_PCAP=$b/shared/data/bench/mix-en10mb.pcap \
 		SIZE_MB=${OFFLINE_MB:-4000} REPS=${OFFLINE_REPS:-3} VARIANTS=/tmp/offspans-variants \
@@ -193,7 +193,7 @@ spans)
 	# staging's size and of a few hundred bytes (every file across many
 	# spans and sub-chunks), compiled and interpreted; then the cli test
 	log "offline corpus, records found on the GPU"
-	for v in ${SPANS_RUNS:-compiled:0 compiled:333 interp:1000}; do
+	for v in ${SPANS_RUNS-compiled:0 compiled:333 interp:1000}; do
 		mode=${v%%:*} sb=${v#*:} i=0
 		[ $mode = interp ] && i=1
 		lg=$OUT/corpus-spans-$mode-$sb.log
