@@ -355,8 +355,8 @@ capture_files(struct app *a, struct inputs *in)
 	a->nqueues = 1;
 	if (a->ops != &gcap_exec_cpu_ops) {
 		o->batch = app_file_gpu_batch(o);
-		/* the GPU finds the records of one plain pcap file */
-		a->file_spans = o->find_gpu != 0 && in->n == 1 &&
+		/* --find gpu: the GPU finds the records of one plain pcap file */
+		a->file_spans = o->find_gpu == 1 && in->n == 1 &&
 				gcap_capfile_spans_ok(in->cf[0]);
 		a->file_copiers = auto_copiers(a->file_spans ? FILE_SPAN_COPIERS_MAX :
 							       FILE_COPIERS_MAX);

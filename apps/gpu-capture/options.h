@@ -34,7 +34,7 @@ struct app_opts {
 	bool read_list;   /* -V: read_file names a file of input names */
 	int cpu_workers;  /* --cpu-workers (-1: as the CPUs allow) */
 	int find_threads; /* --find-threads (-1: as the CPUs allow) */
-	int find_gpu;     /* --find: 1 gpu, 0 cpu, -1: the default (gpu) */
+	int find_gpu;     /* --find: 1 gpu, 0 cpu, -1: the default (cpu) */
 	struct app_output outs[GCAP_MAX_OUTPUTS];
 	unsigned nouts;
 	enum gcap_fmt fmt;         /* -F */

@@ -85,7 +85,13 @@ app_preflight_mbufs(const struct app_opts *o)
 unsigned
 app_file_gpu_batch(const struct app_opts *o)
 {
-	return o->batch_given || o->buffer_kib != 0 ? o->batch : FILE_GPU_BATCH;
+	if (o->batch_given || o->buffer_kib != 0)
+		return o->batch;
+	/* --find gpu: spans as large as the batch's staging allows; 4 MiB
+	 * spans read the same 4 GB 1.8x faster than 1 MiB ones on the H200
+	 * (the guesses' cost is per span and per record, the tail each span
+	 * copies past its own bytes per span) */
+	return o->find_gpu == 1 ? GCAP_FILE_BATCH_MAX : FILE_GPU_BATCH;
 }
 
 void

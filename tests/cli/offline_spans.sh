@@ -1,8 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-3-Clause
-# -r of one plain pcap file on the gpu backend: the GPU finds the records
-# in spans of the file (--find gpu, the default there), and the output is
-# the reader's own (--find cpu) byte for byte: both byte orders and time
+# -r of one plain pcap file on the gpu backend: with --find gpu the GPU
+# finds the records in spans of the file, and the output is the reader's
+# own (--find cpu, the default) byte for byte: both byte orders and time
 # units, -c, a file cut short in a record and a record past the snapshot
 # (the GPU stops there and the reader reads on, with the reader's own
 # error and exit status). --find's refusals come first and need no GPU.
@@ -43,15 +43,17 @@ fi
 same() {
 	local name=$1 in=$2
 	shift 2
-	run --backend gpu --find cpu -r "$in" -w "$T/cpu.pcap" "$@"
+	run --backend gpu -v -r "$in" -w "$T/cpu.pcap" "$@"
 	rc_cpu=$?
 	cp "$T/gc.err" "$T/cpu.err"
-	run --backend gpu -v -r "$in" -w "$T/gpu.pcap" "$@"
+	run --backend gpu --find gpu -v -r "$in" -w "$T/gpu.pcap" "$@"
 	rc_gpu=$?
 	[ $rc_gpu -eq $rc_cpu ] || fail "$name: exit $rc_gpu, the reader's own $rc_cpu: $(cat "$T/gc.err")"
 	grep -q "records found on the GPU, in [0-9]* spans" "$T/gc.err" ||
 		fail "$name: the GPU did not find the records: $(cat "$T/gc.err")"
-	grep -q "records found on the GPU" "$T/cpu.err" && fail "$name: --find cpu found them on the GPU"
+	grep -q " batches of 8192," "$T/gc.err" ||
+		fail "$name: --find gpu not in spans of the largest staging: $(cat "$T/gc.err")"
+	grep -q "records found on the GPU" "$T/cpu.err" && fail "$name: the default found them on the GPU"
 	cmp -s "$T/gpu.pcap" "$T/cpu.pcap" || fail "$name: the GPU's records differ from the reader's"
 	[ "$(count "$T/gpu.pcap")" -gt 0 ] || fail "$name: no record written: the case proves little"
 }
@@ -60,6 +62,10 @@ same "one filter" "$F" $EXPR
 tdump "$F" "$T/ref.pcap" $EXPR || die "tcpdump: $(cat "$T/td.err")"
 "$CMP" -q --usec "$T/gpu.pcap" "$T/ref.pcap" || fail "one filter: differs from tcpdump's"
 note "one filter: the GPU's records are tcpdump's"
+# --find gpu takes --backend auto to the GPU
+run --find gpu -v -r "$F" -w "$T/auto.pcap" $EXPR
+grep -q "records found on the GPU" "$T/gc.err" || fail "--find gpu, backend auto: not on the GPU: $(cat "$T/gc.err")"
+cmp -s "$T/auto.pcap" "$T/gpu.pcap" || fail "--find gpu, backend auto: differs"
 same "-c 50" "$F" -c 50 $EXPR
 [ "$(count "$T/gpu.pcap")" -eq 50 ] || fail "-c 50: $(count "$T/gpu.pcap") records"
 
