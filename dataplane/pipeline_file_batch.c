@@ -147,6 +147,7 @@ gcap_pl_file_drain(struct gcap_pipeline *pl, struct pl_queue *q)
 
 	while (q->inflight > 0) {
 		if (gcap_pl_poll_done(pl, 0, false) > 0) {
+			pl_bell_ring(&pl->wbell); /* nothing more will come soon */
 			spins = 0;
 			continue;
 		}

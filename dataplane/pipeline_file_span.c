@@ -48,6 +48,7 @@ gcap_pl_file_run_spans(struct gcap_pipeline *pl, struct gcap_capfile *cf, bool *
 	if ((cp = gcap_pl_copier_start(pl->conf.file_copiers, &r)) == NULL)
 		return r;
 	q->span_stop = GCAP_SPAN_GOES_ON;
+	q->span_next = fs.first;
 	off = fs.first;
 	end = fs.end;
 	while (off < end && q->span_stop == GCAP_SPAN_GOES_ON) {
@@ -86,7 +87,11 @@ gcap_pl_file_run_spans(struct gcap_pipeline *pl, struct gcap_capfile *cf, bool *
 		 * executor stops at the record across the cut) */
 		have = gcap_capfile_spans_at(cf, off + avail);
 		if (have < end)
-			end = have > off ? have : off;
+			end = have;
+		if (off >= end) { /* cut before this span: the reader says so */
+			b->flags = 0;
+			break;
+		}
 		if (off + avail > end)
 			avail = (uint32_t)(end - off);
 		len = avail < each ? avail : each;
@@ -119,8 +124,18 @@ gcap_pl_file_run_spans(struct gcap_pipeline *pl, struct gcap_capfile *cf, bool *
 	STAT_ADD(q->st.file_span_bytes, each);
 	if (q->span_stop != GCAP_SPAN_GOES_ON)
 		STAT_ADD(q->st.file_span_stop, q->span_stop);
-	if (r == 0 && *more)
-		gcap_capfile_spans_done(
-			cf, q->span_stop != GCAP_SPAN_GOES_ON ? q->span_stop : off);
+	if (r == 0 && *more) {
+		/* the reader goes on from a record start: where the spans
+		 * stopped, or where the last one's records left off */
+		uint64_t at =
+			q->span_stop != GCAP_SPAN_GOES_ON ? q->span_stop : q->span_next;
+
+		if (at < fs.first || at > fs.end) {
+			pl_set_error(pl, -EIO,
+				     "the executor's spans ended outside the file");
+			return -EIO;
+		}
+		gcap_capfile_spans_done(cf, at);
+	}
 	return r;
 }

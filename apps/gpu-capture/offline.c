@@ -354,10 +354,13 @@ capture_files(struct app *a, struct inputs *in)
 		goto fail;
 	a->nqueues = 1;
 	if (a->ops != &gcap_exec_cpu_ops) {
-		o->batch = app_file_gpu_batch(o);
-		/* --find gpu: the GPU finds the records of one plain pcap file */
+		/* --find gpu: the GPU finds the records of one plain pcap file,
+		 * in spans as large as the largest batch's staging (other
+		 * inputs keep the reader's batches) */
 		a->file_spans = o->find_gpu == 1 && in->n == 1 &&
 				gcap_capfile_spans_ok(in->cf[0]);
+		o->batch = a->file_spans ? app_file_gpu_batch(o) :
+					   app_file_gpu_batch_found(o);
 		a->file_copiers = auto_copiers(a->file_spans ? FILE_SPAN_COPIERS_MAX :
 							       FILE_COPIERS_MAX);
 	}

@@ -24,8 +24,11 @@ struct app_cost {
 
 /* The batch size -r takes on the gpu backend: --batch where given (or -B,
  * which sized the ring in --batch's batches), else 2048: with the copy
- * spread, its time on a file goes by the count of batches. */
+ * spread, its time on a file goes by the count of batches; 8192 with
+ * --find gpu (the largest staging for its spans). */
 unsigned app_file_gpu_batch(const struct app_opts *o);
+/* The same for an input whose records the reader finds (not in spans). */
+unsigned app_file_gpu_batch_found(const struct app_opts *o);
 
 /* The memory o's queues will take. */
 void app_preflight_cost(const struct app_opts *o, struct app_cost *c);

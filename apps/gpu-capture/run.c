@@ -226,7 +226,8 @@ app_choose_backend(struct app *a, bool files_cpu)
 			snprintf(why, sizeof(why), "no GPU found");
 	}
 	if (why[0] != '\0') {
-		if (o->backend == GCAP_BACKEND_GPU || o->mem != GCAP_MEM_AUTO)
+		if (o->backend == GCAP_BACKEND_GPU || o->mem != GCAP_MEM_AUTO ||
+		    o->find_gpu == 1)
 			return app_err("the gpu backend is not available: %s", why);
 		a->ops = &gcap_exec_cpu_ops;
 		if (!o->quiet)

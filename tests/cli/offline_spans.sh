@@ -29,13 +29,16 @@ refused() {
 refused "--find 'gpus': gpu or cpu" --find gpus -r "$F"
 refused "--find gpu needs the gpu backend" --backend cpu --find gpu -r "$F"
 refused "--find applies to -r, not to live ports" --find cpu -i net_null0 -c 1
-[ "$nfail" -eq 0 ] || finish
 
 run --backend gpu -r "$F" -w "$T/probe.pcap" -c 1
 if [ $? -ne 0 ]; then
-	grep -q "not available\|no CUDA\|no GPU\|CUDA driver" "$T/gc.err" &&
-		skip "no usable GPU: $(head -1 "$T/gc.err")"
-	die "--backend gpu: $(cat "$T/gc.err")"
+	grep -q "the gpu backend is not available" "$T/gc.err" || die "--backend gpu: $(cat "$T/gc.err")"
+	why=$(head -1 "$T/gc.err")
+	# without a GPU --find gpu is refused (it asks for the GPU, as --mem
+	# does), whatever the backend's default
+	refused "the gpu backend is not available" --find gpu -r "$F" -c 1
+	[ "$nfail" -eq 0 ] || finish
+	skip "no usable GPU: $why"
 fi
 
 # same: the gpu backend with the records found on the GPU writes what it

@@ -432,12 +432,14 @@ run_one(const char *path)
 			.file_span_bytes = span_bytes,
 		};
 		struct gcap_capfile *in;
+		bool spannable;
 		int rr, rs;
 
 		/* the outputs read the input's times as the reader gives them */
 		in = gcap_capfile_open(path, perr);
 		ck_assert_msg(in != NULL, "%s: %s", fname, perr);
 		gcap_capfile_if(in, 0, &wif);
+		spannable = spans && gcap_capfile_spans_ok(in);
 		ex = ops->create(&ec, err);
 		ck_assert_msg(ex != NULL, "%s: %s executor: %s", fname, ops->name, err);
 		for (unsigned i = 0; i < nout; i++) {
@@ -484,6 +486,10 @@ run_one(const char *path)
 				      fname, st.rx_pkts, cf.n);
 			ck_assert_uint_eq(st.drop_pipeline + st.drop_writer, 0);
 			ck_assert_uint_eq(st.captured + st.filtered, cf.n);
+			/* a plain pcap went to the GPU in spans (not back to the
+			 * reader at once) */
+			ck_assert_msg(!spannable || st.file_spans > 0,
+				      "%s: no span handed to the executor", fname);
 		}
 		gcap_pipeline_destroy(pl);
 		for (unsigned i = 0; i < nout; i++) {
