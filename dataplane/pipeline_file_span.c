@@ -48,7 +48,6 @@ gcap_pl_file_run_spans(struct gcap_pipeline *pl, struct gcap_capfile *cf, bool *
 	if ((cp = gcap_pl_copier_start(pl->conf.file_copiers, &r)) == NULL)
 		return r;
 	q->span_stop = GCAP_SPAN_GOES_ON;
-	q->span_next = fs.first;
 	off = fs.first;
 	end = fs.end;
 	while (off < end && q->span_stop == GCAP_SPAN_GOES_ON) {
@@ -125,10 +124,10 @@ gcap_pl_file_run_spans(struct gcap_pipeline *pl, struct gcap_capfile *cf, bool *
 	if (q->span_stop != GCAP_SPAN_GOES_ON)
 		STAT_ADD(q->st.file_span_stop, q->span_stop);
 	if (r == 0 && *more) {
-		/* the reader goes on from a record start: where the spans
-		 * stopped, or where the last one's records left off */
-		uint64_t at =
-			q->span_stop != GCAP_SPAN_GOES_ON ? q->span_stop : q->span_next;
+		/* where the spans stopped (a record start), else where they
+		 * ended: the file's end, or a cut before the next span, which
+		 * the reader then finds and says */
+		uint64_t at = q->span_stop != GCAP_SPAN_GOES_ON ? q->span_stop : off;
 
 		if (at < fs.first || at > fs.end) {
 			pl_set_error(pl, -EIO,

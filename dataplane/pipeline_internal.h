@@ -122,7 +122,6 @@ struct pl_queue {
 	/* file mode, span batches consumed: where the executor's finding
 	 * stopped (the first record it did not take), or GCAP_SPAN_GOES_ON */
 	uint64_t span_stop;
-	uint64_t span_next;   /* and where the last one's records left off */
 	unsigned lanes;       /* batches the executor works on at once */
 	uint64_t last_submit; /* when the last batch was submitted (ns) */
 	uint64_t cycle_ewma;  /* submit-to-done time, moving average (ns) */

@@ -102,8 +102,6 @@ consume(struct gcap_pipeline *pl, unsigned qi, struct gcap_batch *b, bool live,
 		q->seq += res->n_found;
 		if (res->span_stop < q->span_stop)
 			q->span_stop = res->span_stop;
-		if (res->span_next != GCAP_SPAN_GOES_ON) /* they come in order */
-			q->span_next = res->span_next;
 		b->burst_end[0] =
 			(uint16_t)(res->n_found < 65535u ? res->n_found : 65535u);
 	}

@@ -22,9 +22,6 @@ _Static_assert(offsetof(struct gcap_gpu_result, n_found) ==
 _Static_assert(offsetof(struct gcap_gpu_result, span_stop) ==
 		       offsetof(struct gcap_batch_result, span_stop),
 	       "result layout");
-_Static_assert(offsetof(struct gcap_gpu_result, span_next) ==
-		       offsetof(struct gcap_batch_result, span_next),
-	       "result layout");
 _Static_assert(offsetof(struct gcap_gpu_xbuf, flags) == offsetof(struct gcap_xbuf, flags),
 	       "xbuf layout");
 

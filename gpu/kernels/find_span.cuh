@@ -175,7 +175,6 @@ gcap_gpu_span_find(const struct gcap_gpu_kparams *kp, const struct gcap_gpu_qdes
 		s->n_found = total;
 		t0 = gcap_globaltimer(); /* the descriptors from here */
 		s->span_stop = stopped ? sp->off + s->exitp : GCAP_SPAN_GOES_ON;
-		s->span_next = s->broken == 0 ? sp->off + s->exitp : GCAP_SPAN_GOES_ON;
 		s->pkts = found;
 		s->raw = raw;
 	}

@@ -96,7 +96,6 @@ struct gcap_gpu_result {
 	uint32_t span_walks;
 	uint64_t found_bytes;
 	uint64_t span_stop;
-	uint64_t span_next;
 	uint32_t span_ns[4];
 	uint64_t out_pkts[GCAP_MAX_OUTPUTS];
 };

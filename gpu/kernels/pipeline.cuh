@@ -213,7 +213,7 @@ struct gcap_gpu_shared {
 	 * gives the batch code and the results */
 	struct gcap_gpu_span sp;
 	const unsigned long long *raw; /* the records' own time fields, or NULL */
-	unsigned long long entry, seq0, found_bytes, span_stop, span_next;
+	unsigned long long entry, seq0, found_bytes, span_stop;
 	unsigned int span, broken, exitp, span_stopped, n_found, walks;
 	unsigned int span_ns[4];                   /* GCAP_SPAN_T_* */
 	unsigned int span_c;                       /* its sub-chunks' size */
@@ -450,7 +450,6 @@ gcap_gpu_batch(const struct gcap_gpu_kparams *kp, struct gcap_gpu_shared *s)
 			s->res->span_ns[k] = s->span_ns[k];
 		s->res->found_bytes = s->found_bytes;
 		s->res->span_stop = s->span_stop;
-		s->res->span_next = s->span_next;
 		s->xbuf->len = s->len;
 		s->xbuf->nrec = s->nrec;
 	}
@@ -512,7 +511,6 @@ __launch_bounds__(GCAP_GPU_THREADS_MAX) gcap_pipeline_kernel(struct gcap_gpu_kpa
 					s.span_ns[3] = 0;
 				s.found_bytes = 0;
 				s.span_stop = GCAP_SPAN_GOES_ON;
-				s.span_next = GCAP_SPAN_GOES_ON;
 				if (s.span) {
 					const struct gcap_gpu_chain *ch =
 						(const struct gcap_gpu_chain *)qd->chain;

@@ -92,10 +92,6 @@ struct gcap_batch_result {
 	uint32_t span_walks;
 	uint64_t found_bytes;
 	uint64_t span_stop;
-	/** the file offset where the records after the span's begin (its
-	 *  exit), or GCAP_SPAN_GOES_ON when it took no part (an earlier span
-	 *  stopped) */
-	uint64_t span_next;
 	/** where a span's time went on the executor, ns (GPU clock): its
 	 *  guesses and walks, the wait for the span before it, the join, the
 	 *  records described (GCAP_SPAN_T_*) */
