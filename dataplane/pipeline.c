@@ -32,9 +32,12 @@ gcap_pipeline_create(const struct gcap_pipeline_conf *conf, char *errbuf)
 	    conf->batch_max >
 		    (conf->queues != NULL ? GCAP_BATCH_MAX : GCAP_FILE_BATCH_MAX))
 		return gcap_err_null(errbuf, EINVAL, "pipeline: invalid configuration");
-	pl = calloc(1, sizeof(*pl));
-	if (pl == NULL)
+	/* aligned: its fields of different threads lie on different lines */
+	if (posix_memalign((void **)&pl, 64, sizeof(*pl)) != 0) {
+		pl = NULL;
 		goto nomem;
+	}
+	memset(pl, 0, sizeof(*pl));
 	pl->conf = *conf;
 	pl->real_off = (int64_t)(now_ns(CLOCK_REALTIME) - now_ns(CLOCK_MONOTONIC));
 	pthread_mutex_init(&pl->err_lock, NULL);

@@ -20,6 +20,7 @@
 
 #include <linux/futex.h>
 #include <pthread.h>
+#include <stdalign.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -164,18 +165,22 @@ struct gcap_pipeline {
 	atomic_uint rx_exited;     /* RX lcores that have returned (release) */
 	atomic_int producers_done; /* no more xbufs will be pushed */
 	atomic_int finished;       /* the pipeline wants to stop by itself */
-	atomic_uint_fast64_t written;
-	atomic_int abort_write;   /* the stop stopped waiting for the writer */
-	atomic_int writer_exited; /* the writer thread has returned */
-	uint64_t writer_beat;     /* turns of the writer's loop (relaxed; liveness) */
+	atomic_int abort_write;    /* the stop stopped waiting for the writer */
+	atomic_int writer_exited;  /* the writer thread has returned */
+	/* The writer thread's counters, stored per record: on lines of their
+	 * own, away from the flags every RX lcore loads on every turn
+	 * (stop_rx above), which would otherwise bounce between the writer's
+	 * CPU and theirs at each record. The pipeline is allocated aligned. */
+	alignas(64) atomic_uint_fast64_t written; /* only the writer stores */
+	uint64_t writer_beat; /* turns of the writer's loop (relaxed; liveness) */
 	/* records that reached no file: discarded after a write error or
 	 * the stop's abort, or cut back by a failed write (the writer
 	 * thread's, read relaxed) */
 	uint64_t write_failed;
-	uint64_t handed[GCAP_MAX_OUTPUTS]; /* records taken by writer i */
-	struct pl_order *order;            /* the time-order merge, or NULL */
-	atomic_int want_flush;             /* gcap_pipeline_request_flush() */
-	atomic_int want_rotate;            /* gcap_pipeline_request_rotate() */
+	uint64_t handed[GCAP_MAX_OUTPUTS];  /* records taken by writer i */
+	alignas(64) struct pl_order *order; /* the time-order merge, or NULL */
+	atomic_int want_flush;              /* gcap_pipeline_request_flush() */
+	atomic_int want_rotate;             /* gcap_pipeline_request_rotate() */
 	/* --poll-phases: ns = cycles * ph_mult >> 20; long span in cycles */
 	uint64_t ph_mult, ph_long;
 	int64_t real_off; /* CLOCK_REALTIME - CLOCK_MONOTONIC (ns) */

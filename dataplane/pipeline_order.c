@@ -74,7 +74,11 @@ gcap_pl_write_rec(struct gcap_pipeline *pl, const struct gcap_rec *rec,
 			return r;
 		pl->handed[wi]++;
 	}
-	atomic_fetch_add_explicit(&pl->written, 1, memory_order_relaxed);
+	/* the writer thread alone counts: no locked add */
+	atomic_store_explicit(&pl->written,
+			      atomic_load_explicit(&pl->written, memory_order_relaxed) +
+				      1,
+			      memory_order_relaxed);
 	return 0;
 }
 

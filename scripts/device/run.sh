@@ -2,7 +2,7 @@
 # There (the GPU machine): run the GPU tests and benchmarks from .devbundle,
 # logs to $OUT. Usage: bash .devbundle/root/scripts/device/run.sh [STEP...]
 # Steps: info doctor tests unit copyloop corpus live multigpu bench order sweep latency latvar jitter jittouch phases floor rxburst soak writerslack ab ringsweep pcie pcieceil kbench
-# bpf profile observe ops vram kfault setupcost vrambench offline offfind offbatch offspans spans offz offchoice offcopy offcross filepin (default: info tests corpus live bench).
+# bpf profile writer observe ops vram kfault setupcost vrambench offline offfind offbatch offspans spans offz offchoice offcopy offcross filepin (default: info tests corpus live bench).
 set -uo pipefail
 b=$(cd "$(dirname "$0")/../../.." && pwd)
 source "$b/env.sh"
@@ -528,6 +528,15 @@ vrambench)
 		bash "$b/root/bench/gpunic_bench.sh" 2>"$OUT/vrambench-stderr.log"
 	echo "vrambench rc=$?"; cp /tmp/vrambench/gpunic-bench.md "$OUT/" 2>/dev/null
 	tail -5 "$OUT/vrambench-stderr.log" ;;
+writer)
+	# the writer's rate on 64-byte frames from run to run (bench/writer_diag.sh);
+	# bin/gpu-capture-old, where the bundle has one, in turns with this build
+	log "writer diagnosis"
+	bl="this=$b/bin/gpu-capture"
+	[ -x "$b/bin/gpu-capture-old" ] && bl="$bl old=$b/bin/gpu-capture-old"
+	BUILDS="$bl" timeout ${WRITER_TIMEOUT:-500} bash "$b/root/bench/writer_diag.sh" \
+		>"$OUT/writer-diag.md" 2>"$OUT/writer-diag-stderr.log"
+	echo "writer rc=$?"; cat "$OUT/writer-diag.md" ;;
 bpf)
 	log "bpf filter bench"
 	BPF_BENCH=$b/bin/bpf_bench MIX_PCAP=$b/shared/data/bench/mix-en10mb.pcap OUT_DIR=$OUT \

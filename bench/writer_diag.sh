@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# Why the writer's rate on 64-byte frames differs from run to run (the
+# emulated NIC's gpunic64 rows, bench/gpunic_bench.sh): the same capture
+# in rounds, the output on tmpfs (/dev/shm) and on /dev/null in turns,
+# and per run what the writer thread did for one second in the middle:
+# records written per second, the CPU it took, its page faults, its
+# involuntary context switches, the CPUs it ran on (sampled every 50 ms)
+# and, where perf is installed, where its time went (software clock).
+# env: GPU_CAPTURE, BUILDS ("LABEL=PATH ...": several gpu-captures in
+#      turns within each round; default "this=$GPU_CAPTURE"), ROUNDS (4), SECS (3), CASES ("gpu cpu": --mem gpu,
+#      the cpu backend), OUTS ("shm null"), FEEDERS (4), QUEUES (8),
+#      PERF (1: profile the writer when perf exists), GPUNIC_ARGS (more
+#      port arguments, e.g. ",agent=cpu" where there is no GPU).
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+G=${GPU_CAPTURE:-$here/../build/apps/gpu-capture}
+t=$(mktemp -d)
+trap 'rm -rf "$t"; rm -f /dev/shm/gcap-wdiag.pcap' EXIT
+python3 "$here/flows64.py" "$t/flows64.pcap" || exit 1
+perf=
+[ "${PERF:-1}" = 1 ] && command -v perf >/dev/null && perf=perf
+echo "## the writer on 64-byte frames (gpunic64, ${QUEUES:-8} queues, feeders=${FEEDERS:-4}, ${SECS:-3} s a run)"
+echo
+grep -H . /sys/kernel/mm/transparent_hugepage/enabled \
+	/sys/kernel/mm/transparent_hugepage/shmem_enabled 2>/dev/null | sed 's/^/    /'
+echo
+echo "| round | build | backend | output | Mpps | written M/s | writer CPU | minor faults/s | involuntary switches/s | writer's CPUs |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
+# one thread's minflt, utime+stime (ticks), CPU now, from its stat
+tstat() { awk '{ sub(/.*\) /, ""); print $8, $12 + $13, $37 }' "$1" 2>/dev/null; }
+nvcs() { awk '/^nonvoluntary_ctxt_switches/ { print $2 }' "$1" 2>/dev/null; }
+for r in $(seq "${ROUNDS:-4}"); do
+	for bl in ${BUILDS:-this=$G}; do
+	for be in ${CASES:-gpu cpu}; do
+		for o in ${OUTS:-shm null}; do
+			m=(--backend cpu)
+			[ "$be" = gpu ] && m=(--backend gpu --mem gpu)
+			w=/dev/null
+			[ "$o" = shm ] && w=/dev/shm/gcap-wdiag.pcap
+			j=$t/s.json
+			(cd /tmp && exec timeout 60 "${bl#*=}" -i "gpunic0,rx_pcap=$t/flows64.pcap,loop=1,feeders=${FEEDERS:-4}${GPUNIC_ARGS:-}" \
+				--queues "${QUEUES:-8}" "${m[@]}" --busy-poll --backpressure \
+				--duration "${SECS:-3}" --summary-json "$j" -w "$w" 'tcp port 80 or udp port 53') \
+				>"$t/log" 2>&1 &
+			pid=$!
+			tid= cpid=
+			for _ in $(seq 300); do
+				cpid=$(pgrep -P "$pid" | head -1)
+				[ -n "$cpid" ] && tid=$(grep -l '^gcap-writer' /proc/"$cpid"/task/*/comm 2>/dev/null |
+					head -1 | sed 's,.*/task/\([0-9]*\)/comm,\1,')
+				[ -n "$tid" ] && break
+				sleep 0.02
+			done
+			row="| $r | ${bl%%=*} | $be | $o |"
+			if [ -n "$tid" ]; then
+				st=/proc/$cpid/task/$tid/stat
+				sleep 0.5
+				read -r f0 c0 _ < <(tstat "$st")
+				s0=$(nvcs "/proc/$cpid/task/$tid/status")
+				ppid=
+				if [ -n "$perf" ]; then
+					$perf record -q -e cpu-clock -F 2999 -t "$tid" -o "$t/perf.data" \
+						-- sleep 1 >/dev/null 2>&1 &
+					ppid=$!
+				fi
+				cpus=
+				for _ in $(seq 20); do
+					read -r _ _ c < <(tstat "$st")
+					cpus="$cpus $c"
+					sleep 0.05
+				done
+				[ -n "$ppid" ] && wait "$ppid"
+				read -r f1 c1 _ < <(tstat "$st")
+				s1=$(nvcs "/proc/$cpid/task/$tid/status")
+				hz=$(getconf CLK_TCK)
+				cpus=$(tr ' ' '\n' <<<"$cpus" | grep . | sort -n | uniq -c | awk '{ printf "%s%s:%s", s, $2, $1; s = " " }')
+				extra=$(awk -v f="$((f1 - f0))" -v c="$((c1 - c0))" -v s="$((${s1:-0} - ${s0:-0}))" -v hz="$hz" \
+					'BEGIN { printf "%.2f | %.0f | %.0f", c / hz, f, s }')
+			else
+				extra="? | ? | ?" cpus=?
+			fi
+			wait "$pid"
+			rc=$?
+			python3 - "$j" "$rc" "$row" "$extra" "$cpus" <<'PY'
+import json, sys
+j, rc, row, extra, cpus = sys.argv[1:]
+try:
+    d = json.load(open(j))
+except Exception:
+    print(f'{row} failed (rc {rc}) ||||||')
+    sys.exit()
+print(f'{row} {d["rx_mpps"]:.2f} | {d["written"] / d["seconds"] / 1e6:.2f} | {extra} | {cpus} |')
+PY
+			if [ -n "$perf" ] && [ -s "$t/perf.data" ]; then
+				perf report -i "$t/perf.data" --no-children --sort dso,sym --stdio 2>/dev/null |
+					grep -v '^#' | grep '%' | head -8 | sed 's/^/    /' >"$t/prof"
+				echo "|  |  |  |  | writer profile: $(awk '{ $1 = $1; printf "%s%s", s, $0; s = "; " }' "$t/prof") ||||||"
+			fi
+			rm -f "$j" "$t/perf.data" /dev/shm/gcap-wdiag.pcap
+		done
+	done
+	done
+done
