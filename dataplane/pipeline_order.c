@@ -230,18 +230,24 @@ gcap_pl_order_run(struct gcap_pipeline *pl, uint64_t now, bool all, bool *any)
 			return r;
 	}
 	for (;;) {
-		unsigned best = nq, have = 0;
+		unsigned best = nq, next = nq, have = 0;
 		uint64_t oldest = UINT64_MAX;
-		bool full = false;
+		bool full = false, run = true;
 
+		/* best: the earliest head (the lowest queue on a tie); next:
+		 * the earliest of the others */
 		for (unsigned i = 0; i < nq; i++) {
 			const struct pl_order_q *q = &o->q[i];
 
 			if (q->n == 0)
 				continue;
 			have++;
-			if (best == nq || q->rec.ts_ns < o->q[best].rec.ts_ns)
+			if (best == nq || q->rec.ts_ns < o->q[best].rec.ts_ns) {
+				next = best;
 				best = i;
+			} else if (next == nq || q->rec.ts_ns < o->q[next].rec.ts_ns) {
+				next = i;
+			}
 			if (q->t[q->head] < oldest)
 				oldest = q->t[q->head];
 			full |= q->bytes >= q->bytes_max || q->n * 2 >= q->cap;
@@ -257,22 +263,37 @@ gcap_pl_order_run(struct gcap_pipeline *pl, uint64_t now, bool all, bool *any)
 				continue; /* a queue brought records: look again */
 			if (r == 2)
 				return 0; /* a queue may still bring an earlier record */
+			run = false;      /* the idle queues' marks hold for this one */
 		}
 
+		/* Best's records go out in a run while they stay before next's
+		 * head and in best's head buffer: then nothing the choice above
+		 * read changes (no buffer goes back), so it would choose best
+		 * again, record after record, without a scan of every queue. */
 		struct pl_order_q *q = &o->q[best];
-		int r = gcap_pl_write_rec(pl, &q->rec, q->data);
+		const uint64_t next_ts = next < nq ? o->q[next].rec.ts_ns : UINT64_MAX;
 
-		if (r != 0)
-			return r; /* the record stays: counted by the release */
-		*any = true;
-		q->idx++;
-		r = load_next(pl, best, q);
-		if (r < 0)
-			return r;
-		if (pl->conf.max_packets != 0 &&
-		    atomic_load_explicit(&pl->written, memory_order_relaxed) >=
-			    pl->conf.max_packets)
-			return 1; /* -c reached */
+		for (;;) {
+			int r = gcap_pl_write_rec(pl, &q->rec, q->data);
+			bool same;
+
+			if (r != 0)
+				return r; /* the record stays: counted by the release */
+			*any = true;
+			q->idx++;
+			same = q->idx < q->xb[q->head]->nrec;
+			r = load_next(pl, best, q);
+			if (r < 0)
+				return r;
+			if (pl->conf.max_packets != 0 &&
+			    atomic_load_explicit(&pl->written, memory_order_relaxed) >=
+				    pl->conf.max_packets)
+				return 1; /* -c reached */
+			if (!run || !same ||
+			    !(q->rec.ts_ns < next_ts ||
+			      (q->rec.ts_ns == next_ts && best < next)))
+				break;
+		}
 	}
 }
 
