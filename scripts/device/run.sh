@@ -530,10 +530,12 @@ vrambench)
 	tail -5 "$OUT/vrambench-stderr.log" ;;
 writer)
 	# the writer's rate on 64-byte frames from run to run (bench/writer_diag.sh);
-	# bin/gpu-capture-old, where the bundle has one, in turns with this build
+	# other builds the bundle holds (bin/gpu-capture-LABEL) in turns with this one
 	log "writer diagnosis"
 	bl="this=$b/bin/gpu-capture"
-	[ -x "$b/bin/gpu-capture-old" ] && bl="$bl old=$b/bin/gpu-capture-old"
+	for x in "$b"/bin/gpu-capture-*; do
+		[ -x "$x" ] && bl="$bl ${x##*/gpu-capture-}=$x"
+	done
 	BUILDS="$bl" timeout ${WRITER_TIMEOUT:-500} bash "$b/root/bench/writer_diag.sh" \
 		>"$OUT/writer-diag.md" 2>"$OUT/writer-diag-stderr.log"
 	echo "writer rc=$?"; cat "$OUT/writer-diag.md" ;;
