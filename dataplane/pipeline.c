@@ -9,6 +9,7 @@
  * back); pipeline_internal.h has their shared state.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -20,6 +21,15 @@
 #include <rte_mbuf_dyn.h>
 
 #include "pipeline_internal.h"
+
+/* what the RX lcores load on every turn and what the writer stores per
+ * record never share a cache line (the struct is 64-byte aligned) */
+_Static_assert(offsetof(struct gcap_pipeline, stop_rx) / 64 !=
+			       offsetof(struct gcap_pipeline, written) / 64 &&
+		       offsetof(struct gcap_pipeline, stop_rx) / 64 !=
+			       offsetof(struct gcap_pipeline, handed) / 64 &&
+		       _Alignof(struct gcap_pipeline) >= 64,
+	       "the writer's counters share a line with the RX lcores' flags");
 
 struct gcap_pipeline *
 gcap_pipeline_create(const struct gcap_pipeline_conf *conf, char *errbuf)
