@@ -114,8 +114,9 @@ run_one() { # src q backend extra... -> json path (or empty)
 	local j=$tmp/$src-$q-$be-$RANDOM.json
 	if [ "$be" = floor ]; then
 		# shellcheck disable=SC2046
-		# the emulated NIC's floor: one feeding thread a queue (its
-		# default, the most it delivers), whatever GPUNIC_ARGS says
+		# the emulated NIC's floor: one feeding thread a queue (the
+		# most it delivers, where gpu-capture's default may give
+		# fewer), whatever GPUNIC_ARGS says
 		timeout $((SECS + 60)) "$F" -t "$SECS" $(ports_for "$src" "$q" ",feeders=$q") \
 			${RX_BURST:+--burst $RX_BURST} --json "$j" >"$tmp/log" 2>&1
 		local rc=$?

@@ -39,7 +39,7 @@ diag() {
 	echo
 	echo "| source | lcores | backend | variant | Mpps | written M/s | drops pipeline / writer / chained | cores | batch | pkts a poll | NIC: pkts a launch, us to completion, waits mbufs / ring / slot |"
 	echo "|---|---|---|---|---|---|---|---|---|---|---|"
-	for run in ${DIAG_RUNS:-gpunic64:8:cpu:base gpunic64:8:cpu:noorder gpunic64:8:cpu:nobp gpunic64:8:cpu:none gpunic64:8:gpu:base gpunic64:8:gpu:noorder gpunic64:8:gpu:nobp gpunic64:8:gpu:none gpunic64:8:gpu:f4 gpunic:8:cpu:base gpunic:8:cpu:noorder gpunic:8:gpu:base gpunic:8:gpu:noorder gpunic:8:gpu:nobp gpunic:8:gpu:none}; do
+	for run in ${DIAG_RUNS:-gpunic64:8:cpu:base gpunic64:8:cpu:noorder gpunic64:8:cpu:nobp gpunic64:8:cpu:none gpunic64:8:gpu:base gpunic64:8:gpu:noorder gpunic64:8:gpu:nobp gpunic64:8:gpu:none gpunic64:8:gpu:f8 gpunic:8:cpu:base gpunic:8:cpu:f8 gpunic:8:cpu:noorder gpunic:8:gpu:base gpunic:8:gpu:noorder gpunic:8:gpu:nobp gpunic:8:gpu:none gpunic:8:gpu:f8}; do
 		IFS=: read -r src q be v <<<"$run"
 		f=$MIX
 		[ "$src" = gpunic64 ] && f=$t/flows64.pcap

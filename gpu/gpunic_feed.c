@@ -295,13 +295,31 @@ feeder_cpus(cpu_set_t *set)
 		*set = all;
 }
 
+/* How many feeding threads by default: one per queue where the CPUs the
+ * RX lcores leave hold them besides the writer and the main thread, else
+ * the most that divides the queues evenly. A NIC needs no CPU to receive;
+ * feeders that crowd the pipeline's own threads off their CPUs would make
+ * every capture on this port slower than the same capture on a real one. */
+static unsigned
+feeders_default(unsigned nq, const cpu_set_t *cpus)
+{
+	int room = CPU_COUNT(cpus) - 2;
+	unsigned n = nq;
+
+	while (n > 1 && (nq % n != 0 || (int)n > room))
+		n--;
+	return n;
+}
+
 int
 gcap_gpunic_start(struct gcap_gpunic *nic, char *errbuf)
 {
-	unsigned n = nic->args.feeders ? nic->args.feeders : nic->nq;
+	unsigned n;
 	pthread_attr_t attr;
 	cpu_set_t cpus;
 
+	feeder_cpus(&cpus);
+	n = nic->args.feeders ? nic->args.feeders : feeders_default(nic->nq, &cpus);
 	if (n > nic->nq)
 		n = nic->nq;
 	if (n > sizeof(nic->th) / sizeof(nic->th[0]))
@@ -311,7 +329,6 @@ gcap_gpunic_start(struct gcap_gpunic *nic, char *errbuf)
 			return gcap_err(errbuf, EINVAL, "%s: queue %u has no pool",
 					nic->name, q);
 	atomic_store(&nic->stop, false);
-	feeder_cpus(&cpus);
 	pthread_attr_init(&attr);
 	pthread_attr_setaffinity_np(&attr, sizeof(cpus), &cpus);
 	for (unsigned i = 0; i < n; i++) {
@@ -338,6 +355,11 @@ gcap_gpunic_start(struct gcap_gpunic *nic, char *errbuf)
 		nic->nth++;
 	}
 	pthread_attr_destroy(&attr);
+	GPU_LOG(INFO, "%s: %u feeding thread(s) for %u queue(s), on %d CPU(s)%s\n",
+		nic->name, n, nic->nq, CPU_COUNT(&cpus),
+		nic->args.feeders ? "" :
+				    "; as many as those CPUs hold beside the writer and "
+				    "the main thread");
 	if (nic->args.prefill)
 		nic_prefill(nic);
 	return 0;
