@@ -153,10 +153,10 @@ nic_slots(struct nic_queue *q, unsigned char *base)
 	for (unsigned s = 0; s < NIC_SLOTS; s++) {
 		q->slot[s].desc =
 			(struct nic_desc *)(base +
-					    s * NIC_SEGS * sizeof(struct nic_desc));
+					    s * NIC_DESCS * sizeof(struct nic_desc));
 		q->slot[s].done =
 			(uint32_t *)(base +
-				     NIC_SLOTS * NIC_SEGS * sizeof(struct nic_desc) +
+				     NIC_SLOTS * NIC_DESCS * sizeof(struct nic_desc) +
 				     64 * s);
 		*q->slot[s].done = UINT32_MAX;
 	}
@@ -168,7 +168,7 @@ nic_slots(struct nic_queue *q, unsigned char *base)
 static int
 nic_cpu_setup(struct gcap_gpunic *nic, char *errbuf)
 {
-	size_t per = NIC_SLOTS * (NIC_SEGS * sizeof(struct nic_desc) + 64);
+	size_t per = NIC_SLOTS * (NIC_DESCS * sizeof(struct nic_desc) + 64);
 
 	nic->pinned = aligned_alloc(64, per * nic->nq);
 	if (nic->pinned == NULL)
@@ -182,7 +182,7 @@ static int
 nic_cuda_setup(struct gcap_gpunic *nic, char *errbuf)
 {
 	const struct gcap_cu *cu = nic->cu;
-	size_t per = NIC_SLOTS * (NIC_SEGS * sizeof(struct nic_desc) + 64);
+	size_t per = NIC_SLOTS * (NIC_DESCS * sizeof(struct nic_desc) + 64);
 	CUdeviceptr dp = 0;
 	int rc;
 

@@ -69,7 +69,7 @@ static bool
 nic_launch(struct gcap_gpunic *nic, struct nic_queue *q)
 {
 	struct nic_slot *sl = &q->slot[q->head % NIC_SLOTS];
-	unsigned n = 0, nsegs = 0, k = 0, grid;
+	unsigned n = 0, nsegs = 0, ndesc = 0, k = 0, d = 0, grid;
 	CUdeviceptr dd, dn;
 	void *args[6];
 
@@ -86,11 +86,15 @@ nic_launch(struct gcap_gpunic *nic, struct nic_queue *q)
 		q->pass_ns += nic->span_ns;
 	}
 	while (n < NIC_BATCH && q->cur + n < q->nlist) {
-		unsigned s = segs_of(q, &nic->cap.pkts[q->list[q->cur + n]]);
+		const struct gcap_nic_pkt *p = &nic->cap.pkts[q->list[q->cur + n]];
+		unsigned s = segs_of(q, p);
+		/* at most: one piece per segment, one more per NIC_CHUNK */
+		unsigned pd = s + p->caplen / NIC_CHUNK;
 
-		if (nsegs + s > NIC_SEGS)
+		if (nsegs + s > NIC_SEGS || ndesc + pd > NIC_DESCS)
 			break;
 		nsegs += s;
+		ndesc += pd;
 		n++;
 	}
 	if (n == 0)
@@ -111,11 +115,19 @@ nic_launch(struct gcap_gpunic *nic, struct nic_queue *q)
 		sl->pkt[i] = pi;
 		do {
 			uint32_t l = left < q->room ? left : q->room;
+			uint64_t dst = (uint64_t)(uintptr_t)rte_pktmbuf_mtod(sl->segs[k],
+									     void *);
+			uint32_t at = 0;
 
-			sl->desc[k].dst = (uint64_t)(uintptr_t)rte_pktmbuf_mtod(
-				sl->segs[k], void *);
-			sl->desc[k].src = off;
-			sl->desc[k].len = l;
+			/* the segment in pieces of NIC_CHUNK, a warp each (an
+			 * empty one too: a launch has at least one) */
+			do {
+				sl->desc[d].dst = dst + at;
+				sl->desc[d].src = off + at;
+				sl->desc[d].len = l - at < NIC_CHUNK ? l - at : NIC_CHUNK;
+				d++;
+				at += NIC_CHUNK;
+			} while (at < l);
 			off += l;
 			left -= l;
 			k++;
@@ -123,21 +135,22 @@ nic_launch(struct gcap_gpunic *nic, struct nic_queue *q)
 	}
 	sl->npkts = n;
 	sl->nsegs = nsegs;
+	sl->ndesc = d;
 	sl->ts_add = q->pass_ns;
 	sl->seq = q->seq++;
 	dd = (CUdeviceptr)(uintptr_t)sl->desc;
 	dn = (CUdeviceptr)(uintptr_t)sl->done;
 	args[0] = &dd;
-	args[1] = &sl->nsegs;
+	args[1] = &sl->ndesc;
 	args[2] = &nic->stage;
 	args[3] = &q->ctr;
 	args[4] = &dn;
 	args[5] = &sl->seq;
-	grid = (nsegs + 7) / 8;
+	grid = (d + 7) / 8;
 	q->t_launch[q->head % NIC_SLOTS] = mono_ns();
 	if (nic->args.cpu_agent) {
 		/* agent=cpu: the copy the DMA kernel would make */
-		for (unsigned j = 0; j < nsegs; j++)
+		for (unsigned j = 0; j < d; j++)
 			memcpy((void *)(uintptr_t)sl->desc[j].dst,
 			       nic->cap.bytes + sl->desc[j].src, sl->desc[j].len);
 		__atomic_store_n(sl->done, sl->seq, __ATOMIC_RELEASE);

@@ -23,6 +23,13 @@
  * a chain, as with scattered RX) */
 #define NIC_BATCH 512u
 #define NIC_SEGS 1024u
+/* the DMA kernel's work items: a warp copies one piece of at most
+ * NIC_CHUNK bytes, so that a large segment (a data room of --mem gpu
+ * holds the largest frame) is copied by several warps side by side, as
+ * a NIC's DMA writes it at the link's pace, not by one warp alone whose
+ * loop of dependent loads would hold the whole launch back */
+#define NIC_CHUNK 4096u
+#define NIC_DESCS 2048u
 /* launches in flight per queue */
 #define NIC_SLOTS 4u
 /* the RX ring: what a real queue's descriptor ring holds */
@@ -46,11 +53,11 @@ _Static_assert(sizeof(struct nic_desc) == 16, "descriptor layout");
 extern const unsigned char gcap_gpunic_fatbin[];
 
 struct nic_slot {
-	struct nic_desc *desc; /* pinned, NIC_SEGS */
+	struct nic_desc *desc; /* pinned, NIC_DESCS */
 	uint32_t *done;        /* pinned completion word */
 	struct rte_mbuf *segs[NIC_SEGS];
 	uint32_t pkt[NIC_BATCH]; /* packet indices */
-	unsigned npkts, nsegs;
+	unsigned npkts, nsegs, ndesc;
 	uint32_t seq;
 	uint64_t ts_add; /* added to the file's times: the pass's offset */
 };

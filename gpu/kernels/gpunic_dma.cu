@@ -16,7 +16,8 @@ struct gcap_gpunic_desc {
 	unsigned int len;       /* bytes */
 };
 
-/* A warp per segment: 8-byte words where both ends allow it, then the
+/* A warp per descriptor (a segment, or a piece of at most 4 KiB of a
+ * larger one: NIC_CHUNK in gpunic_nic.h): 8-byte words where both ends allow it, then the
  * tail. Each block's thread 0 fences at system scope after the block's
  * barrier and counts the block done (a counter in device memory, reset
  * for the next launch on the stream); the last block stores seq into
