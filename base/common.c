@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include <errno.h>
+#include <sched.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,6 +122,37 @@ gcap_cpulist_parse(const char *s, unsigned *cpus, unsigned max)
 		else if (*end != '\0')
 			return -EINVAL;
 		s = end;
+	}
+	return (int)n;
+}
+
+/* read before main(), so before the EAL narrows the main thread */
+static cpu_set_t start_cpus;
+static bool start_cpus_ok;
+
+__attribute__((constructor)) static void
+save_start_cpus(void)
+{
+	start_cpus_ok = sched_getaffinity(0, sizeof(start_cpus), &start_cpus) == 0 &&
+			CPU_COUNT(&start_cpus) > 0;
+}
+
+int
+gcap_cpus_at_start(unsigned *cpus, unsigned max)
+{
+	unsigned n = 0;
+
+	if (!start_cpus_ok)
+		return -ENOSYS;
+	for (unsigned c = 0; c < CPU_SETSIZE; c++) {
+		if (!CPU_ISSET(c, &start_cpus))
+			continue;
+		if (cpus != NULL) {
+			if (n == max)
+				return -E2BIG;
+			cpus[n] = c;
+		}
+		n++;
 	}
 	return (int)n;
 }

@@ -72,8 +72,12 @@ static bool
 serve_requests(struct gcap_pipeline *pl, bool *failed)
 {
 	const struct gcap_pipeline_conf *c = &pl->conf;
-	bool rotate = atomic_exchange(&pl->want_rotate, 0) != 0;
-	bool flush = atomic_exchange(&pl->want_flush, 0) != 0;
+	/* a load first: an exchange on every turn would take the line,
+	 * which the RX lcores read, away from them each time */
+	bool rotate = atomic_load_explicit(&pl->want_rotate, memory_order_relaxed) &&
+		      atomic_exchange(&pl->want_rotate, 0) != 0;
+	bool flush = atomic_load_explicit(&pl->want_flush, memory_order_relaxed) &&
+		     atomic_exchange(&pl->want_flush, 0) != 0;
 	bool stop = false;
 
 	for (unsigned j = 0; (rotate || flush) && j < c->nwriters; j++) {

@@ -2,11 +2,11 @@
 /*
  * The emulated GPUDirect NIC's feeding threads: per RX queue, the
  * driver's side of a real queue. Free mbufs are taken from the queue's
- * pool (prefetched, then reset), one descriptor per segment goes to
- * pinned memory, one launch of the DMA kernel writes the batch, and its
- * completion word, once seen, lets the thread set lengths, chain and RX
- * timestamp (the mbufs' headers, never their data rooms) and enqueue
- * them on the RX ring. At stop, every mbuf held goes back and what
+ * pool (prefetched, then reset), one descriptor per segment (per 4 KiB
+ * piece of a larger one) goes to pinned memory, one launch of the DMA
+ * kernel writes the batch, and its completion word, once seen, lets the
+ * thread set lengths, chain and RX timestamp (the mbufs' headers, never
+ * their data rooms) and enqueue them on the RX ring. At stop, every mbuf held goes back and what
  * bounded each queue is logged. With agent=cpu the thread makes the
  * copy itself (tests and machines without a GPU).
  */
@@ -282,19 +282,28 @@ nic_prefill(struct gcap_gpunic *nic)
 	}
 }
 
-/* The CPUs the feeding threads may use: the online ones but the RX
- * lcores' (the thread that starts them is the main lcore, pinned to one
- * CPU, which they would otherwise all share); all when nothing is left. */
-static void
+/* The CPUs the feeding threads may use: those the process was allowed at
+ * its start (a taskset's, a container's) but the RX lcores' (the thread
+ * that starts them is the main lcore, pinned to one CPU, which they
+ * would otherwise all share); all of those when nothing is left.
+ * @return how many the lcores leave (0: none, *set is then all). */
+static int
 feeder_cpus(cpu_set_t *set)
 {
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-	unsigned lc;
+	unsigned cpus[CPU_SETSIZE], lc;
+	int n = gcap_cpus_at_start(cpus, CPU_SETSIZE);
 	cpu_set_t all;
 
 	CPU_ZERO(set);
-	for (long c = 0; c < n && c < CPU_SETSIZE; c++)
-		CPU_SET((int)c, set);
+	if (n > 0) {
+		for (int i = 0; i < n; i++)
+			CPU_SET((int)cpus[i], set);
+	} else {
+		long on = sysconf(_SC_NPROCESSORS_ONLN);
+
+		for (long c = 0; c < on && c < CPU_SETSIZE; c++)
+			CPU_SET((int)c, set);
+	}
 	all = *set;
 	RTE_LCORE_FOREACH_WORKER(lc)
 	{
@@ -304,8 +313,10 @@ feeder_cpus(cpu_set_t *set)
 			if (CPU_ISSET(c, &cs))
 				CPU_CLR(c, set);
 	}
-	if (CPU_COUNT(set) == 0)
+	n = CPU_COUNT(set);
+	if (n == 0)
 		*set = all;
+	return n;
 }
 
 /* How many feeding threads by default: one per queue where the CPUs the
@@ -314,9 +325,9 @@ feeder_cpus(cpu_set_t *set)
  * feeders that crowd the pipeline's own threads off their CPUs would make
  * every capture on this port slower than the same capture on a real one. */
 static unsigned
-feeders_default(unsigned nq, const cpu_set_t *cpus)
+feeders_default(unsigned nq, int free_cpus)
 {
-	int room = CPU_COUNT(cpus) - 2;
+	int room = free_cpus - 2;
 	unsigned n = nq;
 
 	while (n > 1 && (nq % n != 0 || (int)n > room))
@@ -328,11 +339,12 @@ int
 gcap_gpunic_start(struct gcap_gpunic *nic, char *errbuf)
 {
 	unsigned n;
+	int free_cpus;
 	pthread_attr_t attr;
 	cpu_set_t cpus;
 
-	feeder_cpus(&cpus);
-	n = nic->args.feeders ? nic->args.feeders : feeders_default(nic->nq, &cpus);
+	free_cpus = feeder_cpus(&cpus);
+	n = nic->args.feeders ? nic->args.feeders : feeders_default(nic->nq, free_cpus);
 	if (n > nic->nq)
 		n = nic->nq;
 	if (n > sizeof(nic->th) / sizeof(nic->th[0]))

@@ -22,11 +22,11 @@ extern "C" {
 struct gcap_nic_args {
 	char *files[GCAP_NIC_MAX_FILES]; /**< rx_pcap=, in order (malloc'd) */
 	unsigned nfiles;
-	bool loop;        /**< loop=1: deliver the captures again and again */
-	int gpu;          /**< gpu=N: the GPU whose engines write (default 0) */
-	unsigned feeders; /**< feeders=N: threads feeding the queues (0: one per queue) */
-	bool prefill;     /**< prefill=1: start returns once the RX rings are filled */
-	bool cpu_agent;   /**< agent=cpu: the CPU writes the data rooms (no GPU) */
+	bool loop; /**< loop=1: deliver the captures again and again */
+	int gpu;   /**< gpu=N: the GPU whose engines write (default 0) */
+	unsigned feeders; /**< feeders=N: threads feeding the queues (0: the default, gpunic_feed.c) */
+	bool prefill;   /**< prefill=1: start returns once the RX rings are filled */
+	bool cpu_agent; /**< agent=cpu: the CPU writes the data rooms (no GPU) */
 };
 
 /** One packet of the captures. */

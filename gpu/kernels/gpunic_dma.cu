@@ -9,7 +9,7 @@
  * memory, as a NIC reads its RX descriptors.
  */
 
-/* One segment to write: must match struct nic_desc in gpu/gpunic.c. */
+/* One segment to write: must match struct nic_desc in gpu/gpunic_nic.h. */
 struct gcap_gpunic_desc {
 	unsigned long long dst; /* data room address (device or mapped host) */
 	unsigned int src;       /* offset in the staged capture */

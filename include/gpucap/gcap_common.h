@@ -65,6 +65,17 @@ int gcap_mem_parse(const char *s, enum gcap_mem *out);
 int gcap_cpulist_parse(const char *s, unsigned *cpus, unsigned max);
 
 /**
+ * The CPUs the process was allowed to run on when it started, before the
+ * EAL pinned its main thread to one lcore (the main thread's affinity
+ * says one CPU after that).
+ * @param cpus  receives the CPUs in ascending order (NULL: only count)
+ * @param max   capacity of cpus
+ * @return the number of CPUs (>= 1); -ENOSYS where the start's affinity
+ *         could not be read; -E2BIG when there are more than max.
+ */
+int gcap_cpus_at_start(unsigned *cpus, unsigned max);
+
+/**
  * Format a message into an error buffer (NULL is allowed and ignored).
  * @return always -err, so that callers can write
  *         `return gcap_err(errbuf, ENOMEM, "...")`.
