@@ -6,9 +6,9 @@
  * piece of a larger one) goes to pinned memory, one launch of the DMA
  * kernel writes the batch, and its completion word, once seen, lets the
  * thread set lengths, chain and RX timestamp (the mbufs' headers, never
- * their data rooms) and enqueue them on the RX ring. At stop, every mbuf held goes back and what
- * bounded each queue is logged. With agent=cpu the thread makes the
- * copy itself (tests and machines without a GPU).
+ * their data rooms) and enqueue them on the RX ring. At stop, every mbuf
+ * held goes back and what bounded each queue is logged. With agent=cpu
+ * the thread makes the copy itself (tests and machines without a GPU).
  */
 #include <errno.h>
 #include <inttypes.h>
