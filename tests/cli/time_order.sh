@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-3-Clause
 # Each output file in time order across queues and ports: two RX queues
-# (one file each, their times interleaved) and two ports into one pcapng;
+# (one file each, their times interleaved), eight queues of one file's
+# flows, and two ports into one pcapng;
 # every record is checked (capinfos' "Strict time order", and a walk of
 # the times), and nothing is lost. --no-time-order writes the queues'
 # records as they come (the option is accepted; its order is the OS's).
@@ -38,6 +39,33 @@ done
 gc -i "net_pcap0,rx_pcap=$T/first.pcap,rx_pcap=$T/later.pcap" --queues 2 --rx-burst 1 --batch 2 "${W[@]}" \
 	-w "$T/small.pcapng" -c "$n" --duration 30 || fail "small batches: exit $?: $(cat "$T/gc.err")"
 ordered "$T/small.pcapng" || fail "small batches: not in time order"
+
+# eight queues of the emulated NIC (agent=cpu: no GPU needed), its flows
+# spread by hash, so that consecutive records come from different queues:
+# the merge gives back the file exactly, record for record, with batches
+# of the load's size and with many small ones
+python3 - "$T/flows.pcap" <<'PY'
+import random, struct, sys
+random.seed(7)
+out = open(sys.argv[1], 'wb')
+out.write(struct.pack('<IHHiIII', 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1))
+t = 1700000000 * 1000000
+for i in range(20000):
+    f = random.randrange(2000)
+    udp = struct.pack('>HHHHI', 1024 + f, 53, 26, 0, i) + bytes(14)
+    ip = struct.pack('>BBHHHBBH4s4s', 0x45, 0, 20 + len(udp), 0, 0, 64, 17, 0,
+                     bytes([10, 0, f >> 8, f & 255]), bytes([10, 1, 0, 1]))
+    fr = bytes(6) + bytes([2, 0, 0, 0, 0, 1]) + b'\x08\x00' + ip + udp
+    t += random.choice((1, 1, 2, 5, 40))  # distinct times, microseconds apart
+    out.write(struct.pack('<IIII', t // 1000000, t % 1000000, len(fr), len(fr)) + fr)
+PY
+for a in "" "--rx-burst 1 --batch 2"; do
+	gc -i "gpunic0,rx_pcap=$T/flows.pcap,agent=cpu" --queues 8 --backend cpu -c 20000 \
+		--backpressure --duration 30 $a "${W[@]}" -w "$T/flows-o.pcap" ||
+		fail "8 queues $a: exit $?: $(cat "$T/gc.err")"
+	"$CMP" --usec "$T/flows-o.pcap" "$T/flows.pcap" >/dev/null ||
+		fail "8 queues $a: $("$CMP" --usec "$T/flows-o.pcap" "$T/flows.pcap" | head -1)"
+done
 
 # two ports, one file each, into one pcapng
 gc -i "net_pcap0,rx_pcap=$T/first.pcap" -i "net_pcap1,rx_pcap=$T/later.pcap" "${W[@]}" \
