@@ -210,7 +210,8 @@ gcap_wr_put_rec(struct gcap_writer *w, const struct gcap_rec *rec, const void *d
 
 		memcpy(p, f.hdr, f.hdr_len);
 		memcpy(p + f.hdr_len, data, incl);
-		memcpy(p + f.hdr_len + incl, f.trl, f.trl_len);
+		if (f.trl_len > 0) /* pcapng's padding and options; pcap has none */
+			memcpy(p + f.hdr_len + incl, f.trl, f.trl_len);
 		w->len += total;
 		w->buf_recs++;
 		w->nrec++;

@@ -57,8 +57,11 @@ split(unsigned form, unsigned tsresol, int64_t tsoffset, uint64_t ts, unsigned r
 					fr / pow10_[tsresol - res];
 		return;
 	default:
+		/* every record of a live port comes here: constant divisors
+		 * (a multiply each), not a division by a table's entry */
 		*sec = (int64_t)(ts / 1000000000u);
-		*frac = (ts % 1000000000u) / pow10_[9 - res];
+		fr = ts % 1000000000u;
+		*frac = res == 9 ? fr : res == 6 ? fr / 1000u : fr / pow10_[9 - res];
 		return;
 	}
 }
