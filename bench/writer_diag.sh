@@ -10,7 +10,8 @@
 #      turns within each round; default "this=$GPU_CAPTURE"), ROUNDS (4), SECS (3), CASES ("gpu cpu": --mem gpu,
 #      the cpu backend), OUTS ("shm null"), FEEDERS (4), QUEUES (8),
 #      PERF (1: profile the writer when perf exists), GPUNIC_ARGS (more
-#      port arguments, e.g. ",agent=cpu" where there is no GPU).
+#      port arguments, e.g. ",agent=cpu" where there is no GPU), ARGS
+#      (more gpu-capture options, e.g. --no-time-order).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 G=${GPU_CAPTURE:-$here/../build/apps/gpu-capture}
@@ -19,7 +20,7 @@ trap 'rm -rf "$t"; rm -f /dev/shm/gcap-wdiag.pcap' EXIT
 python3 "$here/flows64.py" "$t/flows64.pcap" || exit 1
 perf=
 [ "${PERF:-1}" = 1 ] && command -v perf >/dev/null && perf=perf
-echo "## the writer on 64-byte frames (gpunic64, ${QUEUES:-8} queues, feeders=${FEEDERS:-4}, ${SECS:-3} s a run)"
+echo "## the writer on 64-byte frames (gpunic64, ${QUEUES:-8} queues, feeders=${FEEDERS:-4}, ${SECS:-3} s a run${ARGS:+, $ARGS})"
 echo
 grep -H . /sys/kernel/mm/transparent_hugepage/enabled \
 	/sys/kernel/mm/transparent_hugepage/shmem_enabled 2>/dev/null | sed 's/^/    /'
@@ -40,7 +41,7 @@ for r in $(seq "${ROUNDS:-4}"); do
 			j=$t/s.json
 			(cd /tmp && exec timeout 60 "${bl#*=}" -i "gpunic0,rx_pcap=$t/flows64.pcap,loop=1,feeders=${FEEDERS:-4}${GPUNIC_ARGS:-}" \
 				--queues "${QUEUES:-8}" "${m[@]}" --busy-poll --backpressure \
-				--duration "${SECS:-3}" --summary-json "$j" -w "$w" 'tcp port 80 or udp port 53') \
+				--duration "${SECS:-3}" --summary-json "$j" ${ARGS:-} -w "$w" 'tcp port 80 or udp port 53') \
 				>"$t/log" 2>&1 &
 			pid=$!
 			tid= cpid=
