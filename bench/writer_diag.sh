@@ -11,16 +11,18 @@
 #      the cpu backend), OUTS ("shm null"), FEEDERS (4), QUEUES (8),
 #      PERF (1: profile the writer when perf exists), GPUNIC_ARGS (more
 #      port arguments, e.g. ",agent=cpu" where there is no GPU), ARGS
-#      (more gpu-capture options, e.g. --no-time-order).
+#      (more gpu-capture options, e.g. --no-time-order), PCAP (another
+#      capture to loop instead of the 64-byte frames, e.g. the mixed one).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 G=${GPU_CAPTURE:-$here/../build/apps/gpu-capture}
 t=$(mktemp -d)
 trap 'rm -rf "$t"; rm -f /dev/shm/gcap-wdiag.pcap' EXIT
-python3 "$here/flows64.py" "$t/flows64.pcap" || exit 1
+src=${PCAP:-$t/flows64.pcap}
+[ -n "${PCAP:-}" ] || python3 "$here/flows64.py" "$src" || exit 1
 perf=
 [ "${PERF:-1}" = 1 ] && command -v perf >/dev/null && perf=perf
-echo "## the writer on 64-byte frames (gpunic64, ${QUEUES:-8} queues, feeders=${FEEDERS:-4}, ${SECS:-3} s a run${ARGS:+, $ARGS})"
+echo "## the writer on ${PCAP:+$(basename "$PCAP"), not }64-byte frames (gpunic64, ${QUEUES:-8} queues, feeders=${FEEDERS:-4}, ${SECS:-3} s a run${ARGS:+, $ARGS})"
 echo
 grep -H . /sys/kernel/mm/transparent_hugepage/enabled \
 	/sys/kernel/mm/transparent_hugepage/shmem_enabled 2>/dev/null | sed 's/^/    /'
@@ -39,7 +41,7 @@ for r in $(seq "${ROUNDS:-4}"); do
 			w=/dev/null
 			[ "$o" = shm ] && w=/dev/shm/gcap-wdiag.pcap
 			j=$t/s.json
-			(cd /tmp && exec timeout 60 "${bl#*=}" -i "gpunic0,rx_pcap=$t/flows64.pcap,loop=1,feeders=${FEEDERS:-4}${GPUNIC_ARGS:-}" \
+			(cd /tmp && exec timeout 60 "${bl#*=}" -i "gpunic0,rx_pcap=$src,loop=1,feeders=${FEEDERS:-4}${GPUNIC_ARGS:-}" \
 				--queues "${QUEUES:-8}" "${m[@]}" --busy-poll --backpressure \
 				--duration "${SECS:-3}" --summary-json "$j" ${ARGS:-} -w "$w" 'tcp port 80 or udp port 53') \
 				>"$t/log" 2>&1 &
