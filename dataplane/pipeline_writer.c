@@ -176,9 +176,14 @@ writer_main(void *arg)
 
 		for (unsigned i = 0; i < npop; i++) {
 			struct pl_queue *q = &pl->q[i];
+			/* what the queue holds now, not until it runs dry: a
+			 * queue that keeps up with the writer (large records,
+			 * --backpressure) would keep it from the others, whose
+			 * RX lcores then wait for their buffers */
+			unsigned n = gcap_spsc_count(&q->full);
 			struct gcap_xbuf *xb;
 
-			while ((xb = gcap_spsc_pop(&q->full)) != NULL) {
+			while (n-- > 0 && (xb = gcap_spsc_pop(&q->full)) != NULL) {
 				uint32_t done = 0;
 
 				any = true;
