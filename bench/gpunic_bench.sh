@@ -25,7 +25,7 @@ MIX=${MIX_PCAP:-$here/../../shared/data/bench/mix-en10mb.pcap}
 # writer's merge), without --backpressure (what falls behind drops and is
 # counted by cause: pipeline_full the executor, writer_behind the writer),
 # a filter that matches nothing (no writer), fN: feeders=N. Per run: the rate,
-# records written per second, drops, cores, batch and burst sizes, the CPU
+# records and bytes written per second, drops, cores, batch and burst sizes, the CPU
 # each kind of thread took (bench/thread_cpu.py: RX lcores, feeding
 # threads, the writer) and the NIC's counters summed over the queues
 # (-v: launches, mean packets a launch, waits for mbufs, RX ring room, a
@@ -37,8 +37,8 @@ diag() {
 	python3 "$here/flows64.py" "$t/flows64.pcap" || return 1
 	echo "## what bounds the rows (gpu-capture -v, ${DIAG_SECS:-2} s a run; threads: CPUs used over 1 s)"
 	echo
-	echo "| source | lcores | backend | variant | Mpps | written M/s | drops pipeline / writer / chained | cores | batch | pkts a poll | NIC: pkts a launch, us to completion, waits mbufs / ring / slot |"
-	echo "|---|---|---|---|---|---|---|---|---|---|---|"
+	echo "| source | lcores | backend | variant | Mpps | written M/s | written MB/s | drops pipeline / writer / chained | cores | batch | pkts a poll | NIC: pkts a launch, us to completion, waits mbufs / ring / slot |"
+	echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 	for run in ${DIAG_RUNS:-gpunic64:8:cpu:base gpunic64:8:cpu:noorder gpunic64:8:cpu:nobp gpunic64:8:cpu:none gpunic64:8:gpu:base gpunic64:8:gpu:noorder gpunic64:8:gpu:nobp gpunic64:8:gpu:none gpunic64:8:gpu:f8 gpunic:8:cpu:base gpunic:8:cpu:f8 gpunic:8:cpu:noorder gpunic:8:gpu:base gpunic:8:gpu:noorder gpunic:8:gpu:nobp gpunic:8:gpu:none gpunic:8:gpu:f8}; do
 		IFS=: read -r src q be v <<<"$run"
 		f=$MIX
@@ -66,13 +66,17 @@ diag() {
 		[ -n "$cpid" ] && thr=$(python3 "$here/thread_cpu.py" "$cpid" --after gcap-writer --secs 1)
 		wait "$pid"
 		local rc=$?
-		python3 - "$j" "$log" "$src" "$q" "$be" "$v" "$rc" <<'PY'
+		# the file's bytes: large records bound the writer by what it
+		# copies, not by how many
+		local fb
+		fb=$(stat -c %s /dev/shm/gpunic-diag.pcap 2>/dev/null || echo 0)
+		python3 - "$j" "$log" "$src" "$q" "$be" "$v" "$rc" "$fb" <<'PY'
 import json, re, sys
-j, log, src, q, be, v, rc = sys.argv[1:]
+j, log, src, q, be, v, rc, fb = sys.argv[1:]
 try:
     d = json.load(open(j))
 except Exception:
-    print(f'| {src} | {q} | {be} | {v} | failed (rc {rc}) |||||||')
+    print(f'| {src} | {q} | {be} | {v} | failed (rc {rc}) ||||||||')
     sys.exit()
 dr = d['dropped']
 L = P = B = M = R = S = 0
@@ -83,10 +87,10 @@ for line in open(log, errors='replace'):
         M += int(r[3]); R += int(r[4]); S += int(r[5])
 nic = f'{d["received"] / L:.0f}, {B / L:.1f}, {M} / {R} / {S}' if L else '-'
 print(f'| {src} | {q} | {be} | {v} | {d["rx_mpps"]:.2f} | {d["written"] / d["seconds"] / 1e6:.2f} | '
-      f'{dr["pipeline_full"]} / {dr["writer_behind"]} / {dr["chained"]} | {d["cores_used"]} | '
+      f'{int(fb) / d["seconds"] / 1e6:.0f} | {dr["pipeline_full"]} / {dr["writer_behind"]} / {dr["chained"]} | {d["cores_used"]} | '
       f'{d["batch_mean"]:.1f} | {d["pkts_per_poll"]:.1f} | {nic} |')
 PY
-		echo "|  |  |  | threads: ${thr:-?} |||||||"
+		echo "|  |  |  | threads: ${thr:-?} ||||||||"
 		rm -f "$j" /dev/shm/gpunic-diag.pcap
 	done
 	rm -rf "$t"
