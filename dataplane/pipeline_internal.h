@@ -177,6 +177,10 @@ struct gcap_pipeline {
 	 * the stop's abort, or cut back by a failed write (the writer
 	 * thread's, read relaxed) */
 	uint64_t write_failed;
+	/* records the time-order merge wrote while a queue had nothing and
+	 * could still bring an earlier one: the window had passed or a
+	 * queue's held buffers filled their share (the writer's, relaxed) */
+	uint64_t order_forced;
 	uint64_t handed[GCAP_MAX_OUTPUTS];  /* records taken by writer i */
 	alignas(64) struct pl_order *order; /* the time-order merge, or NULL */
 	atomic_int want_flush;              /* gcap_pipeline_request_flush() */

@@ -302,6 +302,7 @@ gcap_pl_order_run(struct gcap_pipeline *pl, uint64_t now, bool all, bool *any)
 	while (o->hn > 0) {
 		/* no record of a queue with nothing may be later than bound */
 		uint64_t bound = UINT64_MAX;
+		bool forced = false; /* ... or it may, but waiting is over */
 
 		if (!all && o->hn < nq) {
 			uint64_t oldest = UINT64_MAX;
@@ -324,6 +325,8 @@ gcap_pl_order_run(struct gcap_pipeline *pl, uint64_t now, bool all, bool *any)
 					continue; /* a queue brought records: look again */
 				if (r == 2)
 					return 0; /* it may still bring an earlier record */
+			} else {
+				forced = true;
 			}
 		}
 
@@ -340,6 +343,8 @@ gcap_pl_order_run(struct gcap_pipeline *pl, uint64_t now, bool all, bool *any)
 			if (r != 0)
 				return r; /* the record stays: counted by the release */
 			*any = true;
+			if (forced)
+				STAT_ADD(pl->order_forced, 1);
 			q->idx++;
 			same = q->idx < q->xb[q->head]->nrec;
 			r = load_next(pl, best, q);

@@ -334,3 +334,9 @@ gcap_pipeline_write_failed(const struct gcap_pipeline *pl)
 {
 	return __atomic_load_n(&pl->write_failed, __ATOMIC_RELAXED);
 }
+
+uint64_t
+gcap_pipeline_order_forced(const struct gcap_pipeline *pl)
+{
+	return __atomic_load_n(&pl->order_forced, __ATOMIC_RELAXED);
+}

@@ -216,6 +216,14 @@ app_report_summary(const struct app *a, uint64_t captured, double secs)
 		", write failed %" PRIu64 ")\n",
 		dropped(&t), t.imissed, t.rx_nombuf, t.q.drop_pipeline, t.q.drop_writer,
 		t.q.drop_chained, t.write_failed);
+	uint64_t forced = gcap_pipeline_order_forced(a->pl);
+
+	if (forced > 0)
+		fprintf(stderr,
+			"%" PRIu64 " packets written before a queue that had nothing "
+			"(--time-order-window passed, or its export memory filled): the "
+			"file may step back in time after them\n",
+			forced);
 	for (unsigned p = 0; a->nports > 1 && p < a->nports; p++) {
 		struct app_totals pt;
 
@@ -388,6 +396,7 @@ json_summary(struct gcap_json *j, const struct app *a, const struct app_totals *
 	gcap_json_key_u64(j, "received_bytes", q->rx_bytes);
 	gcap_json_key_u64(j, "captured", q->captured);
 	gcap_json_key_u64(j, "written", gcap_pipeline_written(a->pl));
+	gcap_json_key_u64(j, "order_forced", gcap_pipeline_order_forced(a->pl));
 	gcap_json_key_u64(j, "filtered", q->filtered);
 	gcap_json_object_begin(j, "dropped");
 	gcap_json_key_u64(j, "imissed", t->imissed);

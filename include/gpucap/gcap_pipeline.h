@@ -402,6 +402,13 @@ uint64_t gcap_pipeline_written(const struct gcap_pipeline *pl);
  *  an output's reader stalled past its timeout. Valid once stopped. */
 uint64_t gcap_pipeline_write_failed(const struct gcap_pipeline *pl);
 
+/** Records the time-order merge wrote while a queue that had nothing
+ *  could still bring an earlier one, because --time-order-window had
+ *  passed or a queue's held buffers took their share of its export
+ *  memory: the file may step back in time after them. 0 where every
+ *  record waited for every queue (or without the merge). */
+uint64_t gcap_pipeline_order_forced(const struct gcap_pipeline *pl);
+
 /**
  * Latency percentile (0..100) over queues' histograms, in nanoseconds
  * (bucket upper bound). @return 0 when no batch completed.

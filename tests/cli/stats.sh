@@ -72,7 +72,7 @@ python3 - "$T/f.json" "$(count "$T/f.pcap")" <<'PY' || fail "offline summary JSO
 import json, sys
 s = json.loads(open(sys.argv[1]).read(), parse_float=lambda t: ("float", t))
 top = ["backend", "seconds", "cpu_seconds", "cores_used", "received", "received_bytes",
-       "captured", "written", "filtered", "dropped", "rx_mpps", "rx_gbps", "latency_us",
+       "captured", "written", "order_forced", "filtered", "dropped", "rx_mpps", "rx_gbps", "latency_us",
        "latency_parts_us", "batches", "batch_mean", "exec_us_mean", "cycle_us_mean",
        "rx_polls", "pkts_per_poll", "poll_interval_us", "poll_gaps", "rx_lcores", "queues"]
 assert list(s) == top, list(s)

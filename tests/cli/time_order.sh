@@ -42,8 +42,13 @@ ordered "$T/small.pcapng" || fail "small batches: not in time order"
 
 # eight queues of the emulated NIC (agent=cpu: no GPU needed), its flows
 # spread by hash, so that consecutive records come from different queues:
-# the merge gives back the file exactly, record for record, with batches
-# of the load's size and with many small ones
+# the merge gives back the file exactly, record for record. Nothing may
+# go out before a queue that has nothing (order_forced 0), even on a
+# loaded machine: every queue's packets wait in its ring before the start
+# (prefill=1), so its batches are whole and a few; a quarter of the export
+# memory of --ring 64 holds more than all of them; the window (60 s) is
+# longer than the run; and the last records, for which the NIC's times
+# give no idle marks, go out at the stop (--duration, no -c).
 python3 - "$T/flows.pcap" <<'PY'
 import random, struct, sys
 random.seed(7)
@@ -59,13 +64,15 @@ for i in range(20000):
     t += random.choice((1, 1, 2, 5, 40))  # distinct times, microseconds apart
     out.write(struct.pack('<IIII', t // 1000000, t % 1000000, len(fr), len(fr)) + fr)
 PY
-for a in "" "--rx-burst 1 --batch 2"; do
-	gc -i "gpunic0,rx_pcap=$T/flows.pcap,agent=cpu" --queues 8 --backend cpu -c 20000 \
-		--backpressure --duration 30 $a "${W[@]}" -w "$T/flows-o.pcap" ||
-		fail "8 queues $a: exit $?: $(cat "$T/gc.err")"
-	"$CMP" --usec "$T/flows-o.pcap" "$T/flows.pcap" >/dev/null ||
-		fail "8 queues $a: $("$CMP" --usec "$T/flows-o.pcap" "$T/flows.pcap" | head -1)"
-done
+gc -i "gpunic0,rx_pcap=$T/flows.pcap,agent=cpu,prefill=1" --queues 8 --backend cpu \
+	--ring 64 --backpressure --time-order-window 60000 --duration 10 \
+	--summary-json "$T/flows.json" -w "$T/flows-o.pcap" ||
+	fail "8 queues: exit $?: $(cat "$T/gc.err")"
+forced=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['order_forced'])" \
+	"$T/flows.json")
+[ "$forced" = 0 ] || fail "8 queues: $forced records went out without waiting for every queue"
+"$CMP" --usec "$T/flows-o.pcap" "$T/flows.pcap" >/dev/null ||
+	fail "8 queues: $("$CMP" --usec "$T/flows-o.pcap" "$T/flows.pcap" | head -1)"
 
 # two ports, one file each, into one pcapng
 gc -i "net_pcap0,rx_pcap=$T/first.pcap" -i "net_pcap1,rx_pcap=$T/later.pcap" "${W[@]}" \
@@ -86,10 +93,23 @@ fi
 tcpdump -r "$T/first.pcap" -w "$T/empty.pcap" 'len > 100000' 2>/dev/null || die "empty file"
 start=$SECONDS
 gc -i "net_pcap0,rx_pcap=$T/first.pcap,rx_pcap=$T/empty.pcap" --queues 2 -j host \
-	--time-order-window 60000 -w "$T/idle.pcap" -c "$n1" --duration 50 ||
+	--time-order-window 60000 -w "$T/idle.pcap" -c "$n1" --duration 50 \
+	--summary-json "$T/idle.json" ||
 	fail "an idle queue: exit $?: $(cat "$T/gc.err")"
 [ $((SECONDS - start)) -lt 40 ] || fail "an idle host-clock queue held the others for the window"
 [ "$(count "$T/idle.pcap")" -eq "$n1" ] && ordered "$T/idle.pcap" || fail "an idle queue: records or order"
+jget() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])" "$@"; }
+[ "$(jget "$T/idle.json" order_forced)" = 0 ] ||
+	fail "an idle host-clock queue: records counted as written without waiting"
+# the same on the port's clock (the file's times): the idle queue gives no
+# marks, so the records go out when the window passes, and are counted so
+gc -i "net_pcap0,rx_pcap=$T/first.pcap,rx_pcap=$T/empty.pcap" --queues 2 \
+	--time-order-window 200 -w "$T/forced.pcap" -c "$n1" --duration 50 \
+	--summary-json "$T/forced.json" || fail "window passed: exit $?: $(cat "$T/gc.err")"
+[ "$(count "$T/forced.pcap")" -eq "$n1" ] && ordered "$T/forced.pcap" ||
+	fail "window passed: records or order"
+[ "$(jget "$T/forced.json" order_forced)" -gt 0 ] ||
+	fail "window passed: no record counted as written without waiting"
 
 # --no-time-order: the capture is whole, in whatever order it came
 gc -i "net_pcap0,rx_pcap=$T/first.pcap,rx_pcap=$T/later.pcap" --queues 2 --no-time-order \
