@@ -323,6 +323,11 @@ write_run(const struct app *a, void *arg)
 	       "Records the writer wrote (each once, whatever its outputs).");
 	fprintf(f, "gpucap_written_packets_total %" PRIu64 "\n",
 		gcap_pipeline_written(a->pl));
+	family(f, "gpucap_order_forced_packets_total", "counter",
+	       "Records the time-order merge wrote before every queue had caught "
+	       "up to them (the window passed or a queue's memory filled).");
+	fprintf(f, "gpucap_order_forced_packets_total %" PRIu64 "\n",
+		gcap_pipeline_order_forced(a->pl));
 	output_families(a, f);
 	gpu_families(a, f);
 	latency_histogram(a, f, st);

@@ -85,6 +85,7 @@ summary(const struct app *a, void *arg)
 	rte_tel_data_add_dict_u64(d, "captured", t.q.captured);
 	rte_tel_data_add_dict_u64(d, "captured_bytes", t.q.captured_bytes);
 	rte_tel_data_add_dict_u64(d, "written", gcap_pipeline_written(a->pl));
+	rte_tel_data_add_dict_u64(d, "order_forced", gcap_pipeline_order_forced(a->pl));
 	rte_tel_data_add_dict_u64(d, "filtered", t.q.filtered);
 	rte_tel_data_add_dict_u64(d, "dropped_total", app_totals_dropped(&t));
 	add_drops(d, &t, true);

@@ -101,7 +101,8 @@ if backend == "gpu":  # the default GPU of a one-GPU host: every queue on it
     assert g["batches"] == s["batches"], (g, s)
 t = ans["/gpucap/summary"][0]
 print("telemetry summary:", t)
-for key in ("received", "received_bytes", "captured", "written", "filtered", "batches", "rx_polls"):
+for key in ("received", "received_bytes", "captured", "written", "order_forced", "filtered", "batches",
+            "rx_polls"):
     assert t[key] == s[key], (key, t[key], s[key])
 assert t["dropped"] == s["dropped"], (t["dropped"], s["dropped"])
 assert t["backend"] == s["backend"] and t["ports"] == 2 and t["queues"] == 2 and t["outputs"] == 2, t
