@@ -3,7 +3,8 @@
  * Capture file writer, the part every format shares: the public API of
  * gcap_writer.h, the configuration and the choice of format, tcpdump-style
  * rotation (-C/-G/-W) and file names, stdout, the counters. The output to
- * one file (buffer, write(2), cut back on a failed write) is writer_io.c;
+ * one file (buffer, write(2), cut back on a failed write) is writer_io.c,
+ * its write(2)s on a thread of their own writer_behind.c;
  * the bytes of a file come from its format (writer_pcap.c,
  * writer_pcapng.c), reached only through the table below.
  */
@@ -328,6 +329,8 @@ gcap_writer_interrupt(struct gcap_writer *w)
 
 	if (fl >= 0)
 		(void)fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+	if (w != NULL) /* the write blocked may be its thread's */
+		gcap_wr_behind_kick(w);
 }
 
 const char *
@@ -345,6 +348,7 @@ gcap_writer_filename(const struct gcap_writer *w)
 static void
 wr_free(struct gcap_writer *w)
 {
+	gcap_wr_behind_stop(w);
 	free(w->buf);
 	free(w);
 }
@@ -633,11 +637,21 @@ gcap_writer_open(const struct gcap_writer_conf *conf, char *errbuf)
 
 	gcap_wr_ts_setup(w);
 	w->hdr_len = fmt->hdr_len(w);
-	w->cap = w->hdr_len > WR_BUF_SIZE ? w->hdr_len : WR_BUF_SIZE;
+	/* -U writes each call's records at once: no thread for that */
+	bool behind = conf->write_behind && !conf->flush_each;
+
+	w->cap = behind                   ? gcap_wr_behind_cap(w->hdr_len) :
+		 w->hdr_len > WR_BUF_SIZE ? w->hdr_len :
+					    WR_BUF_SIZE;
 	w->buf = malloc(w->cap);
 	if (w->buf == NULL) {
 		wr_free(w);
 		return gcap_err_null(errbuf, ENOMEM, "writer: out of memory");
+	}
+	if (behind && (rc = gcap_wr_behind_start(w, errbuf)) != 0) {
+		wr_free(w);
+		errno = -rc;
+		return NULL;
 	}
 
 	if (w->is_stdout) {

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Shared by the writer's core (writer.c, writer_io.c) and its file formats
- * (writer_pcap.c, writer_pcapng.c): the writer's state, the table row a
- * format fills in (struct gcap_wr_fmt), and the core's helpers. The core
+ * Shared by the writer's core (writer.c, writer_io.c, writer_out.c,
+ * writer_behind.c) and its file formats (writer_pcap.c, writer_pcapng.c):
+ * the writer's state, the table row a format fills in (struct
+ * gcap_wr_fmt), and the core's helpers. The core
  * reaches a format only through its row; a format calls gcap_wr_emit and
  * nothing else of the core, and never sees the fd, the rotation or the
  * rollback. A new format is one writer_<name>.c defining its row, a
@@ -149,7 +150,9 @@ struct gcap_writer {
 	uint64_t file_recs; /* records of this file (-b packets:N) */
 	char *cur;          /* its name */
 
-	/* the buffer: whole items only */
+	/* the buffer: whole items only (with write_behind, the one of the
+	 * ring being filled) */
+	struct gcap_wr_behind *behind; /* NULL: write(2) on the caller's thread */
 	uint8_t *buf;
 	size_t cap;
 	size_t len;
@@ -212,13 +215,6 @@ int gcap_wr_put_rec(struct gcap_writer *w, const struct gcap_rec *rec, const voi
 int gcap_wr_flush(struct gcap_writer *w);
 
 /**
- * Record the first error and its message; every later call returns it.
- * @return the sticky error, -err for the first.
- */
-int gcap_wr_fail(struct gcap_writer *w, int err, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-/**
  * Open w->cur (stdout for "-") and write its header. On failure the fd is
  * closed, a file we created is removed and the error returned with its
  * message in errbuf; the writer is not marked failed (the caller decides).
@@ -230,6 +226,67 @@ int gcap_wr_file_open(struct gcap_writer *w, char *errbuf);
  * @return 0 or the sticky error (a failed close(2) becomes one).
  */
 int gcap_wr_file_close(struct gcap_writer *w);
+
+/* ---- writer_out.c: the bytes to the fd, for both paths ---- */
+
+/**
+ * Write all of iov to fd (EINTR retried); *done gets the bytes that
+ * reached it, also on failure.
+ * @return 0 or a negative errno (-EIO where write(2) wrote nothing).
+ */
+int gcap_wr_writev_all(int fd, struct iovec *iov, int n, size_t *done);
+
+/**
+ * Walk len bytes of whole items in buf (as fmt frames them) from the
+ * start: the length of the prefix of items that lie within the first upto
+ * bytes, and in *recs the records among them.
+ */
+size_t gcap_wr_whole_prefix(const struct gcap_wr_fmt *fmt, const uint8_t *buf, size_t len,
+			    size_t upto, uint32_t *recs);
+
+/** Cut a regular file back to len bytes after w->base (else nothing). */
+void gcap_wr_cut_back(const struct gcap_writer *w, uint64_t len);
+
+/**
+ * Make a failed write of the current file sticky, with its message
+ * (w->file_off: where the file was cut back to).
+ * @return the sticky error.
+ */
+int gcap_wr_fail_write(struct gcap_writer *w, int rc);
+
+/**
+ * Record the first error and its message; every later call returns it.
+ * @return the sticky error, -err for the first.
+ */
+int gcap_wr_fail(struct gcap_writer *w, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* ---- writer_behind.c: write(2) on a thread of the writer's own ---- */
+
+/** @return the size of each of the ring's buffers for a header of hdr_len. */
+size_t gcap_wr_behind_cap(size_t hdr_len);
+
+/**
+ * Start the writer's thread; w->buf (w->cap bytes) becomes the ring's
+ * first buffer. @return 0, or -ENOMEM/-EAGAIN with the message in errbuf.
+ */
+int gcap_wr_behind_start(struct gcap_writer *w, char *errbuf);
+
+/**
+ * Hand the buffer being filled (if it holds anything) to the thread and
+ * take a free one; with drain, wait until every buffer is written. After
+ * the thread's failure: waits for it to hold nothing, takes what never
+ * reached the file off the counts and makes the error sticky.
+ * @return 0 or the sticky error.
+ */
+int gcap_wr_behind_hand(struct gcap_writer *w, bool drain);
+
+/** SIGURG to the thread (gcap_writer_interrupt), if there is one. */
+void gcap_wr_behind_kick(const struct gcap_writer *w);
+
+/** Stop and join the thread (after the last file's close), give w->buf
+ *  back as one plain buffer. No-op without one. */
+void gcap_wr_behind_stop(struct gcap_writer *w);
 
 /* Fields in the writing host's byte order, as pcap and pcapng allow. */
 static inline void

@@ -10,7 +10,9 @@
  * item that reached the file whole and ftruncate() the file back to it: a
  * file is always a valid capture up to its last whole record. Items larger
  * than the buffer are written directly from the caller's memory (writev)
- * after the buffer is flushed, with the same rollback.
+ * after the buffer is flushed, with the same rollback. The write(2)s and
+ * the cut back themselves are writer_out.c's, shared with the writer's
+ * I/O thread (writer_behind.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -26,74 +28,6 @@
 #include "gpucap/gcap_outfile.h"
 #include "writer_internal.h"
 
-int
-gcap_wr_fail(struct gcap_writer *w, int err, const char *fmt, ...)
-{
-	if (w->err == 0) {
-		va_list ap;
-
-		w->err = -err;
-		va_start(ap, fmt);
-		vsnprintf(w->msg, sizeof(w->msg), fmt, ap);
-		va_end(ap);
-	}
-	return w->err;
-}
-
-/* Write all of iov; *done gets the bytes that reached the fd. */
-static int
-writev_all(int fd, struct iovec *iov, int n, size_t *done)
-{
-	*done = 0;
-	while (n > 0) {
-		ssize_t r = writev(fd, iov, n > IOV_MAX ? IOV_MAX : n);
-
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (r == 0)
-			return -EIO;
-		*done += (size_t)r;
-		while (n > 0 && (size_t)r >= iov->iov_len) {
-			r -= (ssize_t)iov->iov_len;
-			iov++;
-			n--;
-		}
-		if (n > 0) {
-			iov->iov_base = (uint8_t *)iov->iov_base + r;
-			iov->iov_len -= (size_t)r;
-		}
-	}
-	return 0;
-}
-
-/*
- * Walk the buffer from its start: the length of the prefix of whole items
- * that lie within the first `upto` bytes, and the records among them.
- */
-static size_t
-buf_whole_prefix(const struct gcap_writer *w, size_t upto, uint32_t *recs)
-{
-	size_t pos = 0;
-	uint32_t n = 0;
-
-	/* the file header never sits in the buffer: gcap_wr_file_open
-	 * writes it */
-	while (pos < w->len) {
-		bool is_rec;
-		size_t sz = w->fmt->item_len(w->buf + pos, &is_rec);
-
-		if (pos + sz > upto)
-			break;
-		pos += sz;
-		n += is_rec;
-	}
-	*recs = n;
-	return pos;
-}
-
 /*
  * A write failed after `done` more bytes than file_off reached the file,
  * `whole` of which form whole items. Cut the file back to them.
@@ -101,24 +35,8 @@ buf_whole_prefix(const struct gcap_writer *w, size_t upto, uint32_t *recs)
 static void
 roll_back(struct gcap_writer *w, uint64_t whole)
 {
-	if (w->fd_reg)
-		(void)!ftruncate(w->fd, w->base + (off_t)(w->file_off + whole));
+	gcap_wr_cut_back(w, w->file_off + whole);
 	w->file_off += whole;
-}
-
-static int
-fail_write(struct gcap_writer *w, int rc)
-{
-	if (!w->fd_reg)
-		return gcap_wr_fail(w, -rc,
-				    "write to '%s' failed: %s (not a "
-				    "regular file: it may end in a partial "
-				    "record)",
-				    w->cur, strerror(-rc));
-	return gcap_wr_fail(w, -rc,
-			    "write to '%s' failed: %s (file cut back to "
-			    "its last whole record, %llu bytes)",
-			    w->cur, strerror(-rc), (unsigned long long)w->file_off);
 }
 
 int
@@ -128,13 +46,15 @@ gcap_wr_flush(struct gcap_writer *w)
 	size_t done;
 	int rc;
 
+	if (w->behind != NULL && w->fd >= 0)
+		return gcap_wr_behind_hand(w, true);
 	if (w->err != 0)
 		return w->err;
 	if (w->len == 0 || w->fd < 0)
 		return 0;
 	iov.iov_base = w->buf;
 	iov.iov_len = w->len;
-	rc = writev_all(w->fd, &iov, 1, &done);
+	rc = gcap_wr_writev_all(w->fd, &iov, 1, &done);
 	if (rc == 0) {
 		w->file_off += w->len;
 		w->len = 0;
@@ -143,14 +63,24 @@ gcap_wr_flush(struct gcap_writer *w)
 	}
 	/* keep the whole items that made it, forget the rest */
 	uint32_t kept;
-	size_t whole = buf_whole_prefix(w, done, &kept);
+	size_t whole = gcap_wr_whole_prefix(w->fmt, w->buf, w->len, done, &kept);
 
 	w->nrec -= w->buf_recs - kept;
 	w->nbytes -= w->len - whole;
 	roll_back(w, whole);
 	w->len = 0;
 	w->buf_recs = 0;
-	return fail_write(w, rc);
+	return gcap_wr_fail_write(w, rc);
+}
+
+/* The buffer is full: write it, or hand it to the writer's thread and
+ * take an empty one. */
+static int
+make_room(struct gcap_writer *w)
+{
+	if (w->behind != NULL && w->fd >= 0)
+		return gcap_wr_behind_hand(w, false);
+	return gcap_wr_flush(w);
 }
 
 int
@@ -159,17 +89,19 @@ gcap_wr_emit(struct gcap_writer *w, struct iovec *iov, int n, size_t total, bool
 	int rc;
 
 	if (w->len + total > w->cap) {
-		rc = gcap_wr_flush(w);
+		/* an item larger than a buffer goes from the caller's
+		 * memory, after every buffer before it */
+		rc = total > w->cap ? gcap_wr_flush(w) : make_room(w);
 		if (rc != 0)
 			return rc;
 	}
 	if (total > w->cap) {
 		size_t done;
 
-		rc = writev_all(w->fd, iov, n, &done);
+		rc = gcap_wr_writev_all(w->fd, iov, n, &done);
 		if (rc != 0) {
 			roll_back(w, 0);
-			return fail_write(w, rc);
+			return gcap_wr_fail_write(w, rc);
 		}
 		w->file_off += total;
 	} else {
@@ -286,7 +218,7 @@ gcap_wr_file_open(struct gcap_writer *w, char *errbuf)
 	w->nbytes += w->hdr_len;
 	iov.iov_base = w->buf;
 	iov.iov_len = w->len;
-	rc = writev_all(w->fd, &iov, 1, &done);
+	rc = gcap_wr_writev_all(w->fd, &iov, 1, &done);
 	if (rc == 0) {
 		w->file_off = w->len;
 		w->len = 0;

@@ -340,6 +340,8 @@ app_open_writers(struct app *a, const struct gcap_writer_if *ifs, unsigned nifs)
 					       NULL,
 			.app_name = "gpu-capture " GCAP_VERSION,
 			.flush_each = o->packet_buffered,
+			/* the writer thread frames, its own writes */
+			.write_behind = true,
 			.ts_micro = o->ts_micro,
 			.ts_override = o->ts_given,
 			.epb_rx = a->nports > 0,

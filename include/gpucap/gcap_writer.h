@@ -128,6 +128,13 @@ struct gcap_writer_conf {
 	const char *filter_expr; /**< recorded in the pcapng IDB (if_filter), may be NULL */
 	const char *app_name;    /**< shb_userappl, may be NULL */
 	bool flush_each;         /**< flush after every write call (-U) */
+	/** write(2) from a thread of the writer's own: the caller's thread
+	 *  frames records into one buffer of a ring while the thread writes
+	 *  the full ones, in order. Files, counts, errors and the cut back
+	 *  to the last whole record are as without it; a failure is
+	 *  reported by a later call that hands over a buffer, or by the
+	 *  next flush. Ignored with flush_each. */
+	bool write_behind;
 	/**
 	 * Start of the first file (ns since the epoch): names it under -G
 	 * (strftime) and starts its -G period; also isb_starttime.
@@ -292,7 +299,9 @@ void gcap_writer_counts(const struct gcap_writer *w, uint64_t *records, uint64_t
  * non-blocking, so that once a signal interrupts the write, it and every
  * later one fail with EAGAIN (sticky, as gcap_writer_write's errors).
  * Called from another thread while the writer's thread is stuck; a stop
- * that cannot wait for a stalled reader uses it. w may be NULL.
+ * that cannot wait for a stalled reader uses it. With write_behind the
+ * writer's own thread is sent SIGURG, whose handler must be installed
+ * without SA_RESTART for the write to end. w may be NULL.
  */
 void gcap_writer_interrupt(struct gcap_writer *w);
 

@@ -1,15 +1,19 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Writer suite, failed writes: EFBIG under RLIMIT_FSIZE and ENOSPC on a
- * small tmpfs. The file must end at its last whole record, later calls
+ * Writer suite, failed writes: EFBIG under RLIMIT_FSIZE, ENOSPC on a
+ * small tmpfs, and a FIFO whose reader stops (the stop's interrupt). The file must end at its last whole record, later calls
  * report the same error, and the counts must match what the files hold.
  */
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pcap/pcap.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/resource.h>
@@ -353,6 +357,54 @@ enospc_case(bool ng, const char *size, uint64_t rotate)
 	ck_assert_int_eq(umount2(dir, MNT_DETACH), 0);
 }
 
+START_TEST(test_efbig_streaming)
+{
+	/* the limit falls past several buffers: a write fails while later
+	 * records are framed (with write_behind, while the thread holds
+	 * more buffers); the file ends at the last record that fits whole,
+	 * the counts are what it holds, and every later call fails */
+	const char *p = wt_path("fs.pcap");
+	struct gcap_writer_conf c = wt_conf1(p);
+	const long long limit = 900000;
+	long long want = 24;
+	char msg[128];
+	struct gcap_writer *w;
+	struct fsz_guard g;
+	char eb[GCAP_ERRBUF_SIZE] = "";
+	uint64_t nrec, nbytes, fit = 0;
+	int rc = 0, rc2, frc, rcc;
+	unsigned i, next = 0;
+	struct wt_rec r;
+
+	while (want + 16 + wt_vlen((unsigned)fit) <= limit)
+		want += 16 + wt_vlen((unsigned)fit++);
+	w = wt_open(&c);
+	fsz_limit(&g, (rlim_t)limit);
+	for (i = 0; i < 4000; i++) {
+		wt_mkrec(&r, i, wt_vlen(i), 1);
+		rc = gcap_writer_write(w, &r.h, r.data);
+		if (rc != 0)
+			break;
+	}
+	rc2 = gcap_writer_write(w, &r.h, r.data);
+	frc = gcap_writer_flush(w);
+	gcap_writer_counts(w, &nrec, &nbytes);
+	rcc = gcap_writer_close(w, NULL, eb);
+	fsz_restore(&g);
+
+	ck_assert_msg(rc == -EFBIG && i < 4000, "write %d at record %u", rc, i);
+	ck_assert_int_eq(rc2, -EFBIG);
+	ck_assert_int_eq(frc, -EFBIG);
+	ck_assert_int_eq(rcc, -EFBIG);
+	snprintf(msg, sizeof(msg), "its last whole record, %lld bytes)", want);
+	ck_assert_msg(strstr(eb, msg) != NULL, "%s", eb);
+	ck_assert_int_eq(wt_fsize(p), want);
+	ck_assert_uint_eq(nbytes, (uint64_t)want);
+	ck_assert_uint_eq(nrec, fit);
+	ck_assert_uint_eq(read_seq(p, &next), fit);
+}
+END_TEST
+
 START_TEST(test_enospc_buffered)
 {
 	/* the disk fills in the middle of a buffered flush */
@@ -377,6 +429,138 @@ START_TEST(test_enospc_rotate_C)
 }
 END_TEST
 
+/* ==== a reader that stops: gcap_writer_interrupt ==== */
+
+/* A FIFO's reader that reads `want` bytes, then stops (keeping its end
+ * open, as a stalled tshark would); the test reads the rest later. */
+struct stall {
+	const char *path;
+	size_t want, got;
+	uint8_t *buf;
+	int fd;
+	atomic_int stopped;
+};
+
+static void *
+stall_read(void *arg)
+{
+	struct stall *st = arg;
+
+	st->fd = open(st->path, O_RDONLY);
+	while (st->fd >= 0 && st->got < st->want) {
+		ssize_t r = read(st->fd, st->buf + st->got, st->want - st->got);
+
+		if (r <= 0)
+			break;
+		st->got += (size_t)r;
+	}
+	atomic_store(&st->stopped, 1);
+	return NULL;
+}
+
+/* What the pipeline's bounded stop does: once the reader has stopped,
+ * every 10 ms the output is interrupted and the writing thread kicked. */
+struct kicker {
+	struct gcap_writer *w;
+	struct stall *st;
+	pthread_t writing;
+	atomic_int done;
+};
+
+static void *
+kick(void *arg)
+{
+	struct kicker *k = arg;
+	const struct timespec ts = { 0, 10000000 };
+
+	while (!atomic_load(&k->done)) {
+		if (atomic_load(&k->st->stopped)) {
+			gcap_writer_interrupt(k->w);
+			pthread_kill(k->writing, SIGURG);
+		}
+		nanosleep(&ts, NULL);
+	}
+	return NULL;
+}
+
+static void
+on_urg(int sig)
+{
+	(void)sig;
+}
+
+START_TEST(test_fifo_reader_stalls)
+{
+	/* the reader stops with buffers still to write (with write_behind,
+	 * the ring full behind a write blocked on the FIFO): the interrupt
+	 * ends the write with EAGAIN, and the counts are the whole records
+	 * that reached the FIFO, none of those dropped after it */
+	const char *p = wt_path("stall.fifo");
+	struct gcap_writer_conf c = wt_conf1(p);
+	struct stall st = { .path = p, .want = 200000, .fd = -1 };
+	struct kicker k = { .writing = pthread_self() };
+	struct sigaction sa = { .sa_handler = on_urg }, old_urg;
+	char eb[GCAP_ERRBUF_SIZE] = "";
+	pthread_t rd, kt;
+	uint64_t nrec, nbytes, whole = 0;
+	size_t cap = 8u << 20, pos = 24;
+	int rc = 0, frc, rcc;
+	struct wt_rec r;
+	unsigned i;
+
+	signal(SIGPIPE, SIG_IGN);
+	sigemptyset(&sa.sa_mask); /* no SA_RESTART: the write returns EINTR */
+	ck_assert_int_eq(sigaction(SIGURG, &sa, &old_urg), 0);
+	ck_assert_int_eq(mkfifo(p, 0600), 0);
+	st.buf = malloc(cap);
+	ck_assert_ptr_nonnull(st.buf);
+	ck_assert_int_eq(pthread_create(&rd, NULL, stall_read, &st), 0);
+	k.w = wt_open(&c);
+	k.st = &st;
+	ck_assert_int_eq(pthread_create(&kt, NULL, kick, &k), 0);
+	/* about 3 MB: far past the FIFO and the writer's buffers */
+	for (i = 0; i < 4000; i++) {
+		wt_mkrec(&r, i, wt_vlen(i), 1);
+		rc = gcap_writer_write(k.w, &r.h, r.data);
+		if (rc != 0)
+			break;
+	}
+	frc = gcap_writer_flush(k.w);
+	gcap_writer_counts(k.w, &nrec, &nbytes);
+	atomic_store(&k.done, 1);
+	pthread_join(kt, NULL);
+	rcc = gcap_writer_close(k.w, NULL, eb);
+	pthread_join(rd, NULL);
+	sigaction(SIGURG, &old_urg, NULL);
+	/* what the reader left in the FIFO reached it too */
+	ck_assert_int_ge(st.fd, 0);
+	for (ssize_t n;
+	     st.got < cap && (n = read(st.fd, st.buf + st.got, cap - st.got)) > 0;)
+		st.got += (size_t)n;
+	close(st.fd);
+
+	ck_assert_msg(rc == -EAGAIN && i < 4000, "write %d at record %u", rc, i);
+	ck_assert_int_eq(frc, -EAGAIN);
+	ck_assert_int_eq(rcc, -EAGAIN);
+	ck_assert_msg(strstr(eb, "not a regular file") != NULL, "%s", eb);
+	/* the whole records in what reached the FIFO, in order */
+	while (pos + 16 <= st.got) {
+		uint32_t incl;
+
+		memcpy(&incl, st.buf + pos + 8, sizeof(incl));
+		if (pos + 16 + incl > st.got)
+			break;
+		ck_assert_uint_eq(incl, wt_vlen((unsigned)whole));
+		pos += 16 + incl;
+		whole++;
+	}
+	ck_assert_uint_ge(st.got, st.want);
+	ck_assert_uint_eq(nrec, whole);
+	ck_assert_uint_eq(nbytes, pos);
+	free(st.buf);
+}
+END_TEST
+
 TCase *
 wt_tcase_write_errors(void)
 {
@@ -384,9 +568,11 @@ wt_tcase_write_errors(void)
 
 	tcase_add_test(tc, test_efbig_flush_each);
 	tcase_add_test(tc, test_efbig_buffered);
+	tcase_add_test(tc, test_efbig_streaming);
 	tcase_add_test(tc, test_efbig_large_record);
 	tcase_add_test(tc, test_efbig_at_close_isb);
 	tcase_add_test(tc, test_enospc_buffered);
 	tcase_add_test(tc, test_enospc_rotate_C);
+	tcase_add_test(tc, test_fifo_reader_stalls);
 	return tc;
 }

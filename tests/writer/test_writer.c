@@ -5,9 +5,12 @@
  * what libpcap does not expose. One binary; its check cases come from the
  * parts, one file per concern (test_pcap.c, test_pcapng.c, test_output.c,
  * test_rotation.c, test_open_errors.c, test_write_errors.c, test_metadata.c).
+ * With --behind, every writer writes from a thread of its own
+ * (write_behind): the same cases, the same files.
  */
 #include <check.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "wt_util.h"
 
@@ -29,11 +32,13 @@ writer_suite(void)
 }
 
 int
-main(void)
+main(int argc, char **argv)
 {
-	SRunner *sr = srunner_create(writer_suite());
+	SRunner *sr;
 	int failed;
 
+	wt_behind = argc > 1 && strcmp(argv[1], "--behind") == 0;
+	sr = srunner_create(writer_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);

@@ -116,6 +116,8 @@ wt_tcase(const char *name)
 
 /* ---- writer helpers ---- */
 
+bool wt_behind;
+
 struct gcap_writer_if wt_eth1[1] = { { .name = "eth0", .linktype = DLT_EN10MB } };
 struct gcap_writer_if wt_eth3[3] = {
 	{ .name = "net_pcap0", .linktype = DLT_EN10MB },
@@ -133,6 +135,7 @@ wt_conf1(const char *path)
 		.nifs = 1,
 		.ifs = wt_eth1,
 		.start_ns = T0,
+		.write_behind = wt_behind,
 	};
 	return c;
 }

@@ -60,7 +60,11 @@ TCase *wt_tcase(const char *name);
 extern struct gcap_writer_if wt_eth1[1];
 extern struct gcap_writer_if wt_eth3[3];
 
-/** @return a configuration: path, AUTO format, snaplen 65535, wt_eth1, T0. */
+/** Every configuration writes from the writer's thread (--behind). */
+extern bool wt_behind;
+
+/** @return a configuration: path, AUTO format, snaplen 65535, wt_eth1, T0,
+ *  write_behind as wt_behind. */
 struct gcap_writer_conf wt_conf1(const char *path);
 /** Open, failing the test with the message if it fails. */
 struct gcap_writer *wt_open(const struct gcap_writer_conf *c);
