@@ -3,7 +3,8 @@
 # emulated NIC's gpunic64 rows, bench/gpunic_bench.sh): the same capture
 # in rounds, the output on tmpfs (/dev/shm) and on /dev/null in turns,
 # and per run what the writer thread did for one second in the middle:
-# records written per second, the CPU it took, its page faults, its
+# records written per second, the CPU it took (and its I/O thread,
+# gcap-writer-io, where the build has one), its page faults, its
 # involuntary context switches, the CPUs it ran on (sampled every 50 ms)
 # and, where perf is installed, where its time went (software clock).
 # env: GPU_CAPTURE, BUILDS ("LABEL=PATH ...": several gpu-captures in
@@ -27,8 +28,8 @@ echo
 grep -H . /sys/kernel/mm/transparent_hugepage/enabled \
 	/sys/kernel/mm/transparent_hugepage/shmem_enabled 2>/dev/null | sed 's/^/    /'
 echo
-echo "| round | build | backend | output | Mpps | written M/s | writer CPU | minor faults/s | involuntary switches/s | writer's CPUs |"
-echo "|---|---|---|---|---|---|---|---|---|---|"
+echo "| round | build | backend | output | Mpps | written M/s | writer CPU | I/O thread CPU | minor faults/s | involuntary switches/s | writer's CPUs |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|"
 # one thread's minflt, utime+stime (ticks), CPU now, from its stat
 tstat() { awk '{ sub(/.*\) /, ""); print $8, $12 + $13, $37 }' "$1" 2>/dev/null; }
 nvcs() { awk '/^nonvoluntary_ctxt_switches/ { print $2 }' "$1" 2>/dev/null; }
@@ -49,7 +50,7 @@ for r in $(seq "${ROUNDS:-4}"); do
 			tid= cpid=
 			for _ in $(seq 300); do
 				cpid=$(pgrep -P "$pid" | head -1)
-				[ -n "$cpid" ] && tid=$(grep -l '^gcap-writer' /proc/"$cpid"/task/*/comm 2>/dev/null |
+				[ -n "$cpid" ] && tid=$(grep -lx 'gcap-writer' /proc/"$cpid"/task/*/comm 2>/dev/null |
 					head -1 | sed 's,.*/task/\([0-9]*\)/comm,\1,')
 				[ -n "$tid" ] && break
 				sleep 0.02
@@ -57,8 +58,12 @@ for r in $(seq "${ROUNDS:-4}"); do
 			row="| $r | ${bl%%=*} | $be | $o |"
 			if [ -n "$tid" ]; then
 				st=/proc/$cpid/task/$tid/stat
+				iot=$(grep -lx 'gcap-writer-io' /proc/"$cpid"/task/*/comm 2>/dev/null |
+					head -1 | sed 's,/comm$,/stat,')
 				sleep 0.5
 				read -r f0 c0 _ < <(tstat "$st")
+				io0=0 io1=0
+				[ -n "$iot" ] && read -r _ io0 _ < <(tstat "$iot")
 				s0=$(nvcs "/proc/$cpid/task/$tid/status")
 				ppid=
 				if [ -n "$perf" ]; then
@@ -74,13 +79,15 @@ for r in $(seq "${ROUNDS:-4}"); do
 				done
 				[ -n "$ppid" ] && wait "$ppid"
 				read -r f1 c1 _ < <(tstat "$st")
+				[ -n "$iot" ] && read -r _ io1 _ < <(tstat "$iot")
 				s1=$(nvcs "/proc/$cpid/task/$tid/status")
 				hz=$(getconf CLK_TCK)
 				cpus=$(tr ' ' '\n' <<<"$cpus" | grep . | sort -n | uniq -c | awk '{ printf "%s%s:%s", s, $2, $1; s = " " }')
 				extra=$(awk -v f="$((f1 - f0))" -v c="$((c1 - c0))" -v s="$((${s1:-0} - ${s0:-0}))" -v hz="$hz" \
-					'BEGIN { printf "%.2f | %.0f | %.0f", c / hz, f, s }')
+					-v io="$((io1 - io0))" -v hasio="${iot:+1}" \
+					'BEGIN { printf "%.2f | %s | %.0f | %.0f", c / hz, hasio ? sprintf("%.2f", io / hz) : "-", f, s }')
 			else
-				extra="? | ? | ?" cpus=?
+				extra="? | ? | ? | ?" cpus=?
 			fi
 			wait "$pid"
 			rc=$?
@@ -90,14 +97,14 @@ j, rc, row, extra, cpus = sys.argv[1:]
 try:
     d = json.load(open(j))
 except Exception:
-    print(f'{row} failed (rc {rc}) ||||||')
+    print(f'{row} failed (rc {rc}) |||||||')
     sys.exit()
 print(f'{row} {d["rx_mpps"]:.2f} | {d["written"] / d["seconds"] / 1e6:.2f} | {extra} | {cpus} |')
 PY
 			if [ -n "$perf" ] && [ -s "$t/perf.data" ]; then
 				perf report -i "$t/perf.data" --no-children --sort dso,sym --stdio 2>/dev/null |
 					grep -v '^#' | grep '%' | head -8 | sed 's/^/    /' >"$t/prof"
-				echo "|  |  |  |  | writer profile: $(awk '{ $1 = $1; printf "%s%s", s, $0; s = "; " }' "$t/prof") ||||||"
+				echo "|  |  |  |  | writer profile: $(awk '{ $1 = $1; printf "%s%s", s, $0; s = "; " }' "$t/prof") |||||||"
 			fi
 			rm -f "$j" "$t/perf.data" /dev/shm/gcap-wdiag.pcap
 		done

@@ -539,6 +539,19 @@ writer)
 	BUILDS="$bl" timeout ${WRITER_TIMEOUT:-500} bash "$b/root/bench/writer_diag.sh" \
 		>"$OUT/writer-diag.md" 2>"$OUT/writer-diag-stderr.log"
 	echo "writer rc=$?"; cat "$OUT/writer-diag.md" ;;
+writerbench)
+	# the writer alone, with and without its I/O thread, in turns
+	# (bench/writer_bench.c): 64-byte records, pcap and pcapng, onto tmpfs
+	log "writer bench"
+	for f in pcap pcapng; do
+		echo "## writer_bench --fmt $f --size ${WB_SIZE:-64} (tmpfs)"
+		echo
+		"$b/bin/writer_bench" --fmt "$f" --size "${WB_SIZE:-64}" \
+			--records "${WB_RECORDS:-5000000}" --rounds "${WB_ROUNDS:-4}" \
+			--out /dev/shm/gcap-writer-bench.$f
+		echo
+	done >"$OUT/writer-bench.md" 2>"$OUT/writer-bench-stderr.log"
+	echo "writerbench rc=$?"; cat "$OUT/writer-bench.md" ;;
 bpf)
 	log "bpf filter bench"
 	BPF_BENCH=$b/bin/bpf_bench MIX_PCAP=$b/shared/data/bench/mix-en10mb.pcap OUT_DIR=$OUT \
