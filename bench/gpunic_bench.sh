@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The emulated GPUDirect NIC (docs/gpu.md) on one machine, in one call, on
 # the same lcores: the NIC's own floor (bench/rx_floor: receive and free),
-# the cpu backend, the gpu backend with --mem host and with --mem gpu
+# with the cpu backend's host pools and with --mem gpu's VRAM pools (whose
+# rooms hold any frame whole), the cpu backend, the gpu backend with --mem host and with --mem gpu
 # (data rooms in VRAM); 1 and 8 RX lcores; 64-byte frames (gpunic64) and
 # the mixed sizes of mix-en10mb.pcap (gpunic); one filter, then 64
 # (8 lcores); lossless rate and p99 RX-to-verdict at half that rate
@@ -99,7 +100,7 @@ if [ "${ONLY:-}" = diag ]; then
 	diag | tee "$md"
 	exit 0
 fi
-SOURCES="gpunic64 gpunic" QUEUES="$Q" BACKENDS="floor cpu gpu-host gpu-gpu" \
+SOURCES="gpunic64 gpunic" QUEUES="$Q" BACKENDS="floor floor-gpu cpu gpu-host gpu-gpu" \
 	OUT_DIR=$OUT/one bash "$here/gpu_capture.sh" >/dev/null
 { echo "## one filter"; cat "$OUT/one/gpu-capture-bench.md"; echo; } >>"$md"
 SOURCES="gpunic64 gpunic" QUEUES=8 BACKENDS="cpu gpu-host gpu-gpu" NFILTERS=64 HALF=0 \

@@ -13,10 +13,16 @@
  *
  * Ports, queues, lcores and mempools are made as gpu-capture makes them for
  * the cpu backend (gcap_port, 256-mbuf per-lcore caches, the same number
- * of mbufs per queue, RSS over the queues, the same CPUs).
+ * of mbufs per queue, RSS over the queues, the same CPUs). With --mem gpu
+ * the pools are made as gpu-capture --mem gpu makes them: by the gpu
+ * executor, data rooms in VRAM as large as the port's largest frame, one
+ * mbuf a frame; the executor is only made, never given a batch. That is
+ * the floor of the --mem gpu rows (the emulated GPUDirect NIC), whose
+ * rooms and chains differ from the host pools'.
  *
  * usage: rx_floor [-t SECONDS] [-q QUEUES] [--mbufs N] [--rxd N] [--burst N]
- *                 [--lcores CPULIST] [--read] [--json FILE] -i PORT [-i PORT...]
+ *                 [--lcores CPULIST] [--read] [--mem host|gpu] [--json FILE]
+ *                 -i PORT [-i PORT...]
  *   --burst  packets asked of each rx_burst (default 256: gpu-capture asks
  *            for what its open batch of --batch 256 has room for)
  *   --read   also read each packet's first 64 bytes (what a filter on the
@@ -42,6 +48,10 @@
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 
+#include <pcap/bpf.h>
+
+#include "gpucap/gcap_exec.h"
+#include "gpucap/gcap_pipeline.h"
 #include "gpucap/gcap_port.h"
 
 #define MAX_PORTS 16
@@ -124,8 +134,48 @@ usage(FILE *f)
 {
 	fprintf(f, "usage: rx_floor [-t SECONDS] [-q QUEUES] [--mbufs N] [--rxd N] "
 		   "[--burst N]\n"
-		   "                [--lcores CPULIST] [--read] [--json FILE] -i PORT "
-		   "[-i PORT...]\n");
+		   "                [--lcores CPULIST] [--read] [--mem host|gpu] "
+		   "[--json FILE]\n"
+		   "                -i PORT [-i PORT...]\n");
+}
+
+/* --mem gpu: the gpu executor that makes the pools (data rooms in VRAM),
+ * as gpu-capture --mem gpu sizes it; no batch is ever submitted, so its
+ * kernels never start. @return it, or NULL after the message. */
+static struct gcap_exec *
+gpu_pools_exec(unsigned nqueues, char *err)
+{
+	static struct bpf_program all; /* bf_len 0: every packet */
+	struct gcap_exec_conf c = {
+		.nqueues = nqueues,
+		.ring_size = 16,
+		.batch_max = 256,
+		.snaplen = 262144,
+		.nfilters = 1,
+		.filters = &all,
+		.linktype = DLT_EN10MB,
+		.mem = GCAP_MEM_GPU,
+	};
+	struct gcap_exec *ex;
+
+	(void)gcap_pipeline_xmem_size(c.ring_size, c.batch_max, 2048, 0, &c.nxbufs,
+				      &c.xbuf_size);
+	ex = gcap_exec_gpu_ops()->create(&c, err);
+	if (ex == NULL)
+		fprintf(stderr, "rx_floor: --mem gpu: %s\n", err);
+	return ex;
+}
+
+/* The data room gpu-capture --mem gpu gives a port's mbufs: its largest
+ * frame whole, so that no frame arrives chained. */
+static uint16_t
+gpu_room(const struct gcap_port *p)
+{
+	uint32_t room = RTE_PKTMBUF_HEADROOM + ((gcap_port_max_frame(p) + 63u) & ~63u);
+
+	if (room <= RTE_MBUF_DEFAULT_BUF_SIZE)
+		return RTE_MBUF_DEFAULT_BUF_SIZE;
+	return (uint16_t)(room > (UINT16_MAX & ~63u) ? UINT16_MAX & ~63u : room);
 }
 
 static unsigned long
@@ -156,6 +206,7 @@ main(int argc, char **argv)
 		{ "json", required_argument, NULL, 'j' },
 		{ "queues", required_argument, NULL, 'q' },
 		{ "duration", required_argument, NULL, 't' },
+		{ "mem", required_argument, NULL, 'M' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static struct gcap_port ports[MAX_PORTS];
@@ -163,7 +214,9 @@ main(int argc, char **argv)
 	unsigned nports = 0, queues = 1, secs = 3, nb_rxd = 1024, mbufs = 0;
 	unsigned ids[RTE_MAX_LCORE];
 	struct rte_mempool *pools[MAX_QUEUES];
-	char err[512];
+	char err[GCAP_ERRBUF_SIZE];
+	struct gcap_exec *ex = NULL;
+	bool gpu_mem = false;
 	uint64_t t0, t1, pkts = 0, bytes = 0;
 	double s;
 	int c, rc = 0;
@@ -186,12 +239,27 @@ main(int argc, char **argv)
 		case 'R': read_bytes = true; break;
 		case 'b': burst = (uint16_t)num("--burst", optarg, 1, BURST_MAX); break;
 		case 'j': json = optarg; break;
+		case 'M':
+			if (strcmp(optarg, "gpu") != 0 && strcmp(optarg, "host") != 0) {
+				fprintf(stderr,
+					"rx_floor: --mem '%s': host (the cpu "
+					"backend's pools) or gpu\n",
+					optarg);
+				return 2;
+			}
+			gpu_mem = strcmp(optarg, "gpu") == 0;
+			break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
 	}
 	if (nports == 0 || optind != argc) {
 		usage(stderr);
+		return 2;
+	}
+	if (gpu_mem && read_bytes) {
+		fprintf(stderr, "rx_floor: --read with --mem gpu: the packets are in "
+				"VRAM, which the CPU does not read\n");
 		return 2;
 	}
 	nrxq = nports * queues;
@@ -230,12 +298,17 @@ main(int argc, char **argv)
 		rc = 1;
 		goto out;
 	}
-	for (unsigned p = 0; p < nports; p++) {
+	for (unsigned p = 0; p < nports; p++)
 		if (gcap_port_find(&ports[p], err) < 0) {
 			fprintf(stderr, "rx_floor: %s\n", err);
 			rc = 1;
 			goto out;
 		}
+	if (gpu_mem && (ex = gpu_pools_exec(nrxq, err)) == NULL) {
+		rc = 1;
+		goto out;
+	}
+	for (unsigned p = 0; p < nports; p++) {
 		for (unsigned k = 0; k < queues; k++) {
 			unsigned qi = p * queues + k;
 			char name[RTE_MEMPOOL_NAMESIZE];
@@ -243,8 +316,21 @@ main(int argc, char **argv)
 							    (int)rte_socket_id();
 
 			snprintf(name, sizeof(name), "rxf_p%u_q%u", p, k);
-			pools[qi] = rte_pktmbuf_pool_create(
-				name, mbufs, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE, socket);
+			if (ex != NULL) {
+				pools[qi] = gcap_exec_gpu_ops()->pool_create(
+					ex, qi, ports[p].port_id, name, mbufs,
+					gpu_room(&ports[p]), socket, err);
+				if (pools[qi] == NULL) {
+					fprintf(stderr, "rx_floor: %s: %s\n", specs[p],
+						err);
+					rc = 1;
+					goto out;
+				}
+			} else {
+				pools[qi] = rte_pktmbuf_pool_create(
+					name, mbufs, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
+					socket);
+			}
 			if (pools[qi] == NULL) {
 				fprintf(stderr,
 					"rx_floor: cannot create a pool of %u mbufs: "
@@ -281,8 +367,9 @@ main(int argc, char **argv)
 		pkts += rxqs[qi].pkts;
 		bytes += rxqs[qi].bytes;
 	}
-	printf("rx_floor: %u queue(s)%s, %.3f s: %.1f Mpps, %.2f Gb/s (per queue:", nrxq,
-	       read_bytes ? ", reading 64 bytes a packet" : "", s, (double)pkts / s / 1e6,
+	printf("rx_floor: %u queue(s)%s%s, %.3f s: %.1f Mpps, %.2f Gb/s (per queue:",
+	       nrxq, read_bytes ? ", reading 64 bytes a packet" : "",
+	       gpu_mem ? ", data rooms in VRAM" : "", s, (double)pkts / s / 1e6,
 	       (double)bytes * 8 / s / 1e9);
 	for (unsigned qi = 0; qi < nrxq; qi++)
 		printf(" %.1f", (double)rxqs[qi].pkts / s / 1e6);
@@ -295,11 +382,13 @@ main(int argc, char **argv)
 			rc = 1;
 		} else {
 			fprintf(f,
-				"{\"queues\": %u, \"read\": %s, \"seconds\": %.3f, "
+				"{\"queues\": %u, \"read\": %s, \"mem\": \"%s\", "
+				"\"seconds\": %.3f, "
 				"\"rx_pkts\": %" PRIu64 ", \"rx_mpps\": %.3f, "
 				"\"rx_gbps\": %.3f}\n",
-				nrxq, read_bytes ? "true" : "false", s, pkts,
-				(double)pkts / s / 1e6, (double)bytes * 8 / s / 1e9);
+				nrxq, read_bytes ? "true" : "false",
+				gpu_mem ? "gpu" : "host", s, pkts, (double)pkts / s / 1e6,
+				(double)bytes * 8 / s / 1e9);
 			if (fclose(f) != 0)
 				rc = 1;
 		}
@@ -307,6 +396,8 @@ main(int argc, char **argv)
 out:
 	for (unsigned p = 0; p < nports; p++)
 		gcap_port_close(&ports[p]);
+	if (ex != NULL) /* after the ports: the pools' memory is its */
+		gcap_exec_gpu_ops()->destroy(ex);
 	rte_eal_cleanup();
 	return rc;
 }

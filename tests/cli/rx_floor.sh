@@ -3,7 +3,9 @@
 # bench/rx_floor (the RX lcores' floor, the capture bench's "floor" rows):
 # it receives from every queue of a net_null port and a net_pcap port,
 # reports what it received in its line and its JSON, and refuses bad
-# arguments with a message and exit 2 before starting anything.
+# arguments with a message and exit 2 before starting anything; --mem gpu
+# is refused where the CPU would write the data rooms (tests/gpu/gpunic.sh
+# runs it on the emulated NIC's VRAM pools).
 # Extra argument: the rx_floor binary.
 . "$(dirname "$0")/lib.sh"
 RXF=${4:?rx_floor path}
@@ -44,4 +46,13 @@ check_bad "-q 0" -q 0 -i net_null0
 check_bad "--burst 0" --burst 0 -i net_null0
 check_bad "a port that does not exist" -i no_such_if0
 check_bad "a missing file" -i "net_pcap0,rx_pcap=$T/missing.pcap"
+check_bad "--mem vram" --mem vram -i net_null0
+check_bad "--read with --mem gpu" --read --mem gpu -i net_null0
+grep -q "VRAM" "$T/err" || fail "--read with --mem gpu: $(cat "$T/err")"
+# --mem gpu where the port's CPU writes the data rooms (agent=cpu): no
+# VRAM pools for it, with a GPU or without one; one line, before receiving
+"$RXF" -t 1 --mem gpu -i "gpunic0,rx_pcap=$DATA/eth-mix.pcap,agent=cpu" >"$T/out" 2>"$T/err"
+rc=$?
+[ $rc -eq 1 ] && grep -q "^rx_floor: .*--mem gpu" "$T/err" && ! grep -q "Mpps" "$T/out" ||
+	fail "--mem gpu on agent=cpu: exit $rc: $(cat "$T/err" "$T/out")"
 finish

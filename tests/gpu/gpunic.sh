@@ -3,7 +3,8 @@
 #  1. --mem gpu: the data rooms are device memory (CU_MEMORYTYPE_DEVICE,
 #     the NIC's check of the pool it writes), the capture runs on them
 #     and its file equals tcpdump's; the same for --mem host, --mem auto
-#     (which picks gpu and says so) and the cpu backend;
+#     (which picks gpu and says so) and the cpu backend; rx_floor --mem
+#     gpu receives the file whole into the same pools;
 #  2. a packet larger than a data room arrives chained: --mem gpu drops it
 #     and counts it "chained", --mem host linearizes it;
 #  3. the corpus: every classic EN10MB capture of the tcpdump tests whose
@@ -16,6 +17,7 @@
 #     --mem gpu capture (DMA kernel and persistent kernel).
 # usage: gpunic.sh GPU_CAPTURE PCAP_CMP SOURCE_ROOT
 # env: TCPDUMP ("tcpdump"), CORPUS, MIX, SANITIZER, PARTS ("1 2 3 4 5"),
+#      RX_FLOOR (bench/rx_floor; default beside GPU_CAPTURE),
 #      CORPUS_RUNS (filters:queues, "compiled:1 compiled:4 interp:1 interp:4"),
 #      SAN_TOOLS ("memcheck racecheck")
 set -uo pipefail
@@ -24,6 +26,8 @@ T=${TCPDUMP:-tcpdump}
 CORPUS=${CORPUS:-$SRC/../shared/data/pcaps/tcpdump-tests}
 MIX=${MIX:-$SRC/../shared/data/bench/mix-en10mb.pcap}
 PARTS=${PARTS:-1 2 3 4 5}
+RXF=${RX_FLOOR:-$(dirname "$G")/rx_floor}
+[ -x "$RXF" ] || RXF=$SRC/build/bench/rx_floor
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 pass=0 nfail=0
@@ -113,6 +117,17 @@ if [[ " $PARTS " == *" 1 "* ]]; then
 	gc "$tmp/r.err" --backend gpu --mem gpu -i "net_null0" -c 10 -w "$tmp/r.pcap" &&
 		fail "--mem gpu on net_null" ||
 		{ grep -q "software port" "$tmp/r.err" && ok "--mem gpu still refused on a software port"; }
+	# the floor of the --mem gpu rows: rx_floor on the same pools
+	if [ -x "$RXF" ]; then
+		timeout 60 "$RXF" --mem gpu -t 2 -i "gpunic0,rx_pcap=$MIXK" --json "$tmp/f.json" \
+			>"$tmp/f.out" 2>"$tmp/f.err" || fail "rx_floor --mem gpu: exit $?: $(tail -3 "$tmp/f.err")"
+		python3 -c "import json,sys; d=json.load(open(sys.argv[1])); sys.exit(not (d['mem'] == 'gpu' and d['rx_pkts'] == int(sys.argv[2])))" \
+			"$tmp/f.json" "$n" 2>/dev/null &&
+			ok "rx_floor --mem gpu: $n packets into VRAM data rooms" ||
+			fail "rx_floor --mem gpu: $(cat "$tmp/f.json" "$tmp/f.out" 2>/dev/null | head -3), the file holds $n"
+	else
+		echo "note: no rx_floor at $RXF: its --mem gpu not checked"
+	fi
 fi
 
 if [[ " $PARTS " == *" 2 "* ]]; then
