@@ -210,10 +210,13 @@ pre_rec(struct gcap_writer *w, const struct gcap_rec *rec)
 
 	if (t > w->clock_ns)
 		w->clock_ns = t;
-	/* tcpdump's order: the time check first, then the size check */
-	int rc = time_rotate(w, false);
+	/* tcpdump's order: the time check first, then the size check
+	 * (neither called per record where it is off) */
+	int rc = w->rotate_ns != 0 ? time_rotate(w, false) : 0;
 
-	return rc != 0 ? rc : size_rotate(w, false);
+	if (rc == 0 && (w->rotate_bytes != 0 || w->rotate_packets != 0))
+		rc = size_rotate(w, false);
+	return rc;
 }
 
 int

@@ -45,7 +45,7 @@ struct gcap_wr_fmt {
 	const char *suffix;
 	/** records name their interface: rec->port must be below nifs */
 	bool per_if;
-	/** the time rec_frame finds in rec->ts_ns (gcap_wr_ts): false, a pcap
+	/** the time rec_frame is given (ts, from gcap_wr_ts): false, a pcap
 	 *  record's fields (seconds << 32 | fraction in the file's
 	 *  resolution); true, a count of the interface's out_res units */
 	bool ts_units;
@@ -60,12 +60,13 @@ struct gcap_wr_fmt {
 	void (*put_hdr)(const struct gcap_writer *w, uint8_t *p);
 	/**
 	 * Frame one record whose first incl bytes (already cut to the snap
-	 * length) are written; the original length is rec->wirelen, as
-	 * tcpdump writes it, even when below caplen.
+	 * length) are written, at time ts as the format writes it (see
+	 * ts_units; not rec->ts_ns); the original length is rec->wirelen,
+	 * as tcpdump writes it, even when below caplen.
 	 * @return 0, or -EINVAL when the format cannot hold the record.
 	 */
 	int (*rec_frame)(const struct gcap_writer *w, const struct gcap_rec *rec,
-			 uint32_t incl, struct gcap_wr_frame *f);
+			 uint64_t ts, uint32_t incl, struct gcap_wr_frame *f);
 	/**
 	 * @return the length of the whole item at p in the output buffer;
 	 *         *is_rec tells whether it is a record.

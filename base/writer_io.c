@@ -16,9 +16,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -126,10 +123,7 @@ gcap_wr_put_rec(struct gcap_writer *w, const struct gcap_rec *rec, const void *d
 	int n, rc;
 
 	/* the time as the format writes it (writer_ts.c) */
-	struct gcap_rec r = *rec;
-
-	r.ts_ns = gcap_wr_ts(w, rec);
-	rc = w->fmt->rec_frame(w, &r, incl, &f);
+	rc = w->fmt->rec_frame(w, rec, gcap_wr_ts(w, rec), incl, &f);
 	if (rc != 0)
 		return rc;
 	/* isb_usrdeliv and -b packets:N (pcap has no interfaces: port 0) */

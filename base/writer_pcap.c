@@ -51,13 +51,13 @@ pcap_put_hdr(const struct gcap_writer *w, uint8_t *p)
 }
 
 static int
-pcap_rec_frame(const struct gcap_writer *w, const struct gcap_rec *rec, uint32_t incl,
-	       struct gcap_wr_frame *f)
+pcap_rec_frame(const struct gcap_writer *w, const struct gcap_rec *rec, uint64_t ts,
+	       uint32_t incl, struct gcap_wr_frame *f)
 {
 	(void)w;
 	/* seconds and fraction, as gcap_wr_ts() made them */
-	wr_put32(f->hdr, (uint32_t)(rec->ts_ns >> 32));
-	wr_put32(f->hdr + 4, (uint32_t)rec->ts_ns);
+	wr_put32(f->hdr, (uint32_t)(ts >> 32));
+	wr_put32(f->hdr + 4, (uint32_t)ts);
 	wr_put32(f->hdr + 8, incl);
 	wr_put32(f->hdr + 12, rec->wirelen);
 	f->hdr_len = PCAP_RHDR_LEN;

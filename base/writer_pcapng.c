@@ -249,13 +249,12 @@ ng_put_hdr(const struct gcap_writer *w, uint8_t *p)
 }
 
 static int
-ng_rec_frame(const struct gcap_writer *w, const struct gcap_rec *rec, uint32_t incl,
-	     struct gcap_wr_frame *f)
+ng_rec_frame(const struct gcap_writer *w, const struct gcap_rec *rec, uint64_t ts,
+	     uint32_t incl, struct gcap_wr_frame *f)
 {
 	size_t dpad = pad4(incl) - incl;
 	size_t opts = w->epb_rx ? NG_EPB_OPTS_LEN : 0;
 	size_t total = NG_EPB_HDR_LEN + (size_t)incl + dpad + opts + 4;
-	uint64_t ts = rec->ts_ns; /* in the interface's units (writer_ts.c) */
 	uint8_t *t = f->trl + dpad;
 
 	if (total > UINT32_MAX)
@@ -263,6 +262,7 @@ ng_rec_frame(const struct gcap_writer *w, const struct gcap_rec *rec, uint32_t i
 	wr_put32(f->hdr, NG_EPB);
 	wr_put32(f->hdr + 4, (uint32_t)total);
 	wr_put32(f->hdr + 8, rec->port);
+	/* ts: in the interface's units (writer_ts.c) */
 	wr_put32(f->hdr + 12, (uint32_t)(ts >> 32));
 	wr_put32(f->hdr + 16, (uint32_t)ts);
 	wr_put32(f->hdr + 20, incl);
