@@ -21,7 +21,6 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "writer_internal.h"
 
@@ -62,9 +61,7 @@ write_one(struct gcap_writer *w, struct gcap_wr_behind *b, unsigned k)
 		if (rc != 0) {
 			whole = gcap_wr_whole_prefix(w->fmt, b->buf[k], b->len[k], done,
 						     &kept);
-			if (w->fd_reg)
-				(void)!ftruncate(w->fd,
-						 w->base + (off_t)(b->at[k] + whole));
+			gcap_wr_cut_back(w, b->at[k] + whole);
 		}
 	}
 	if (rc == 0)
@@ -178,6 +175,15 @@ take_error(struct gcap_writer *w, struct gcap_wr_behind *b)
 	return gcap_wr_fail_write(w, b->err);
 }
 
+/* Whether the caller must wait: for a free buffer; after a failure, or
+ * when it drains, for an empty ring. With the lock held. */
+static bool
+must_wait(const struct gcap_wr_behind *b, bool drain)
+{
+	return b->tail != b->head &&
+	       (drain || b->err != 0 || b->head - b->tail == WB_BUFS);
+}
+
 int
 gcap_wr_behind_hand(struct gcap_writer *w, bool drain)
 {
@@ -198,18 +204,12 @@ gcap_wr_behind_hand(struct gcap_writer *w, bool drain)
 		b->lost_recs += w->buf_recs;
 		b->lost_bytes += w->len;
 	}
-	/* wait for a free buffer; after a failure, or when asked, for an
-	 * empty ring */
-	bool wait = b->tail != b->head &&
-		    (drain || b->err != 0 || b->head - b->tail == WB_BUFS);
-
 	/* a sleeping thread is woken once half the ring waits for it, not
 	 * for each buffer (a wake-up interrupts another CPU), and before
 	 * this one waits for it */
-	if (wait || b->head - b->tail >= WB_BUFS / 2)
+	if (must_wait(b, drain) || b->head - b->tail >= WB_BUFS / 2)
 		pthread_cond_broadcast(&b->cond);
-	while (b->tail != b->head &&
-	       (drain || b->err != 0 || b->head - b->tail == WB_BUFS))
+	while (must_wait(b, drain))
 		pthread_cond_wait(&b->cond, &b->lock);
 	w->buf = b->buf[b->head % WB_BUFS];
 	w->len = 0;
