@@ -166,18 +166,6 @@ gpu_pools_exec(unsigned nqueues, char *err)
 	return ex;
 }
 
-/* The data room gpu-capture --mem gpu gives a port's mbufs: its largest
- * frame whole, so that no frame arrives chained. */
-static uint16_t
-gpu_room(const struct gcap_port *p)
-{
-	uint32_t room = RTE_PKTMBUF_HEADROOM + ((gcap_port_max_frame(p) + 63u) & ~63u);
-
-	if (room <= RTE_MBUF_DEFAULT_BUF_SIZE)
-		return RTE_MBUF_DEFAULT_BUF_SIZE;
-	return (uint16_t)(room > (UINT16_MAX & ~63u) ? UINT16_MAX & ~63u : room);
-}
-
 static unsigned long
 num(const char *opt, const char *s, unsigned long min, unsigned long max)
 {
@@ -319,7 +307,9 @@ main(int argc, char **argv)
 			if (ex != NULL) {
 				pools[qi] = gcap_exec_gpu_ops()->pool_create(
 					ex, qi, ports[p].port_id, name, mbufs,
-					gpu_room(&ports[p]), socket, err);
+					gcap_port_whole_room(
+						gcap_port_max_frame(&ports[p])),
+					socket, err);
 				if (pools[qi] == NULL) {
 					fprintf(stderr, "rx_floor: %s: %s\n", specs[p],
 						err);

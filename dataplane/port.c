@@ -58,6 +58,16 @@ gcap_port_max_frame(const struct gcap_port *p)
 	return (uint32_t)mtu + RTE_ETHER_HDR_LEN + 2u * RTE_VLAN_HLEN;
 }
 
+uint16_t
+gcap_port_whole_room(uint32_t max_frame)
+{
+	uint32_t room = RTE_PKTMBUF_HEADROOM + ((max_frame + 63u) & ~63u);
+
+	if (room <= RTE_MBUF_DEFAULT_BUF_SIZE)
+		return RTE_MBUF_DEFAULT_BUF_SIZE;
+	return (uint16_t)(room > (UINT16_MAX & ~63u) ? UINT16_MAX & ~63u : room);
+}
+
 int
 gcap_port_configure(struct gcap_port *p, uint16_t nqueues, uint16_t nb_rxd,
 		    struct rte_mempool *const *pools, char *errbuf)

@@ -69,7 +69,8 @@ create_pools(struct app *a, struct rte_mempool **pools, uint16_t data_room)
 static uint16_t
 data_room_of(const struct app *a)
 {
-	uint32_t most = 0, room;
+	uint32_t most = 0;
+	uint16_t room;
 
 	if (a->ops == &gcap_exec_cpu_ops ||
 	    (a->o->mem != GCAP_MEM_GPU && a->o->mem != GCAP_MEM_AUTO))
@@ -80,17 +81,15 @@ data_room_of(const struct app *a)
 		if (f > most)
 			most = f;
 	}
-	room = RTE_PKTMBUF_HEADROOM + ((most + 63u) & ~63u);
-	if (room <= RTE_MBUF_DEFAULT_BUF_SIZE)
-		return RTE_MBUF_DEFAULT_BUF_SIZE;
-	if (room > (UINT16_MAX & ~63u))
-		room = UINT16_MAX & ~63u;
+	room = gcap_port_whole_room(most);
+	if (room == RTE_MBUF_DEFAULT_BUF_SIZE)
+		return room;
 	if (a->o->verbose)
 		fprintf(stderr,
 			"gpu-capture: data rooms of %u bytes, for frames of up to "
 			"%u bytes\n",
 			room, most);
-	return (uint16_t)room;
+	return room;
 }
 
 /* Before anything starts: the ports' link type (the filters compile for

@@ -113,6 +113,13 @@ int gcap_port_configure(struct gcap_port *p, uint16_t nqueues, uint16_t nb_rxd,
 uint32_t gcap_port_max_frame(const struct gcap_port *p);
 
 /**
+ * The data room (headroom included) of an mbuf that holds a frame of
+ * max_frame bytes whole: DPDK's default room where that is enough, at
+ * most what a 16-bit room can be (a multiple of 64).
+ */
+uint16_t gcap_port_whole_room(uint32_t max_frame);
+
+/**
  * Start a configured port: promiscuous mode on (unless no_promisc; it is
  * turned off again at close when it was off), and its clock (p->clock)
  * for p->tstamp; a NIC clock is calibrated against CLOCK_REALTIME here
