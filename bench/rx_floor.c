@@ -139,9 +139,10 @@ usage(FILE *f)
 		   "                -i PORT [-i PORT...]\n");
 }
 
-/* --mem gpu: the gpu executor that makes the pools (data rooms in VRAM),
- * as gpu-capture --mem gpu sizes it; no batch is ever submitted, so its
- * kernels never start. @return it, or NULL after the message. */
+/* --mem gpu: a gpu executor only to make the pools (data rooms in VRAM,
+ * its pool_create as gpu-capture calls it); its rings and export memory
+ * are small, since no batch is ever submitted and its kernels never
+ * start. @return it, or NULL after the message. */
 static struct gcap_exec *
 gpu_pools_exec(unsigned nqueues, char *err)
 {
