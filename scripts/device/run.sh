@@ -552,6 +552,21 @@ writerbench)
 		echo
 	done >"$OUT/writer-bench.md" 2>"$OUT/writer-bench-stderr.log"
 	echo "writerbench rc=$?"; cat "$OUT/writer-bench.md" ;;
+orderbench)
+	# the writer thread's work per record with the time-order merge and
+	# without it (bench/order_bench.c); every bin/order_bench-LABEL in
+	# the bundle (an older merge linked in) in turns, round by round
+	log "order bench"
+	for r in $(seq "${OB_ROUNDS:-3}"); do
+		for x in "$b"/bin/order_bench "$b"/bin/order_bench-*; do
+			[ -x "$x" ] || continue
+			echo "## round $r: ${x##*/} --queues ${OB_QUEUES:-8}"
+			echo
+			"$x" --queues "${OB_QUEUES:-8}" --records "${OB_RECORDS:-4000000}" --rounds 1
+			echo
+		done
+	done >"$OUT/order-bench.md" 2>"$OUT/order-bench-stderr.log"
+	echo "orderbench rc=$?"; cat "$OUT/order-bench.md" ;;
 bpf)
 	log "bpf filter bench"
 	BPF_BENCH=$b/bin/bpf_bench MIX_PCAP=$b/shared/data/bench/mix-en10mb.pcap OUT_DIR=$OUT \
