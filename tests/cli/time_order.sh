@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Each output file in time order across queues and ports: two RX queues
 # (one file each, their times interleaved), eight queues of one file's
-# flows, and two ports into one pcapng;
+# flows, two ports into one pcapng, and records of the same time;
 # every record is checked (capinfos' "Strict time order", and a walk of
 # the times), and nothing is lost. --no-time-order writes the queues'
 # records as they come (the option is accepted; its order is the OS's).
@@ -14,6 +14,7 @@ need tcpdump
 need editcap
 need capinfos
 need reordercap
+need tshark
 # two inputs in time order (each queue keeps its own order, as tcpdump
 # keeps a file's), the second the first 4 ms later: their records
 # interleave
@@ -85,6 +86,16 @@ if command -v mergecap >/dev/null; then
 		"$CMP" -q --no-linktype "$T/q.pcap" "$T/merged.pcap" ||
 		fail "2 queues: not the records of the two files merged by time"
 fi
+
+# records of the same time from several queues: the lower queue first
+# (queue 0 is the first port's), so that such a file is the same from run
+# to run. Both ports replay one file: every time comes once from each.
+gc -i "net_pcap0,rx_pcap=$T/first.pcap" -i "net_pcap1,rx_pcap=$T/first.pcap" "${W[@]}" \
+	-w "$T/ties.pcapng" -c "$((2 * n1))" --duration 30 || die "ties: exit $?: $(cat "$T/gc.err")"
+[ "$(count "$T/ties.pcapng")" -eq $((2 * n1)) ] || fail "ties: $(count "$T/ties.pcapng") records"
+tshark -r "$T/ties.pcapng" -T fields -e frame.time_epoch -e frame.interface_id 2>/dev/null |
+	awk '$1 == t && $2 < i { bad = 1 } { t = $1; i = $2 } END { exit bad }' ||
+	fail "ties: a record of the second port went before one of the first at the same time"
 
 # a queue on the host's clock (-j host) that has nothing does not hold the
 # others: its idle polls say no earlier record can come from it. With a
