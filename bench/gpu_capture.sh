@@ -156,7 +156,7 @@ run_one() { # src q backend extra... -> json path (or empty)
 	command -v nvidia-smi >/dev/null && echo "gpu: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)"
 	echo "commit: $commit, $SECS s per run, filter '$FILTER'$([ "$NFILTERS" -gt 1 ] && echo " and $((NFILTERS - 1)) more (NFILTERS=$NFILTERS outputs)"), ${GPU_BLOCKS:+--gpu-blocks $GPU_BLOCKS, }${BATCH:+--batch $BATCH, }${RX_BURST:+--rx-burst $RX_BURST, }${EXTRA:+$EXTRA, }busy polling; pcap source: mix-en10mb.pcap cut to 2000 bytes"
 	echo
-	echo "| source | RX lcores | backend | lossless Mpps | Gb/s | captured | pipeline drops | CPU cores used | latency p50 us | p99 us (at half rate) | mean batch | executor us/batch (at half rate) | submit-to-done p99 / executor p99 us (at half rate) | poll gaps >= 10 us per s per queue; p99 us of the packets no gap reached (their share) (at half rate) |"
+	echo "| source | RX lcores | backend | lossless Mpps | Gb/s | captured | pipeline drops | CPU cores used | latency p50 us | p99 us (at half rate) | mean batch | executor us/batch (at half rate) | p99 us of the batch's parts: submit-to-done / notice (in) / executor / back (at half rate) | poll gaps >= 10 us per s per queue; p99 us of the packets no gap reached (their share) (at half rate) |"
 	echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 } >"$md"
 
@@ -189,7 +189,7 @@ for src in $SOURCES; do
 				p99=$(field "$j2" "d['latency_us']['p99']")
 				bm=$(field "$j2" "d['batch_mean']")
 				ex=$(field "$j2" "d['exec_us_mean']")
-				parts=$(field "$j2" "'%s / %s' % (d['latency_parts_us']['cycle_p99'], d['latency_parts_us']['exec_p99'])")
+				parts=$(field "$j2" "' / '.join(str(d['latency_parts_us'][k + '_p99']) for k in ('cycle', 'in', 'exec', 'back'))")
 				gaps=$(field "$j2" "'%s; %s (%.1f%%)' % (d['poll_gaps']['ge10us_per_s'], d['latency_no_gap_us']['p99'], 100 * d['latency_no_gap_us']['share'])")
 			fi
 			echo "| $src | $q | $be | $mpps | $gbps | $cap | $pdrop | $cores | $p50 | $p99 | $bm | $ex | $parts | $gaps |" >>"$md"

@@ -25,13 +25,15 @@ MIX=${MIX_PCAP:-$here/../../shared/data/bench/mix-en10mb.pcap}
 # (--backpressure), then with one thing changed: --no-time-order (the
 # writer's merge), without --backpressure (what falls behind drops and is
 # counted by cause: pipeline_full the executor, writer_behind the writer),
-# a filter that matches nothing (no writer), fN: feeders=N. Per run: the rate,
+# a filter that matches nothing (no writer), fN: feeders=N; several joined
+# by + (none+f8: no writer and 8 feeding threads). Per run: the rate,
 # records and bytes written per second, drops, cores, batch and burst sizes, the CPU
 # each kind of thread took (bench/thread_cpu.py: RX lcores, feeding
 # threads, the writer) and the NIC's counters summed over the queues
 # (-v: launches, mean packets a launch, waits for mbufs, RX ring room, a
 # free slot). DIAG_RUNS: "SOURCE:LCORES:BACKEND:VARIANT ..." (BACKEND cpu,
-# gpu: --mem gpu, host: --mem host; VARIANT base noorder nobp none fN).
+# gpu: --mem gpu, host: --mem host; VARIANT base noorder nobp none fN, or
+# several joined by +).
 diag() {
 	local t j log src q be v m x f flt nic
 	t=$(mktemp -d)
@@ -40,20 +42,24 @@ diag() {
 	echo
 	echo "| source | lcores | backend | variant | Mpps | written M/s | written MB/s | drops pipeline / writer / chained | cores | batch | pkts a poll | NIC: pkts a launch, us to completion, waits mbufs / ring / slot |"
 	echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
-	for run in ${DIAG_RUNS:-gpunic64:8:cpu:base gpunic64:8:cpu:noorder gpunic64:8:cpu:nobp gpunic64:8:cpu:none gpunic64:8:gpu:base gpunic64:8:gpu:noorder gpunic64:8:gpu:nobp gpunic64:8:gpu:none gpunic64:8:gpu:f8 gpunic:8:cpu:base gpunic:8:cpu:f8 gpunic:8:cpu:noorder gpunic:8:gpu:base gpunic:8:gpu:noorder gpunic:8:gpu:nobp gpunic:8:gpu:none gpunic:8:gpu:f8}; do
+	for run in ${DIAG_RUNS:-gpunic64:8:cpu:base gpunic64:8:cpu:noorder gpunic64:8:cpu:nobp gpunic64:8:cpu:none gpunic64:8:gpu:base gpunic64:8:gpu:noorder gpunic64:8:gpu:nobp gpunic64:8:gpu:none gpunic64:8:gpu:f8 gpunic64:8:cpu:none+f8 gpunic64:8:gpu:none+f8 gpunic:8:cpu:base gpunic:8:cpu:f8 gpunic:8:cpu:noorder gpunic:8:gpu:base gpunic:8:gpu:noorder gpunic:8:gpu:nobp gpunic:8:gpu:none gpunic:8:gpu:f8}; do
 		IFS=: read -r src q be v <<<"$run"
 		f=$MIX
 		[ "$src" = gpunic64 ] && f=$t/flows64.pcap
 		m=(--backend cpu)
 		[ "$be" = gpu ] && m=(--backend gpu --mem gpu)
 		[ "$be" = host ] && m=(--backend gpu --mem host)
-		x=(--backpressure) flt='tcp port 80 or udp port 53' nic=
-		case $v in
-		noorder) x+=(--no-time-order) ;;
-		nobp) x=() ;;
-		none) flt='ip proto 253' ;;
-		f[0-9]*) nic=,feeders=${v#f} ;;
-		esac
+		x=() flt='tcp port 80 or udp port 53' nic=
+		local one bp=1
+		for one in ${v//+/ }; do
+			case $one in
+			noorder) x+=(--no-time-order) ;;
+			nobp) bp=0 ;;
+			none) flt='ip proto 253' ;;
+			f[0-9]*) nic=,feeders=${one#f} ;;
+			esac
+		done
+		[ "$bp" = 1 ] && x+=(--backpressure)
 		j=$t/s.json log=$t/log
 		(cd /tmp && exec timeout 60 "$G" -v -i "gpunic0,rx_pcap=$f,loop=1${GPUNIC_ARGS:-}$nic" --queues "$q" "${m[@]}" \
 			--busy-poll "${x[@]}" --duration "${DIAG_SECS:-2}" --summary-json "$j" \

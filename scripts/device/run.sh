@@ -527,6 +527,8 @@ vrambench)
 		OUT_DIR=/tmp/vrambench SECS=${SECS:-2} timeout ${VRAMBENCH_TIMEOUT:-400} \
 		bash "$b/root/bench/gpunic_bench.sh" 2>"$OUT/vrambench-stderr.log"
 	echo "vrambench rc=$?"; cp /tmp/vrambench/gpunic-bench.md "$OUT/" 2>/dev/null
+	# every run's summary (the half-rate run's under half_rate)
+	cat /tmp/vrambench/*/gpu-capture-bench.jsonl >"$OUT/gpunic-bench.jsonl" 2>/dev/null
 	tail -5 "$OUT/vrambench-stderr.log" ;;
 writer)
 	# the writer's rate on 64-byte frames from run to run (bench/writer_diag.sh);
