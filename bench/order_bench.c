@@ -20,7 +20,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <pcap/dlt.h>
 
@@ -37,15 +36,6 @@ struct bench {
 	unsigned long n;
 	uint8_t *mem;
 };
-
-static double
-mono(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static uint64_t
 xorshift(uint64_t *s)
@@ -246,16 +236,17 @@ main(int argc, char **argv)
 	printf("| round | writer | M records/s | ns per record |\n|---|---|---|---|\n");
 	for (unsigned long k = 1; k <= rounds; k++)
 		for (int plain = first; plain <= last; plain++) {
-			double t0, secs;
+			uint64_t t0;
+			double secs;
 
 			fill(&b, k, used);
-			t0 = mono();
+			t0 = now_ns(CLOCK_MONOTONIC);
 			if (drain(&b, !plain, used) != 0) {
 				fprintf(stderr, "order_bench: %s\n",
 					b.pl.error ? b.pl.errmsg : "records lost");
 				return 1;
 			}
-			secs = mono() - t0;
+			secs = (double)(now_ns(CLOCK_MONOTONIC) - t0) / 1e9;
 			printf("| %lu | %s | %.2f | %.1f |\n", k,
 			       plain ? "plain" : "merge", (double)b.n / secs / 1e6,
 			       secs * 1e9 / (double)b.n);
