@@ -48,7 +48,7 @@ struct pl_order_q {
 };
 
 /* A queue's key in the tree: its next record's time, then (on a tie)
- * the lower queue first; queues are fewer than 2^16 (gcap_xbuf.queue). */
+ * the lower queue first: the time above the queue's 32 bits. */
 typedef unsigned __int128 order_key;
 #define NO_REC (~(order_key)0) /* a queue without a record: last */
 
@@ -66,7 +66,7 @@ struct pl_order {
 static inline order_key
 key_of(const struct pl_order *o, unsigned qi)
 {
-	return (order_key)o->q[qi].rec.ts_ns << 16 | qi;
+	return (order_key)o->q[qi].rec.ts_ns << 32 | qi;
 }
 
 /* The winner, queue w, has key k now: its matches on the way to the root
