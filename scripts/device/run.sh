@@ -554,6 +554,13 @@ writerbench)
 		echo
 	done >"$OUT/writer-bench.md" 2>"$OUT/writer-bench-stderr.log"
 	echo "writerbench rc=$?"; cat "$OUT/writer-bench.md" ;;
+vramback)
+	# the mixed capture's p99 on the way back, by the records' sizes
+	log "gpunic: the way back by record size"
+	GPU_CAPTURE=$b/bin/gpu-capture MIX_PCAP=$b/shared/data/bench/mix-en10mb.pcap \
+		timeout ${VRAMBACK_TIMEOUT:-200} bash "$b/root/bench/gpunic_back.sh" \
+		>"$OUT/vram-back.md" 2>"$OUT/vram-back-stderr.log"
+	echo "vramback rc=$?"; cat "$OUT/vram-back.md" ;;
 orderbench)
 	# the writer thread's work per record with the time-order merge and
 	# without it (bench/order_bench.c); every bin/order_bench-LABEL in
