@@ -92,8 +92,9 @@ setup(struct bench *b)
 	return 0;
 }
 
-/* Lay round k's records out; *used gets the buffers each queue filled. */
-static void
+/* Lay round k's records out; *used gets the buffers each queue filled.
+ * @return 0, or -ENOSPC where a queue drew more than its buffers hold. */
+static int
 fill(struct bench *b, unsigned long k, unsigned *used)
 {
 	static const uint8_t frame[65536];
@@ -102,11 +103,9 @@ fill(struct bench *b, unsigned long k, unsigned *used)
 	unsigned cur[MAXQ] = { 0 };
 
 	ts += k * b->n * 67;
-	for (unsigned i = 0; i < b->nq; i++) {
-		used[i] = 0;
+	for (unsigned i = 0; i < b->nq; i++)
 		for (unsigned x = 0; x < b->pl.q[i].nxbufs; x++)
 			b->pl.q[i].xbufs[x].len = b->pl.q[i].xbufs[x].nrec = 0;
-	}
 	for (unsigned long i = 0; i < b->n; i++) {
 		const unsigned qi = (unsigned)(xorshift(&seed) % b->nq);
 		struct gcap_xbuf *xb = &b->pl.q[qi].xbufs[cur[qi]];
@@ -117,7 +116,9 @@ fill(struct bench *b, unsigned long k, unsigned *used)
 				      .outmask = 1 };
 
 		if (xb->nrec == b->per_buf) {
-			xb = &b->pl.q[qi].xbufs[++cur[qi]];
+			if (++cur[qi] == b->pl.q[qi].nxbufs)
+				return -ENOSPC;
+			xb = &b->pl.q[qi].xbufs[cur[qi]];
 		}
 		memcpy(xb->data + xb->len, &r, sizeof(r));
 		memcpy(xb->data + xb->len + sizeof(r), frame, b->size);
@@ -126,9 +127,11 @@ fill(struct bench *b, unsigned long k, unsigned *used)
 	}
 	for (unsigned i = 0; i < b->nq; i++)
 		used[i] = b->pl.q[i].xbufs[cur[i]].nrec > 0 ? cur[i] + 1 : cur[i];
+	return 0;
 }
 
-/* The writer thread's part: every record to the output. @return 0. */
+/* The writer thread's part: every record to the output. @return 0, or
+ * -EIO where a record failed or a buffer did not come back. */
 static int
 drain(struct bench *b, bool merge, const unsigned *used)
 {
@@ -239,7 +242,11 @@ main(int argc, char **argv)
 			uint64_t t0;
 			double secs;
 
-			fill(&b, k, used);
+			if (fill(&b, k, used) != 0) {
+				fprintf(stderr, "order_bench: a queue drew more records "
+						"than its buffers hold\n");
+				return 1;
+			}
 			t0 = now_ns(CLOCK_MONOTONIC);
 			if (drain(&b, !plain, used) != 0) {
 				fprintf(stderr, "order_bench: %s\n",
