@@ -5,9 +5,10 @@
 # NIC looping mix-en10mb.pcap, 8 queues, --mem gpu, busy polling, held at
 # a fixed rate per queue, with filters that write large records, small
 # ones and none; per run the rate, records and file bytes written per
-# second, the p99 and its parts, and the mean batch. Two rounds.
+# second, the p99 and its parts, and the mean batch.
 # env: GPU_CAPTURE, MIX_PCAP, RATE (3400000 a queue: about half the
-#      lossless rate of that capture on the H200), SECS (3), QUEUES (8)
+#      lossless rate of that capture on the H200), SECS (3), QUEUES (8),
+#      ROUNDS (2)
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 G=$(realpath "${GPU_CAPTURE:-$here/../build/apps/gpu-capture}")
@@ -16,7 +17,7 @@ t=$(mktemp -d)
 trap 'rm -rf "$t"; rm -f /dev/shm/gcap-back.pcap' EXIT
 echo "| filter | Mpps | written M/s | file MB/s | p99 us | p99: submit-to-done / in / exec / back | back p50 | mean batch |"
 echo "|---|---|---|---|---|---|---|---|"
-for r in 1 2; do
+for r in $(seq "${ROUNDS:-2}"); do
 	for f in 'tcp port 80 or udp port 53' 'udp port 53' 'tcp port 80' 'ip proto 253' 'greater 1600' 'less 200'; do
 		(cd /tmp && exec timeout 60 "$G" -i "gpunic0,rx_pcap=$MIX,loop=1" --queues "${QUEUES:-8}" \
 			--backend gpu --mem gpu --busy-poll --rx-rate "${RATE:-3400000}" --duration "${SECS:-3}" \

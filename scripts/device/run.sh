@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # There (the GPU machine): run the GPU tests and benchmarks from .devbundle,
 # logs to $OUT. Usage: bash .devbundle/root/scripts/device/run.sh [STEP...]
-# Steps: info doctor tests unit copyloop corpus live multigpu bench order sweep latency latvar jitter jittouch phases floor rxburst soak writerslack ab ringsweep pcie pcieceil kbench
+# Steps: info doctor tests unit copyloop corpus live multigpu bench order sweep latency latvar jitter jittouch phases floor rxburst soak writerslack ab ringsweep pcie pcieceil pciewrite kbench
 # bpf profile writer observe ops vram kfault setupcost vrambench offline offfind offbatch offspans spans offz offchoice offcopy offcross filepin (default: info tests corpus live bench).
 set -uo pipefail
 b=$(cd "$(dirname "$0")/../../.." && pwd)
@@ -462,6 +462,21 @@ pcieceil)
 		wait
 		echo "$(grep "^| $pat |" /tmp/pr.out || cat /tmp/pr.out) dmon (gpu rxpci txpci MB/s): $d" | tee -a "$OUT/pcie-ceiling.log"
 	done ;;
+pciewrite)
+	# the way back alone (bench/pcie_writes.cu): a record's copy into
+	# pinned host memory and the system-scope release after it, by copy,
+	# record size, blocks, destination and host memory (PW_ARGS: more)
+	log "PCIe writes: the way back alone"
+	nv=${NVCC:-/usr/local/cuda/bin/nvcc}
+	"$nv" -O2 -arch=${GCAP_GPU_ARCH:-sm_90} "$b/root/bench/pcie_writes.cu" -o /tmp/pcie_writes 2>>"$OUT/pcie-writes.log" ||
+		{ echo "pcie_writes: build failed"; exit 1; }
+	{ /tmp/pcie_writes ${PW_ARGS:-}
+	  echo; /tmp/pcie_writes --dst same --copy warp4,block16 ${PW_ARGS:-}
+	  hp0=$(cat /proc/sys/vm/nr_hugepages)
+	  echo $((hp0 + 160)) >/proc/sys/vm/nr_hugepages
+	  echo; /tmp/pcie_writes --mem huge ${PW_ARGS:-}; echo "rc=$?"
+	  echo "$hp0" >/proc/sys/vm/nr_hugepages
+	} 2>&1 | tee -a "$OUT/pcie-writes.log" ;;
 kbench)
 	log "inline kernel bench"
 	MIX_PCAP=$b/shared/data/bench/mix-en10mb.pcap OUT_DIR=$OUT \
@@ -556,11 +571,16 @@ writerbench)
 	echo "writerbench rc=$?"; cat "$OUT/writer-bench.md" ;;
 vramback)
 	# the mixed capture's p99 on the way back, by the records' sizes
+	# (VRAMBACK_BINS: builds of gpu-capture in the bundle's bin/, in turns)
 	log "gpunic: the way back by record size"
-	GPU_CAPTURE=$b/bin/gpu-capture MIX_PCAP=$b/shared/data/bench/mix-en10mb.pcap \
-		timeout ${VRAMBACK_TIMEOUT:-200} bash "$b/root/bench/gpunic_back.sh" \
-		>"$OUT/vram-back.md" 2>"$OUT/vram-back-stderr.log"
-	echo "vramback rc=$?"; cat "$OUT/vram-back.md" ;;
+	for r in $(seq "${VRAMBACK_ROUNDS:-1}"); do
+	for g in ${VRAMBACK_BINS:-gpu-capture}; do
+		echo "## $g, round $r" | tee -a "$OUT/vram-back.md"
+		GPU_CAPTURE=$b/bin/$g MIX_PCAP=$b/shared/data/bench/mix-en10mb.pcap ROUNDS=1 \
+			timeout ${VRAMBACK_TIMEOUT:-200} bash "$b/root/bench/gpunic_back.sh" \
+			2>>"$OUT/vram-back-stderr.log" | tee -a "$OUT/vram-back.md"
+		echo "vramback $g rc=${PIPESTATUS[0]}"
+	done; done ;;
 orderbench)
 	# the writer thread's work per record with the time-order merge and
 	# without it (bench/order_bench.c); every bin/order_bench-LABEL in
