@@ -120,56 +120,122 @@ gcap_block_scan(unsigned int v, unsigned int *total, unsigned int *s_warp)
 	return prefix + x - v;
 }
 
-/* Copy len bytes with one warp. The source is read as aligned 32-bit words
- * (a word holding a byte of the packet lies in the same page, so the bytes
- * around the packet it also holds are safe to read), up to 512 bytes per
- * pass with every load issued before any store: one round trip per pass
- * when the source is host memory. dst is 8-byte aligned. */
-static __device__ __forceinline__ void
-gcap_warp_copy(unsigned char *dst, const unsigned char *src, unsigned int len,
-	       unsigned int lane)
+/* 16 bytes from p, read as aligned words of LW bytes (p is LW-aligned);
+ * LW 0: p is not 4-aligned, and five aligned 4-byte words are read and
+ * shifted (each holds a byte of the 16, so it lies in their pages). */
+template <int LW>
+static __device__ __forceinline__ uint4
+gcap_ld16(const unsigned char *p)
 {
-	const unsigned int *ws = (const unsigned int *)((unsigned long long)src & ~3ull);
-	unsigned int lead = (unsigned int)((unsigned long long)src & 3u);
-	unsigned int nw = len ? (lead + len + 3u) >> 2 : 0u, base, k, b;
-	unsigned int padded = (len + 7u) & ~7u;
+	if (LW == 16)
+		return *(const uint4 *)p;
+	if (LW == 8) {
+		const unsigned long long *q = (const unsigned long long *)p;
+		unsigned long long a = q[0], b = q[1];
 
-	for (base = 0; base < nw; base += 128u) {
-		unsigned int v[4];
+		return make_uint4((unsigned int)a, (unsigned int)(a >> 32),
+				  (unsigned int)b, (unsigned int)(b >> 32));
+	}
+	if (LW == 4) {
+		const unsigned int *q = (const unsigned int *)p;
+
+		return make_uint4(q[0], q[1], q[2], q[3]);
+	}
+	const unsigned int *q = (const unsigned int *)((unsigned long long)p & ~3ull);
+	unsigned int sh = 8u * (unsigned int)((unsigned long long)p & 3u);
+	unsigned int w0 = q[0], w1 = q[1], w2 = q[2], w3 = q[3], w4 = q[4];
+
+	return make_uint4(__funnelshift_r(w0, w1, sh), __funnelshift_r(w1, w2, sh),
+			  __funnelshift_r(w2, w3, sh), __funnelshift_r(w3, w4, sh));
+}
+
+/* n16 16-byte words from s to d (16-aligned), threads t of nthr, two
+ * words a thread in flight before any store: one round trip a pass when
+ * the source is host memory, and 16-byte stores to the export buffer. */
+template <int LW>
+static __device__ __forceinline__ void
+gcap_copy_body(uint4 *d, const unsigned char *s, unsigned int n16, unsigned int t,
+	       unsigned int nthr)
+{
+	unsigned int base, k;
+
+	for (base = 0; base < n16; base += 2u * nthr) {
+		uint4 v[2];
 
 #pragma unroll
-		for (k = 0; k < 4u; k++) {
-			unsigned int w = base + k * 32u + lane;
+		for (k = 0; k < 2u; k++) {
+			unsigned int w = base + k * nthr + t;
 
-			v[k] = w < nw ? ws[w] : 0u;
+			if (w < n16)
+				v[k] = gcap_ld16<LW>(s + 16u * w);
 		}
 #pragma unroll
-		for (k = 0; k < 4u; k++) {
-			unsigned int w = base + k * 32u + lane;
-			int o = (int)(w * 4u) - (int)lead;
+		for (k = 0; k < 2u; k++) {
+			unsigned int w = base + k * nthr + t;
 
-			if (w >= nw)
-				continue;
-			if (lead == 0 && (unsigned int)o + 4u <= len) {
-				*(unsigned int *)(dst + o) = v[k];
-				continue;
-			}
-#pragma unroll
-			for (b = 0; b < 4u; b++) {
-				int d = o + (int)b;
-
-				if (d >= 0 && (unsigned int)d < len)
-					dst[d] = (unsigned char)(v[k] >> (8u * b));
-			}
+			if (w < n16)
+				d[w] = v[k];
 		}
 	}
-	for (b = len + lane; b < padded; b += 32u)
-		dst[b] = 0;
+}
+
+/* The 8 bytes of a record at offset o: the packet's bytes below len, zero
+ * beyond (the record's padding). */
+static __device__ __forceinline__ unsigned long long
+gcap_ld8_edge(const unsigned char *src, unsigned int o, unsigned int len)
+{
+	unsigned long long v = 0;
+	unsigned int b;
+
+#pragma unroll
+	for (b = 0; b < 8u; b++)
+		if (o + b < len)
+			v |= (unsigned long long)src[o + b] << (8u * b);
+	return v;
+}
+
+/* Copy len bytes and zero the record's padding up to the next multiple of
+ * 8, with threads t of nthr (a warp, or the whole block for a large
+ * record). dst is 8-aligned. Every store is an aligned 16- or 8-byte one:
+ * the body in 16-byte words from dst's first 16-aligned byte, the 8 bytes
+ * before it and the tail in 8-byte words. The source is read only within
+ * [src, src + len), or in aligned words that hold a byte of it. */
+static __device__ __forceinline__ void
+gcap_copy(unsigned char *dst, const unsigned char *src, unsigned int len, unsigned int t,
+	  unsigned int nthr)
+{
+	unsigned int padded = (len + 7u) & ~7u;
+	unsigned int h = (unsigned int)((unsigned long long)dst & 8u);
+	unsigned int n16, e, nedge, k, a;
+
+	if (h > padded)
+		h = padded;
+	n16 = len > h ? (len - h) >> 4 : 0u;
+	a = (unsigned int)((unsigned long long)(src + h) & 15u);
+	if (a == 0)
+		gcap_copy_body<16>((uint4 *)(dst + h), src + h, n16, t, nthr);
+	else if ((a & 7u) == 0)
+		gcap_copy_body<8>((uint4 *)(dst + h), src + h, n16, t, nthr);
+	else if ((a & 3u) == 0)
+		gcap_copy_body<4>((uint4 *)(dst + h), src + h, n16, t, nthr);
+	else
+		gcap_copy_body<0>((uint4 *)(dst + h), src + h, n16, t, nthr);
+	e = h + 16u * n16;
+	nedge = (h ? 1u : 0u) + ((padded - e) >> 3);
+	for (k = t; k < nedge; k += nthr) {
+		unsigned int o = h ? (k ? e + 8u * (k - 1u) : 0u) : e + 8u * k;
+
+		*(unsigned long long *)(dst + o) = gcap_ld8_edge(src, o, len);
+	}
 }
 
 /* Most bytes of a packet's head the prefetch loads (kp->prefetch is cut to
  * it): the sectors it spans, a word each, are loads unrolled in one go. */
 #define GCAP_GPU_PREFETCH_MAX 256u
+/* 16-byte words a thread copies in one pass of the block over a large
+ * record (gcap_copy_body): records of this many passes' bytes and more are
+ * copied by the whole block. */
+#define GCAP_GPU_BLOCK_COPY_WORDS 2u
 #define GCAP_GPU_PREFETCH_SECTORS (GCAP_GPU_PREFETCH_MAX / 32u + 1u)
 
 /* Load the first n bytes of a packet (at most caplen) at once, a word per
@@ -312,7 +378,7 @@ gcap_gpu_batch(const struct gcap_gpu_kparams *kp, struct gcap_gpu_shared *s)
 {
 	unsigned int tid = threadIdx.x, nthr = blockDim.x;
 	unsigned int lane = tid & 31u, warp = tid >> 5, nwarps = nthr >> 5;
-	unsigned int c0, k, total, nw, pf = 0;
+	unsigned int c0, k, total, nw, big, pf = 0;
 	unsigned long long xdata = 0;
 	unsigned int xsize = 0, xlen = 0, xnrec = 0;
 	struct gcap_pkt d0;
@@ -411,13 +477,31 @@ gcap_gpu_batch(const struct gcap_gpu_kparams *kp, struct gcap_gpu_shared *s)
 		/* records of this chunk that were written end at the last one */
 		if (wflag && widx == nw - 1)
 			s->chunk_bytes = excl + sz;
-		__syncthreads();
+		/* A record of a block pass or more is copied by the whole
+		 * block, the others by a warp each: one warp copying a 64 KiB
+		 * record alone left the batch's stores to host memory queued
+		 * behind one SM's warp, and its DONE that much later. */
+		big = GCAP_GPU_BLOCK_COPY_WORDS * 16u * nthr;
+		if (__syncthreads_or(wflag && cap >= big)) {
+			for (k = 0; k < nw; k++) {
+				unsigned int t = s->list[k];
+
+				if (s->cap[t] >= big)
+					gcap_copy(
+						(unsigned char *)(s->xdata + s->off[t] +
+								  sizeof(struct gcap_rec)),
+						(const unsigned char *)s->src[t],
+						s->cap[t], tid, nthr);
+			}
+		}
 		for (k = warp; k < nw; k += nwarps) {
 			unsigned int t = s->list[k];
 
-			gcap_warp_copy((unsigned char *)(s->xdata + s->off[t] +
-							 sizeof(struct gcap_rec)),
-				       (const unsigned char *)s->src[t], s->cap[t], lane);
+			if (s->cap[t] < big)
+				gcap_copy((unsigned char *)(s->xdata + s->off[t] +
+							    sizeof(struct gcap_rec)),
+					  (const unsigned char *)s->src[t], s->cap[t],
+					  lane, 32u);
 		}
 		__syncthreads();
 		if (tid == 0) {
