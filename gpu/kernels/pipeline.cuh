@@ -478,9 +478,11 @@ gcap_gpu_batch(const struct gcap_gpu_kparams *kp, struct gcap_gpu_shared *s)
 		if (wflag && widx == nw - 1)
 			s->chunk_bytes = excl + sz;
 		/* A record of a block pass or more is copied by the whole
-		 * block, the others by a warp each: one warp copying a 64 KiB
-		 * record alone left the batch's stores to host memory queued
-		 * behind one SM's warp, and its DONE that much later. */
+		 * block, the others by a warp each. One warp alone on a record
+		 * of tens of KiB makes a load round trip per KiB, and holds
+		 * the batch's DONE for tens of microseconds; the queue's later
+		 * batches, done on its other blocks, wait with it (the RX
+		 * lcore takes them in order). */
 		big = GCAP_GPU_BLOCK_COPY_WORDS * 16u * nthr;
 		if (__syncthreads_or(wflag && cap >= big)) {
 			for (k = 0; k < nw; k++) {
