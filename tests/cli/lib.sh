@@ -48,6 +48,27 @@ tdump() {
 	timeout -k 5 60 tcpdump -r "$f" -w "$o" "$@" 2>"$T/td.err"
 }
 
+# nvcc_bench NAME: bench/NAME.cu built with nvcc into $T/NAME; skipped
+# (77) where there is no nvcc (NVCC, default /usr/local/cuda/bin/nvcc)
+nvcc_bench() {
+	local nv=${NVCC:-/usr/local/cuda/bin/nvcc}
+	[ -x "$nv" ] || skip "no nvcc at $nv"
+	"$nv" -O2 -arch=sm_90 "$SRC/bench/$1.cu" -o "$T/$1" 2>"$T/nvcc.err" ||
+		die "nvcc: $(cat "$T/nvcc.err")"
+}
+
+# bench_refuses PROG WHAT ARGS...: PROG refuses ARGS before any work:
+# exit 2, a message naming PROG, no result on stdout
+bench_refuses() {
+	local prog=$1 what=$2 rc
+	shift 2
+	"$prog" "$@" >"$T/out" 2>"$T/err"
+	rc=$?
+	[ $rc -eq 2 ] || fail "$what: exit $rc, expected 2"
+	grep -q "$(basename "$prog")" "$T/err" || fail "$what: no message: $(cat "$T/err")"
+	if [ -s "$T/out" ]; then fail "$what: printed a result: $(cat "$T/out")"; fi
+}
+
 # number of records of a capture file
 count() { "$CMP" --count "$@"; }
 

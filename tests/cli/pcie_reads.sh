@@ -6,19 +6,9 @@
 # for the pattern asked for and nothing else.
 # Skipped (77) where there is no nvcc (NVCC, default /usr/local/cuda/bin/nvcc).
 . "$(dirname "$0")/lib.sh"
-NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
-[ -x "$NVCC" ] || skip "no nvcc at $NVCC"
+nvcc_bench pcie_reads
 PR=$T/pcie_reads
-"$NVCC" -O2 -arch=sm_90 "$SRC/bench/pcie_reads.cu" -o "$PR" 2>"$T/nvcc.err" ||
-	die "nvcc: $(cat "$T/nvcc.err")"
-check_bad() { # WHAT ARGS...
-	local what=$1 rc
-	shift
-	"$PR" "$@" >"$T/out" 2>"$T/err"; rc=$?
-	[ $rc -eq 2 ] || fail "$what: exit $rc, expected 2"
-	grep -q "pcie_reads" "$T/err" || fail "$what: no message: $(cat "$T/err")"
-	[ -s "$T/out" ] && fail "$what: printed a result: $(cat "$T/out")"
-}
+check_bad() { bench_refuses "$PR" "$@"; }
 check_bad "--slots 5" --slots 5
 check_bad "--stride 100" --stride 100
 check_bad "--ms 0" --ms 0

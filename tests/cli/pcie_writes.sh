@@ -6,19 +6,9 @@
 # the one case asked for, with a release that took some time.
 # Skipped (77) where there is no nvcc (NVCC, default /usr/local/cuda/bin/nvcc).
 . "$(dirname "$0")/lib.sh"
-NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
-[ -x "$NVCC" ] || skip "no nvcc at $NVCC"
+nvcc_bench pcie_writes
 PW=$T/pcie_writes
-"$NVCC" -O2 -arch=sm_90 "$SRC/bench/pcie_writes.cu" -o "$PW" 2>"$T/nvcc.err" ||
-	die "nvcc: $(cat "$T/nvcc.err")"
-check_bad() { # WHAT ARGS...
-	local what=$1 rc
-	shift
-	"$PW" "$@" >"$T/out" 2>"$T/err"; rc=$?
-	[ $rc -eq 2 ] || fail "$what: exit $rc, expected 2"
-	grep -q "pcie_writes" "$T/err" || fail "$what: no message: $(cat "$T/err")"
-	[ -s "$T/out" ] && fail "$what: printed a result: $(cat "$T/out")"
-}
+check_bad() { bench_refuses "$PW" "$@"; }
 check_bad "a record not a multiple of 16" --rec 100
 check_bad "a record of 0" --rec 0
 check_bad "a bad list" --rec 64,,128
