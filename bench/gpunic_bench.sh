@@ -30,7 +30,7 @@ MIX=${MIX_PCAP:-$here/../../shared/data/bench/mix-en10mb.pcap}
 # records and bytes written per second, drops, cores, batch and burst sizes, the CPU
 # each kind of thread took (bench/thread_cpu.py: RX lcores, feeding
 # threads, the writer) and the NIC's counters summed over the queues
-# (-v: launches, mean packets a launch, waits for mbufs, RX ring room, a
+# (-v: launches, mean packets a launch, waits for buffers handed out, RX ring room, a
 # free slot). DIAG_RUNS: "SOURCE:LCORES:BACKEND:VARIANT ..." (BACKEND cpu,
 # gpu: --mem gpu, host: --mem host; VARIANT base noorder nobp none fN, or
 # several joined by +).
@@ -40,7 +40,7 @@ diag() {
 	python3 "$here/flows64.py" "$t/flows64.pcap" || return 1
 	echo "## what bounds the rows (gpu-capture -v, ${DIAG_SECS:-2} s a run; threads: CPUs used over 1 s)"
 	echo
-	echo "| source | lcores | backend | variant | Mpps | written M/s | written MB/s | drops pipeline / writer / chained | cores | batch | pkts a poll | NIC: pkts a launch, us to completion, waits mbufs / ring / slot |"
+	echo "| source | lcores | backend | variant | Mpps | written M/s | written MB/s | drops pipeline / writer / chained | cores | batch | pkts a poll | NIC: pkts a launch, us to completion, waits buffers / ring / slot |"
 	echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 	for run in ${DIAG_RUNS:-gpunic64:8:cpu:base gpunic64:8:cpu:noorder gpunic64:8:cpu:nobp gpunic64:8:cpu:none gpunic64:8:gpu:base gpunic64:8:gpu:noorder gpunic64:8:gpu:nobp gpunic64:8:gpu:none gpunic64:8:gpu:f8 gpunic64:8:cpu:none+f8 gpunic64:8:gpu:none+f8 gpunic:8:cpu:base gpunic:8:cpu:f8 gpunic:8:cpu:noorder gpunic:8:gpu:base gpunic:8:gpu:noorder gpunic:8:gpu:nobp gpunic:8:gpu:none gpunic:8:gpu:f8}; do
 		IFS=: read -r src q be v <<<"$run"
@@ -88,7 +88,7 @@ except Exception:
 dr = d['dropped']
 L = P = B = M = R = S = 0
 for line in open(log, errors='replace'):
-    r = re.search(r'queue \d+: (\d+) launches, ([\d.]+) us launch to completion seen, waits for mbufs (\d+), for RX ring room (\d+), for a slot (\d+)', line)
+    r = re.search(r'queue \d+: (\d+) launches, ([\d.]+) us launch to completion seen, waits for buffers (\d+), for RX ring room (\d+), for a slot (\d+)', line)
     if r:
         n = int(r[1]); L += n; B += n * float(r[2])
         M += int(r[3]); R += int(r[4]); S += int(r[5])

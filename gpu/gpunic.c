@@ -6,8 +6,10 @@
  * once in VRAM and spread over the queues by symmetric flow hash (file
  * order within a queue), the DMA kernel (kernels/gpunic_dma.cu) loaded,
  * the ethdev made, and each queue's pool checked and mapped for the GPU's
- * writes. The feeding threads, which hand out buffers, launch the DMA
- * kernel once per batch and read its completions, are gpunic_feed.c's.
+ * writes. The feeding threads, the NIC's side (buffers handed out filled
+ * by one launch of the DMA kernel per batch, completion entries posted),
+ * are gpunic_feed.c's; the driver's side on the RX lcores (completions
+ * read, buffers handed out) is gpunic_driver.c's.
  * The CPU never touches a packet byte, and with --mem gpu cannot (the
  * data rooms are VRAM).
  */
@@ -287,15 +289,33 @@ gcap_gpunic_create(const char *ethdev_name, const char *args, unsigned nqueues,
 				      rte_strerror(rte_errno));
 	}
 	for (unsigned i = 0; !rc && i < nqueues; i++) {
-		char rn[RTE_RING_NAMESIZE];
+		struct nic_queue *q = &nic->q[i];
+		char rn[RTE_RING_NAMESIZE], cn[RTE_RING_NAMESIZE], pn[RTE_RING_NAMESIZE];
 
+		q->nic = nic;
+		q->qi = i;
 		snprintf(rn, sizeof(rn), "%s_q%u", ring_prefix, i);
-		nic->q[i].ring = rte_ring_create(rn, NIC_RING, socket,
-						 RING_F_SP_ENQ | RING_F_SC_DEQ);
-		if (nic->q[i].ring == NULL)
-			rc = gcap_err(errbuf, rte_errno, "rte_ring_create(%s): %s", rn,
+		snprintf(cn, sizeof(cn), "%s_c%u", ring_prefix, i);
+		snprintf(pn, sizeof(pn), "%s_p%u", ring_prefix, i);
+		q->ring = rte_ring_create(rn, NIC_RING, socket,
+					  RING_F_SP_ENQ | RING_F_SC_DEQ);
+		/* completion entries: as many as the RX ring holds packets;
+		 * buffers handed out: every buffer the queue has */
+		if (q->ring != NULL)
+			q->cq = rte_ring_create_elem(cn, sizeof(struct nic_cqe), NIC_RING,
+						     socket,
+						     RING_F_SP_ENQ | RING_F_SC_DEQ);
+		if (q->cq != NULL)
+			q->posted = rte_ring_create_elem(pn, sizeof(struct nic_post),
+							 2 * NIC_RING, socket,
+							 RING_F_SP_ENQ | RING_F_SC_DEQ);
+		if (q->posted == NULL)
+			rc = gcap_err(errbuf, rte_errno, "rte_ring_create(%s): %s",
+				      q->ring == NULL ? rn :
+				      q->cq == NULL   ? cn :
+							pn,
 				      rte_strerror(rte_errno));
-		rx[i] = nic->q[i].ring;
+		rx[i] = q->ring;
 	}
 	if (!rc) {
 		char rn[RTE_RING_NAMESIZE];
@@ -483,6 +503,8 @@ gcap_gpunic_destroy(struct gcap_gpunic *nic)
 		if (q->ctr)
 			cu->MemFree(q->ctr);
 		rte_ring_free(q->ring);
+		rte_ring_free(q->cq);
+		rte_ring_free(q->posted);
 		free(q->list);
 	}
 	for (unsigned i = 0; i < nic->nstreams; i++)

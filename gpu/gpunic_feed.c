@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The emulated GPUDirect NIC's feeding threads: per RX queue, the
- * driver's side of a real queue. Free mbufs are taken from the queue's
- * pool (prefetched, then reset), one descriptor per segment (per 4 KiB
- * piece of a larger one) goes to pinned memory, one launch of the DMA
- * kernel writes the batch, and its completion word, once seen, lets the
- * thread set lengths, chain and RX timestamp (the mbufs' headers, never
- * their data rooms) and enqueue them on the RX ring. At stop, every mbuf
- * held goes back and what bounded each queue is logged. With agent=cpu
- * the thread makes the copy itself (tests and machines without a GPU).
+ * The emulated GPUDirect NIC's feeding threads: per RX queue, the NIC's
+ * side of a real queue (the driver's side runs on the RX lcores,
+ * gpunic_driver.c). A thread takes buffers the driver handed out, writes
+ * one descriptor per segment (per 4 KiB piece of a larger one) to pinned
+ * memory, and launches the DMA kernel once per batch; once it sees the
+ * launch's completion word, it posts a completion entry per packet
+ * (lengths, RX timestamp), links a chain's mbufs (the only headers it
+ * touches), and enqueues the packets' first mbufs on the RX ring. At
+ * stop, every mbuf held goes back and what bounded each queue is logged.
+ * With agent=cpu the thread makes the copy itself (tests and machines
+ * without a GPU).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -27,6 +29,7 @@
 #include <rte_pause.h>
 #include <rte_prefetch.h>
 #include <rte_ring.h>
+#include <rte_ring_elem.h>
 
 #include "gpucap/gcap_gpunic.h"
 #include "exec_gpu_internal.h"
@@ -45,23 +48,6 @@ static unsigned
 segs_of(const struct nic_queue *q, const struct gcap_nic_pkt *p)
 {
 	return p->caplen <= q->room ? 1u : (p->caplen + q->room - 1) / q->room;
-}
-
-/* Free mbufs for a batch: a raw get, then the headers (which the RX
- * lcores last wrote) prefetched all at once before the resets, so that
- * their misses overlap. */
-static int
-nic_alloc(struct rte_mempool *mp, struct rte_mbuf **m, unsigned n)
-{
-	if (rte_mempool_get_bulk(mp, (void **)m, n) != 0)
-		return -ENOBUFS;
-	for (unsigned i = 0; i < n; i++) {
-		rte_prefetch0(m[i]);
-		rte_prefetch0((char *)m[i] + RTE_CACHE_LINE_SIZE);
-	}
-	for (unsigned i = 0; i < n; i++)
-		rte_pktmbuf_reset(m[i]);
-	return 0;
 }
 
 /* Launch the next batch of queue q. @return whether one went. */
@@ -103,7 +89,8 @@ nic_launch(struct gcap_gpunic *nic, struct nic_queue *q)
 		q->ring_full++;
 		return false;
 	}
-	if (nic_alloc(q->mp, sl->segs, nsegs) != 0) {
+	if (rte_ring_dequeue_bulk_elem(q->posted, sl->post, sizeof(sl->post[0]), nsegs,
+				       NULL) == 0) {
 		q->nombuf++;
 		return false;
 	}
@@ -115,9 +102,10 @@ nic_launch(struct gcap_gpunic *nic, struct nic_queue *q)
 		sl->pkt[i] = pi;
 		do {
 			uint32_t l = left < q->room ? left : q->room;
-			uint64_t dst = (uint64_t)(uintptr_t)rte_pktmbuf_mtod(sl->segs[k],
-									     void *);
+			uint64_t dst = sl->post[k].addr;
 			uint32_t at = 0;
+
+			sl->segs[k] = sl->post[k].m;
 
 			/* the segment in pieces of NIC_CHUNK, a warp each (an
 			 * empty one too: a launch has at least one) */
@@ -167,8 +155,9 @@ nic_launch(struct gcap_gpunic *nic, struct nic_queue *q)
 	return true;
 }
 
-/* Completions of queue q, in order: what a driver sets from its
- * completion entries, then the RX ring. @return whether any. */
+/* Completions of queue q, in order: a completion entry per packet, then
+ * its first mbuf on the RX ring (the driver reads the entries in the
+ * order it takes the mbufs). @return whether any. */
 static bool
 nic_complete(struct gcap_gpunic *nic, struct nic_queue *q)
 {
@@ -177,6 +166,7 @@ nic_complete(struct gcap_gpunic *nic, struct nic_queue *q)
 	while (q->tail != q->head) {
 		struct nic_slot *sl = &q->slot[q->tail % NIC_SLOTS];
 		struct rte_mbuf *heads[NIC_BATCH];
+		struct nic_cqe cqe[NIC_BATCH];
 		unsigned k = 0;
 
 		if (__atomic_load_n(sl->done, __ATOMIC_ACQUIRE) != sl->seq)
@@ -184,31 +174,29 @@ nic_complete(struct gcap_gpunic *nic, struct nic_queue *q)
 		q->busy_ns += mono_ns() - q->t_launch[q->tail % NIC_SLOTS];
 		for (unsigned i = 0; i < sl->npkts; i++) {
 			const struct gcap_nic_pkt *p = &nic->cap.pkts[sl->pkt[i]];
-			struct rte_mbuf *m = sl->segs[k], *prev = NULL;
-			uint32_t left = p->caplen;
-			uint16_t ns = 0;
+			uint32_t left = p->caplen, l = left < q->room ? left : q->room;
+			uint16_t ns = (uint16_t)segs_of(q, p);
 
-			heads[i] = m;
-			do {
-				struct rte_mbuf *s = sl->segs[k++];
-				uint32_t l = left < q->room ? left : q->room;
-
-				s->data_len = (uint16_t)l;
-				if (prev != NULL)
-					prev->next = s;
-				prev = s;
-				left -= l;
-				ns++;
-			} while (left > 0);
-			m->nb_segs = ns;
+			heads[i] = sl->segs[k];
 			/* the length on the wire, as the file has it */
-			m->pkt_len = p->wirelen;
-			m->port = nic->port_id;
-			*RTE_MBUF_DYNFIELD(m, nic->ts_off, rte_mbuf_timestamp_t *) =
-				p->ts_ns + sl->ts_add;
-			m->ol_flags |= nic->ts_flag;
+			cqe[i] = (struct nic_cqe){ .ts_ns = p->ts_ns + sl->ts_add,
+						   .wirelen = p->wirelen,
+						   .len = (uint16_t)l,
+						   .nsegs = ns };
+			/* a chain: its links and the other rooms' lengths */
+			for (uint16_t j = 1; j < ns; j++) {
+				struct rte_mbuf *s = sl->segs[k + j];
+
+				left -= l;
+				l = left < q->room ? left : q->room;
+				s->data_len = (uint16_t)l;
+				sl->segs[k + j - 1]->next = s;
+			}
+			k += ns;
 		}
-		/* room was checked before the launch */
+		/* room was checked before the launch (the entries' ring is
+		 * the RX ring's size, and drained with it) */
+		rte_ring_enqueue_bulk_elem(q->cq, cqe, sizeof(cqe[0]), sl->npkts, NULL);
 		rte_ring_enqueue_bulk(q->ring, (void **)heads, sl->npkts, NULL);
 		q->held -= sl->npkts;
 		q->tail++;
@@ -353,6 +341,12 @@ gcap_gpunic_start(struct gcap_gpunic *nic, char *errbuf)
 		if (nic->q[q].mp == NULL)
 			return gcap_err(errbuf, EINVAL, "%s: queue %u has no pool",
 					nic->name, q);
+	/* the buffers handed out and the driver on the lcores, before the
+	 * NIC runs */
+	int rc = gcap_gpunic_driver_start(nic, errbuf);
+
+	if (rc)
+		return rc;
 	atomic_store(&nic->stop, false);
 	pthread_attr_init(&attr);
 	pthread_attr_setaffinity_np(&attr, sizeof(cpus), &cpus);
@@ -418,15 +412,19 @@ gcap_gpunic_stop(struct gcap_gpunic *nic)
 		while (q->ring != NULL &&
 		       (got = rte_ring_dequeue_burst(q->ring, (void **)m, 64, NULL)) > 0)
 			rte_pktmbuf_free_bulk(m, got);
+		if (q->cq != NULL)
+			rte_ring_reset(q->cq);
 		if (q->launches > 0)
 			GPU_LOG(INFO,
 				"%s queue %u: %" PRIu64 " launches, %.1f us launch to "
-				"completion seen, waits for mbufs %" PRIu64
+				"completion seen, waits for buffers %" PRIu64
 				", for RX ring room %" PRIu64 ", for a slot %" PRIu64
-				"\n",
+				"; the driver's allocations that failed %" PRIu64 "\n",
 				nic->name, i, q->launches,
 				(double)q->busy_ns / 1e3 / (double)q->launches, q->nombuf,
-				q->ring_full, q->slots_full);
+				q->ring_full, q->slots_full, q->drv_nobuf);
 		q->launches = q->busy_ns = q->nombuf = q->ring_full = q->slots_full = 0;
+		q->drv_nobuf = 0;
 	}
+	gcap_gpunic_driver_stop(nic);
 }

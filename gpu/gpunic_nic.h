@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Internal to the emulated GPUDirect NIC's CUDA side: its state, shared
- * by gpunic.c (set-up, pools, the ethdev) and gpunic_feed.c (the feeding
- * threads). See gcap_gpunic.h.
+ * by gpunic.c (set-up, pools, the ethdev), gpunic_feed.c (the feeding
+ * threads: the NIC) and gpunic_driver.c (the driver, on the RX lcores).
+ * See gcap_gpunic.h.
  */
 #ifndef GCAP_GPUNIC_NIC_H
 #define GCAP_GPUNIC_NIC_H
@@ -32,8 +33,10 @@
 #define NIC_DESCS 2048u
 /* launches in flight per queue */
 #define NIC_SLOTS 4u
-/* the RX ring: what a real queue's descriptor ring holds */
+/* the RX ring: what a real queue's descriptor ring holds; as many
+ * buffers the driver keeps handed out to each queue */
 #define NIC_RING 4096u
+#define NIC_POSTED (NIC_RING - 1u)
 /* launch streams, shared by the queues: with the persistent kernel's and
  * the state snapshot's, within the driver's 8 hardware work queues
  * (CUDA_DEVICE_MAX_CONNECTIONS), so that no launch waits behind the
@@ -50,12 +53,31 @@ struct nic_desc {
 };
 _Static_assert(sizeof(struct nic_desc) == 16, "descriptor layout");
 
+/* A buffer the driver handed out (gpunic_driver.c): the mbuf, and where
+ * its data room starts, as a receive descriptor gives the NIC the
+ * address without the NIC reading the mbuf. */
+struct nic_post {
+	struct rte_mbuf *m;
+	uint64_t addr;
+};
+
+/* A completion entry: what the driver sets in a packet's first mbuf. */
+struct nic_cqe {
+	uint64_t ts_ns;   /* the RX timestamp */
+	uint32_t wirelen; /* the packet's length on the wire */
+	uint16_t len;     /* bytes in its first data room */
+	uint16_t nsegs;   /* data rooms it takes (a chain, where more than one) */
+};
+_Static_assert(sizeof(struct nic_post) == 16 && sizeof(struct nic_cqe) == 16,
+	       "ring element layout");
+
 extern const unsigned char gcap_gpunic_fatbin[];
 
 struct nic_slot {
 	struct nic_desc *desc; /* pinned, NIC_DESCS */
 	uint32_t *done;        /* pinned completion word */
 	struct rte_mbuf *segs[NIC_SEGS];
+	struct nic_post post[NIC_SEGS];
 	uint32_t pkt[NIC_BATCH]; /* packet indices */
 	unsigned npkts, nsegs, ndesc;
 	uint32_t seq;
@@ -63,8 +85,17 @@ struct nic_slot {
 };
 
 struct nic_queue {
-	struct rte_ring *ring;
+	struct gcap_gpunic *nic;
+	unsigned qi;
+	struct rte_ring *ring;   /* RX: the packets' first mbufs */
+	struct rte_ring *cq;     /* their completion entries, in the same order */
+	struct rte_ring *posted; /* buffers handed out, for the NIC to fill */
 	struct rte_mempool *mp;
+	/* the driver's side, on the RX lcore (gpunic_driver.c): buffers it
+	 * owes the NIC (the pool had none), allocations that failed */
+	unsigned owed;
+	uint64_t drv_nobuf;
+	const struct rte_eth_rxtx_callback *cb;
 	uint32_t *list; /* its packets, in file order */
 	size_t nlist, cur;
 	uint64_t pass_ns; /* loop=1: the current pass's offset to the file's times */
@@ -77,7 +108,7 @@ struct nic_queue {
 	uint32_t seq;
 	/* what bounds the NIC (logged at stop): launches, the time from a
 	 * launch to its completion seen, and the launches that waited for
-	 * mbufs, for room in the RX ring, for a free slot */
+	 * buffers handed out, for room in the RX ring, for a free slot */
 	uint64_t launches, busy_ns, nombuf, ring_full, slots_full;
 	uint64_t t_launch[NIC_SLOTS];
 };
@@ -109,5 +140,9 @@ struct gcap_gpunic {
 	unsigned nreg;
 	char name[64];
 };
+
+/* gpunic_driver.c: the driver's side of every queue, on the RX lcores */
+int gcap_gpunic_driver_start(struct gcap_gpunic *nic, char *errbuf);
+void gcap_gpunic_driver_stop(struct gcap_gpunic *nic);
 
 #endif /* GCAP_GPUNIC_NIC_H */

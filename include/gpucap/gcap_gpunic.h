@@ -4,10 +4,11 @@
  * The emulated GPUDirect NIC (`-i gpunic0,rx_pcap=FILE`): an ethdev made
  * with rte_eth_from_rings() whose RX queues receive the packets of capture
  * files, written into the mbufs' data rooms by the GPU (a "DMA" kernel
- * reading the captures staged once in VRAM), never by the CPU. The CPU
- * side of the emulator does what a driver does with a real RX queue:
- * hands out buffers and reads completions (lengths, timestamps). See
- * docs/gpu.md for what it proves and what it cannot.
+ * reading the captures staged once in VRAM), never by the CPU. As with a
+ * real RX queue, the RX lcore's rte_eth_rx_burst() reads completions
+ * (lengths, timestamps) and hands out buffers (an RX callback: the
+ * driver); feeding threads play the NIC. See docs/gpu.md for what it
+ * proves and what it cannot.
  */
 #ifndef GCAP_GPUNIC_H
 #define GCAP_GPUNIC_H
@@ -60,12 +61,16 @@ int gcap_gpunic_attach(struct gcap_gpunic *nic, struct rte_mempool *const *pools
 		       char *errbuf);
 
 /**
- * Start delivering (the feeding threads).
- * @return 0 or a negative errno with a message.
+ * Start delivering: every queue handed its buffers, the driver's RX
+ * callbacks added, the feeding threads started. Call before any lcore
+ * polls the port.
+ * @return 0 or a negative errno with a message (-EINVAL: a queue without
+ * a pool; rte_eth_add_rx_callback's error; -ENOMEM).
  */
 int gcap_gpunic_start(struct gcap_gpunic *nic, char *errbuf);
 
-/** Stop delivering; the mbufs the emulator holds go back to their pools. */
+/** Stop delivering; the mbufs the emulator holds go back to their pools
+ * and the driver's callbacks come off. No lcore may poll the port. */
 void gcap_gpunic_stop(struct gcap_gpunic *nic);
 
 /** Stop, then free everything (the ethdev is the caller's to close). */
