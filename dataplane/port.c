@@ -172,6 +172,8 @@ gcap_port_close(struct gcap_port *p)
 		p->promisc_set = false;
 	}
 	if (p->started) {
+		if (gcap_port_kind(p->kind)->stop != NULL)
+			gcap_port_kind(p->kind)->stop(p);
 		rte_eth_dev_stop(p->port_id);
 		p->started = false;
 	}

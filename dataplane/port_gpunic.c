@@ -88,6 +88,14 @@ gcap_gpunic_port_start(struct gcap_port *p, char *errbuf)
 	return 0;
 }
 
+/* the feeding threads joined, the driver's callbacks off, while the
+ * ethdev still exists */
+void
+gcap_gpunic_port_stop(struct gcap_port *p)
+{
+	gcap_gpunic_stop(p->kind_priv);
+}
+
 void
 gcap_gpunic_port_close(struct gcap_port *p)
 {

@@ -45,6 +45,9 @@ struct gcap_port_kind_ops {
 	uint32_t (*max_frame)(const struct gcap_port *p);
 	/* optional: after the ethdev started (gcap_port_start) */
 	int (*start)(struct gcap_port *p, char *errbuf);
+	/* optional: before a started ethdev stops (gcap_port_close), no
+	 * lcore polling it: undo start while the port still exists */
+	void (*stop)(struct gcap_port *p);
 	/* optional: after the ethdev closed, free what create made */
 	void (*close)(struct gcap_port *p);
 };
@@ -56,6 +59,7 @@ int gcap_gpunic_port_create(struct gcap_port *p, char *errbuf);
 int gcap_gpunic_port_attach(struct gcap_port *p, struct rte_mempool *const *pools,
 			    char *errbuf);
 int gcap_gpunic_port_start(struct gcap_port *p, char *errbuf);
+void gcap_gpunic_port_stop(struct gcap_port *p);
 void gcap_gpunic_port_close(struct gcap_port *p);
 uint32_t gcap_gpunic_port_max_frame(const struct gcap_port *p);
 

@@ -220,6 +220,7 @@ static const struct gcap_port_kind_ops kinds[] = {
 		.create = gcap_gpunic_port_create,
 		.attach = gcap_gpunic_port_attach,
 		.start = gcap_gpunic_port_start,
+		.stop = gcap_gpunic_port_stop,
 		.close = gcap_gpunic_port_close,
 		.max_frame = gcap_gpunic_port_max_frame,
 	},

@@ -299,11 +299,12 @@ gcap_gpunic_create(const char *ethdev_name, const char *args, unsigned nqueues,
 		snprintf(pn, sizeof(pn), "%s_p%u", ring_prefix, i);
 		q->ring = rte_ring_create(rn, NIC_RING, socket,
 					  RING_F_SP_ENQ | RING_F_SC_DEQ);
-		/* completion entries: as many as the RX ring holds packets;
-		 * buffers handed out: every buffer the queue has */
+		/* completion entries: the RX ring's packets' and a burst
+		 * the driver is reading; buffers handed out: every buffer
+		 * the queue has */
 		if (q->ring != NULL)
-			q->cq = rte_ring_create_elem(cn, sizeof(struct nic_cqe), NIC_RING,
-						     socket,
+			q->cq = rte_ring_create_elem(cn, sizeof(struct nic_cqe),
+						     2 * NIC_RING, socket,
 						     RING_F_SP_ENQ | RING_F_SC_DEQ);
 		if (q->cq != NULL)
 			q->posted = rte_ring_create_elem(pn, sizeof(struct nic_post),

@@ -5,15 +5,20 @@
  * queue reads the completion entries of the packets the burst took
  * (lengths, chain length, RX timestamp) into their first mbufs, then hands
  * the NIC as many fresh buffers as they used, from the queue's pool (the
- * lcore's mempool cache: the mbufs it freed last), reset. The feeding
+ * lcore's mempool cache: the mbufs it freed last), reset. The rings
+ * between the two sides are single-producer, single-consumer: completion
+ * entries (NIC to driver, posted before their mbufs on the RX ring, in
+ * the same order) and buffers handed out (driver to NIC). The feeding
  * threads (gpunic_feed.c) are the NIC: they take handed-out buffers, have
- * the GPU write them, and post completions; they touch no mbuf header but
- * a chain's links. So the RX lcores' per-packet work, and the floor's, is
+ * the GPU write them, and post completions; of the mbuf headers they
+ * touch only a chain's links and its later segments' lengths. So the RX lcores' per-packet work, and the floor's, is
  * that of a real NIC's queue.
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
+#include <rte_branch_prediction.h>
 #include <rte_errno.h>
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
@@ -36,12 +41,12 @@ drv_rearm(struct nic_queue *q)
 	struct rte_mbuf *m[DRV_CHUNK];
 	struct nic_post p[DRV_CHUNK];
 
-	while (q->owed > 0) {
-		unsigned c = q->owed < DRV_CHUNK ? q->owed : DRV_CHUNK;
+	while (q->drv.owed > 0) {
+		unsigned c = q->drv.owed < DRV_CHUNK ? q->drv.owed : DRV_CHUNK;
 
 		/* fewer at a time when the pool is short: what it has goes */
 		while (rte_pktmbuf_alloc_bulk(q->mp, m, c) != 0) {
-			q->drv_nobuf++;
+			q->drv.nobuf++;
 			if (c == 1)
 				return;
 			c /= 2;
@@ -50,9 +55,13 @@ drv_rearm(struct nic_queue *q)
 			p[i].m = m[i];
 			p[i].addr = (uint64_t)rte_pktmbuf_mtod(m[i], uintptr_t);
 		}
-		/* room: the ring holds every buffer the queue has */
-		rte_ring_enqueue_bulk_elem(q->posted, p, sizeof(p[0]), c, NULL);
-		q->owed -= c;
+		/* room: the ring holds every buffer the queue has, twice */
+		if (rte_ring_enqueue_bulk_elem(q->posted, p, sizeof(p[0]), c, NULL) !=
+		    c) {
+			rte_pktmbuf_free_bulk(m, c);
+			return;
+		}
+		q->drv.owed -= c;
 	}
 }
 
@@ -73,6 +82,7 @@ drv_rx(uint16_t port, uint16_t qid, struct rte_mbuf **pkts, uint16_t n, uint16_t
 	for (unsigned off = 0; off < n; off += DRV_CHUNK) {
 		unsigned c = n - off < DRV_CHUNK ? n - off : DRV_CHUNK;
 
+		/* there: entries go before their mbufs, in the same order */
 		rte_ring_dequeue_bulk_elem(q->cq, e, sizeof(e[0]), c, NULL);
 		for (unsigned i = 0; i < c; i++) {
 			struct rte_mbuf *m = pkts[off + i];
@@ -87,7 +97,10 @@ drv_rx(uint16_t port, uint16_t qid, struct rte_mbuf **pkts, uint16_t n, uint16_t
 			segs += e[i].nsegs;
 		}
 	}
-	q->owed += segs;
+	q->drv.owed += segs;
+	if (unlikely(atomic_load_explicit(&q->lost, memory_order_relaxed) != 0))
+		q->drv.owed +=
+			atomic_exchange_explicit(&q->lost, 0, memory_order_relaxed);
 	drv_rearm(q);
 	return n;
 }
@@ -98,8 +111,9 @@ gcap_gpunic_driver_start(struct gcap_gpunic *nic, char *errbuf)
 	for (unsigned i = 0; i < nic->nq; i++) {
 		struct nic_queue *q = &nic->q[i];
 
-		/* the queue's buffers, handed out before its lcore can poll */
-		q->owed = NIC_POSTED - (unsigned)rte_ring_count(q->posted);
+		/* the queue's buffers, handed out before its lcore can poll
+		 * (from the pool's ring: this thread has no mempool cache) */
+		q->drv.owed = NIC_POSTED - (unsigned)rte_ring_count(q->posted);
 		drv_rearm(q);
 		if (q->cb == NULL) {
 			q->cb = rte_eth_add_rx_callback(nic->port_id, (uint16_t)i, drv_rx,
@@ -114,9 +128,11 @@ gcap_gpunic_driver_start(struct gcap_gpunic *nic, char *errbuf)
 	return 0;
 }
 
-/* At close, no lcore polling: the callbacks off, the buffers still handed
- * out back to their pools. (DPDK keeps a removed callback's memory: an
- * lcore might still be in it; none is here.) */
+/* Before the port stops (the port kind's stop), no lcore polling: the
+ * callbacks off, the buffers still handed out back to their pools. (DPDK
+ * keeps a removed callback's memory, since an lcore might still be in it;
+ * none is here. A port already closed keeps its callbacks registered:
+ * close does not clear them, so this must come first.) */
 void
 gcap_gpunic_driver_stop(struct gcap_gpunic *nic)
 {
@@ -135,6 +151,6 @@ gcap_gpunic_driver_stop(struct gcap_gpunic *nic)
 							  DRV_CHUNK, NULL)) > 0)
 			for (unsigned k = 0; k < got; k++)
 				rte_pktmbuf_free(p[k].m);
-		q->owed = 0;
+		q->drv.owed = 0;
 	}
 }

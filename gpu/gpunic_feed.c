@@ -85,7 +85,11 @@ nic_launch(struct gcap_gpunic *nic, struct nic_queue *q)
 	}
 	if (n == 0)
 		return false;
-	if (rte_ring_free_count(q->ring) < q->held + n) {
+	/* room for the packets in flight and these, and for their
+	 * completion entries (the driver takes a burst's entries just
+	 * after its mbufs, so that ring may hold a burst more) */
+	if (rte_ring_free_count(q->ring) < q->held + n ||
+	    rte_ring_free_count(q->cq) < q->held + n) {
 		q->ring_full++;
 		return false;
 	}
@@ -144,7 +148,9 @@ nic_launch(struct gcap_gpunic *nic, struct nic_queue *q)
 		__atomic_store_n(sl->done, sl->seq, __ATOMIC_RELEASE);
 	} else if (nic->cu->LaunchKernel(nic->fn, grid, 1, 1, 256, 1, 1, 0, q->stream,
 					 args, NULL) != CUDA_SUCCESS) {
+		/* back to the pool, and the driver owes the NIC as many */
 		rte_pktmbuf_free_bulk(sl->segs, nsegs);
+		atomic_fetch_add_explicit(&q->lost, nsegs, memory_order_relaxed);
 		q->seq--;
 		return false;
 	}
@@ -194,8 +200,7 @@ nic_complete(struct gcap_gpunic *nic, struct nic_queue *q)
 			}
 			k += ns;
 		}
-		/* room was checked before the launch (the entries' ring is
-		 * the RX ring's size, and drained with it) */
+		/* room in both was checked before the launch */
 		rte_ring_enqueue_bulk_elem(q->cq, cqe, sizeof(cqe[0]), sl->npkts, NULL);
 		rte_ring_enqueue_bulk(q->ring, (void **)heads, sl->npkts, NULL);
 		q->held -= sl->npkts;
@@ -422,9 +427,9 @@ gcap_gpunic_stop(struct gcap_gpunic *nic)
 				"; the driver's allocations that failed %" PRIu64 "\n",
 				nic->name, i, q->launches,
 				(double)q->busy_ns / 1e3 / (double)q->launches, q->nombuf,
-				q->ring_full, q->slots_full, q->drv_nobuf);
+				q->ring_full, q->slots_full, q->drv.nobuf);
 		q->launches = q->busy_ns = q->nombuf = q->ring_full = q->slots_full = 0;
-		q->drv_nobuf = 0;
+		q->drv.nobuf = 0;
 	}
 	gcap_gpunic_driver_stop(nic);
 }

@@ -91,10 +91,6 @@ struct nic_queue {
 	struct rte_ring *cq;     /* their completion entries, in the same order */
 	struct rte_ring *posted; /* buffers handed out, for the NIC to fill */
 	struct rte_mempool *mp;
-	/* the driver's side, on the RX lcore (gpunic_driver.c): buffers it
-	 * owes the NIC (the pool had none), allocations that failed */
-	unsigned owed;
-	uint64_t drv_nobuf;
 	const struct rte_eth_rxtx_callback *cb;
 	uint32_t *list; /* its packets, in file order */
 	size_t nlist, cur;
@@ -111,6 +107,16 @@ struct nic_queue {
 	 * buffers handed out, for room in the RX ring, for a free slot */
 	uint64_t launches, busy_ns, nombuf, ring_full, slots_full;
 	uint64_t t_launch[NIC_SLOTS];
+	/* buffers the NIC lost (a launch that failed freed them): the driver
+	 * hands out as many more */
+	_Atomic unsigned lost;
+	/* the driver's side, written by the RX lcore at every poll
+	 * (gpunic_driver.c), on a line of its own: buffers it owes the NIC
+	 * (the pool had none), allocations that failed */
+	struct {
+		unsigned owed;
+		uint64_t nobuf;
+	} drv __rte_cache_aligned;
 };
 
 struct gcap_gpunic {
