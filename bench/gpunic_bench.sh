@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The emulated GPUDirect NIC (docs/gpu.md) on one machine, in one call, on
-# the same lcores: the NIC's own floor (bench/rx_floor: receive and free),
+# the same lcores: the NIC's own floor (bench/rx_floor: receive, the
+# driver's work on the RX lcore included, and free),
 # with the cpu backend's host pools and with --mem gpu's VRAM pools (whose
 # rooms hold any frame whole), the cpu backend, the gpu backend with --mem host and with --mem gpu
 # (data rooms in VRAM); 1 and 8 RX lcores; 64-byte frames (gpunic64) and
