@@ -266,7 +266,11 @@ gcap_gpunic_create(const char *ethdev_name, const char *args, unsigned nqueues,
 		return gcap_err_null(errbuf, ENOMEM, "out of memory");
 	nic->nq = nqueues;
 	snprintf(nic->name, sizeof(nic->name), "%s", ethdev_name);
-	nic->q = calloc(nqueues, sizeof(*nic->q));
+	/* cache-line aligned: the driver's counters have a line of their
+	 * own (struct nic_queue) */
+	nic->q = aligned_alloc(RTE_CACHE_LINE_SIZE, nqueues * sizeof(*nic->q));
+	if (nic->q != NULL)
+		memset(nic->q, 0, nqueues * sizeof(*nic->q));
 	rc = nic->q == NULL ? gcap_err(errbuf, ENOMEM, "out of memory") :
 			      gcap_nic_args_parse(args, false, &nic->args, errbuf);
 	if (!rc && !nic->args.cpu_agent)

@@ -11,8 +11,9 @@
  * the same order) and buffers handed out (driver to NIC). The feeding
  * threads (gpunic_feed.c) are the NIC: they take handed-out buffers, have
  * the GPU write them, and post completions; of the mbuf headers they
- * touch only a chain's links and its later segments' lengths. So the RX lcores' per-packet work, and the floor's, is
- * that of a real NIC's queue.
+ * touch only a chain's links and its later segments' lengths. So the RX
+ * lcores' per-packet work, and the floor's, is that of a real NIC's
+ * queue.
  */
 #include <errno.h>
 #include <stdatomic.h>
@@ -98,9 +99,9 @@ drv_rx(uint16_t port, uint16_t qid, struct rte_mbuf **pkts, uint16_t n, uint16_t
 		}
 	}
 	q->drv.owed += segs;
-	if (unlikely(atomic_load_explicit(&q->lost, memory_order_relaxed) != 0))
+	if (unlikely(atomic_load_explicit(&q->drv.lost, memory_order_relaxed) != 0))
 		q->drv.owed +=
-			atomic_exchange_explicit(&q->lost, 0, memory_order_relaxed);
+			atomic_exchange_explicit(&q->drv.lost, 0, memory_order_relaxed);
 	drv_rearm(q);
 	return n;
 }
@@ -111,8 +112,8 @@ gcap_gpunic_driver_start(struct gcap_gpunic *nic, char *errbuf)
 	for (unsigned i = 0; i < nic->nq; i++) {
 		struct nic_queue *q = &nic->q[i];
 
-		/* the queue's buffers, handed out before its lcore can poll
-		 * (from the pool's ring: this thread has no mempool cache) */
+		/* the queue's buffers, handed out by the main lcore before
+		 * the queue's lcore can poll */
 		q->drv.owed = NIC_POSTED - (unsigned)rte_ring_count(q->posted);
 		drv_rearm(q);
 		if (q->cb == NULL) {
@@ -152,5 +153,6 @@ gcap_gpunic_driver_stop(struct gcap_gpunic *nic)
 			for (unsigned k = 0; k < got; k++)
 				rte_pktmbuf_free(p[k].m);
 		q->drv.owed = 0;
+		atomic_store_explicit(&q->drv.lost, 0, memory_order_relaxed);
 	}
 }

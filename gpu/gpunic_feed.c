@@ -6,8 +6,9 @@
  * one descriptor per segment (per 4 KiB piece of a larger one) to pinned
  * memory, and launches the DMA kernel once per batch; once it sees the
  * launch's completion word, it posts a completion entry per packet
- * (lengths, RX timestamp), links a chain's mbufs (the only headers it
- * touches), and enqueues the packets' first mbufs on the RX ring. At
+ * (lengths, RX timestamp), links a chain's mbufs and sets their lengths
+ * after the first (the only headers it touches), and enqueues the
+ * packets' first mbufs on the RX ring. At
  * stop, every mbuf held goes back and what bounded each queue is logged.
  * With agent=cpu the thread makes the copy itself (tests and machines
  * without a GPU).
@@ -150,7 +151,7 @@ nic_launch(struct gcap_gpunic *nic, struct nic_queue *q)
 					 args, NULL) != CUDA_SUCCESS) {
 		/* back to the pool, and the driver owes the NIC as many */
 		rte_pktmbuf_free_bulk(sl->segs, nsegs);
-		atomic_fetch_add_explicit(&q->lost, nsegs, memory_order_relaxed);
+		atomic_fetch_add_explicit(&q->drv.lost, nsegs, memory_order_relaxed);
 		q->seq--;
 		return false;
 	}

@@ -107,14 +107,14 @@ struct nic_queue {
 	 * buffers handed out, for room in the RX ring, for a free slot */
 	uint64_t launches, busy_ns, nombuf, ring_full, slots_full;
 	uint64_t t_launch[NIC_SLOTS];
-	/* buffers the NIC lost (a launch that failed freed them): the driver
-	 * hands out as many more */
-	_Atomic unsigned lost;
 	/* the driver's side, written by the RX lcore at every poll
 	 * (gpunic_driver.c), on a line of its own: buffers it owes the NIC
-	 * (the pool had none), allocations that failed */
+	 * (the pool had none), allocations that failed; and buffers the NIC
+	 * lost (a launch that failed freed them; it adds them there, rarely,
+	 * and the driver hands out as many more) */
 	struct {
 		unsigned owed;
+		_Atomic unsigned lost;
 		uint64_t nobuf;
 	} drv __rte_cache_aligned;
 };
