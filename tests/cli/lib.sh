@@ -69,6 +69,20 @@ bench_refuses() {
 	if [ -s "$T/out" ]; then fail "$what: printed a result: $(cat "$T/out")"; fi
 }
 
+# bench_ran RC WHAT: a bench program's exit, its stderr in $T/err: true
+# when it ran (0); 77 must say it had no GPU; anything else fails
+bench_ran() {
+	case $1 in
+	0) return 0 ;;
+	77)
+		grep -q "no GPU" "$T/err" || fail "$2: exit 77 without saying why: $(cat "$T/err")"
+		note "no GPU: $2 was not measured"
+		;;
+	*) fail "$2: exit $1: $(cat "$T/err")" ;;
+	esac
+	return 1
+}
+
 # number of records of a capture file
 count() { "$CMP" --count "$@"; }
 
