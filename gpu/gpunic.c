@@ -297,7 +297,6 @@ gcap_gpunic_create(const char *ethdev_name, const char *args, unsigned nqueues,
 		char rn[RTE_RING_NAMESIZE], cn[RTE_RING_NAMESIZE], pn[RTE_RING_NAMESIZE];
 
 		q->nic = nic;
-		q->qi = i;
 		snprintf(rn, sizeof(rn), "%s_q%u", ring_prefix, i);
 		snprintf(cn, sizeof(cn), "%s_c%u", ring_prefix, i);
 		snprintf(pn, sizeof(pn), "%s_p%u", ring_prefix, i);

@@ -8,10 +8,9 @@
  * launch's completion word, it posts a completion entry per packet
  * (lengths, RX timestamp), links a chain's mbufs and sets their lengths
  * after the first (the only headers it touches), and enqueues the
- * packets' first mbufs on the RX ring. At
- * stop, every mbuf held goes back and what bounded each queue is logged.
- * With agent=cpu the thread makes the copy itself (tests and machines
- * without a GPU).
+ * packets' first mbufs on the RX ring. At stop, every mbuf held goes back
+ * and what bounded each queue is logged. With agent=cpu the thread makes
+ * the copy itself (tests and machines without a GPU).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -25,10 +24,8 @@
 
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
-#include <rte_mbuf_dyn.h>
 #include <rte_mempool.h>
 #include <rte_pause.h>
-#include <rte_prefetch.h>
 #include <rte_ring.h>
 #include <rte_ring_elem.h>
 
@@ -49,6 +46,14 @@ static unsigned
 segs_of(const struct nic_queue *q, const struct gcap_nic_pkt *p)
 {
 	return p->caplen <= q->room ? 1u : (p->caplen + q->room - 1) / q->room;
+}
+
+/* Back to the pool: n buffers taken from the driver, not linked. */
+static void
+nic_free_posts(const struct nic_post *p, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		rte_pktmbuf_free_seg(p[i].m);
 }
 
 /* Launch the next batch of queue q. @return whether one went. */
@@ -86,11 +91,10 @@ nic_launch(struct gcap_gpunic *nic, struct nic_queue *q)
 	}
 	if (n == 0)
 		return false;
-	/* room for the packets in flight and these, and for their
-	 * completion entries (the driver takes a burst's entries just
-	 * after its mbufs, so that ring may hold a burst more) */
-	if (rte_ring_free_count(q->ring) < q->held + n ||
-	    rte_ring_free_count(q->cq) < q->held + n) {
+	/* room for the packets in flight and these (and so for their
+	 * completion entries: that ring holds the RX ring's and a burst
+	 * more, gpunic.c) */
+	if (rte_ring_free_count(q->ring) < q->held + n) {
 		q->ring_full++;
 		return false;
 	}
@@ -109,8 +113,6 @@ nic_launch(struct gcap_gpunic *nic, struct nic_queue *q)
 			uint32_t l = left < q->room ? left : q->room;
 			uint64_t dst = sl->post[k].addr;
 			uint32_t at = 0;
-
-			sl->segs[k] = sl->post[k].m;
 
 			/* the segment in pieces of NIC_CHUNK, a warp each (an
 			 * empty one too: a launch has at least one) */
@@ -150,7 +152,7 @@ nic_launch(struct gcap_gpunic *nic, struct nic_queue *q)
 	} else if (nic->cu->LaunchKernel(nic->fn, grid, 1, 1, 256, 1, 1, 0, q->stream,
 					 args, NULL) != CUDA_SUCCESS) {
 		/* back to the pool, and the driver owes the NIC as many */
-		rte_pktmbuf_free_bulk(sl->segs, nsegs);
+		nic_free_posts(sl->post, nsegs);
 		atomic_fetch_add_explicit(&q->drv.lost, nsegs, memory_order_relaxed);
 		q->seq--;
 		return false;
@@ -184,7 +186,7 @@ nic_complete(struct gcap_gpunic *nic, struct nic_queue *q)
 			uint32_t left = p->caplen, l = left < q->room ? left : q->room;
 			uint16_t ns = (uint16_t)segs_of(q, p);
 
-			heads[i] = sl->segs[k];
+			heads[i] = sl->post[k].m;
 			/* the length on the wire, as the file has it */
 			cqe[i] = (struct nic_cqe){ .ts_ns = p->ts_ns + sl->ts_add,
 						   .wirelen = p->wirelen,
@@ -192,16 +194,16 @@ nic_complete(struct gcap_gpunic *nic, struct nic_queue *q)
 						   .nsegs = ns };
 			/* a chain: its links and the other rooms' lengths */
 			for (uint16_t j = 1; j < ns; j++) {
-				struct rte_mbuf *s = sl->segs[k + j];
+				struct rte_mbuf *s = sl->post[k + j].m;
 
 				left -= l;
 				l = left < q->room ? left : q->room;
 				s->data_len = (uint16_t)l;
-				sl->segs[k + j - 1]->next = s;
+				sl->post[k + j - 1].m->next = s;
 			}
 			k += ns;
 		}
-		/* room in both was checked before the launch */
+		/* room was checked before the launch */
 		rte_ring_enqueue_bulk_elem(q->cq, cqe, sizeof(cqe[0]), sl->npkts, NULL);
 		rte_ring_enqueue_bulk(q->ring, (void **)heads, sl->npkts, NULL);
 		q->held -= sl->npkts;
@@ -412,7 +414,7 @@ gcap_gpunic_stop(struct gcap_gpunic *nic)
 		for (; q->tail != q->head; q->tail++) {
 			struct nic_slot *sl = &q->slot[q->tail % NIC_SLOTS];
 
-			rte_pktmbuf_free_bulk(sl->segs, sl->nsegs);
+			nic_free_posts(sl->post, sl->nsegs);
 			q->held -= sl->npkts;
 		}
 		while (q->ring != NULL &&

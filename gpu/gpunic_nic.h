@@ -74,11 +74,10 @@ _Static_assert(sizeof(struct nic_post) == 16 && sizeof(struct nic_cqe) == 16,
 extern const unsigned char gcap_gpunic_fatbin[];
 
 struct nic_slot {
-	struct nic_desc *desc; /* pinned, NIC_DESCS */
-	uint32_t *done;        /* pinned completion word */
-	struct rte_mbuf *segs[NIC_SEGS];
-	struct nic_post post[NIC_SEGS];
-	uint32_t pkt[NIC_BATCH]; /* packet indices */
+	struct nic_desc *desc;          /* pinned, NIC_DESCS */
+	uint32_t *done;                 /* pinned completion word */
+	struct nic_post post[NIC_SEGS]; /* its segments' buffers, in order */
+	uint32_t pkt[NIC_BATCH];        /* packet indices */
 	unsigned npkts, nsegs, ndesc;
 	uint32_t seq;
 	uint64_t ts_add; /* added to the file's times: the pass's offset */
@@ -86,7 +85,6 @@ struct nic_slot {
 
 struct nic_queue {
 	struct gcap_gpunic *nic;
-	unsigned qi;
 	struct rte_ring *ring;   /* RX: the packets' first mbufs */
 	struct rte_ring *cq;     /* their completion entries, in the same order */
 	struct rte_ring *posted; /* buffers handed out, for the NIC to fill */
