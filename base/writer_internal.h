@@ -68,6 +68,17 @@ struct gcap_wr_fmt {
 	int (*rec_frame)(const struct gcap_writer *w, const struct gcap_rec *rec,
 			 uint64_t ts, uint32_t incl, struct gcap_wr_frame *f);
 	/**
+	 * NULL, or write one record straight at p: its frame around incl
+	 * bytes of data, as rec_frame and the core would place them. The
+	 * core's fast lane (struct gcap_writer.lane): every interface's
+	 * records are GCAP_TS_NS (rec->ts_ns is ns since the epoch) and p
+	 * has GCAP_WR_RHDR_MAX + incl + GCAP_WR_RTRL_MAX bytes of room.
+	 * @return the bytes written; 0 for a record the format refuses
+	 *         (nothing written: the general path says why).
+	 */
+	size_t (*put_live)(const struct gcap_writer *w, const struct gcap_rec *rec,
+			   uint32_t incl, const void *data, uint8_t *p);
+	/**
 	 * @return the length of the whole item at p in the output buffer;
 	 *         *is_rec tells whether it is a record.
 	 */
@@ -127,6 +138,10 @@ struct gcap_writer {
 	uint32_t nrotated;   /* files opened after the first */
 	int wchars;          /* digits of the file number under -W */
 	bool flush_each;
+	/* records go by fmt->put_live: it has one, every interface is
+	 * GCAP_TS_NS and nothing is checked before a record (no -G, -C, -b
+	 * packets:N, -a filesize) */
+	bool lane;
 	bool is_stdout;
 	mode_t file_mode;
 	bool set_owner;
@@ -288,6 +303,19 @@ void gcap_wr_behind_kick(const struct gcap_writer *w);
 /** Stop and join the thread (after the last file's close), give w->buf
  *  back as one plain buffer. No-op without one. */
 void gcap_wr_behind_stop(struct gcap_writer *w);
+
+/** A record of total bytes placed in the buffer: the counts. */
+static inline void
+gcap_wr_took(struct gcap_writer *w, const struct gcap_rec *rec, size_t total)
+{
+	/* isb_usrdeliv and -b packets:N (pcap has no interfaces: port 0) */
+	w->ifs[w->fmt->per_if ? rec->port : 0].nrec++;
+	w->file_recs++;
+	w->len += total;
+	w->buf_recs++;
+	w->nrec++;
+	w->nbytes += total;
+}
 
 /* Fields in the writing host's byte order, as pcap and pcapng allow. */
 static inline void

@@ -126,9 +126,6 @@ gcap_wr_put_rec(struct gcap_writer *w, const struct gcap_rec *rec, const void *d
 	rc = w->fmt->rec_frame(w, rec, gcap_wr_ts(w, rec), incl, &f);
 	if (rc != 0)
 		return rc;
-	/* isb_usrdeliv and -b packets:N (pcap has no interfaces: port 0) */
-	w->ifs[w->fmt->per_if ? rec->port : 0].nrec++;
-	w->file_recs++;
 	total = f.hdr_len + (size_t)incl + f.trl_len;
 	if (w->len + total <= w->cap) {
 		/* the common case: straight into the buffer */
@@ -138,12 +135,13 @@ gcap_wr_put_rec(struct gcap_writer *w, const struct gcap_rec *rec, const void *d
 		memcpy(p + f.hdr_len, data, incl);
 		if (f.trl_len > 0) /* pcapng's padding and options; pcap has none */
 			memcpy(p + f.hdr_len + incl, f.trl, f.trl_len);
-		w->len += total;
-		w->buf_recs++;
-		w->nrec++;
-		w->nbytes += total;
+		gcap_wr_took(w, rec, total);
 		return 0;
 	}
+	/* straight to the file: counted as gcap_wr_took counts, the
+	 * rest by gcap_wr_emit */
+	w->ifs[w->fmt->per_if ? rec->port : 0].nrec++;
+	w->file_recs++;
 	n = 0;
 	iov[n++] = (struct iovec){ f.hdr, f.hdr_len };
 	iov[n++] = (struct iovec){ (void *)(uintptr_t)data, incl };

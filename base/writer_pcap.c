@@ -50,19 +50,41 @@ pcap_put_hdr(const struct gcap_writer *w, uint8_t *p)
 	wr_put32(p + 20, w->ifs[0].linktype | (w->ifs[0].fcs_bits & 0xffff0000u));
 }
 
+/* The record header at p: ts is seconds << 32 | fraction. */
+static void
+pcap_put_rhdr(uint8_t *p, uint64_t ts, uint32_t incl, uint32_t wirelen)
+{
+	wr_put32(p, (uint32_t)(ts >> 32));
+	wr_put32(p + 4, (uint32_t)ts);
+	wr_put32(p + 8, incl);
+	wr_put32(p + 12, wirelen);
+}
+
 static int
 pcap_rec_frame(const struct gcap_writer *w, const struct gcap_rec *rec, uint64_t ts,
 	       uint32_t incl, struct gcap_wr_frame *f)
 {
 	(void)w;
 	/* seconds and fraction, as gcap_wr_ts() made them */
-	wr_put32(f->hdr, (uint32_t)(ts >> 32));
-	wr_put32(f->hdr + 4, (uint32_t)ts);
-	wr_put32(f->hdr + 8, incl);
-	wr_put32(f->hdr + 12, rec->wirelen);
+	pcap_put_rhdr(f->hdr, ts, incl, rec->wirelen);
 	f->hdr_len = PCAP_RHDR_LEN;
 	f->trl_len = 0;
 	return 0;
+}
+
+static size_t
+pcap_put_live(const struct gcap_writer *w, const struct gcap_rec *rec, uint32_t incl,
+	      const void *data, uint8_t *p)
+{
+	/* what gcap_wr_ts() makes of nanoseconds: constant divisors */
+	uint64_t sec = rec->ts_ns / GCAP_WR_NS_PER_SEC;
+	uint32_t frac = (uint32_t)(rec->ts_ns % GCAP_WR_NS_PER_SEC);
+
+	if (w->ifs[0].out_res == 6)
+		frac /= 1000u;
+	pcap_put_rhdr(p, (uint64_t)(uint32_t)sec << 32 | frac, incl, rec->wirelen);
+	memcpy(p + PCAP_RHDR_LEN, data, incl);
+	return PCAP_RHDR_LEN + (size_t)incl;
 }
 
 static size_t
@@ -80,6 +102,7 @@ const struct gcap_wr_fmt gcap_wr_pcap = {
 	.hdr_len = pcap_hdr_len,
 	.put_hdr = pcap_put_hdr,
 	.rec_frame = pcap_rec_frame,
+	.put_live = pcap_put_live,
 	.item_len = pcap_item_len,
 	.put_stats = NULL,
 };

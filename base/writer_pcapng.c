@@ -248,29 +248,32 @@ ng_put_hdr(const struct gcap_writer *w, uint8_t *p)
 		p = ng_put_idb(w, i, p);
 }
 
-static int
-ng_rec_frame(const struct gcap_writer *w, const struct gcap_rec *rec, uint64_t ts,
-	     uint32_t incl, struct gcap_wr_frame *f)
+/* An EPB's bytes before its data, at p: total is the block's length,
+ * ts the time in the interface's units. */
+static void
+ng_epb_head(uint8_t *p, const struct gcap_rec *rec, uint64_t ts, uint32_t incl,
+	    size_t total)
+{
+	wr_put32(p, NG_EPB);
+	wr_put32(p + 4, (uint32_t)total);
+	wr_put32(p + 8, rec->port);
+	wr_put32(p + 12, (uint32_t)(ts >> 32));
+	wr_put32(p + 16, (uint32_t)ts);
+	wr_put32(p + 20, incl);
+	wr_put32(p + 24, rec->wirelen);
+}
+
+/* An EPB's bytes after its data, at p: the data's padding to 4 (zeros),
+ * the options, the length again. @return their length. */
+static size_t
+ng_epb_tail(const struct gcap_writer *w, const struct gcap_rec *rec, uint32_t incl,
+	    size_t total, uint8_t *p)
 {
 	size_t dpad = pad4(incl) - incl;
-	size_t opts = w->epb_rx ? NG_EPB_OPTS_LEN : 0;
-	size_t total = NG_EPB_HDR_LEN + (size_t)incl + dpad + opts + 4;
-	uint8_t *t = f->trl + dpad;
+	uint8_t *t = p + dpad;
 
-	if (total > UINT32_MAX)
-		return -EINVAL;
-	wr_put32(f->hdr, NG_EPB);
-	wr_put32(f->hdr + 4, (uint32_t)total);
-	wr_put32(f->hdr + 8, rec->port);
-	/* ts: in the interface's units (writer_ts.c) */
-	wr_put32(f->hdr + 12, (uint32_t)(ts >> 32));
-	wr_put32(f->hdr + 16, (uint32_t)ts);
-	wr_put32(f->hdr + 20, incl);
-	wr_put32(f->hdr + 24, rec->wirelen);
-	f->hdr_len = NG_EPB_HDR_LEN;
-	/* the data padded to 4 with zeros, the options, the length again */
-	memset(f->trl, 0, dpad);
-	if (opts != 0) {
+	memset(p, 0, dpad);
+	if (w->epb_rx) {
 		uint32_t flags = NG_EPB_INBOUND, queue = rec->queue;
 
 		t = ng_opt(t, NG_EPB_FLAGS, &flags, 4);
@@ -278,8 +281,47 @@ ng_rec_frame(const struct gcap_writer *w, const struct gcap_rec *rec, uint64_t t
 		t = ng_opt(t, NG_OPT_END, NULL, 0);
 	}
 	wr_put32(t, (uint32_t)total);
-	f->trl_len = dpad + opts + 4;
+	return (size_t)(t + 4 - p);
+}
+
+static size_t
+ng_epb_len(const struct gcap_writer *w, uint32_t incl)
+{
+	return NG_EPB_HDR_LEN + pad4(incl) + (w->epb_rx ? NG_EPB_OPTS_LEN : 0) + 4;
+}
+
+static int
+ng_rec_frame(const struct gcap_writer *w, const struct gcap_rec *rec, uint64_t ts,
+	     uint32_t incl, struct gcap_wr_frame *f)
+{
+	size_t total = ng_epb_len(w, incl);
+
+	if (total > UINT32_MAX)
+		return -EINVAL;
+	/* ts: in the interface's units (writer_ts.c) */
+	ng_epb_head(f->hdr, rec, ts, incl, total);
+	f->hdr_len = NG_EPB_HDR_LEN;
+	f->trl_len = ng_epb_tail(w, rec, incl, total, f->trl);
 	return 0;
+}
+
+static size_t
+ng_put_live(const struct gcap_writer *w, const struct gcap_rec *rec, uint32_t incl,
+	    const void *data, uint8_t *p)
+{
+	/* the core checks a bad port on its general path */
+	size_t total = ng_epb_len(w, incl);
+
+	if (rec->port >= w->nifs)
+		return 0;
+	/* nanoseconds, or microseconds (if_tsresol 6): what gcap_wr_ts()
+	 * makes of a live port's time */
+	ng_epb_head(p, rec,
+		    w->ifs[rec->port].out_res == 6 ? rec->ts_ns / 1000u : rec->ts_ns,
+		    incl, total);
+	memcpy(p + NG_EPB_HDR_LEN, data, incl);
+	ng_epb_tail(w, rec, incl, total, p + NG_EPB_HDR_LEN + incl);
+	return total;
 }
 
 static size_t
@@ -330,6 +372,7 @@ const struct gcap_wr_fmt gcap_wr_pcapng = {
 	.hdr_len = ng_hdr_len,
 	.put_hdr = ng_put_hdr,
 	.rec_frame = ng_rec_frame,
+	.put_live = ng_put_live,
 	.item_len = ng_item_len,
 	.put_stats = ng_put_isbs,
 };

@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Writer suite, the way out: the header on disk at open, flushing and
- * -U, records larger than the buffer, export buffers (bits of the
- * outmask, corrupt buffers) and stdout.
+ * -U, records larger than the buffer, the fast lane against the general
+ * path, export buffers (bits of the outmask, corrupt buffers) and stdout.
  */
 #include <check.h>
 #include <errno.h>
 #include <pcap/pcap.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -293,6 +294,90 @@ START_TEST(test_stdout_no_rotation)
 }
 END_TEST
 
+/* ==== the fast lane ==== */
+
+static uint8_t *
+slurp(const char *path, long long *len)
+{
+	FILE *f = fopen(path, "rb");
+	uint8_t *b;
+
+	ck_assert_ptr_nonnull(f);
+	*len = wt_fsize(path);
+	b = malloc((size_t)*len + 1);
+	ck_assert_ptr_nonnull(b);
+	ck_assert_uint_eq(fread(b, 1, (size_t)*len, f), (size_t)*len);
+	fclose(f);
+	return b;
+}
+
+/* A live port's records take the writer's fast lane where nothing is
+ * checked before a record; -a filesize (never reached here) sends the
+ * same records down the general path. The files must be the same bytes,
+ * in each format and resolution, cut to a snap length, with pcapng's
+ * per-record options and several interfaces, across many buffers. */
+START_TEST(test_fast_lane_same_bytes)
+{
+	static const struct {
+		const char *name;
+		bool micro, epb_rx;
+		unsigned nifs;
+		uint32_t snaplen;
+	} cases[] = {
+		{ "l.pcap", false, false, 1, 65535 },
+		{ "l.pcap", true, false, 1, 200 },
+		{ "l.pcapng", false, true, 3, 65535 },
+		{ "l.pcapng", true, false, 3, 200 },
+		{ "l.pcapng", false, false, 1, 61 },
+	};
+	struct wt_rec r;
+
+	for (unsigned k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		uint64_t recs[2], bytes[2];
+		uint8_t *b[2];
+		long long len[2];
+
+		for (unsigned g = 0; g < 2; g++) {
+			const char *p = wt_path(g == 0 ? "lane" : "general");
+			struct gcap_writer_conf c = wt_conf1(p);
+			struct gcap_writer *w;
+
+			c.fmt = strstr(cases[k].name, "pcapng") ? GCAP_FMT_PCAPNG :
+								  GCAP_FMT_PCAP;
+			c.ts_micro = cases[k].micro;
+			c.epb_rx = cases[k].epb_rx;
+			c.nifs = cases[k].nifs;
+			c.ifs = cases[k].nifs == 3 ? wt_eth3 : wt_eth1;
+			c.snaplen = cases[k].snaplen;
+			c.stop_bytes = g == 0 ? 0 : UINT64_C(1) << 50;
+			w = wt_open(&c);
+			/* more than a buffer holds: records meet its end */
+			for (unsigned i = 0; i < 4000; i++) {
+				wt_mkrec(&r, i, wt_vlen(i), cases[k].nifs);
+				r.h.queue = (uint16_t)(i % 4);
+				ck_assert_int_eq(gcap_writer_write(w, &r.h, r.data), 0);
+			}
+			if (cases[k].nifs == 3) { /* no such interface: refused */
+				r.h.port = 3;
+				ck_assert_int_eq(gcap_writer_write(w, &r.h, r.data),
+						 -EINVAL);
+			}
+			gcap_writer_counts(w, &recs[g], &bytes[g]);
+			wt_close(w, NULL);
+			b[g] = slurp(p, &len[g]);
+		}
+		ck_assert_uint_eq(recs[0], 4000);
+		ck_assert_uint_eq(recs[0], recs[1]);
+		ck_assert_uint_eq(bytes[0], bytes[1]);
+		ck_assert_int_eq(len[0], len[1]);
+		ck_assert_msg(memcmp(b[0], b[1], (size_t)len[0]) == 0,
+			      "case %u: the fast lane wrote other bytes", k);
+		free(b[0]);
+		free(b[1]);
+	}
+}
+END_TEST
+
 TCase *
 wt_tcase_durability(void)
 {
@@ -300,6 +385,7 @@ wt_tcase_durability(void)
 
 	tcase_add_test(tc, test_header_on_open_and_flush);
 	tcase_add_test(tc, test_large_records);
+	tcase_add_test(tc, test_fast_lane_same_bytes);
 	return tc;
 }
 
