@@ -231,9 +231,18 @@ nic_feeder(void *arg)
 		bool work = false, inflight = false;
 
 		for (unsigned i = f->first; i < nic->nq; i += f->step) {
-			work |= nic_complete(nic, &nic->q[i]);
-			work |= nic_launch(nic, &nic->q[i]);
-			inflight |= nic->q[i].head != nic->q[i].tail;
+			struct nic_queue *q = &nic->q[i];
+			bool done = nic_complete(nic, q), launched = nic_launch(nic, q);
+			bool stalled = !launched && q->head == q->tail;
+
+			work |= done || launched;
+			inflight |= q->head != q->tail;
+			/* stored when it changes: the line is not written
+			 * on every turn */
+			if (stalled !=
+			    atomic_load_explicit(&q->stalled, memory_order_relaxed))
+				atomic_store_explicit(&q->stalled, stalled,
+						      memory_order_release);
 		}
 		/* a launch in flight: its completion is polled for, as a
 		 * driver polls its completion queue; nothing to do: pause,
@@ -254,28 +263,29 @@ nic_feeder(void *arg)
 	return NULL;
 }
 
-/* prefill=1: wait (at most 10 s) until every queue's ring holds all its
- * packets or is nearly full, so that a capture whose kernel launches
- * serialise (compute-sanitizer) finds them there before its persistent
- * kernel starts. */
+/* prefill=1: wait (at most 10 s) until the NIC has filled every queue
+ * as far as it can before the capture takes anything (each one stalled:
+ * its packets delivered, its RX ring full, or the buffers handed out
+ * used, which chained packets use faster than the ring's slots), so that
+ * a capture whose kernel launches serialise (compute-sanitizer) finds
+ * them there before its persistent kernel starts. */
 static void
 nic_prefill(struct gcap_gpunic *nic)
 {
-	for (unsigned i = 0; i < 500000; i++) {
+	/* by the clock: a sleep of 20 us can take several times that */
+	for (uint64_t end = mono_ns() + 10000000000u; mono_ns() < end;) {
 		struct timespec ts = { 0, 20000 };
 		bool all = true;
 
-		for (unsigned k = 0; k < nic->nq; k++) {
-			struct nic_queue *q = &nic->q[k];
-			unsigned n = rte_ring_count(q->ring);
-
-			if (n < q->nlist && n + NIC_BATCH < NIC_RING)
-				all = false;
-		}
+		for (unsigned k = 0; k < nic->nq; k++)
+			all = all && atomic_load_explicit(&nic->q[k].stalled,
+							  memory_order_acquire);
 		if (all)
 			return;
 		nanosleep(&ts, NULL);
 	}
+	GPU_LOG(WARNING, "%s: prefill=1: the RX rings were not filled in 10 s\n",
+		nic->name);
 }
 
 /* The CPUs the feeding threads may use: those the process was allowed at
@@ -345,10 +355,12 @@ gcap_gpunic_start(struct gcap_gpunic *nic, char *errbuf)
 		n = nic->nq;
 	if (n > sizeof(nic->th) / sizeof(nic->th[0]))
 		n = sizeof(nic->th) / sizeof(nic->th[0]);
-	for (unsigned q = 0; q < nic->nq; q++)
+	for (unsigned q = 0; q < nic->nq; q++) {
 		if (nic->q[q].mp == NULL)
 			return gcap_err(errbuf, EINVAL, "%s: queue %u has no pool",
 					nic->name, q);
+		atomic_store(&nic->q[q].stalled, false); /* a restart's */
+	}
 	/* the buffers handed out and the driver on the lcores, before the
 	 * NIC runs */
 	int rc = gcap_gpunic_driver_start(nic, errbuf);

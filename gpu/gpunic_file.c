@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The emulated GPUDirect NIC's input, no CUDA here: its arguments
- * (rx_pcap=, loop=, gpu=, feeders=, prefill=, agent=) and the captures read into one buffer
- * with each packet's time, lengths and flow hash, the "wire" that
- * gpunic.c stages in VRAM.
+ * (rx_pcap=, loop=, gpu=, feeders=, prefill=, agent=) and the captures
+ * read into one buffer with each packet's time, lengths and flow hash,
+ * the "wire" that gpunic.c stages in VRAM.
  */
 #include <errno.h>
 #include <limits.h>

@@ -105,6 +105,10 @@ struct nic_queue {
 	 * buffers handed out, for room in the RX ring, for a free slot */
 	uint64_t launches, busy_ns, nombuf, ring_full, slots_full;
 	uint64_t t_launch[NIC_SLOTS];
+	/* nothing in flight and the last try launched nothing (the files
+	 * delivered, the RX ring full or the buffers handed out used):
+	 * until the driver takes packets, the NIC can do no more (prefill) */
+	_Atomic bool stalled;
 	/* the driver's side, written by the RX lcore at every poll
 	 * (gpunic_driver.c), on a line of its own: buffers it owes the NIC
 	 * (the pool had none), allocations that failed; and buffers the NIC
