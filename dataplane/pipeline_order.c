@@ -78,15 +78,20 @@ replay(struct pl_order *o, unsigned w, order_key k)
 {
 	const order_key *key = o->key;
 	unsigned *tree = o->tree, cur = w;
+	order_key ck = k; /* cur's key, in registers */
 
 	o->key[w] = k;
 	for (unsigned n = (o->m + w) >> 1; n > 0; n >>= 1) {
+		/* these loads do not wait for the level below's outcome */
 		const unsigned l = tree[n];
+		const order_key lk = key[l];
+		const bool lt = lk < ck;
 		/* all ones where the loser kept here wins now */
-		const unsigned swap = (l ^ cur) & -(unsigned)(key[l] < key[cur]);
+		const unsigned swap = (l ^ cur) & -(unsigned)lt;
 
 		tree[n] = l ^ swap;
 		cur ^= swap;
+		ck ^= (ck ^ lk) & -(order_key)lt;
 	}
 	o->win = cur;
 }
