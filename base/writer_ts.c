@@ -67,28 +67,43 @@ split(unsigned form, unsigned tsresol, int64_t tsoffset, uint64_t ts, unsigned r
 }
 
 /* The resolution f's records hold as they are (pcapng: its own units;
- * pcap: 6 for a microsecond pcap input, else 9). */
+ * pcap: 6 for a microsecond pcap input or a pcapng input of microseconds
+ * or coarser, which microseconds hold as tcpdump -w writes them; else
+ * 9). */
 static unsigned
 own_res(const struct gcap_writer *w, const struct gcap_wr_if *f)
 {
 	if (w->fmt->ts_units && f->ts_form == GCAP_TS_UNITS)
 		return f->tsresol;
-	return f->ts_form == GCAP_TS_PCAP_US ? 6 : 9;
+	if (f->ts_form == GCAP_TS_PCAP_US ||
+	    (f->ts_form == GCAP_TS_UNITS && f->tsresol <= 6))
+		return 6;
+	return 9;
+}
+
+/* The resolution f's records are to be written in: a live port's, or
+ * every record with ts_override, as ts_micro says; else their own. */
+static unsigned
+want_res(const struct gcap_writer *w, const struct gcap_wr_if *f)
+{
+	if (f->ts_form == GCAP_TS_NS || w->ts_override)
+		return w->ts_micro ? 6 : 9;
+	return own_res(w, f);
 }
 
 void
 gcap_wr_ts_setup(struct gcap_writer *w)
 {
-	for (unsigned i = 0; i < w->nifs; i++) {
-		struct gcap_wr_if *f = &w->ifs[i];
-		/* pcap: one resolution, interface 0's */
-		const struct gcap_wr_if *r = w->fmt->ts_units ? f : &w->ifs[0];
+	/* pcap: one resolution for the file, the finest its interfaces'
+	 * records need (nothing is cut that the inputs held) */
+	unsigned file_res = 6;
 
-		if (r->ts_form == GCAP_TS_NS || w->ts_override)
-			f->out_res = w->ts_micro ? 6 : 9;
-		else
-			f->out_res = (uint8_t)own_res(w, r);
-	}
+	for (unsigned i = 0; i < w->nifs; i++)
+		if (want_res(w, &w->ifs[i]) > file_res)
+			file_res = want_res(w, &w->ifs[i]);
+	for (unsigned i = 0; i < w->nifs; i++)
+		w->ifs[i].out_res =
+			(uint8_t)(w->fmt->ts_units ? want_res(w, &w->ifs[i]) : file_res);
 }
 
 uint64_t
@@ -111,6 +126,17 @@ gcap_wr_ts(const struct gcap_writer *w, const struct gcap_rec *rec)
 		 * count scaled, if_tsoffset kept in the IDB */
 		split(f->ts_form, f->tsresol, 0, rec->ts_ns, f->out_res, &sec, &frac);
 		return (uint64_t)sec * pow10_[f->out_res] + frac;
+	}
+	if (f->ts_form == GCAP_TS_PCAP_US || f->ts_form == GCAP_TS_PCAP_NS) {
+		/* pcap into pcap of another resolution, as libpcap scales a
+		 * savefile's fields: the seconds kept, the fraction read as a
+		 * signed 32-bit count and scaled toward zero, so that a damaged
+		 * one is written as tcpdump writes it */
+		int64_t fr = (int32_t)(uint32_t)rec->ts_ns;
+		unsigned in = f->ts_form == GCAP_TS_PCAP_US ? 6 : 9;
+
+		fr = in == f->out_res ? fr : in < f->out_res ? fr * 1000 : fr / 1000;
+		return (rec->ts_ns & ~(uint64_t)UINT32_MAX) | (uint32_t)fr;
 	}
 	split(f->ts_form, f->tsresol, f->tsoffset, rec->ts_ns, w->ifs[0].out_res, &sec,
 	      &frac);

@@ -377,6 +377,14 @@ capture_files(struct app *a, struct inputs *in)
 		app_err("out of memory");
 		goto fail;
 	}
+	/* libpcap's snapshot length of each input, which its records
+	 * never pass and tcpdump -w writes in the header */
+	for (unsigned i = 0; !o->snaplen_given && i < in->n; i++) {
+		int s = pcap_snapshot(gcap_capfile_pcap(in->cf[i]));
+
+		if (s > 0 && (uint32_t)s > a->out_snaplen)
+			a->out_snaplen = (uint32_t)s;
+	}
 	r = app_privs_lookup(o->user, &a->creds) < 0 || app_create_exec(a, &ec) < 0 ||
 	    app_open_writers(a, wif, nifs) < 0 || app_create_pipeline(a) < 0 ||
 	    app_privs_drop(&a->creds, o->quiet) < 0;

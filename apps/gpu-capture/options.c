@@ -413,6 +413,7 @@ parse_args(struct app_opts *o, struct app_config *cfg, const struct app_config_a
 			PARSE_U("-s", optarg, 0, 262144, o->snaplen);
 			if (o->snaplen == 0)
 				o->snaplen = 262144;
+			o->snaplen_given = true;
 			break;
 		case 'c': PARSE_U("-c", optarg, 1, UINT64_MAX, o->count); break;
 		case 'C':

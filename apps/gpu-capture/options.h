@@ -39,6 +39,7 @@ struct app_opts {
 	unsigned nouts;
 	enum gcap_fmt fmt;         /* -F */
 	uint32_t snaplen;          /* -s */
+	bool snaplen_given;        /* -s was given */
 	uint64_t count;            /* -c */
 	uint64_t rotate_bytes;     /* -C, in bytes */
 	uint32_t rotate_secs;      /* -G */

@@ -321,7 +321,7 @@ app_open_writers(struct app *a, const struct gcap_writer_if *ifs, unsigned nifs)
 		struct gcap_writer_conf wc = {
 			.path = o->outs[i].path,
 			.fmt = o->fmt,
-			.snaplen = o->snaplen,
+			.snaplen = a->out_snaplen != 0 ? a->out_snaplen : o->snaplen,
 			.nifs = nifs,
 			.ifs = ifs,
 			.rotate_bytes = o->rotate_bytes,

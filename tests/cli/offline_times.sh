@@ -5,10 +5,12 @@
 # were (fractions of 2^31 and more, seconds near 2^32; microsecond inputs
 # stay microsecond), a pcapng input's times past the year 2554 (where
 # nanoseconds since the epoch no longer fit in 64 bits) converted as
-# libpcap converts them into a pcap output, and written unchanged, with
-# their resolution and offset, into a pcapng output; unless
-# --time-stamp-precision (or --nano) is given: then in that precision;
-# and with the writer far behind the reader.
+# libpcap converts them into a pcap output (a microsecond pcapng into a
+# microsecond file), and written unchanged, with their resolution and
+# offset, into a pcapng output; unless --time-stamp-precision (or --nano)
+# is given: then in that precision, cut as libpcap cuts them; the input's
+# snapshot length in the header (tcpdump's file, byte for byte); and with
+# the writer far behind the reader.
 . "$(dirname "$0")/lib.sh"
 need tcpdump
 need python3
@@ -23,8 +25,8 @@ PCAP_TIMES = [(1700000000, 0), (1700000000, 999999), (1700000000, 0x80000001),
 PLAIN_TIMES = [(1700000000, 0), (1700000000, 999999), (1700000001, 123456)]
 
 
-def pcap(path, magic):
-    out = [struct.pack('<IHHiIII', magic, 2, 4, 0, 0, 262144, 1)]
+def pcap(path, magic, snap=262144):
+    out = [struct.pack('<IHHiIII', magic, 2, 4, 0, 0, snap, 1)]
     for s, f in PCAP_TIMES:
         out.append(struct.pack('<IIII', s, f, len(FRAME), len(FRAME)) + FRAME)
     open(path, 'wb').write(b''.join(out))
@@ -115,6 +117,12 @@ elif cmd == 'many':  # 400,000 empty records, each of its own time
     PCAP_TIMES = [(1600000000 + i, (i * 7919) % 1000000) for i in range(400000)]
     FRAME = b''
     pcap(sys.argv[2], 0xa1b2c3d4)
+elif cmd == 'snap-us':  # plain times, a snapshot length of 9000
+    PCAP_TIMES = PLAIN_TIMES
+    pcap(sys.argv[2], 0xa1b2c3d4, 9000)
+elif cmd == 'ng-us':  # one interface of microseconds (the default)
+    NG_IFS = [(6, 0, [(s * 10**6 + f) for s, f in PLAIN_TIMES])]
+    pcapng(sys.argv[2])
 elif cmd == 'plain-us-as-ng9':
     print(' '.join('9/0:%d' % (s * 10**9 + f * 1000) for s, f in PLAIN_TIMES))
 PY
@@ -144,6 +152,24 @@ gc -r "$T/in.pcapng" -w "$T/ng-out.pcap" || fail "pcapng: $(cat "$T/gc.err")"
 gc -r "$T/in.pcapng" -w "$T/ng-out.pcapng" || fail "pcapng: $(cat "$T/gc.err")"
 [ "$(python3 "$py" ngfields "$T/ng-out.pcapng")" = "$(python3 "$py" ngfields "$T/in.pcapng")" ] ||
 	fail "pcapng -> pcapng: $(python3 "$py" ngfields "$T/ng-out.pcapng") against $(python3 "$py" ngfields "$T/in.pcapng")"
+# without -s the output is tcpdump's file, byte for byte: the input's
+# snapshot length in the header
+python3 "$py" snap-us "$T/snap.pcap"
+tdump "$T/snap.pcap" "$T/snap-ref.pcap" || fail "tcpdump cannot read the 9000-byte snapshot input"
+gc -r "$T/snap.pcap" -w "$T/snap-out.pcap" || fail "snap: $(cat "$T/gc.err")"
+cmp -s "$T/snap-out.pcap" "$T/snap-ref.pcap" || fail "snap: not tcpdump's file: $(cmp "$T/snap-out.pcap" "$T/snap-ref.pcap")"
+# a pcapng of microseconds into pcap: a microsecond file, tcpdump's
+python3 "$py" ng-us "$T/ngus.pcapng"
+tdump "$T/ngus.pcapng" "$T/ngus-ref.pcap" || fail "tcpdump cannot read the microsecond pcapng"
+gc -r "$T/ngus.pcapng" -w "$T/ngus-out.pcap" || fail "ng-us: $(cat "$T/gc.err")"
+cmp -s "$T/ngus-out.pcap" "$T/ngus-ref.pcap" ||
+	fail "ng-us: $(python3 "$py" fields "$T/ngus-out.pcap") against tcpdump's $(python3 "$py" fields "$T/ngus-ref.pcap")"
+# nanosecond fields cut to microseconds as libpcap cuts them: a damaged
+# fraction of a second or more is scaled, not carried into the seconds
+gc -r "$T/ns.pcap" -w "$T/ns-us.pcap" --time-stamp-precision micro || fail "ns micro: $(cat "$T/gc.err")"
+tdump "$T/ns.pcap" "$T/ns-us-ref.pcap" || fail "tcpdump cannot read the nanosecond input"
+[ "$(python3 "$py" fields "$T/ns-us.pcap")" = "$(python3 "$py" fields "$T/ns-us-ref.pcap")" ] ||
+	fail "ns micro: $(python3 "$py" fields "$T/ns-us.pcap") against tcpdump's $(python3 "$py" fields "$T/ns-us-ref.pcap")"
 # --time-stamp-precision given with -r: every record in that precision,
 # as tcpdump -r converts them, whatever the input's own
 python3 "$py" plain-us "$T/pu.pcap"
