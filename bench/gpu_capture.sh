@@ -32,7 +32,10 @@
 # env: GPU_CAPTURE (binary), RX_FLOOR (binary), MIX_PCAP, OUT_DIR (results),
 #      SECS (per run), QUEUES ("1 2 4 8"),
 #      BACKENDS ("floor cpu gpu-host gpu-copy"; gpu-gpu: --mem gpu, and
-#      floor-gpu: rx_floor --mem gpu, on gpunic sources), SOURCES, GPUNIC_ARGS (",feeders=N" ...),
+#      floor-gpu: rx_floor --mem gpu, on gpunic sources; floor-nic and
+#      floor-gpu-nic: the same with the NIC's default feeding threads,
+#      those the capture rows get, instead of one a queue), SOURCES,
+#      GPUNIC_ARGS (",feeders=N" ...),
 #      GPU_BLOCKS (--gpu-blocks for the gpu backends), NFILTERS (1),
 #      BATCH (--batch, default the program's), RX_BURST (--rx-burst of
 #      gpu-capture and --burst of rx_floor; default each one's), HALF (0:
@@ -112,14 +115,16 @@ run_one() { # src q backend extra... -> json path (or empty)
 	local src=$1 q=$2 be=$3
 	shift 3
 	local j=$tmp/$src-$q-$be-$RANDOM.json
-	if [ "$be" = floor ] || [ "$be" = floor-gpu ]; then
-		local fm=()
-		[ "$be" = floor-gpu ] && fm=(--mem gpu)
-		# shellcheck disable=SC2046
+	if [ "${be#floor}" != "$be" ]; then
+		local fm=() fd=",feeders=$q"
+		case $be in floor-gpu*) fm=(--mem gpu) ;; esac
 		# the emulated NIC's floor: one feeding thread a queue (the
 		# most it delivers, where gpu-capture's default may give
-		# fewer), whatever GPUNIC_ARGS says
-		timeout $((SECS + 60)) "$F" -t "$SECS" $(ports_for "$src" "$q" ",feeders=$q") \
+		# fewer), whatever GPUNIC_ARGS says; *-nic: the NIC's default,
+		# as the capture rows have it
+		case $be in *-nic) fd= ;; esac
+		# shellcheck disable=SC2046
+		timeout $((SECS + 60)) "$F" -t "$SECS" $(ports_for "$src" "$q" "$fd") \
 			"${fm[@]}" ${RX_BURST:+--burst $RX_BURST} --json "$j" >"$tmp/log" 2>&1
 		local rc=$?
 		if [ $rc -ne 0 ] || [ ! -s "$j" ]; then
@@ -167,10 +172,14 @@ for src in $SOURCES; do
 			j=$(run_one "$src" "$q" "$be" --backpressure) || continue
 			mpps=$(field "$j" "d['rx_mpps']")
 			gbps=$(field "$j" "d['rx_gbps']")
-			if [ "$be" = floor ] || [ "$be" = floor-gpu ]; then
+			if [ "${be#floor}" != "$be" ]; then
 				# receive and give back: no filter, no pipeline, no latency
-				lbl="floor (rx_floor)"
-				[ "$be" = floor-gpu ] && lbl="floor, --mem gpu (rx_floor)"
+				case $be in
+				floor) lbl="floor (rx_floor)" ;;
+				floor-gpu) lbl="floor, --mem gpu (rx_floor)" ;;
+				floor-nic) lbl="floor, the NIC's default feeders (rx_floor)" ;;
+				floor-gpu-nic) lbl="floor, --mem gpu, the NIC's default feeders (rx_floor)" ;;
+				esac
 				echo "| $src | $q | $lbl | $mpps | $gbps | - | - | $q | - | - | - | - | - | - |" >>"$md"
 				python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d.update(source=sys.argv[2], lcores=int(sys.argv[3]), config=sys.argv[5], commit=sys.argv[4]); print(json.dumps(d))" \
 					"$j" "$src" "$q" "$commit" "$be" >>"$jsonl"

@@ -3,7 +3,9 @@
 # the same lcores: the NIC's own floor (bench/rx_floor: receive, the
 # driver's work on the RX lcore included, and free),
 # with the cpu backend's host pools and with --mem gpu's VRAM pools (whose
-# rooms hold any frame whole), the cpu backend, the gpu backend with --mem host and with --mem gpu
+# rooms hold any frame whole), each with one feeding thread a queue (the
+# most the NIC delivers), and --mem gpu's again with the NIC's default
+# feeding threads (those the capture rows get), the cpu backend, the gpu backend with --mem host and with --mem gpu
 # (data rooms in VRAM); 1 and 8 RX lcores; 64-byte frames (gpunic64) and
 # the mixed sizes of mix-en10mb.pcap (gpunic); one filter, then 64
 # (8 lcores); lossless rate and p99 RX-to-verdict at half that rate
@@ -107,7 +109,7 @@ if [ "${ONLY:-}" = diag ]; then
 	diag | tee "$md"
 	exit 0
 fi
-SOURCES="gpunic64 gpunic" QUEUES="$Q" BACKENDS="floor floor-gpu cpu gpu-host gpu-gpu" \
+SOURCES="gpunic64 gpunic" QUEUES="$Q" BACKENDS="floor floor-gpu floor-gpu-nic cpu gpu-host gpu-gpu" \
 	OUT_DIR=$OUT/one bash "$here/gpu_capture.sh" >/dev/null
 { echo "## one filter"; cat "$OUT/one/gpu-capture-bench.md"; echo; } >>"$md"
 SOURCES="gpunic64 gpunic" QUEUES=8 BACKENDS="cpu gpu-host gpu-gpu" NFILTERS=64 HALF=0 \
