@@ -130,6 +130,7 @@ struct gcap_writer {
 	const struct gcap_wr_fmt *fmt;
 	size_t hdr_len; /* fmt->hdr_len(), the same for every file */
 	uint32_t snaplen;
+	uint32_t hdr_snaplen; /* what the headers say (conf's, else snaplen) */
 	uint64_t rotate_bytes;
 	uint64_t rotate_ns;
 	uint32_t max_files;

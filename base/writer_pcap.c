@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The pcap format for the writer: the file header (nanosecond magic, or
- * microsecond: ts_micro, or a microsecond pcap input's records, see
- * writer_ts.c) and the 16-byte record header. pcap has one link type per
+ * microsecond: ts_micro, or inputs of microseconds, see writer_ts.c) and the 16-byte record header. pcap has one link type per
  * file and no interface ids, so it refuses interfaces of different link
  * types and ignores rec->port.
  */
@@ -39,13 +38,14 @@ pcap_hdr_len(const struct gcap_writer *w)
 static void
 pcap_put_hdr(const struct gcap_writer *w, uint8_t *p)
 {
-	/* the resolution of interface 0's records (writer_ts.c) */
+	/* the file's one resolution, the finest its interfaces need
+	 * (writer_ts.c) */
 	wr_put32(p, w->ifs[0].out_res == 6 ? PCAP_MAGIC_US : PCAP_MAGIC_NS);
 	wr_put16(p + 4, 2);
 	wr_put16(p + 6, 4);
 	wr_put32(p + 8, 0);  /* thiszone */
 	wr_put32(p + 12, 0); /* sigfigs */
-	wr_put32(p + 16, w->snaplen);
+	wr_put32(p + 16, w->hdr_snaplen);
 	/* the link-type field as the input had it, FCS bits included */
 	wr_put32(p + 20, w->ifs[0].linktype | (w->ifs[0].fcs_bits & 0xffff0000u));
 }

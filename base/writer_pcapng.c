@@ -233,7 +233,7 @@ ng_put_idb(const struct gcap_writer *w, unsigned i, uint8_t *p)
 	wr_put32(p + 4, (uint32_t)len);
 	wr_put16(p + 8, w->ifs[i].linktype);
 	wr_put16(p + 10, 0);
-	wr_put32(p + 12, w->snaplen);
+	wr_put32(p + 12, w->hdr_snaplen);
 	p += 16;
 	p += ng_idb_opts(w, i, p);
 	wr_put32(p, (uint32_t)len);

@@ -35,8 +35,9 @@ struct app {
 	struct app_opts *o;
 	int linktype;
 	pcap_t *file; /* -r: filters compile on its handle, as tcpdump's do */
-	/* -r without -s: the outputs' snap length is the inputs' (their
-	 * largest), as tcpdump -r -w writes it; 0: -s's */
+	/* -r without -s: the snap length the outputs' headers say, the
+	 * inputs' (the largest), as tcpdump -r -w and mergecap write it;
+	 * 0: -s's */
 	uint32_t out_snaplen;
 	struct bpf_program progs[GCAP_MAX_OUTPUTS];
 	unsigned nprogs;

@@ -377,8 +377,9 @@ capture_files(struct app *a, struct inputs *in)
 		app_err("out of memory");
 		goto fail;
 	}
-	/* libpcap's snapshot length of each input, which its records
-	 * never pass and tcpdump -w writes in the header */
+	/* the headers say the inputs' snapshot length (libpcap's; of
+	 * several merged, the largest, as mergecap writes it), as tcpdump
+	 * -r -w writes it; records are cut at -s's as ever */
 	for (unsigned i = 0; !o->snaplen_given && i < in->n; i++) {
 		int s = pcap_snapshot(gcap_capfile_pcap(in->cf[i]));
 

@@ -321,7 +321,8 @@ app_open_writers(struct app *a, const struct gcap_writer_if *ifs, unsigned nifs)
 		struct gcap_writer_conf wc = {
 			.path = o->outs[i].path,
 			.fmt = o->fmt,
-			.snaplen = a->out_snaplen != 0 ? a->out_snaplen : o->snaplen,
+			.snaplen = o->snaplen,
+			.hdr_snaplen = a->out_snaplen,
 			.nifs = nifs,
 			.ifs = ifs,
 			.rotate_bytes = o->rotate_bytes,

@@ -75,7 +75,7 @@ app_usage(void)
 	       "input's\n"
 	       "                     resolution and time fields as they were)\n"
 	       "  -s SNAPLEN         bytes kept per packet (default and 0: 262144;\n"
-	       "                     -r: the input's snapshot length)\n"
+	       "                     -r: the header says the input's)\n"
 	       "  -c COUNT           stop after COUNT packets are written\n"
 	       "  -C MBYTES          new file once the current one exceeds MBYTES "
 	       "million bytes\n"

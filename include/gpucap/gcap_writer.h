@@ -73,7 +73,8 @@ struct gcap_writer_if {
 	const uint8_t *opts;
 	size_t opts_len;
 	/** how its records' ts_ns reads (enum gcap_ts_form); a pcap output
-	 *  takes interface 0's resolution (microseconds for GCAP_TS_PCAP_US,
+	 *  takes the finest resolution its interfaces need (microseconds
+	 *  for GCAP_TS_PCAP_US and for GCAP_TS_UNITS of tsresol 6 or less,
 	 *  else nanoseconds), a pcapng IDB its own (if_tsresol, if_tsoffset) */
 	uint8_t ts_form;
 	uint8_t tsresol;  /**< GCAP_TS_UNITS: decimal exponent, 0..9 */
@@ -108,7 +109,11 @@ struct gcap_writer_conf {
 	const char *path; /**< file name, "-" for stdout */
 	enum gcap_fmt fmt;
 	uint32_t snaplen; /**< records longer than this are cut (0: 262144) */
-	unsigned nifs;    /**< interfaces (>= 1) */
+	/** the snap length the file header (pcap) and IDBs (pcapng) say,
+	 *  where it is not snaplen (0: snaplen): tcpdump -r -w writes its
+	 *  input's, whatever the records */
+	uint32_t hdr_snaplen;
+	unsigned nifs; /**< interfaces (>= 1) */
 	const struct gcap_writer_if *ifs;
 	/** -C: before a record, a file larger than this many bytes is closed
 	 *  and the next opened: path, path1, path2, ... (0: off) */
