@@ -155,6 +155,7 @@ nic_launch(struct gcap_gpunic *nic, struct nic_queue *q)
 		nic_free_posts(sl->post, nsegs);
 		atomic_fetch_add_explicit(&q->drv.lost, nsegs, memory_order_relaxed);
 		q->seq--;
+		q->failed = true; /* not a stall: the driver hands them out again */
 		return false;
 	}
 	q->cur += n;
@@ -233,7 +234,9 @@ nic_feeder(void *arg)
 		for (unsigned i = f->first; i < nic->nq; i += f->step) {
 			struct nic_queue *q = &nic->q[i];
 			bool done = nic_complete(nic, q), launched = nic_launch(nic, q);
-			bool stalled = !launched && q->head == q->tail;
+			bool stalled = !launched && !q->failed && q->head == q->tail;
+
+			q->failed = false;
 
 			work |= done || launched;
 			inflight |= q->head != q->tail;
@@ -280,8 +283,17 @@ nic_prefill(struct gcap_gpunic *nic)
 		for (unsigned k = 0; k < nic->nq; k++)
 			all = all && atomic_load_explicit(&nic->q[k].stalled,
 							  memory_order_acquire);
-		if (all)
+		if (all) {
+			unsigned n = 0;
+
+			for (unsigned k = 0; k < nic->nq; k++)
+				n += rte_ring_count(nic->q[k].ring);
+			GPU_LOG(INFO,
+				"%s: prefill=1: %u packets in the RX rings, as many as "
+				"the NIC can deliver before they are taken\n",
+				nic->name, n);
 			return;
+		}
 		nanosleep(&ts, NULL);
 	}
 	GPU_LOG(WARNING, "%s: prefill=1: the RX rings were not filled in 10 s\n",

@@ -109,6 +109,7 @@ struct nic_queue {
 	 * delivered, the RX ring full or the buffers handed out used):
 	 * until the driver takes packets, the NIC can do no more (prefill) */
 	_Atomic bool stalled;
+	bool failed; /* the last try's launch failed (the feeder's) */
 	/* the driver's side, written by the RX lcore at every poll
 	 * (gpunic_driver.c), on a line of its own: buffers it owes the NIC
 	 * (the pool had none), allocations that failed; and buffers the NIC
