@@ -128,7 +128,7 @@ run_one() { # src q backend extra... -> json path (or empty)
 			"${fm[@]}" ${RX_BURST:+--burst $RX_BURST} --json "$j" >"$tmp/log" 2>&1
 		local rc=$?
 		if [ $rc -ne 0 ] || [ ! -s "$j" ]; then
-			{ echo "  run failed (rc $rc): $src q=$q floor"; sed 's/^/    /' "$tmp/log"; } |
+			{ echo "  run failed (rc $rc): $src q=$q $be"; sed 's/^/    /' "$tmp/log"; } |
 				tee -a "$OUT/failed-runs.log" >&2
 			return 1
 		fi
