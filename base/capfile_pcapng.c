@@ -61,10 +61,12 @@ idb_add(struct gcap_capfile *cf, const uint8_t *p, size_t len)
 	if (snap == 0 || snap > cf_max_snaplen(cf->linktype))
 		snap = cf_max_snaplen(cf->linktype);
 	/* libpcap refuses interfaces unlike the first (whose link type it
-	 * opened the file with) */
+	 * opened the file with); the first's snapshot length is libpcap's
+	 * own (cf->snapshot), however it read the field (1.10 keeps one
+	 * past the link type's largest, newer ones cut it) */
 	if (cf->nifs == 0)
 		cf->ng_linktype = lt;
-	if (lt != cf->ng_linktype || snap != cf->snapshot)
+	if (lt != cf->ng_linktype || (cf->nifs > 0 && snap != cf->snapshot))
 		return CF_LIBPCAP;
 	ifc = &cf->ifs[cf->nifs];
 	memset(ifc, 0, sizeof(*ifc));
@@ -150,7 +152,10 @@ ng_step(struct gcap_capfile *cf, const uint8_t *p, size_t avail, struct gcap_pkt
 			return CF_LIBPCAP;
 		ifid = cf_get32(p + 8, sw);
 		caplen = cf_get32(p + 20, sw);
-		if (ifid >= cf->nifs || caplen > len - 32 || caplen > cf->snapshot)
+		/* past the snapshot, or past the link type's largest (where
+		 * libpcap's block size limit refuses it): libpcap's to say */
+		if (ifid >= cf->nifs || caplen > len - 32 || caplen > cf->snapshot ||
+		    caplen > cf_max_snaplen(cf->linktype))
 			return CF_LIBPCAP;
 		const struct gcap_cf_if *ifc = &cf->ifs[ifid];
 

@@ -6,7 +6,8 @@
 # stay microsecond), a pcapng input's times past the year 2554 (where
 # nanoseconds since the epoch no longer fit in 64 bits) converted as
 # libpcap converts them into a pcap output (a microsecond pcapng into a
-# microsecond file), and written unchanged, with their resolution and
+# microsecond file, also one whose snapshot length libpcap keeps past
+# the link type's largest), and written unchanged, with their resolution and
 # offset, into a pcapng output; unless --time-stamp-precision (or --nano)
 # is given: then in that precision, cut as libpcap cuts them; the input's
 # snapshot length in the header (tcpdump's file, byte for byte); and with
@@ -46,13 +47,13 @@ NG_IFS = [(6, 0, [32503680000 * 10**6 + 17, 1700000000 * 10**6 + 999999]),
           (3, 0, [1700000000123])]
 
 
-def pcapng(path):
+def pcapng(path, snap=262144):
     out = block(0x0A0D0D0A, struct.pack('<IHHq', 0x1A2B3C4D, 1, 0, -1) + opt(0, b''))
     for r, off, _ in NG_IFS:
         o = opt(9, bytes([r]))
         if off:
             o += opt(14, struct.pack('<q', off))
-        out += block(1, struct.pack('<HHI', 1, 0, 262144) + o + opt(0, b''))
+        out += block(1, struct.pack('<HHI', 1, 0, snap) + o + opt(0, b''))
     for i, (_, _, ts) in enumerate(NG_IFS):
         for t in ts:
             pad = b'\0' * ((-len(FRAME)) % 4)
@@ -120,9 +121,11 @@ elif cmd == 'many':  # 400,000 empty records, each of its own time
 elif cmd == 'snap-us':  # plain times, a snapshot length of 9000
     PCAP_TIMES = PLAIN_TIMES
     pcap(sys.argv[2], 0xa1b2c3d4, 9000)
-elif cmd == 'ng-us':  # one interface of microseconds (the default)
+elif cmd in ('ng-us', 'ng-us-big'):  # one interface of microseconds
     NG_IFS = [(6, 0, [(s * 10**6 + f) for s, f in PLAIN_TIMES])]
-    pcapng(sys.argv[2])
+    # ng-us-big: a snapshot length past Ethernet's largest, which
+    # libpcap 1.10 keeps as it is
+    pcapng(sys.argv[2], 524288 if cmd == 'ng-us-big' else 262144)
 elif cmd == 'plain-us-as-ng9':
     print(' '.join('9/0:%d' % (s * 10**9 + f * 1000) for s, f in PLAIN_TIMES))
 PY
@@ -158,12 +161,15 @@ python3 "$py" snap-us "$T/snap.pcap"
 tdump "$T/snap.pcap" "$T/snap-ref.pcap" || fail "tcpdump cannot read the 9000-byte snapshot input"
 gc -r "$T/snap.pcap" -w "$T/snap-out.pcap" || fail "snap: $(cat "$T/gc.err")"
 cmp -s "$T/snap-out.pcap" "$T/snap-ref.pcap" || fail "snap: not tcpdump's file: $(cmp "$T/snap-out.pcap" "$T/snap-ref.pcap")"
-# a pcapng of microseconds into pcap: a microsecond file, tcpdump's
-python3 "$py" ng-us "$T/ngus.pcapng"
-tdump "$T/ngus.pcapng" "$T/ngus-ref.pcap" || fail "tcpdump cannot read the microsecond pcapng"
-gc -r "$T/ngus.pcapng" -w "$T/ngus-out.pcap" || fail "ng-us: $(cat "$T/gc.err")"
-cmp -s "$T/ngus-out.pcap" "$T/ngus-ref.pcap" ||
-	fail "ng-us: $(python3 "$py" fields "$T/ngus-out.pcap") against tcpdump's $(python3 "$py" fields "$T/ngus-ref.pcap")"
+# a pcapng of microseconds into pcap: a microsecond file, tcpdump's;
+# also where its snapshot length is past the link type's largest
+for c in ng-us ng-us-big; do
+	python3 "$py" $c "$T/$c.pcapng"
+	tdump "$T/$c.pcapng" "$T/$c-ref.pcap" || fail "tcpdump cannot read $c.pcapng"
+	gc -r "$T/$c.pcapng" -w "$T/$c-out.pcap" || fail "$c: $(cat "$T/gc.err")"
+	cmp -s "$T/$c-out.pcap" "$T/$c-ref.pcap" ||
+		fail "$c: $(python3 "$py" fields "$T/$c-out.pcap") against tcpdump's $(python3 "$py" fields "$T/$c-ref.pcap"); $(cmp "$T/$c-out.pcap" "$T/$c-ref.pcap")"
+done
 # several inputs, merged in time order: mergecap's file, the largest
 # snapshot length in the header (times every reader reads alike)
 if command -v mergecap >/dev/null; then
