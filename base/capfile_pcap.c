@@ -64,7 +64,9 @@ pcap_step(struct gcap_capfile *cf, const uint8_t *p, size_t avail, struct gcap_p
 	if (avail < PCAP_RHDR_LEN)
 		return CF_MORE;
 	caplen = cf_get32(p + 8, cf->swapped);
-	if (caplen > cf->snapshot)
+	/* libpcap cuts a record past the snapshot, and refuses one past the
+	 * link type's largest even within it: libpcap's to say */
+	if (caplen > cf->snapshot || caplen > cf_max_snaplen(cf->linktype))
 		return CF_LIBPCAP;
 	*adv = PCAP_RHDR_LEN + (size_t)caplen;
 	if (avail < *adv)
@@ -103,9 +105,9 @@ pcap_plausible(const struct gcap_capfile *cf, const uint8_t *p, size_t avail)
 		uint32_t caplen = cf_get32(p + 8, cf->swapped);
 		uint32_t wirelen = cf_get32(p + 12, cf->swapped);
 
-		if (caplen > cf->snapshot || caplen > wirelen || wirelen == 0 ||
-		    wirelen > PLAUSIBLE_WIRELEN || frac >= frac_max ||
-		    avail - PCAP_RHDR_LEN < caplen)
+		if (caplen > cf->snapshot || caplen > cf_max_snaplen(cf->linktype) ||
+		    caplen > wirelen || wirelen == 0 || wirelen > PLAUSIBLE_WIRELEN ||
+		    frac >= frac_max || avail - PCAP_RHDR_LEN < caplen)
 			return false;
 		p += PCAP_RHDR_LEN + caplen;
 		avail -= PCAP_RHDR_LEN + caplen;

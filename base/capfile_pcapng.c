@@ -58,16 +58,20 @@ idb_add(struct gcap_capfile *cf, const uint8_t *p, size_t len)
 		return CF_LIBPCAP;
 	lt = cf_get16(p + 8, sw);
 	snap = cf_get32(p + 12, sw);
-	if (snap == 0 || snap > cf_max_snaplen(cf->linktype))
-		snap = cf_max_snaplen(cf->linktype);
-	/* libpcap refuses interfaces unlike the first (whose link type it
-	 * opened the file with); the first's snapshot length is libpcap's
-	 * own (cf->snapshot), however it read the field (1.10 keeps one
-	 * past the link type's largest, newer ones cut it) */
-	if (cf->nifs == 0)
+	/* The first interface is the one libpcap opened the file with: its
+	 * snapshot length is libpcap's (cf->snapshot), however libpcap read
+	 * the field. A later one that is not the same, field for field, is
+	 * libpcap's to take or refuse: the versions compare the fields
+	 * differently (1.10 the raw snapshot length, and the link type's
+	 * code against the first's DLT, so that it refuses a second
+	 * interface of a link type whose two numbers differ). */
+	if (cf->nifs == 0) {
 		cf->ng_linktype = lt;
-	if (lt != cf->ng_linktype || (cf->nifs > 0 && snap != cf->snapshot))
+		cf->ng_snaplen = snap;
+	} else if (lt != cf->ng_linktype || snap != cf->ng_snaplen ||
+		   lt != (uint32_t)cf->linktype) {
 		return CF_LIBPCAP;
+	}
 	ifc = &cf->ifs[cf->nifs];
 	memset(ifc, 0, sizeof(*ifc));
 	ifc->linktype = cf->linktype;
@@ -152,10 +156,7 @@ ng_step(struct gcap_capfile *cf, const uint8_t *p, size_t avail, struct gcap_pkt
 			return CF_LIBPCAP;
 		ifid = cf_get32(p + 8, sw);
 		caplen = cf_get32(p + 20, sw);
-		/* past the snapshot, or past the link type's largest (where
-		 * libpcap's block size limit refuses it): libpcap's to say */
-		if (ifid >= cf->nifs || caplen > len - 32 || caplen > cf->snapshot ||
-		    caplen > cf_max_snaplen(cf->linktype))
+		if (ifid >= cf->nifs || caplen > len - 32 || caplen > cf->snapshot)
 			return CF_LIBPCAP;
 		const struct gcap_cf_if *ifc = &cf->ifs[ifid];
 

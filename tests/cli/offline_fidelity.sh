@@ -3,7 +3,8 @@
 # With -r, what the input says of its interfaces reaches the output: a
 # pcap link-type field is written as it was, FCS bits included, as
 # tcpdump -w writes it (every corpus file with such bits); the whole
-# file is tcpdump's, byte for byte (a third of the corpus); a pcapng's
+# file is tcpdump's, byte for byte (a third of the corpus, and inputs
+# libpcap takes or refuses in its own way); a pcapng's
 # interfaces (names, descriptions, speeds, time resolutions and offsets)
 # are the output's, each packet on its own (tshark reads them back).
 . "$(dirname "$0")/lib.sh"
@@ -61,6 +62,43 @@ if [ -d "$CORPUS" ]; then
 	[ $n -ge 250 ] || fail "only $n corpus files compared whole"
 	note "$n corpus files equal to tcpdump's, byte for byte"
 fi
+# inputs libpcap takes or refuses in its own way, each as tcpdump reads
+# it (at nanosecond precision where gpu-capture keeps nanoseconds): a pcap record past Ethernet's largest
+# within the snapshot (refused), a later pcapng interface of another raw
+# snapshot length, or of a link type whose LINKTYPE and DLT numbers
+# differ (refused), and two interfaces of a snapshot past the largest,
+# one of nanoseconds (read, each record on its interface and time)
+python3 - "$T" <<'PY'
+import struct, sys
+d = sys.argv[1]
+F = b'\xff' * 6 + b'\x00\x11\x22\x33\x44\x55\x08\x06' + bytes(range(28))
+o = [struct.pack('<IHHiIII', 0xa1b2c3d4, 2, 4, 0, 0, 524288, 1)]
+for i, f in enumerate([F, F + bytes(300000), F]):
+    o.append(struct.pack('<IIII', 1700000000 + i, 0, len(f), len(f)) + f)
+open(d + '/lp-bigrec.pcap', 'wb').write(b''.join(o))
+def opt(c, v): return struct.pack('<HH', c, len(v)) + v + b'\0' * ((-len(v)) % 4)
+def block(t, b): return struct.pack('<II', t, 12 + len(b)) + b + struct.pack('<I', 12 + len(b))
+def ng(name, idbs):
+    o = block(0x0A0D0D0A, struct.pack('<IHHq', 0x1A2B3C4D, 1, 0, -1) + opt(0, b''))
+    for lt, snap, res in idbs:
+        o += block(1, struct.pack('<HHI', lt, 0, snap) + opt(9, bytes([res])) + opt(0, b''))
+    for i in range(4):
+        res = idbs[i % len(idbs)][2]
+        t = (1700000000 + i) * 10**res + 1234567 % 10**res
+        o += block(6, struct.pack('<IIIII', i % len(idbs), t >> 32, t & 0xffffffff, len(F), len(F))
+                   + F + b'\0' * ((-len(F)) % 4))
+    open(d + '/' + name, 'wb').write(o)
+ng('lp-snap2.pcapng', [(1, 262144, 6), (1, 300000, 6)])
+ng('lp-raw2.pcapng', [(101, 262144, 6), (101, 262144, 6)])
+ng('lp-big2.pcapng', [(1, 524288, 6), (1, 524288, 9)])
+PY
+for c in lp-bigrec.pcap:micro lp-snap2.pcapng:micro lp-raw2.pcapng:micro lp-big2.pcapng:nano; do
+	f=${c%:*}
+	tdump "$T/$f" "$T/ref.pcap" --time-stamp-precision="${c#*:}"; trc=$?
+	gc -r "$T/$f" -w "$T/out.pcap"; grc=$?
+	[ $((trc != 0)) -eq $((grc != 0)) ] || fail "$f: tcpdump exits $trc, gpu-capture $grc"
+	cmp -s "$T/out.pcap" "$T/ref.pcap" || fail "$f: not tcpdump's file: $(cmp "$T/out.pcap" "$T/ref.pcap" 2>&1)"
+done
 # a pcap input's FCS length in a pcapng output: if_fcslen
 python3 - "$DATA/eth-mix.pcap" "$T/fcs.pcap" <<'PY'
 import sys
