@@ -635,6 +635,8 @@ gcap_writer_open(const struct gcap_writer_conf *conf, char *errbuf)
 	w->fmt = fmt;
 	w->snaplen = conf->snaplen != 0 ? conf->snaplen : WR_DEFAULT_SNAPLEN;
 	w->hdr_snaplen = conf->hdr_snaplen != 0 ? conf->hdr_snaplen : w->snaplen;
+	if (w->hdr_snaplen < w->snaplen)
+		w->snaplen = w->hdr_snaplen; /* no record past what the header says */
 	w->rotate_bytes = conf->rotate_bytes;
 	w->rotate_ns = (uint64_t)conf->rotate_secs * GCAP_WR_NS_PER_SEC;
 	w->max_files = conf->max_files;

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The pcap format for the writer: the file header (nanosecond magic, or
- * microsecond: ts_micro, or inputs of microseconds, see writer_ts.c) and the 16-byte record header. pcap has one link type per
- * file and no interface ids, so it refuses interfaces of different link
+ * microsecond: ts_micro, or inputs of microseconds, see writer_ts.c)
+ * and the 16-byte record header. pcap has one link type per file and no
+ * interface ids, so it refuses interfaces of different link
  * types and ignores rec->port.
  */
 #include <errno.h>

@@ -109,11 +109,7 @@ struct gcap_writer_conf {
 	const char *path; /**< file name, "-" for stdout */
 	enum gcap_fmt fmt;
 	uint32_t snaplen; /**< records longer than this are cut (0: 262144) */
-	/** the snap length the file header (pcap) and IDBs (pcapng) say,
-	 *  where it is not snaplen (0: snaplen): tcpdump -r -w writes its
-	 *  input's, whatever the records */
-	uint32_t hdr_snaplen;
-	unsigned nifs; /**< interfaces (>= 1) */
+	unsigned nifs;    /**< interfaces (>= 1) */
 	const struct gcap_writer_if *ifs;
 	/** -C: before a record, a file larger than this many bytes is closed
 	 *  and the next opened: path, path1, path2, ... (0: off) */
@@ -181,6 +177,11 @@ struct gcap_writer_conf {
 	/** NULL, or told the name of each file rotation closed */
 	gcap_writer_closed_fn closed_fn;
 	void *closed_arg;
+	/** the snap length the file header (pcap) and IDBs (pcapng) say,
+	 *  where it is not snaplen (0: snaplen): tcpdump -r -w writes its
+	 *  input's. Records are cut at the smaller of the two, so that none
+	 *  is longer than the header says */
+	uint32_t hdr_snaplen;
 };
 
 struct gcap_writer;

@@ -60,6 +60,44 @@ START_TEST(test_pcap_snaplen)
 }
 END_TEST
 
+/* hdr_snaplen: what the header says (a file's own snapshot, -r); the
+ * records are cut at the smaller of it and snaplen */
+START_TEST(test_pcap_hdr_snaplen)
+{
+	static const struct {
+		uint32_t snaplen, hdr, says, cut;
+	} cases[] = { { 65535, 524288, 524288, 65535 }, { 65535, 100, 100, 100 } };
+
+	for (unsigned k = 0; k < 2; k++) {
+		const char *p = wt_path("hdr.pcap");
+		struct gcap_writer_conf c = wt_conf1(p);
+		struct gcap_writer *w;
+		uint8_t h[24];
+		FILE *f;
+
+		c.snaplen = cases[k].snaplen;
+		c.hdr_snaplen = cases[k].hdr;
+		w = wt_open(&c);
+		wt_write_n(w, 0, 50, 0, 1);
+		wt_close(w, NULL);
+		f = fopen(p, "rb");
+		ck_assert_ptr_nonnull(f);
+		ck_assert_int_eq(fread(h, 1, 24, f), 24);
+		fclose(f);
+		ck_assert_uint_eq(wt_rd32(h + 16), cases[k].says);
+		/* the bytes on disk (libpcap would cut a longer record to the
+		 * header's length as it reads it) */
+		long long want = 24;
+
+		for (unsigned i = 0; i < 50; i++)
+			want += 16 +
+				(wt_vlen(i) < cases[k].cut ? wt_vlen(i) : cases[k].cut);
+		ck_assert_int_eq(wt_fsize(p), want);
+		wt_check_file(p, 0, 50, 0, cases[k].cut, DLT_EN10MB);
+	}
+}
+END_TEST
+
 /* around the snap length: shorter, exactly, one more, much longer */
 START_TEST(test_pcap_snaplen_exact)
 {
@@ -182,6 +220,7 @@ wt_tcase_pcap(void)
 	tcase_add_test(tc, test_pcap_roundtrip);
 	tcase_add_test(tc, test_pcap_snaplen);
 	tcase_add_test(tc, test_pcap_snaplen_exact);
+	tcase_add_test(tc, test_pcap_hdr_snaplen);
 	tcase_add_test(tc, test_pcap_dlt_raw);
 	tcase_add_test(tc, test_pcap_multi_if_same_linktype);
 	tcase_add_test(tc, test_pcap_mixed_linktypes_einval);
