@@ -229,7 +229,6 @@ struct gcap_capfile {
 	FILE *lpf;
 	int linktype;
 	uint32_t ng_linktype; /* pcapng: the first IDB's LINKTYPE_* */
-	uint32_t ng_snaplen;  /* pcapng: the first IDB's snapshot length field */
 	uint32_t snapshot;
 	bool nano;    /* pcap: nanosecond fractions */
 	bool swapped; /* the section's byte order is not the host's */

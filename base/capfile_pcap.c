@@ -105,9 +105,9 @@ pcap_plausible(const struct gcap_capfile *cf, const uint8_t *p, size_t avail)
 		uint32_t caplen = cf_get32(p + 8, cf->swapped);
 		uint32_t wirelen = cf_get32(p + 12, cf->swapped);
 
-		if (caplen > cf->snapshot || caplen > cf_max_snaplen(cf->linktype) ||
-		    caplen > wirelen || wirelen == 0 || wirelen > PLAUSIBLE_WIRELEN ||
-		    frac >= frac_max || avail - PCAP_RHDR_LEN < caplen)
+		if (caplen > cf->snapshot || caplen > wirelen || wirelen == 0 ||
+		    wirelen > PLAUSIBLE_WIRELEN || frac >= frac_max ||
+		    avail - PCAP_RHDR_LEN < caplen)
 			return false;
 		p += PCAP_RHDR_LEN + caplen;
 		avail -= PCAP_RHDR_LEN + caplen;

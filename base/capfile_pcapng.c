@@ -59,19 +59,19 @@ idb_add(struct gcap_capfile *cf, const uint8_t *p, size_t len)
 	lt = cf_get16(p + 8, sw);
 	snap = cf_get32(p + 12, sw);
 	/* The first interface is the one libpcap opened the file with: its
-	 * snapshot length is libpcap's (cf->snapshot), however libpcap read
-	 * the field. A later one that is not the same, field for field, is
-	 * libpcap's to take or refuse: the versions compare the fields
-	 * differently (1.10 the raw snapshot length, and the link type's
-	 * code against the first's DLT, so that it refuses a second
-	 * interface of a link type whose two numbers differ). */
-	if (cf->nifs == 0) {
+	 * snapshot length is libpcap's (cf->snapshot). A later one is
+	 * libpcap's to take or refuse unless it agrees as libpcap 1.10
+	 * checks it: the field adjusted as libpcap adjusts it (0 or past
+	 * INT_MAX: the link type's largest) equal to the snapshot, and the
+	 * link type's code equal to the first's DLT (so that libpcap refuses
+	 * a second interface of a link type whose two numbers differ). */
+	if (snap == 0 || snap > INT32_MAX)
+		snap = cf_max_snaplen(cf->linktype);
+	if (cf->nifs == 0)
 		cf->ng_linktype = lt;
-		cf->ng_snaplen = snap;
-	} else if (lt != cf->ng_linktype || snap != cf->ng_snaplen ||
-		   lt != (uint32_t)cf->linktype) {
+	else if (lt != cf->ng_linktype || lt != (uint32_t)cf->linktype ||
+		 snap != cf->snapshot)
 		return CF_LIBPCAP;
-	}
 	ifc = &cf->ifs[cf->nifs];
 	memset(ifc, 0, sizeof(*ifc));
 	ifc->linktype = cf->linktype;
@@ -164,6 +164,17 @@ ng_step(struct gcap_capfile *cf, const uint8_t *p, size_t avail, struct gcap_pkt
 		*raw = t; /* GCAP_TS_UNITS: the count as it is */
 		d->ts_ns = gcap_cf_ts_ns((int64_t)(t / ifc->units) + ifc->tsoffset,
 					 t % ifc->units * ifc->scale);
+		if (ifid >= cf->nifs_open && (ifc->units != cf->ifs[0].units ||
+					      ifc->tsoffset != cf->ifs[0].tsoffset)) {
+			/* an interface that came after the outputs opened is
+			 * written as interface 0: the count in its units and
+			 * offset, as libpcap's time is put in them (lp_ts) */
+			const struct gcap_cf_if *f0 = &cf->ifs[0];
+			int64_t sec = (int64_t)(t / ifc->units) + ifc->tsoffset;
+
+			*raw = (uint64_t)(sec - f0->tsoffset) * f0->units +
+			       t % ifc->units * ifc->scale / f0->scale;
+		}
 		d->caplen = caplen;
 		d->wirelen = cf_get32(p + 24, sw);
 		d->port = (uint16_t)(ifid < cf->nifs_open ? ifid : 0);

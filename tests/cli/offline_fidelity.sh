@@ -64,10 +64,13 @@ if [ -d "$CORPUS" ]; then
 fi
 # inputs libpcap takes or refuses in its own way, each as tcpdump reads
 # it (at nanosecond precision where gpu-capture keeps nanoseconds): a pcap record past Ethernet's largest
-# within the snapshot (refused), a later pcapng interface of another raw
+# within the snapshot (refused), a later pcapng interface of another
 # snapshot length, or of a link type whose LINKTYPE and DLT numbers
-# differ (refused), and two interfaces of a snapshot past the largest,
-# one of nanoseconds (read, each record on its interface and time)
+# differ (refused), two interfaces of a snapshot past the largest, or of
+# 262144 and 0 (the largest), one of nanoseconds (read, each record on
+# its interface and time), and an interface of nanoseconds that comes
+# after the first packet (its records in the first interface's place
+# and resolution, microseconds: the outputs opened before it came)
 python3 - "$T" <<'PY'
 import struct, sys
 d = sys.argv[1]
@@ -78,22 +81,30 @@ for i, f in enumerate([F, F + bytes(300000), F]):
 open(d + '/lp-bigrec.pcap', 'wb').write(b''.join(o))
 def opt(c, v): return struct.pack('<HH', c, len(v)) + v + b'\0' * ((-len(v)) % 4)
 def block(t, b): return struct.pack('<II', t, 12 + len(b)) + b + struct.pack('<I', 12 + len(b))
-def ng(name, idbs):
+def ng(name, idbs, late=False):
+    # late: the interfaces after the first one come after its first packet
     o = block(0x0A0D0D0A, struct.pack('<IHHq', 0x1A2B3C4D, 1, 0, -1) + opt(0, b''))
-    for lt, snap, res in idbs:
-        o += block(1, struct.pack('<HHI', lt, 0, snap) + opt(9, bytes([res])) + opt(0, b''))
+    idb = [block(1, struct.pack('<HHI', lt, 0, snap) + opt(9, bytes([res])) + opt(0, b''))
+           for lt, snap, res in idbs]
+    o += b''.join(idb[:1] if late else idb)
     for i in range(4):
         res = idbs[i % len(idbs)][2]
         t = (1700000000 + i) * 10**res + 1234567 % 10**res
         o += block(6, struct.pack('<IIIII', i % len(idbs), t >> 32, t & 0xffffffff, len(F), len(F))
                    + F + b'\0' * ((-len(F)) % 4))
+        if late and i == 0:
+            o += b''.join(idb[1:])
     open(d + '/' + name, 'wb').write(o)
 ng('lp-snap2.pcapng', [(1, 262144, 6), (1, 300000, 6)])
 ng('lp-raw2.pcapng', [(101, 262144, 6), (101, 262144, 6)])
 ng('lp-big2.pcapng', [(1, 524288, 6), (1, 524288, 9)])
+ng('lp-snap0.pcapng', [(1, 262144, 6), (1, 0, 9)])
+ng('lp-late.pcapng', [(1, 262144, 6), (1, 262144, 9)], late=True)
 PY
-for c in lp-bigrec.pcap:micro lp-snap2.pcapng:micro lp-raw2.pcapng:micro lp-big2.pcapng:nano; do
+for c in lp-bigrec.pcap:micro lp-snap2.pcapng:micro lp-raw2.pcapng:micro lp-big2.pcapng:nano \
+	lp-snap0.pcapng:nano lp-late.pcapng:micro; do
 	f=${c%:*}
+	rm -f "$T/out.pcap" "$T/ref.pcap"
 	tdump "$T/$f" "$T/ref.pcap" --time-stamp-precision="${c#*:}"; trc=$?
 	gc -r "$T/$f" -w "$T/out.pcap"; grc=$?
 	[ $((trc != 0)) -eq $((grc != 0)) ] || fail "$f: tcpdump exits $trc, gpu-capture $grc"
