@@ -105,9 +105,10 @@ struct nic_queue {
 	 * buffers handed out, for room in the RX ring, for a free slot */
 	uint64_t launches, busy_ns, nombuf, ring_full, slots_full;
 	uint64_t t_launch[NIC_SLOTS];
-	/* nothing in flight and the last try launched nothing (the files
-	 * delivered, the RX ring full or the buffers handed out used):
-	 * until the driver takes packets, the NIC can do no more (prefill) */
+	/* nothing in flight, the last try launched nothing (the files
+	 * delivered, the RX ring full or the buffers handed out used) and
+	 * no launch failed and lost buffers: until the driver takes packets,
+	 * the NIC can do no more (prefill) */
 	_Atomic bool stalled;
 	bool failed; /* the last try's launch failed (the feeder's) */
 	/* the driver's side, written by the RX lcore at every poll
