@@ -771,7 +771,7 @@ END_TEST
  * was. The dev machine's own pauses only add to the counts. The batches
  * held up (the one found as the pause began, at least: 1 in 20) take the
  * total p99 to 100 us and more; the latency of the packets no gap
- * reached leaves them out. */
+ * reached leaves them out, so its p99 is below the total's. */
 START_TEST(test_poll_gaps)
 {
 	static const unsigned us[GCAP_POLL_GAP_BUCKETS] = GCAP_POLL_GAP_US;
@@ -805,7 +805,9 @@ START_TEST(test_poll_gaps)
 	       r.lat_p99_ns / 1000u, r.no_gap_p99_ns / 1000u);
 	ck_assert_uint_ge(r.lat_p99_ns, 100000u);
 	ck_assert_uint_gt(r.no_gap_p99_ns, 0);
-	ck_assert_uint_lt(r.no_gap_p99_ns, 90000u);
+	/* below the whole p99, not below a time: a loaded machine delays
+	 * every packet, and those of the gaps still more */
+	ck_assert_uint_lt(r.no_gap_p99_ns, r.lat_p99_ns);
 }
 END_TEST
 
