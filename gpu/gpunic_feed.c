@@ -155,7 +155,6 @@ nic_launch(struct gcap_gpunic *nic, struct nic_queue *q)
 		nic_free_posts(sl->post, nsegs);
 		atomic_fetch_add_explicit(&q->drv.lost, nsegs, memory_order_relaxed);
 		q->seq--;
-		q->failed = true; /* not a stall: the NIC lost buffers */
 		return false;
 	}
 	q->cur += n;
@@ -234,13 +233,11 @@ nic_feeder(void *arg)
 		for (unsigned i = f->first; i < nic->nq; i += f->step) {
 			struct nic_queue *q = &nic->q[i];
 			bool done = nic_complete(nic, q), launched = nic_launch(nic, q);
-			/* buffers a failed launch gave back are handed out
-			 * again only when the capture polls: not a stall */
-			bool stalled = !launched && !q->failed && q->head == q->tail &&
+			/* buffers a failed launch gave back (lost) are handed
+			 * out again only when the capture polls: not a stall */
+			bool stalled = !launched && q->head == q->tail &&
 				       atomic_load_explicit(&q->drv.lost,
 							    memory_order_relaxed) == 0;
-
-			q->failed = false;
 
 			work |= done || launched;
 			inflight |= q->head != q->tail;

@@ -110,7 +110,6 @@ struct nic_queue {
 	 * no launch failed and lost buffers: until the driver takes packets,
 	 * the NIC can do no more (prefill) */
 	_Atomic bool stalled;
-	bool failed; /* the last try's launch failed (the feeder's) */
 	/* the driver's side, written by the RX lcore at every poll
 	 * (gpunic_driver.c), on a line of its own: buffers it owes the NIC
 	 * (the pool had none), allocations that failed; and buffers the NIC
