@@ -129,25 +129,6 @@ nic_spread(struct gcap_gpunic *nic, char *errbuf)
 	return 0;
 }
 
-/* loop=1: how much later each pass is than the one before: the
- * captures' span and one mean gap more (1 us where they have one time),
- * so that every queue's times keep going forward, the queues alike. */
-static void
-nic_span(struct gcap_gpunic *nic)
-{
-	uint64_t lo = UINT64_MAX, hi = 0, gap = 1000;
-
-	for (size_t i = 0; i < nic->cap.npkts; i++) {
-		uint64_t t = nic->cap.pkts[i].ts_ns;
-
-		lo = t < lo ? t : lo;
-		hi = t > hi ? t : hi;
-	}
-	if (nic->cap.npkts > 1 && hi > lo)
-		gap = (hi - lo) / (nic->cap.npkts - 1) + 1;
-	nic->span_ns = (hi >= lo ? hi - lo : 0) + gap;
-}
-
 /* Each queue's slots in [base, base + NIC_SLOTS * (descriptors + 64)). */
 static void
 nic_slots(struct nic_queue *q, unsigned char *base)
@@ -279,8 +260,6 @@ gcap_gpunic_create(const char *ethdev_name, const char *args, unsigned nqueues,
 		rc = gcap_nic_capture_read(&nic->args, &nic->cap, errbuf);
 	if (!rc)
 		rc = nic_spread(nic, errbuf);
-	if (!rc)
-		nic_span(nic);
 	if (!rc)
 		rc = nic->args.cpu_agent ? nic_cpu_setup(nic, errbuf) :
 					   nic_cuda_setup(nic, errbuf);

@@ -34,11 +34,11 @@
 #include "gpunic_nic.h"
 
 static uint64_t
-mono_ns(void)
+clock_ns(clockid_t clk)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(clk, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
@@ -72,10 +72,7 @@ nic_launch(struct gcap_gpunic *nic, struct nic_queue *q)
 	if (q->cur == q->nlist) {
 		if (!nic->args.loop || q->nlist == 0)
 			return false;
-		/* the next pass arrives later, as on a wire: a clock that went
-		 * back at each pass would hold the writer's time order */
 		q->cur = 0;
-		q->pass_ns += nic->span_ns;
 	}
 	while (n < NIC_BATCH && q->cur + n < q->nlist) {
 		const struct gcap_nic_pkt *p = &nic->cap.pkts[q->list[q->cur + n]];
@@ -131,7 +128,6 @@ nic_launch(struct gcap_gpunic *nic, struct nic_queue *q)
 	sl->npkts = n;
 	sl->nsegs = nsegs;
 	sl->ndesc = d;
-	sl->ts_add = q->pass_ns;
 	sl->seq = q->seq++;
 	dd = (CUdeviceptr)(uintptr_t)sl->desc;
 	dn = (CUdeviceptr)(uintptr_t)sl->done;
@@ -142,7 +138,7 @@ nic_launch(struct gcap_gpunic *nic, struct nic_queue *q)
 	args[4] = &dn;
 	args[5] = &sl->seq;
 	grid = (d + 7) / 8;
-	q->t_launch[q->head % NIC_SLOTS] = mono_ns();
+	q->t_launch[q->head % NIC_SLOTS] = clock_ns(CLOCK_MONOTONIC);
 	if (nic->args.cpu_agent) {
 		/* agent=cpu: the copy the DMA kernel would make */
 		for (unsigned j = 0; j < d; j++)
@@ -177,10 +173,19 @@ nic_complete(struct gcap_gpunic *nic, struct nic_queue *q)
 		struct rte_mbuf *heads[NIC_BATCH];
 		struct nic_cqe cqe[NIC_BATCH];
 		unsigned k = 0;
+		uint64_t ts = 0;
 
 		if (__atomic_load_n(sl->done, __ATOMIC_ACQUIRE) != sl->seq)
 			break;
-		q->busy_ns += mono_ns() - q->t_launch[q->tail % NIC_SLOTS];
+		q->busy_ns +=
+			clock_ns(CLOCK_MONOTONIC) - q->t_launch[q->tail % NIC_SLOTS];
+		/* loop=1: the time the batch arrived, on the host's clock, as a
+		 * NIC stamps arrivals. The file's times would give each queue
+		 * a clock of its own: the queues hold different numbers of
+		 * the file's packets, so at one rate their passes, and their
+		 * times, drift apart, and no time order across them holds */
+		if (nic->args.loop)
+			ts = clock_ns(CLOCK_REALTIME);
 		for (unsigned i = 0; i < sl->npkts; i++) {
 			const struct gcap_nic_pkt *p = &nic->cap.pkts[sl->pkt[i]];
 			uint32_t left = p->caplen, l = left < q->room ? left : q->room;
@@ -188,10 +193,11 @@ nic_complete(struct gcap_gpunic *nic, struct nic_queue *q)
 
 			heads[i] = sl->post[k].m;
 			/* the length on the wire, as the file has it */
-			cqe[i] = (struct nic_cqe){ .ts_ns = p->ts_ns + sl->ts_add,
-						   .wirelen = p->wirelen,
-						   .len = (uint16_t)l,
-						   .nsegs = ns };
+			cqe[i] =
+				(struct nic_cqe){ .ts_ns = nic->args.loop ? ts : p->ts_ns,
+						  .wirelen = p->wirelen,
+						  .len = (uint16_t)l,
+						  .nsegs = ns };
 			/* a chain: its links and the other rooms' lengths */
 			for (uint16_t j = 1; j < ns; j++) {
 				struct rte_mbuf *s = sl->post[k + j].m;
@@ -277,7 +283,8 @@ static void
 nic_prefill(struct gcap_gpunic *nic)
 {
 	/* by the clock: a sleep of 20 us can take several times that */
-	for (uint64_t end = mono_ns() + 10000000000u; mono_ns() < end;) {
+	for (uint64_t end = clock_ns(CLOCK_MONOTONIC) + 10000000000u;
+	     clock_ns(CLOCK_MONOTONIC) < end;) {
 		struct timespec ts = { 0, 20000 };
 		bool all = true;
 

@@ -80,7 +80,6 @@ struct nic_slot {
 	uint32_t pkt[NIC_BATCH];        /* packet indices */
 	unsigned npkts, nsegs, ndesc;
 	uint32_t seq;
-	uint64_t ts_add; /* added to the file's times: the pass's offset */
 };
 
 struct nic_queue {
@@ -92,8 +91,7 @@ struct nic_queue {
 	const struct rte_eth_rxtx_callback *cb;
 	uint32_t *list; /* its packets, in file order */
 	size_t nlist, cur;
-	uint64_t pass_ns; /* loop=1: the current pass's offset to the file's times */
-	uint32_t room;    /* bytes a data room takes */
+	uint32_t room; /* bytes a data room takes */
 	CUstream stream;
 	CUdeviceptr ctr; /* the kernel's block counter */
 	struct nic_slot slot[NIC_SLOTS];
@@ -139,7 +137,6 @@ struct gcap_gpunic {
 	bool have_port;
 	int ts_off;
 	uint64_t ts_flag;
-	uint64_t span_ns; /* loop=1: how much later each pass's times are */
 	CUstream streams[NIC_STREAMS];
 	unsigned nstreams;
 	pthread_t th[64];

@@ -7,7 +7,8 @@
 # multiset on four (times to the microsecond that tcpdump -w keeps); the
 # flows spread over every queue; several rx_pcap files one after the
 # other; a packet larger than a data room chained and linearized;
-# prefill=1 with chains; loop=1 delivering again and again.
+# prefill=1 with chains; loop=1 delivering again and again, stamped with
+# the host's clock.
 . "$(dirname "$0")/lib.sh"
 F1=$DATA/eth-mix.pcap F2=$DATA/eth-be.pcap F3=$DATA/eth-snap96-ns.pcap
 multiset() { python3 "$SRC/tests/tools/pcap-multiset.py" "$1" "$2"; }
@@ -105,8 +106,30 @@ gc -v -i "gpunic0,rx_pcap=$T/jumbo2.pcap,prefill=1,agent=cpu" --backend cpu -c 3
 grep -q "not filled" "$T/gc.err" && fail "prefill: $(grep "not filled" "$T/gc.err")"
 grep -q "prefill=1: [0-9]* packets in the RX rings" "$T/gc.err" ||
 	fail "prefill: no end said: $(grep -i prefill "$T/gc.err")"
-# loop=1: the file again and again (80 packets, 500 asked)
-gc -i "gpunic0,rx_pcap=$F2,loop=1,agent=cpu" --backend cpu -c 500 --backpressure \
-	--duration 30 -w "$T/o.pcap" || fail "loop: exit $?: $(cat "$T/gc.err")"
-[ "$(count "$T/o.pcap")" = 500 ] || fail "loop: $(count "$T/o.pcap") records, expected 500"
+# loop=1: the file again and again (80 packets, 500 asked), each packet
+# stamped with the host's clock when the NIC delivered it, as a NIC
+# stamps arrivals: within the run, never earlier than the one before it
+# on its queue (the file's times would give each of several queues a
+# clock of its own, apart by seconds after a few thousand passes)
+for q in 1 2; do
+	t0=$(date +%s)
+	gc -i "gpunic0,rx_pcap=$F2,loop=1,agent=cpu" --backend cpu --queues $q -c 500 \
+		--backpressure --duration 30 -w "$T/o.pcap" || fail "loop: exit $?: $(cat "$T/gc.err")"
+	t1=$(($(date +%s) + 1))
+	[ "$(count "$T/o.pcap")" = 500 ] || fail "loop, $q queue(s): $(count "$T/o.pcap") records, expected 500"
+	python3 - "$T/o.pcap" "$t0" "$t1" "$q" <<'PY' || fail "loop, $q queue(s): times not the host's clock"
+import struct, sys
+d = open(sys.argv[1], 'rb').read()
+t0, t1, nq = int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+unit = 1 if struct.unpack('<I', d[:4])[0] == 0xa1b23c4d else 1000
+o, prev, bad = 24, 0, 0
+while o + 16 <= len(d):
+    s, f, c, _ = struct.unpack('<IIII', d[o:o + 16])
+    t = s * 10**9 + f * unit
+    # one queue: in order; any: within the run
+    bad += not t0 <= s <= t1 or (nq == 1 and t < prev)
+    prev, o = t, o + 16 + c
+sys.exit(bad > 0)
+PY
+done
 finish
