@@ -35,11 +35,6 @@
 
 #include "pipeline_internal.h"
 
-/* How far ahead of a queue's next record the merge prefetches: about
- * ten records of 64-byte frames (bench/order_bench, 8 queues: 1024 bytes
- * the fastest of 512, 1024 and 2048). */
-#define ORDER_AHEAD 1024u
-
 /* One queue's buffers taken by the writer, not yet written whole. */
 struct pl_order_q {
 	struct gcap_xbuf **xb; /* a ring of cap, the oldest at head */
@@ -381,20 +376,12 @@ gcap_pl_order_run(struct gcap_pipeline *pl, uint64_t now, bool all, bool *any)
 			/* the buffer's next record here; load_next() for the
 			 * rest (the buffer goes back, the next one is looked at) */
 			same = ++q->idx < xb->nrec;
-			if (same) {
+			if (same)
 				r = gcap_rec_step(xb->data, xb->len, &q->off, &q->rec,
 						  &q->data) > 0 ?
 					    1 :
 					    -EINVAL;
-				/* the queue's records a few ahead: the next
-				 * header's load otherwise waits for memory
-				 * (the RX side wrote it, on another core or
-				 * the GPU), and the merge's turns between
-				 * queues leave the hardware's prefetch behind */
-				if (q->off + ORDER_AHEAD < xb->len)
-					__builtin_prefetch(xb->data + q->off +
-							   ORDER_AHEAD);
-			} else
+			else
 				r = load_next(pl, best, q);
 			if (r < 0)
 				return r;
