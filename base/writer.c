@@ -622,7 +622,6 @@ gcap_writer_open(const struct gcap_writer_conf *conf, char *errbuf)
 		t->ts_form = f->ts_form;
 		t->tsresol = f->tsresol;
 		t->tsoffset = f->tsoffset;
-		t->snaplen = f->snaplen;
 		if (f->opts_len > 0) {
 			memcpy(sp, f->opts, f->opts_len);
 			t->opts = (const uint8_t *)sp;

@@ -116,7 +116,6 @@ struct gcap_wr_if {
 	uint8_t tsresol;  /* the records' resolution as read (decimal exponent) */
 	uint8_t out_res;  /* as written: pcap, the file's (6 or 9); pcapng, its IDB's */
 	int64_t tsoffset; /* GCAP_TS_UNITS: seconds (written as if_tsoffset) */
-	uint32_t snaplen; /* its IDB's snap length: gcap_writer_if's, or 0 */
 };
 
 struct gcap_writer {

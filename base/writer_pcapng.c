@@ -228,15 +228,12 @@ static uint8_t *
 ng_put_idb(const struct gcap_writer *w, unsigned i, uint8_t *p)
 {
 	size_t len = ng_idb_len(w, i);
-	uint32_t snap = w->ifs[i].snaplen;
 
-	if (snap == 0 || snap > w->hdr_snaplen)
-		snap = w->hdr_snaplen;
 	wr_put32(p, NG_IDB);
 	wr_put32(p + 4, (uint32_t)len);
 	wr_put16(p + 8, w->ifs[i].linktype);
 	wr_put16(p + 10, 0);
-	wr_put32(p + 12, snap);
+	wr_put32(p + 12, w->hdr_snaplen);
 	p += 16;
 	p += ng_idb_opts(w, i, p);
 	wr_put32(p, (uint32_t)len);

@@ -210,10 +210,9 @@ inputs_open(struct app *a, struct inputs *in)
 	return 0;
 }
 
-/* The outputs' interfaces: each input's own, in input order; with
- * snaps, each says its input's snapshot length (a pcapng IDB's). */
+/* The outputs' interfaces: each input's own, in input order. */
 static struct gcap_writer_if *
-inputs_ifs(struct inputs *in, bool snaps, unsigned *nifs)
+inputs_ifs(struct inputs *in, unsigned *nifs)
 {
 	unsigned n = 0, k = 0;
 	struct gcap_writer_if *w;
@@ -224,14 +223,8 @@ inputs_ifs(struct inputs *in, bool snaps, unsigned *nifs)
 	if (w == NULL)
 		return NULL;
 	for (unsigned i = 0; i < in->n; i++)
-		for (unsigned j = 0; j < gcap_capfile_nifs(in->cf[i]); j++) {
-			int s = pcap_snapshot(gcap_capfile_pcap(in->cf[i]));
-
-			gcap_capfile_if(in->cf[i], j, &w[k]);
-			if (snaps && s > 0)
-				w[k].snaplen = (uint32_t)s;
-			k++;
-		}
+		for (unsigned j = 0; j < gcap_capfile_nifs(in->cf[i]); j++)
+			gcap_capfile_if(in->cf[i], j, &w[k++]);
 	*nifs = n;
 	return w;
 }
@@ -379,15 +372,14 @@ capture_files(struct app *a, struct inputs *in)
 						       app_auto_workers();
 	if (o->dump_gpu_code)
 		return app_dump_gpu_code(a, &ec);
-	wif = inputs_ifs(in, !o->snaplen_given, &nifs);
+	wif = inputs_ifs(in, &nifs);
 	if (wif == NULL) {
 		app_err("out of memory");
 		goto fail;
 	}
 	/* the headers say the inputs' snapshot length (libpcap's; of
-	 * several merged, the largest in a pcap header, as mergecap writes
-	 * it, and each input's in its pcapng IDBs), as tcpdump -r -w writes
-	 * it; records are cut at -s's as ever */
+	 * several merged, the largest, as mergecap writes it), as tcpdump
+	 * -r -w writes it; records are cut at -s's as ever */
 	for (unsigned i = 0; !o->snaplen_given && i < in->n; i++) {
 		int s = pcap_snapshot(gcap_capfile_pcap(in->cf[i]));
 

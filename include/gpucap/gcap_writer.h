@@ -79,11 +79,6 @@ struct gcap_writer_if {
 	uint8_t ts_form;
 	uint8_t tsresol;  /**< GCAP_TS_UNITS: decimal exponent, 0..9 */
 	int64_t tsoffset; /**< GCAP_TS_UNITS: seconds added (if_tsoffset) */
-	/** what a pcapng IDB says its snapshot length is (an input file's
-	 *  own, of several merged: each its input's, as mergecap keeps
-	 *  them); 0, or more than gcap_writer_conf's header length: that.
-	 *  A pcap header says the one length of the conf. */
-	uint32_t snaplen;
 };
 
 /**

@@ -148,35 +148,6 @@ START_TEST(test_pcapng_mixed_linktypes)
 }
 END_TEST
 
-/* each IDB says its interface's snapshot length; none (0) or past the
- * conf's header length: that length */
-START_TEST(test_pcapng_if_snaplen)
-{
-	static struct gcap_writer_if ifs[] = {
-		{ .name = "a", .linktype = DLT_EN10MB, .snaplen = 96 },
-		{ .name = "b", .linktype = DLT_EN10MB },
-		{ .name = "c", .linktype = DLT_EN10MB, .snaplen = 70000 },
-	};
-	const char *p = wt_path("snaps.pcapng");
-	struct gcap_writer_conf c = wt_conf1(p);
-	struct gcap_writer *w;
-	struct wt_ng ni;
-
-	c.nifs = 3;
-	c.ifs = ifs;
-	c.hdr_snaplen = 9000;
-	w = wt_open(&c);
-	wt_write_n(w, 0, 6, 60, 3);
-	wt_close(w, NULL);
-	wt_ng_parse(p, &ni);
-	ck_assert_uint_eq(ni.nidb, 3);
-	ck_assert_uint_eq(ni.snaplen[0], 96);
-	ck_assert_uint_eq(ni.snaplen[1], 9000);
-	ck_assert_uint_eq(ni.snaplen[2], 9000);
-	ck_assert_uint_eq(ni.nepb, 6);
-}
-END_TEST
-
 START_TEST(test_pcapng_bad_port)
 {
 	const char *p = wt_path("port.pcapng");
@@ -230,7 +201,6 @@ wt_tcase_pcapng(void)
 	tcase_add_test(tc, test_pcapng_three_ifs);
 	tcase_add_test(tc, test_pcapng_minimal_no_stats);
 	tcase_add_test(tc, test_pcapng_mixed_linktypes);
-	tcase_add_test(tc, test_pcapng_if_snaplen);
 	tcase_add_test(tc, test_pcapng_bad_port);
 	tcase_add_test(tc, test_fmt_select);
 	return tc;
