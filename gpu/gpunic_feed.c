@@ -183,9 +183,16 @@ nic_complete(struct gcap_gpunic *nic, struct nic_queue *q)
 		 * NIC stamps arrivals. The file's times would give each queue
 		 * a clock of its own: the queues hold different numbers of
 		 * the file's packets, so at one rate their passes, and their
-		 * times, drift apart, and no time order across them holds */
-		if (nic->args.loop)
+		 * times, drift apart, and no time order across them holds.
+		 * Never before the last one: the clock may be stepped back,
+		 * and the writer's time order counts on each queue's times
+		 * going forward */
+		if (nic->args.loop) {
 			ts = clock_ns(CLOCK_REALTIME);
+			if (ts < q->last_ts)
+				ts = q->last_ts;
+			q->last_ts = ts;
+		}
 		for (unsigned i = 0; i < sl->npkts; i++) {
 			const struct gcap_nic_pkt *p = &nic->cap.pkts[sl->pkt[i]];
 			uint32_t left = p->caplen, l = left < q->room ? left : q->room;

@@ -98,6 +98,7 @@ struct nic_queue {
 	unsigned head, tail; /* launches: issued, completed */
 	unsigned held;       /* packets in flight */
 	uint32_t seq;
+	uint64_t last_ts; /* loop=1: the last batch's stamp */
 	/* what bounds the NIC (logged at stop): launches, the time from a
 	 * launch to its completion seen, and the launches that waited for
 	 * buffers handed out, for room in the RX ring, for a free slot */

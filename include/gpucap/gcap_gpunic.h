@@ -83,8 +83,9 @@ void gcap_gpunic_destroy(struct gcap_gpunic *nic);
 uint32_t gcap_gpunic_max_frame(const struct gcap_gpunic *nic);
 
 /**
- * Whether port_id is an emulated GPUDirect NIC (its packets carry the
- * files' times in the RX timestamp field).
+ * Whether port_id is an emulated GPUDirect NIC (its packets carry their
+ * time in the RX timestamp field: the files' times, or with loop=1 the
+ * host's clock when each batch arrived).
  */
 bool gcap_gpunic_is(uint16_t port_id);
 
