@@ -3,9 +3,11 @@
  * order_bench: the writer thread's work per record with and without the
  * time-order merge (dataplane/pipeline_order.c), side by side, without
  * ports, lcores or a GPU. Each round lays the same records out as the RX
- * lcores would leave them in the queues' export buffers: record i goes to
- * a queue drawn at random (as flows spread by hash), each queue's records
- * in time order, with more bytes than the caches hold so that they are
+ * lcores would leave them in the queues' export buffers: each burst of
+ * --burst records (1 by default) goes to a queue drawn at random (as
+ * flows spread by hash) with one time (a port on the host's clock stamps
+ * a burst at once), each queue's records in time order, with more bytes
+ * than the caches hold so that they are
  * read from memory as the writer reads an RX lcore's. Then, in turns:
  * "merge" hands every buffer to gcap_pl_order_run(), the call the writer
  * thread makes; "plain" writes each buffer's records in turn through
@@ -13,8 +15,8 @@
  * writer without its I/O thread (/dev/null by default): what is timed is
  * the writer thread's own work. It prints one markdown row per run.
  *
- * usage: order_bench [--queues Q] [--records N] [--per-buf R] [--size BYTES]
- *                    [--rounds K] [--out PATH] [--only merge|plain]
+ * usage: order_bench [--queues Q] [--records N] [--per-buf R] [--burst B]
+ *                    [--size BYTES] [--rounds K] [--out PATH] [--only merge|plain]
  */
 #include <errno.h>
 #include <stdio.h>
@@ -31,7 +33,7 @@
 
 struct bench {
 	struct gcap_pipeline pl;
-	unsigned nq, per_buf;
+	unsigned nq, per_buf, burst;
 	uint32_t size;
 	unsigned long n;
 	uint8_t *mem;
@@ -106,10 +108,16 @@ fill(struct bench *b, unsigned long k, unsigned *used)
 	for (unsigned i = 0; i < b->nq; i++)
 		for (unsigned x = 0; x < b->pl.q[i].nxbufs; x++)
 			b->pl.q[i].xbufs[x].len = b->pl.q[i].xbufs[x].nrec = 0;
+	unsigned qi = 0;
+
 	for (unsigned long i = 0; i < b->n; i++) {
-		const unsigned qi = (unsigned)(xorshift(&seed) % b->nq);
+		/* a burst: its records to one queue, with its first one's time */
+		const unsigned long first = i - i % b->burst;
+
+		if (i == first)
+			qi = (unsigned)(xorshift(&seed) % b->nq);
 		struct gcap_xbuf *xb = &b->pl.q[qi].xbufs[cur[qi]];
-		struct gcap_rec r = { .ts_ns = ts + i * 67, /* 64 B at 100 Gb/s */
+		struct gcap_rec r = { .ts_ns = ts + first * 67, /* 64 B at 100 Gb/s */
 				      .caplen = b->size,
 				      .wirelen = b->size,
 				      .seq = (uint32_t)i,
@@ -179,7 +187,9 @@ main(int argc, char **argv)
 	static const struct gcap_writer_if eth = { .name = "bench0",
 						   .linktype = DLT_EN10MB };
 	static struct gcap_pipeline_queue srcs[MAXQ];
-	static struct bench b = { .nq = 8, .per_buf = 128, .size = 64, .n = 4000000 };
+	static struct bench b = {
+		.nq = 8, .per_buf = 128, .burst = 1, .size = 64, .n = 4000000
+	};
 	const char *out = "/dev/null";
 	unsigned long rounds = 5;
 	int first = 0, last = 1;
@@ -198,6 +208,8 @@ main(int argc, char **argv)
 			b.n = strtoul(v, NULL, 0);
 		else if (strcmp(argv[i], "--per-buf") == 0)
 			b.per_buf = (unsigned)strtoul(v, NULL, 0);
+		else if (strcmp(argv[i], "--burst") == 0)
+			b.burst = (unsigned)strtoul(v, NULL, 0);
 		else if (strcmp(argv[i], "--size") == 0)
 			b.size = (uint32_t)strtoul(v, NULL, 0);
 		else if (strcmp(argv[i], "--rounds") == 0)
@@ -212,8 +224,8 @@ main(int argc, char **argv)
 			goto usage;
 		i++;
 	}
-	if (b.nq < 2 || b.nq > MAXQ || b.n == 0 || b.per_buf == 0 || b.size == 0 ||
-	    b.size > 65535 || rounds == 0)
+	if (b.nq < 2 || b.nq > MAXQ || b.n == 0 || b.per_buf == 0 || b.burst == 0 ||
+	    b.size == 0 || b.size > 65535 || rounds == 0)
 		goto usage;
 
 	struct gcap_writer_conf wc = {
@@ -265,8 +277,8 @@ main(int argc, char **argv)
 	}
 	return 0;
 usage:
-	fprintf(stderr,
-		"usage: order_bench [--queues Q] [--records N] [--per-buf R] "
-		"[--size BYTES] [--rounds K] [--out PATH] [--only merge|plain]\n");
+	fprintf(stderr, "usage: order_bench [--queues Q] [--records N] [--per-buf R] "
+			"[--burst B] [--size BYTES] [--rounds K] [--out PATH] [--only "
+			"merge|plain]\n");
 	return 2;
 }

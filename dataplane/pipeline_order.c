@@ -27,7 +27,7 @@
  * records, keyed by time (the lower queue first on a tie), names the
  * earliest: each match keeps its loser, so after a record only the
  * matches on its queue's way to the root are played again, one
- * comparison a level.
+ * comparison a level, and none where the next record has the same time.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -365,6 +365,7 @@ gcap_pl_order_run(struct gcap_pipeline *pl, uint64_t now, bool all, bool *any)
 			const unsigned best = o->win;
 			struct pl_order_q *q = &o->q[best];
 			const struct gcap_xbuf *xb = q->xb[q->head];
+			const uint64_t ts = q->rec.ts_ns;
 			int r = gcap_pl_write_rec(pl, &q->rec, q->data);
 			bool same;
 
@@ -387,7 +388,11 @@ gcap_pl_order_run(struct gcap_pipeline *pl, uint64_t now, bool all, bool *any)
 				return r;
 			if (r == 0)
 				o->nhave--;
-			replay(o, best, r == 0 ? NO_REC : key_of(o, best));
+			/* a record of the same time as the one written has its
+			 * key, so it is the earliest now: no match changes
+			 * (ports on the host's clock stamp a burst at once) */
+			if (r == 0 || q->rec.ts_ns != ts)
+				replay(o, best, r == 0 ? NO_REC : key_of(o, best));
 			if (pl->conf.max_packets != 0 &&
 			    atomic_load_explicit(&pl->written, memory_order_relaxed) >=
 				    pl->conf.max_packets)
