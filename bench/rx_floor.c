@@ -22,11 +22,13 @@
  *
  * usage: rx_floor [-t SECONDS] [-q QUEUES] [--mbufs N] [--rxd N] [--burst N]
  *                 [--lcores CPULIST] [--read] [--mem host|gpu] [--json FILE]
- *                 -i PORT [-i PORT...]
+ *                 [-v] -i PORT [-i PORT...]
  *   --burst  packets asked of each rx_burst (default 256: gpu-capture asks
  *            for what its open batch of --batch 256 has room for)
  *   --read   also read each packet's first 64 bytes (what a filter on the
  *            CPU cannot avoid), summed so that the loads stay
+ *   -v       the EAL's and the ports' logs (the emulated NIC's counters
+ *            per queue at the end), as gpu-capture -v
  */
 #include <errno.h>
 #include <getopt.h>
@@ -136,7 +138,7 @@ usage(FILE *f)
 		   "[--burst N]\n"
 		   "                [--lcores CPULIST] [--read] [--mem host|gpu] "
 		   "[--json FILE]\n"
-		   "                -i PORT [-i PORT...]\n");
+		   "                [-v] -i PORT [-i PORT...]\n");
 }
 
 /* --mem gpu: a gpu executor only to make the pools (data rooms in VRAM,
@@ -205,12 +207,12 @@ main(int argc, char **argv)
 	struct rte_mempool *pools[MAX_QUEUES];
 	char err[GCAP_ERRBUF_SIZE];
 	struct gcap_exec *ex = NULL;
-	bool gpu_mem = false;
+	bool gpu_mem = false, verbose = false;
 	uint64_t t0, t1, pkts = 0, bytes = 0;
 	double s;
 	int c, rc = 0;
 
-	while ((c = getopt_long(argc, argv, "i:q:t:h", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "i:q:t:hv", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
 			if (nports == MAX_PORTS) {
@@ -238,6 +240,7 @@ main(int argc, char **argv)
 			}
 			gpu_mem = strcmp(optarg, "gpu") == 0;
 			break;
+		case 'v': verbose = true; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -275,6 +278,7 @@ main(int argc, char **argv)
 			.nlcores = 1 + nrxq,
 			.cpus = cpus,
 			.mem_mb = 256 + 32 * nrxq,
+			.verbose = verbose,
 		};
 
 		if (gcap_eal_init(&ec, err) < 0) {
