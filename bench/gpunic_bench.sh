@@ -22,6 +22,8 @@ mkdir -p "$OUT"
 md=$OUT/gpunic-bench.md
 Q=${QUEUES:-1 8}
 G=${GPU_CAPTURE:-$here/../build/apps/gpu-capture}
+F=${RX_FLOOR:-$(dirname "$G")/rx_floor}
+[ -x "$F" ] || F=$here/../build/bench/rx_floor
 MIX=${MIX_PCAP:-$here/../../shared/data/bench/mix-en10mb.pcap}
 : >"$md"
 # What bounds a row: the same capture (8 lcores by default) as the bench
@@ -29,23 +31,25 @@ MIX=${MIX_PCAP:-$here/../../shared/data/bench/mix-en10mb.pcap}
 # writer's merge), without --backpressure (what falls behind drops and is
 # counted by cause: pipeline_full the executor, writer_behind the writer),
 # a filter that matches nothing (no writer), fN: feeders=N; several joined
-# by + (none+f8: no writer and 8 feeding threads). Per run: the rate,
+# by + (none+f8: no writer and 8 feeding threads); floor: rx_floor -v
+# instead of a capture, on the backend's pools (the NIC's counters of a
+# port that only receives and frees, beside the captures'). Per run: the rate,
 # records and bytes written per second, drops, cores, batch and burst sizes, the CPU
 # each kind of thread took (bench/thread_cpu.py: RX lcores, feeding
 # threads, the writer) and the NIC's counters summed over the queues
 # (-v: launches, mean packets a launch, waits for buffers handed out, RX ring room, a
 # free slot). DIAG_RUNS: "SOURCE:LCORES:BACKEND:VARIANT ..." (BACKEND cpu,
-# gpu: --mem gpu, host: --mem host; VARIANT base noorder nobp none fN, or
-# several joined by +).
+# gpu: --mem gpu, host: --mem host; VARIANT base noorder nobp none fN
+# floor, or several joined by +).
 diag() {
 	local t j log src q be v m x f flt nic
 	t=$(mktemp -d)
 	python3 "$here/flows64.py" "$t/flows64.pcap" || return 1
-	echo "## what bounds the rows (gpu-capture -v, ${DIAG_SECS:-2} s a run; threads: CPUs used over 1 s)"
+	echo "## what bounds the rows (gpu-capture -v, the floor rx_floor -v, ${DIAG_SECS:-2} s a run; threads: CPUs used over 1 s)"
 	echo
 	echo "| source | lcores | backend | variant | Mpps | written M/s | written MB/s | drops pipeline / writer / chained | cores | batch | pkts a poll | NIC: pkts a launch, us to completion, waits buffers / ring / slot |"
 	echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
-	for run in ${DIAG_RUNS:-gpunic64:8:cpu:base gpunic64:8:cpu:noorder gpunic64:8:cpu:nobp gpunic64:8:cpu:none gpunic64:8:gpu:base gpunic64:8:gpu:noorder gpunic64:8:gpu:nobp gpunic64:8:gpu:none gpunic64:8:gpu:f8 gpunic64:8:cpu:none+f8 gpunic64:8:gpu:none+f8 gpunic:8:cpu:base gpunic:8:cpu:f8 gpunic:8:cpu:noorder gpunic:8:gpu:base gpunic:8:gpu:noorder gpunic:8:gpu:nobp gpunic:8:gpu:none gpunic:8:gpu:f8}; do
+	for run in ${DIAG_RUNS:-gpunic64:8:gpu:floor gpunic64:8:cpu:base gpunic64:8:cpu:noorder gpunic64:8:cpu:nobp gpunic64:8:cpu:none gpunic64:8:gpu:base gpunic64:8:gpu:noorder gpunic64:8:gpu:nobp gpunic64:8:gpu:none gpunic64:8:gpu:f8 gpunic64:8:cpu:none+f8 gpunic64:8:gpu:none+f8 gpunic:8:cpu:base gpunic:8:cpu:f8 gpunic:8:cpu:noorder gpunic:8:gpu:base gpunic:8:gpu:noorder gpunic:8:gpu:nobp gpunic:8:gpu:none gpunic:8:gpu:f8}; do
 		IFS=: read -r src q be v <<<"$run"
 		f=$MIX
 		[ "$src" = gpunic64 ] && f=$t/flows64.pcap
@@ -53,9 +57,10 @@ diag() {
 		[ "$be" = gpu ] && m=(--backend gpu --mem gpu)
 		[ "$be" = host ] && m=(--backend gpu --mem host)
 		x=() flt='tcp port 80 or udp port 53' nic=
-		local one bp=1
+		local one bp=1 floor=0
 		for one in ${v//+/ }; do
 			case $one in
+			floor) floor=1 ;;
 			noorder) x+=(--no-time-order) ;;
 			nobp) bp=0 ;;
 			none) flt='ip proto 253' ;;
@@ -64,22 +69,29 @@ diag() {
 		done
 		[ "$bp" = 1 ] && x+=(--backpressure)
 		j=$t/s.json log=$t/log
-		(cd /tmp && exec timeout 60 "$G" -v -i "gpunic0,rx_pcap=$f,loop=1${GPUNIC_ARGS:-}$nic" --queues "$q" "${m[@]}" \
-			--busy-poll "${x[@]}" --duration "${DIAG_SECS:-2}" --summary-json "$j" \
-			-w /dev/shm/gpunic-diag.pcap "$flt") >"$log" 2>&1 &
-		local pid=$!
-		local thr='' cpid='' _
-		for _ in $(seq 50); do
-			cpid=$(pgrep -P "$pid" | head -1) && break
-			sleep 0.02
-		done
-		[ -n "$cpid" ] && thr=$(python3 "$here/thread_cpu.py" "$cpid" --after gcap-writer --secs 1)
-		wait "$pid"
-		local rc=$?
-		# the file's bytes: large records bound the writer by what it
-		# copies, not by how many
-		local fb
-		fb=$(stat -c %s /dev/shm/gpunic-diag.pcap 2>/dev/null || echo 0)
+		local thr='' rc fb=0
+		if [ "$floor" = 1 ]; then
+			local fm=()
+			[ "$be" = gpu ] && fm=(--mem gpu)
+			(cd /tmp && exec timeout 60 "$F" -v -t "${DIAG_SECS:-2}" -q "$q" "${fm[@]}" --json "$j" \
+				-i "gpunic0,rx_pcap=$f,loop=1${GPUNIC_ARGS:-}$nic") >"$log" 2>&1
+			rc=$?
+		else
+			(cd /tmp && exec timeout 60 "$G" -v -i "gpunic0,rx_pcap=$f,loop=1${GPUNIC_ARGS:-}$nic" --queues "$q" "${m[@]}" \
+				--busy-poll "${x[@]}" --duration "${DIAG_SECS:-2}" --summary-json "$j" \
+				-w /dev/shm/gpunic-diag.pcap "$flt") >"$log" 2>&1 &
+			local pid=$! cpid='' _
+			for _ in $(seq 50); do
+				cpid=$(pgrep -P "$pid" | head -1) && break
+				sleep 0.02
+			done
+			[ -n "$cpid" ] && thr=$(python3 "$here/thread_cpu.py" "$cpid" --after gcap-writer --secs 1)
+			wait "$pid"
+			rc=$?
+			# the file's bytes: large records bound the writer by what
+			# it copies, not by how many
+			fb=$(stat -c %s /dev/shm/gpunic-diag.pcap 2>/dev/null || echo 0)
+		fi
 		python3 - "$j" "$log" "$src" "$q" "$be" "$v" "$rc" "$fb" <<'PY'
 import json, re, sys
 j, log, src, q, be, v, rc, fb = sys.argv[1:]
@@ -88,19 +100,24 @@ try:
 except Exception:
     print(f'| {src} | {q} | {be} | {v} | failed (rc {rc}) ||||||||')
     sys.exit()
-dr = d['dropped']
 L = P = B = M = R = S = 0
 for line in open(log, errors='replace'):
     r = re.search(r'queue \d+: (\d+) launches, ([\d.]+) us launch to completion seen, waits for buffers (\d+), for RX ring room (\d+), for a slot (\d+)', line)
     if r:
         n = int(r[1]); L += n; B += n * float(r[2])
         M += int(r[3]); R += int(r[4]); S += int(r[5])
-nic = f'{d["received"] / L:.0f}, {B / L:.1f}, {M} / {R} / {S}' if L else '-'
+# rx_floor's summary (the floor variant) has its packets, no writer
+got = d['rx_pkts'] if 'rx_pkts' in d else d['received']
+nic = f'{got / L:.0f}, {B / L:.1f}, {M} / {R} / {S}' if L else '-'
+if 'rx_pkts' in d:
+    print(f'| {src} | {q} | {be} | {v} | {d["rx_mpps"]:.2f} | - | - | - | {q} | - | - | {nic} |')
+    sys.exit()
+dr = d['dropped']
 print(f'| {src} | {q} | {be} | {v} | {d["rx_mpps"]:.2f} | {d["written"] / d["seconds"] / 1e6:.2f} | '
       f'{int(fb) / d["seconds"] / 1e6:.0f} | {dr["pipeline_full"]} / {dr["writer_behind"]} / {dr["chained"]} | {d["cores_used"]} | '
       f'{d["batch_mean"]:.1f} | {d["pkts_per_poll"]:.1f} | {nic} |')
 PY
-		echo "|  |  |  | threads: ${thr:-?} ||||||||"
+		[ "$floor" = 1 ] || echo "|  |  |  | threads: ${thr:-?} ||||||||"
 		rm -f "$j" /dev/shm/gpunic-diag.pcap
 	done
 	rm -rf "$t"
