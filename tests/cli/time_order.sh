@@ -75,9 +75,8 @@ forced=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['order_
 "$CMP" --usec "$T/flows-o.pcap" "$T/flows.pcap" >/dev/null ||
 	fail "8 queues: $("$CMP" --usec "$T/flows-o.pcap" "$T/flows.pcap" | head -1)"
 
-# on the host's clock (-j host) each burst has one time: a queue's
-# records of one time go out together, and still in order with the
-# other queue's
+# on the host's clock (-j host), where a queue's burst shares one time:
+# the two queues' records merged in time order, none lost
 gc -i "net_pcap0,rx_pcap=$T/first.pcap,rx_pcap=$T/later.pcap" --queues 2 -j host "${W[@]}" \
 	-w "$T/host.pcap" -c "$n" --duration 30 || die "host clock: exit $?: $(cat "$T/gc.err")"
 [ "$(count "$T/host.pcap")" -eq "$n" ] || fail "host clock: $(count "$T/host.pcap") records, want $n"
