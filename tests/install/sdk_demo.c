@@ -48,6 +48,9 @@ main(int argc, char **argv)
 		.fmt = GCAP_FMT_PCAP,
 		.nifs = 1,
 		.ifs = &wif,
+		/* the input's snap length in the header, as tcpdump -r -w
+		 * and gpu-capture -r write it */
+		.hdr_snaplen = (uint32_t)pcap_snapshot(p),
 	};
 	w = gcap_writer_open(&wc, err);
 	if (w == NULL) {
