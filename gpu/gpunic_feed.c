@@ -69,13 +69,17 @@ nic_launch(struct gcap_gpunic *nic, struct nic_queue *q)
 		q->slots_full++;
 		return false;
 	}
-	if (q->cur == q->nlist) {
-		if (!nic->args.loop || q->nlist == 0)
-			return false;
-		q->cur = 0;
-	}
-	while (n < NIC_BATCH && q->cur + n < q->nlist) {
-		const struct gcap_nic_pkt *p = &nic->cap.pkts[q->list[q->cur + n]];
+	if (q->nlist == 0 || (q->cur == q->nlist && !nic->args.loop))
+		return false;
+	/* loop=1: a batch runs on past the list's end into its next pass,
+	 * so that every launch is a whole one whatever the list's length */
+	for (size_t li = q->cur; n < NIC_BATCH; n++, li++) {
+		if (li == q->nlist) {
+			if (!nic->args.loop)
+				break;
+			li = 0;
+		}
+		const struct gcap_nic_pkt *p = &nic->cap.pkts[q->list[li]];
 		unsigned s = segs_of(q, p);
 		/* at most: one piece per segment, one more per NIC_CHUNK */
 		unsigned pd = s + p->caplen / NIC_CHUNK;
@@ -84,7 +88,6 @@ nic_launch(struct gcap_gpunic *nic, struct nic_queue *q)
 			break;
 		nsegs += s;
 		ndesc += pd;
-		n++;
 	}
 	if (n == 0)
 		return false;
@@ -100,8 +103,11 @@ nic_launch(struct gcap_gpunic *nic, struct nic_queue *q)
 		q->nombuf++;
 		return false;
 	}
-	for (unsigned i = 0; i < n; i++) {
-		uint32_t pi = q->list[q->cur + i];
+	for (size_t i = 0, li = q->cur; i < n; i++, li++) {
+		if (li == q->nlist)
+			li = 0;
+
+		uint32_t pi = q->list[li];
 		const struct gcap_nic_pkt *p = &nic->cap.pkts[pi];
 		uint32_t left = p->caplen, off = (uint32_t)p->off;
 
@@ -154,6 +160,8 @@ nic_launch(struct gcap_gpunic *nic, struct nic_queue *q)
 		return false;
 	}
 	q->cur += n;
+	if (nic->args.loop)
+		q->cur %= q->nlist;
 	q->held += n;
 	q->head++;
 	q->launches++;

@@ -108,7 +108,9 @@ grep -q "prefill=1: [0-9]* packets in the RX rings" "$T/gc.err" ||
 	fail "prefill: no end said: $(grep -i prefill "$T/gc.err")"
 # loop=1: the file again and again (80 packets, 500 asked), each packet
 # stamped with the host's clock when the NIC delivered it, as a NIC
-# stamps arrivals: every record within the run, one queue's in order.
+# stamps arrivals: every record within the run, one queue's in order,
+# and one queue's records the file's packets pass after pass (a batch
+# of the NIC runs on over a pass's end).
 # (That several queues' records then merge in order without forcing is
 # a matter of scheduling on a loaded machine: the bench shows it,
 # docs/benchmarks.md "Packets in VRAM".)
@@ -118,18 +120,26 @@ for q in 1 2; do
 		--backpressure --duration 30 -w "$T/o.pcap" || fail "loop: exit $?: $(cat "$T/gc.err")"
 	t1=$(($(date +%s) + 1))
 	[ "$(count "$T/o.pcap")" = 500 ] || fail "loop, $q queue(s): $(count "$T/o.pcap") records, expected 500"
-	python3 - "$T/o.pcap" "$t0" "$t1" "$q" <<'PY' || fail "loop, $q queue(s): times not the host's clock"
+	python3 - "$T/o.pcap" "$t0" "$t1" "$q" "$F2" <<'PY' || fail "loop, $q queue(s): times not the host's clock, or not the file's packets in turn"
 import struct, sys
 d = open(sys.argv[1], 'rb').read()
 t0, t1, nq = int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+src = open(sys.argv[5], 'rb').read()
+e = '<' if src[:4] in (b'\xd4\xc3\xb2\xa1', b'\x4d\x3c\xb2\xa1') else '>'
+pkts, o = [], 24
+while o + 16 <= len(src):
+    c = struct.unpack(e + 'I', src[o + 8:o + 12])[0]
+    pkts.append(src[o + 16:o + 16 + c])
+    o += 16 + c
 unit = 1 if struct.unpack('<I', d[:4])[0] == 0xa1b23c4d else 1000
-o, prev, bad = 24, 0, 0
+o, prev, bad, k = 24, 0, 0, 0
 while o + 16 <= len(d):
     s, f, c, _ = struct.unpack('<IIII', d[o:o + 16])
     t = s * 10**9 + f * unit
     bad += not t0 <= s <= t1 or (nq == 1 and t < prev)
-    prev, o = t, o + 16 + c
-sys.exit(bad > 0)
+    bad += nq == 1 and d[o + 16:o + 16 + c] != pkts[k % len(pkts)]
+    prev, o, k = t, o + 16 + c, k + 1
+sys.exit(bad > 0 or k != 500)
 PY
 done
 finish
