@@ -21,16 +21,21 @@
 #include "gpunic_internal.h"
 
 /* packets per launch, and segments (a packet larger than a data room is
- * a chain, as with scattered RX) */
-#define NIC_BATCH 512u
-#define NIC_SEGS 1024u
+ * a chain, as with scattered RX). A launch costs about the same whatever
+ * it carries, and the GPU starts only so many a second: with small
+ * batches the launches, not the copies, bound the NIC, and more so
+ * beside the capture's own kernel. The RX ring (NIC_RING) still caps the
+ * packets in flight and delivered, so the largest batches leave fewer
+ * launches in flight, not more packets. */
+#define NIC_BATCH 1024u
+#define NIC_SEGS 2048u
 /* the DMA kernel's work items: a warp copies one piece of at most
  * NIC_CHUNK bytes, so that a large segment (a data room of --mem gpu
  * holds the largest frame) is copied by several warps side by side, as
  * a NIC's DMA writes it at the link's pace, not by one warp alone whose
  * loop of dependent loads would hold the whole launch back */
 #define NIC_CHUNK 4096u
-#define NIC_DESCS 2048u
+#define NIC_DESCS 4096u
 /* launches in flight per queue */
 #define NIC_SLOTS 4u
 /* the RX ring: what a real queue's descriptor ring holds; as many
