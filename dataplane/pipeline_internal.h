@@ -210,6 +210,15 @@ now_ns(clockid_t clk)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* A raw reading of the port's clock c in ns since the epoch. */
+static inline uint64_t
+clock_ns(const struct gcap_rx_clock *c, uint64_t raw)
+{
+	int64_t d = (int64_t)(raw - c->raw0);
+
+	return c->ns0 + (uint64_t)(((__int128)d * (__int128)c->mult) >> 32);
+}
+
 /* A received packet's time: the port's RX timestamp where the packet
  * has one (struct gcap_rx_clock), else host, the host's clock at the
  * poll. */
@@ -218,25 +227,37 @@ rx_time(const struct gcap_rx_clock *c, const struct rte_mbuf *m, uint64_t host)
 {
 	if (likely((m->ol_flags & c->flag) == 0))
 		return host;
-	int64_t d = (int64_t)(*RTE_MBUF_DYNFIELD(m, c->off, const uint64_t *) - c->raw0);
-
-	return c->ns0 + (uint64_t)(((__int128)d * (__int128)c->mult) >> 32);
+	return clock_ns(c, *RTE_MBUF_DYNFIELD(m, c->off, const uint64_t *));
 }
 
 /* Queue q had nothing at this poll (and holds nothing: no batch in
  * flight, no records held, none carried): on the host's clock, every
  * record it gives later is stamped after now, which the writer's time
  * order may count on (release: what it handed the writer before comes
- * first). Port clocks promise nothing of the kind. */
+ * first). A port clock promises that only where the port gives an idle
+ * mark (gcap_rx_clock.idle), and only after a poll that found the port
+ * empty (polled): one that --rx-rate skipped leaves packets the port
+ * stamped already. */
 static inline void
-order_mark_idle(struct pl_queue *q)
+order_mark_idle(struct pl_queue *q, bool polled)
 {
 	const struct gcap_rx_clock *c = q->src.clock;
+	uint64_t t;
 
-	if ((c == NULL || c->flag == 0) && q->inflight == 0 && q->held == NULL &&
-	    q->ncarry == 0)
-		atomic_store_explicit(&q->idle_wm, now_ns(CLOCK_REALTIME),
-				      memory_order_release);
+	if (q->inflight != 0 || q->held != NULL || q->ncarry != 0)
+		return;
+	if (c == NULL || c->flag == 0) {
+		t = now_ns(CLOCK_REALTIME);
+	} else if (c->idle != NULL && polled) {
+		uint64_t raw = c->idle(c->idle_ctx, q->src.rx_queue);
+
+		if (raw == 0)
+			return;
+		t = clock_ns(c, raw);
+	} else {
+		return;
+	}
+	atomic_store_explicit(&q->idle_wm, t, memory_order_release);
 }
 
 /* Keep the run's first error (and its message); the pipeline then wants

@@ -12,8 +12,9 @@
  * only while every queue has one: a queue's later records are no older
  * than its next one, so that record is the earliest there will be. A
  * queue on the host's clock that has nothing says so at its idle polls
- * (pl_queue.idle_wm: a time before any record it will give), and records
- * not later than that go on without it. Any other queue that has nothing
+ * (pl_queue.idle_wm: a time before any record it will give), as does one
+ * whose port gives idle marks (gcap_rx_clock.idle), and records not
+ * later than that go on without it. Any other queue that has nothing
  * would hold the others forever; the window bounds that: once a buffer
  * has been held order_window_ms, or a queue's held buffers take a quarter
  * of its export memory (so that its RX side never runs out of room

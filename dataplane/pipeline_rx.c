@@ -450,7 +450,7 @@ rx_poll(struct gcap_pipeline *pl, unsigned qi)
 	}
 	poll_phase_mark(ph, t, GCAP_PHASE_RX);
 	if (c->time_order && n == 0 && b->n == 0)
-		order_mark_idle(q);
+		order_mark_idle(q, want > 0);
 	if (n > 0) {
 		unsigned used, kept;
 

@@ -85,6 +85,12 @@ gcap_gpunic_port_start(struct gcap_port *p, char *errbuf)
 
 	if (rc)
 		return gcap_err(errbuf, -rc, "%s: %s", p->name, why);
+	/* its stamps (gcap_port_clock_start set the clock just before):
+	 * idle marks for the writer's time order */
+	if (p->clock.flag != 0) {
+		p->clock.idle = gcap_gpunic_idle;
+		p->clock.idle_ctx = p->kind_priv;
+	}
 	return 0;
 }
 

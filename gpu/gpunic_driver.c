@@ -80,6 +80,10 @@ drv_rx(uint16_t port, uint16_t qid, struct rte_mbuf **pkts, uint16_t n, uint16_t
 
 	(void)qid;
 	(void)max;
+	/* acquire: what the NIC put on the RX ring before it, the next poll
+	 * takes (gcap_gpunic_idle) */
+	q->drv.floor_prev = q->drv.floor_cur;
+	q->drv.floor_cur = atomic_load_explicit(&q->floor, memory_order_acquire);
 	for (unsigned off = 0; off < n; off += DRV_CHUNK) {
 		unsigned c = n - off < DRV_CHUNK ? n - off : DRV_CHUNK;
 
@@ -155,4 +159,14 @@ gcap_gpunic_driver_stop(struct gcap_gpunic *nic)
 		q->drv.owed = 0;
 		atomic_store_explicit(&q->drv.lost, 0, memory_order_relaxed);
 	}
+}
+
+uint64_t
+gcap_gpunic_idle(void *arg, uint16_t queue)
+{
+	const struct gcap_gpunic *nic = arg;
+
+	/* read before this poll took from the RX ring: every batch stamped
+	 * before it was there, and this poll found nothing */
+	return queue < nic->nq ? nic->q[queue].drv.floor_prev : 0;
 }

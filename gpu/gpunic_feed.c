@@ -234,6 +234,27 @@ nic_complete(struct gcap_gpunic *nic, struct nic_queue *q)
 	return any;
 }
 
+/* loop=1: every batch of q stamped so far is on the RX ring (after
+ * nic_complete): publish the time no later one is stamped before, as the
+ * driver's idle mark (gcap_gpunic_idle), so that a queue that has nothing
+ * does not hold the writer's time order. Stamps never go below it. */
+static void
+nic_floor(const struct gcap_gpunic *nic, struct nic_queue *q)
+{
+	uint64_t t;
+
+	if (!nic->args.loop)
+		return;
+	t = clock_ns(CLOCK_REALTIME);
+	if (t < q->last_ts)
+		t = q->last_ts;
+	if (t - atomic_load_explicit(&q->floor, memory_order_relaxed) < NIC_FLOOR_NS)
+		return;
+	q->last_ts = t;
+	/* release: the batches on the RX ring before it */
+	atomic_store_explicit(&q->floor, t, memory_order_release);
+}
+
 struct feeder {
 	struct gcap_gpunic *nic;
 	unsigned first, step;
@@ -253,7 +274,10 @@ nic_feeder(void *arg)
 
 		for (unsigned i = f->first; i < nic->nq; i += f->step) {
 			struct nic_queue *q = &nic->q[i];
-			bool done = nic_complete(nic, q), launched = nic_launch(nic, q);
+			bool done = nic_complete(nic, q), launched;
+
+			nic_floor(nic, q);
+			launched = nic_launch(nic, q);
 			/* buffers a failed launch gave back (lost) are handed
 			 * out again only when the capture polls: not a stall */
 			bool stalled = !launched && q->head == q->tail &&
@@ -395,6 +419,8 @@ gcap_gpunic_start(struct gcap_gpunic *nic, char *errbuf)
 			return gcap_err(errbuf, EINVAL, "%s: queue %u has no pool",
 					nic->name, q);
 		atomic_store(&nic->q[q].stalled, false); /* a restart's */
+		atomic_store(&nic->q[q].floor, 0);
+		nic->q[q].drv.floor_cur = nic->q[q].drv.floor_prev = 0;
 	}
 	/* the buffers handed out and the driver on the lcores, before the
 	 * NIC runs */

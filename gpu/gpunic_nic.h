@@ -48,6 +48,9 @@
  * persistent kernel (copy.c says more) */
 #define NIC_STREAMS 4u
 #define NIC_MAX_QUEUES 128u
+/* the least time between two floors a queue publishes (the RX lcore reads
+ * the line at every poll) */
+#define NIC_FLOOR_NS 4000u
 #define NIC_MAX_REG 64u
 
 /* the DMA kernel's descriptor (struct gcap_gpunic_desc, gpunic_dma.cu) */
@@ -103,7 +106,9 @@ struct nic_queue {
 	unsigned head, tail; /* launches: issued, completed */
 	unsigned held;       /* packets in flight */
 	uint32_t seq;
-	uint64_t last_ts; /* loop=1: the last batch's stamp */
+	/* loop=1: the last batch's stamp, or the floor published since: no
+	 * later batch is stamped before it */
+	uint64_t last_ts;
 	/* what bounds the NIC (logged at stop): launches, the time from a
 	 * launch to its completion seen, and the launches that waited for
 	 * buffers handed out, for room in the RX ring, for a free slot */
@@ -123,7 +128,16 @@ struct nic_queue {
 		unsigned owed;
 		_Atomic unsigned lost;
 		uint64_t nobuf;
+		/* the floor (below) read at this poll and at the one before:
+		 * what was stamped before the older one was on the RX ring
+		 * before this poll took from it */
+		uint64_t floor_cur, floor_prev;
 	} drv __rte_cache_aligned;
+	/* loop=1: a time no batch the NIC delivers later is stamped before,
+	 * published once every batch stamped so far is on the RX ring (the
+	 * driver's idle mark: gcap_gpunic_idle); on a line of its own, the
+	 * NIC's to write at most every NIC_FLOOR_NS */
+	_Atomic uint64_t floor __rte_cache_aligned;
 };
 
 struct gcap_gpunic {

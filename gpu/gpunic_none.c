@@ -78,3 +78,11 @@ gcap_gpunic_max_frame(const struct gcap_gpunic *nic)
 	(void)nic;
 	return 0;
 }
+
+uint64_t
+gcap_gpunic_idle(void *nic, uint16_t queue)
+{
+	(void)nic;
+	(void)queue;
+	return 0;
+}

@@ -83,6 +83,15 @@ void gcap_gpunic_destroy(struct gcap_gpunic *nic);
 uint32_t gcap_gpunic_max_frame(const struct gcap_gpunic *nic);
 
 /**
+ * RX queue's idle mark, for gcap_rx_clock.idle (nic a struct gcap_gpunic):
+ * with loop=1, a time (ns since the epoch, as the NIC stamps) before which
+ * no packet the queue delivers after an empty poll is stamped, known as
+ * that poll began; 0 without loop=1 (the files' times) or before the
+ * queue's second poll. Call it on the queue's RX lcore after a poll.
+ */
+uint64_t gcap_gpunic_idle(void *nic, uint16_t queue);
+
+/**
  * Whether port_id is an emulated GPUDirect NIC (its packets carry their
  * time in the RX timestamp field: the files' times, or with loop=1 the
  * host's clock when each batch arrived).

@@ -171,6 +171,13 @@ struct gcap_queue_stats {
  * of the mbuf), taken as ns0 + (raw - raw0) * mult / 2^32 ns since the
  * epoch; any other packet the host's clock when it was received. All
  * zero: the host's clock for every packet.
+ *
+ * A queue on the host's clock that has nothing says so to the writer's
+ * time order (a time before any record it will give: the poll's); one on
+ * the port's clock can only where the port says when it stamps: idle,
+ * where set, gives a raw time no packet the queue delivers after an
+ * empty poll is stamped before (0: none known), called on the queue's RX
+ * lcore right after that poll.
  */
 struct gcap_rx_clock {
 	uint64_t flag; /**< the RX timestamp's ol_flags bit (0: none) */
@@ -178,6 +185,9 @@ struct gcap_rx_clock {
 	uint64_t raw0; /**< a raw reading of the port's clock... */
 	uint64_t ns0;  /**< ...and the time (ns since the epoch) it maps to */
 	uint64_t mult; /**< ns per raw unit, times 2^32 */
+	/** optional: the port's idle mark of an RX queue, raw (see above) */
+	uint64_t (*idle)(void *ctx, uint16_t rx_queue);
+	void *idle_ctx; /**< idle's first argument */
 };
 
 /** One pipeline queue's source. */

@@ -119,6 +119,28 @@ gc -i "net_pcap0,rx_pcap=$T/first.pcap,rx_pcap=$T/empty.pcap" --queues 2 -j host
 jget() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])" "$@"; }
 [ "$(jget "$T/idle.json" order_forced)" = 0 ] ||
 	fail "an idle host-clock queue: records counted as written without waiting"
+# the emulated NIC with loop=1 stamps on the host's clock as it delivers
+# and says, at an idle poll, before when nothing it delivers later is
+# stamped: one flow, so one of two queues gets every packet and the other
+# none; that one does not hold the first either (--rx-rate: the first's
+# records do not fill a quarter of its export memory meanwhile)
+python3 - "$T/oneflow.pcap" <<'PY'
+import struct, sys
+out = open(sys.argv[1], 'wb')
+out.write(struct.pack('<IHHiIII', 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1))
+fr = bytes(6) + bytes([0, 1, 2, 3, 4, 5]) + b'\x08\x00' + bytes([0x45, 0, 0, 46, 0, 0, 0, 0, 64, 17, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2]) + struct.pack('>HHHH', 4000, 53, 26, 0) + bytes(18)
+for i in range(200):
+    out.write(struct.pack('<IIII', 1700000000, i, len(fr), len(fr)) + fr)
+PY
+start=$SECONDS
+gc -i "gpunic0,rx_pcap=$T/oneflow.pcap,loop=1,agent=cpu" --queues 2 --backend cpu \
+	--rx-rate 20000 --time-order-window 60000 -w "$T/nicidle.pcap" -c 1000 --duration 50 \
+	--summary-json "$T/nicidle.json" || fail "an idle NIC queue: exit $?: $(cat "$T/gc.err")"
+[ $((SECONDS - start)) -lt 40 ] || fail "an idle NIC queue held the other for the window"
+[ "$(count "$T/nicidle.pcap")" -eq 1000 ] && ordered "$T/nicidle.pcap" ||
+	fail "an idle NIC queue: records or order"
+[ "$(jget "$T/nicidle.json" order_forced)" = 0 ] ||
+	fail "an idle NIC queue: records counted as written without waiting"
 # the same on the port's clock (the file's times): the idle queue gives no
 # marks, so the records go out when the window passes, and are counted so
 gc -i "net_pcap0,rx_pcap=$T/first.pcap,rx_pcap=$T/empty.pcap" --queues 2 \
