@@ -8,7 +8,8 @@
  * launch's completion word, it posts a completion entry per packet
  * (lengths, RX timestamp), links a chain's mbufs and sets their lengths
  * after the first (the only headers it touches), and enqueues the
- * packets' first mbufs on the RX ring. At stop, every mbuf held goes back
+ * packets' first mbufs on the RX ring; with loop=1 it then publishes the
+ * queue's floor, the driver's idle mark. At stop, every mbuf held goes back
  * and what bounded each queue is logged. With agent=cpu the thread makes
  * the copy itself (tests and machines without a GPU).
  */
