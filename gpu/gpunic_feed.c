@@ -43,6 +43,17 @@ clock_ns(clockid_t clk)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* loop=1: the host's clock for queue q, never before what it stamped
+ * or published last (the clock may be stepped back, and the writer's
+ * time order counts on each queue's times going forward) */
+static uint64_t
+nic_clock(const struct nic_queue *q)
+{
+	uint64_t t = clock_ns(CLOCK_REALTIME);
+
+	return t < q->last_ts ? q->last_ts : t;
+}
+
 static unsigned
 segs_of(const struct nic_queue *q, const struct gcap_nic_pkt *p)
 {
@@ -192,14 +203,9 @@ nic_complete(struct gcap_gpunic *nic, struct nic_queue *q)
 		 * NIC stamps arrivals. The file's times would give each queue
 		 * a clock of its own: the queues hold different numbers of
 		 * the file's packets, so at one rate their passes, and their
-		 * times, drift apart, and no time order across them holds.
-		 * Never before the last one: the clock may be stepped back,
-		 * and the writer's time order counts on each queue's times
-		 * going forward */
+		 * times, drift apart, and no time order across them holds */
 		if (nic->args.loop) {
-			ts = clock_ns(CLOCK_REALTIME);
-			if (ts < q->last_ts)
-				ts = q->last_ts;
+			ts = nic_clock(q);
 			q->last_ts = ts;
 		}
 		for (unsigned i = 0; i < sl->npkts; i++) {
@@ -246,9 +252,7 @@ nic_floor(const struct gcap_gpunic *nic, struct nic_queue *q)
 
 	if (!nic->args.loop)
 		return;
-	t = clock_ns(CLOCK_REALTIME);
-	if (t < q->last_ts)
-		t = q->last_ts;
+	t = nic_clock(q);
 	if (t - atomic_load_explicit(&q->floor, memory_order_relaxed) < NIC_FLOOR_NS)
 		return;
 	q->last_ts = t;
