@@ -219,30 +219,35 @@ pre_rec(struct gcap_writer *w, const struct gcap_rec *rec)
 	return rc;
 }
 
-/* One record. A live port's record with room for it in the buffer takes
- * the fast lane where the writer has one (w->lane): the format writes it
- * in place, nothing to check before it. Else the checks and rotation,
- * then the format's frame. */
+/* The fast lane (w->lane, nothing to check before a record): a live
+ * port's record with room for it in the buffer, framed in place by the
+ * format. @return whether it took the record (else the general path:
+ * checks and rotation, then the format's frame, or why it cannot). */
+static inline bool
+lane_put(struct gcap_writer *w, const struct gcap_rec *rec, const void *data)
+{
+	uint32_t incl = rec->caplen < w->snaplen ? rec->caplen : w->snaplen;
+	size_t n;
+
+	if (w->cap - w->len < GCAP_WR_RHDR_MAX + (size_t)incl + GCAP_WR_RTRL_MAX)
+		return false;
+	n = w->fmt->put_live(w, rec, incl, data, w->buf + w->len);
+	if (n == 0)
+		return false;
+	if (rec->ts_ns > w->clock_ns)
+		w->clock_ns = rec->ts_ns;
+	gcap_wr_took(w, rec, n);
+	return true;
+}
+
+/* One record: the fast lane where it takes it, else the general path. */
 static inline int
 put_one(struct gcap_writer *w, const struct gcap_rec *rec, const void *data)
 {
 	int rc;
 
-	if (w->lane && w->err == 0 && !w->done) {
-		uint32_t incl = rec->caplen < w->snaplen ? rec->caplen : w->snaplen;
-
-		if (w->cap - w->len >=
-		    GCAP_WR_RHDR_MAX + (size_t)incl + GCAP_WR_RTRL_MAX) {
-			size_t n = w->fmt->put_live(w, rec, incl, data, w->buf + w->len);
-
-			if (n > 0) {
-				if (rec->ts_ns > w->clock_ns)
-					w->clock_ns = rec->ts_ns;
-				gcap_wr_took(w, rec, n);
-				return 0;
-			}
-		}
-	}
+	if (w->lane && w->err == 0 && !w->done && lane_put(w, rec, data))
+		return 0;
 	rc = pre_rec(w, rec);
 	return rc != 0 ? rc : gcap_wr_put_rec(w, rec, data);
 }
@@ -295,6 +300,34 @@ gcap_writer_write_buf(struct gcap_writer *w, const uint8_t *buf, uint32_t len,
 			return rc;
 	}
 	return n;
+}
+
+int
+gcap_writer_write_run(struct gcap_writer *w, const uint8_t *buf, uint32_t len,
+		      uint32_t *off, uint32_t max, uint64_t ts_max, unsigned bit)
+{
+	const uint8_t *data;
+	struct gcap_rec rec;
+	uint32_t o, n;
+	uint64_t mask;
+
+	if (w == NULL || off == NULL || (buf == NULL && len > 0) || bit >= 64)
+		return -EINVAL;
+	/* -U flushes after each record: record by record there */
+	if (!w->lane || w->err != 0 || w->done || w->flush_each)
+		return 0;
+	mask = 1ull << bit;
+	for (n = 0, o = *off; n < max; n++) {
+		uint32_t next = o;
+
+		if (gcap_rec_step(buf, len, &next, &rec, &data) <= 0 ||
+		    rec.ts_ns > ts_max || !(rec.outmask & mask) ||
+		    !lane_put(w, &rec, data))
+			break;
+		o = next;
+	}
+	*off = o;
+	return (int)n;
 }
 
 int

@@ -267,6 +267,22 @@ int gcap_writer_write_buf(struct gcap_writer *w, const uint8_t *buf, uint32_t le
 			  unsigned bit);
 
 /**
+ * Append the records of an export buffer from *off on, in order, as
+ * gcap_writer_write would, while each one's time is at most ts_max and its
+ * outmask has bit `bit`, up to max records: a run of one queue's records
+ * that come before any other's, without a call per record. It stops,
+ * without an error, at the first record it does not take: one outside
+ * ts_max or the bit, one outside len, one that needs a check before it
+ * (rotation, -a, -U, a full buffer to hand on, a sticky error): the
+ * caller writes that one with gcap_writer_write (or steps it with
+ * gcap_rec_step to find what is wrong) and may call again after it.
+ * @return records written (>= 0), *off moved past them; -EINVAL for a
+ *         NULL writer or off, or bit >= 64.
+ */
+int gcap_writer_write_run(struct gcap_writer *w, const uint8_t *buf, uint32_t len,
+			  uint32_t *off, uint32_t max, uint64_t ts_max, unsigned bit);
+
+/**
  * Called periodically with the current time (ns since the epoch) so that
  * -G rotates even when no packet arrives.
  * @return 0; -ECANCELED once -W with -G is done; the sticky write error;

@@ -385,6 +385,178 @@ START_TEST(test_fast_lane_same_bytes)
 }
 END_TEST
 
+/* The merge's runs (gcap_writer_write_run): a buffer's records written
+ * as runs, each record a run stops at written by gcap_writer_write, give
+ * the bytes gcap_writer_write alone gives, in each format, resolution and
+ * snap length, across many buffers of the writer; a run stops at the
+ * first record past ts_max, without the bit, past max or outside the
+ * buffer (its off left there), and writes nothing where each record
+ * needs its checks (-U, -C, -a) or on a bad interface. */
+START_TEST(test_write_run)
+{
+	static uint8_t buf[8 << 20] __attribute__((aligned(8)));
+	static const struct {
+		const char *name;
+		bool micro;
+		unsigned nifs;
+		uint32_t snaplen;
+	} cases[] = {
+		{ "r.pcap", false, 1, 65535 },
+		{ "r.pcap", true, 1, 200 },
+		{ "r.pcapng", false, 3, 65535 },
+		{ "r.pcapng", true, 3, 61 },
+	};
+	const unsigned n = 4000;
+	uint32_t ends[4000];
+	size_t len = 0;
+	struct wt_rec r;
+
+	for (unsigned i = 0; i < n; i++) {
+		wt_mkrec(&r, i, wt_vlen(i), 3);
+		/* bursts of 16 of one time, as a port stamps them */
+		r.h.ts_ns = T0 + (uint64_t)(i / 16) * 1000;
+		len = add_rec(buf, len, &r);
+		ends[i] = (uint32_t)len;
+	}
+	for (unsigned k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		uint8_t *b[2];
+		long long flen[2];
+
+		for (unsigned g = 0; g < 2; g++) {
+			const char *p = wt_path(g == 0 ? "runs" : "single");
+			struct gcap_writer_conf c = wt_conf1(p);
+			struct gcap_writer *w;
+			uint32_t off = 0, ran = 0;
+
+			c.fmt = strstr(cases[k].name, "pcapng") ? GCAP_FMT_PCAPNG :
+								  GCAP_FMT_PCAP;
+			c.ts_micro = cases[k].micro;
+			c.nifs = cases[k].nifs;
+			c.ifs = cases[k].nifs == 3 ? wt_eth3 : wt_eth1;
+			c.snaplen = cases[k].snaplen;
+			w = wt_open(&c);
+			while (off < len) {
+				const uint8_t *data;
+				struct gcap_rec h;
+
+				if (g == 0) {
+					/* runs of up to 100, each up to a time */
+					int m = gcap_writer_write_run(
+						w, buf, (uint32_t)len, &off, 100,
+						T0 + (off / 997) * 1000, 0);
+
+					ck_assert_int_ge(m, 0);
+					ran += (uint32_t)m;
+					if (off == len)
+						break;
+				}
+				ck_assert_int_eq(gcap_rec_step(buf, (uint32_t)len, &off,
+							       &h, &data),
+						 1);
+				ck_assert_int_eq(gcap_writer_write(w, &h, data), 0);
+			}
+			/* most records went in runs */
+			if (g == 0)
+				ck_assert_uint_gt(ran, n / 2);
+			wt_close(w, NULL);
+			b[g] = slurp(p, &flen[g]);
+		}
+		ck_assert_int_eq(flen[0], flen[1]);
+		ck_assert_msg(memcmp(b[0], b[1], (size_t)flen[0]) == 0,
+			      "case %u: runs wrote other bytes", k);
+		free(b[0]);
+		free(b[1]);
+	}
+
+	/* where a run stops: records 0..15 have the time T0, 16..31 the next */
+	const char *p = wt_path("stops.pcap"), *pr = wt_path("ref.pcap");
+	struct gcap_writer_conf c = wt_conf1(p);
+	struct gcap_writer *w = wt_open(&c);
+	uint32_t off = 0;
+	uint8_t *b[2];
+	long long flen[2];
+
+	ck_assert_int_eq(gcap_writer_write_run(NULL, buf, (uint32_t)len, &off, 9, T0, 0),
+			 -EINVAL);
+	ck_assert_int_eq(gcap_writer_write_run(w, buf, (uint32_t)len, NULL, 9, T0, 0),
+			 -EINVAL);
+	ck_assert_int_eq(gcap_writer_write_run(w, buf, (uint32_t)len, &off, 9, T0, 64),
+			 -EINVAL);
+	/* max */
+	ck_assert_int_eq(gcap_writer_write_run(w, buf, (uint32_t)len, &off, 3, T0, 0), 3);
+	ck_assert_uint_eq(off, ends[2]);
+	/* ts_max */
+	ck_assert_int_eq(gcap_writer_write_run(w, buf, (uint32_t)len, &off, 100, T0, 0),
+			 13);
+	ck_assert_uint_eq(off, ends[15]);
+	ck_assert_int_eq(gcap_writer_write_run(w, buf, (uint32_t)len, &off, 100, T0, 0),
+			 0);
+	ck_assert_uint_eq(off, ends[15]);
+	/* the bit: record 20 is output 1's */
+	((struct gcap_rec *)(buf + ends[19]))->outmask = 2;
+	ck_assert_int_eq(
+		gcap_writer_write_run(w, buf, (uint32_t)len, &off, 100, UINT64_MAX, 0),
+		4);
+	ck_assert_uint_eq(off, ends[19]);
+	ck_assert_int_eq(
+		gcap_writer_write_run(w, buf, ends[20], &off, 100, UINT64_MAX, 1), 1);
+	ck_assert_uint_eq(off, ends[20]);
+	/* a record outside the buffer: 21 and 22 go, 23 claims too much */
+	((struct gcap_rec *)(buf + ends[22]))->caplen = 1u << 30;
+	ck_assert_int_eq(
+		gcap_writer_write_run(w, buf, (uint32_t)len, &off, 100, UINT64_MAX, 0),
+		2);
+	ck_assert_uint_eq(off, ends[22]);
+	wt_close(w, NULL);
+	/* records 0..22, as gcap_writer_write writes them */
+	c = wt_conf1(pr);
+	w = wt_open(&c);
+	off = 0;
+	for (unsigned i = 0; i < 23; i++) {
+		const uint8_t *data;
+		struct gcap_rec h;
+
+		ck_assert_int_eq(gcap_rec_step(buf, (uint32_t)len, &off, &h, &data), 1);
+		ck_assert_int_eq(gcap_writer_write(w, &h, data), 0);
+	}
+	wt_close(w, NULL);
+	b[0] = slurp(p, &flen[0]);
+	b[1] = slurp(pr, &flen[1]);
+	ck_assert_int_eq(flen[0], flen[1]);
+	ck_assert_msg(memcmp(b[0], b[1], (size_t)flen[0]) == 0,
+		      "the runs that stopped wrote other records");
+	free(b[0]);
+	free(b[1]);
+
+	/* each record's checks: nothing goes as a run */
+	for (unsigned m = 0; m < 3; m++) {
+		c = wt_conf1(wt_path("checked.pcap"));
+		c.flush_each = m == 0;
+		c.rotate_bytes = m == 1 ? 1000000 : 0;
+		c.stop_bytes = m == 2 ? 1000000 : 0;
+		w = wt_open(&c);
+		off = 0;
+		ck_assert_int_eq(
+			gcap_writer_write_run(w, buf, ends[10], &off, 100, UINT64_MAX, 0),
+			0);
+		ck_assert_uint_eq(off, 0);
+		wt_close(w, NULL);
+	}
+	/* pcapng: a record of no interface stops a run */
+	c = wt_conf1(wt_path("bad.pcapng"));
+	c.fmt = GCAP_FMT_PCAPNG;
+	c.nifs = 3;
+	c.ifs = wt_eth3;
+	w = wt_open(&c);
+	off = 0;
+	((struct gcap_rec *)(buf + ends[4]))->port = 3;
+	ck_assert_int_eq(
+		gcap_writer_write_run(w, buf, ends[10], &off, 100, UINT64_MAX, 0), 5);
+	ck_assert_uint_eq(off, ends[4]);
+	wt_close(w, NULL);
+}
+END_TEST
+
 TCase *
 wt_tcase_durability(void)
 {
@@ -403,6 +575,7 @@ wt_tcase_export_buffers(void)
 
 	tcase_add_test(tc, test_write_buf_bits);
 	tcase_add_test(tc, test_write_buf_corrupt);
+	tcase_add_test(tc, test_write_run);
 	return tc;
 }
 
