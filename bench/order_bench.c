@@ -10,8 +10,8 @@
  * than the caches hold so that they are
  * read from memory as the writer reads an RX lcore's. Then, in turns:
  * "merge" hands every buffer to gcap_pl_order_run(), the call the writer
- * thread makes; "plain" writes each buffer's records in turn through
- * gcap_pl_write_rec(), as --no-time-order does. The output is one pcap
+ * thread makes; "plain" writes each buffer in turn through
+ * gcap_pl_write_xbuf(), as the writer thread does with --no-time-order. The output is one pcap
  * writer without its I/O thread (/dev/null by default): what is timed is
  * the writer thread's own work. It prints one markdown row per run.
  *
@@ -166,17 +166,10 @@ drain(struct bench *b, bool merge, const unsigned *used)
 	}
 	for (unsigned i = 0; i < b->nq; i++)
 		for (unsigned x = 0; x < used[i]; x++) {
-			const struct gcap_xbuf *xb = &pl->q[i].xbufs[x];
-			const uint8_t *data;
-			struct gcap_rec rec;
-			uint32_t off = 0;
+			uint32_t done;
 
-			for (uint32_t r = 0; r < xb->nrec; r++) {
-				if (gcap_rec_step(xb->data, xb->len, &off, &rec, &data) <=
-					    0 ||
-				    gcap_pl_write_rec(pl, &rec, data) != 0)
-					return -EIO;
-			}
+			if (gcap_pl_write_xbuf(pl, &pl->q[i].xbufs[x], &done) != 0)
+				return -EIO;
 		}
 	return 0;
 }

@@ -284,6 +284,12 @@ int gcap_pl_writer_start(struct gcap_pipeline *pl, char *errbuf);
 void gcap_pl_writer_join_by(struct gcap_pipeline *pl, uint64_t deadline_ns);
 /* As gcap_pl_writer_join_by, with no deadline. */
 void gcap_pl_writer_join(struct gcap_pipeline *pl);
+/* One export buffer's records, in order, to the outputs they name (what
+ * the writer does without the merge); *done gets the records taken
+ * (written, or past the outputs). @return as gcap_pl_write_rec, or
+ * -EINVAL for a corrupt buffer. */
+int
+gcap_pl_write_xbuf(struct gcap_pipeline *pl, const struct gcap_xbuf *xb, uint32_t *done);
 
 /* ---------------------------------------------------- pipeline_order.c */
 
@@ -293,6 +299,12 @@ struct pl_order;
  * reached (the record not written); a writer's negative errno. */
 int gcap_pl_write_rec(struct gcap_pipeline *pl, const struct gcap_rec *rec,
 		      const uint8_t *data);
+/* Records of xb from *off on, up to max, while each one's time is at
+ * most ts_max, written as one run (gcap_writer_write_run) where there is
+ * one output. @return the records written, *off past them; 0 where
+ * none is (the caller goes on record by record). */
+uint32_t gcap_pl_write_run(struct gcap_pipeline *pl, const struct gcap_xbuf *xb,
+			   uint32_t *off, uint32_t max, uint64_t ts_max);
 /* pl->order, where conf asks for time order with several live queues.
  * @return 0 or -ENOMEM (message in errbuf). */
 int gcap_pl_order_create(struct gcap_pipeline *pl, char *errbuf);

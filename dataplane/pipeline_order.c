@@ -31,6 +31,7 @@
  * comparison a level, and none where the next record has the same time.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -97,6 +98,45 @@ replay(struct pl_order *o, unsigned w, order_key k)
 	o->win = cur;
 }
 
+/* The time of xb's record at off (0 where none is: its step says why). */
+static inline uint64_t
+next_ts(const struct gcap_xbuf *xb, uint32_t off)
+{
+	uint64_t t = 0;
+
+	if (off <= xb->len && xb->len - off >= sizeof(t))
+		memcpy(&t, xb->data + off + offsetof(struct gcap_rec, ts_ns), sizeof(t));
+	return t;
+}
+
+/* The latest time the winner w's records may have and still go before
+ * every other queue's next record and not past bound: its runner-up is
+ * the least of the losers on its way to the root (each lost only to w).
+ * @return false where none of w's later records can go first. */
+static inline bool
+run_limit(const struct pl_order *o, unsigned w, uint64_t bound, uint64_t *ts_max)
+{
+	order_key k = NO_REC;
+	uint64_t ts;
+
+	for (unsigned n = (o->m + w) >> 1; n > 0; n >>= 1)
+		if (o->key[o->tree[n]] < k)
+			k = o->key[o->tree[n]];
+	*ts_max = bound;
+	if (k == NO_REC)
+		return true;
+	ts = (uint64_t)(k >> 32);
+	/* on a tie the lower queue goes first */
+	if ((unsigned)k < w) {
+		if (ts == 0)
+			return false;
+		ts--;
+	}
+	if (ts < *ts_max)
+		*ts_max = ts;
+	return true;
+}
+
 /* Every match from the leaves up: a queue that had nothing has a record,
  * which a replay cannot place (only the winner's path is known). */
 static void
@@ -149,6 +189,31 @@ gcap_pl_write_rec(struct gcap_pipeline *pl, const struct gcap_rec *rec,
 				      1,
 			      memory_order_relaxed);
 	return 0;
+}
+
+uint32_t
+gcap_pl_write_run(struct gcap_pipeline *pl, const struct gcap_xbuf *xb, uint32_t *off,
+		  uint32_t max, uint64_t ts_max)
+{
+	const struct gcap_pipeline_conf *c = &pl->conf;
+	const uint64_t done = atomic_load_explicit(&pl->written, memory_order_relaxed);
+	int n;
+
+	/* several outputs: each record's outmask picks, record by record */
+	if (c->nwriters != 1)
+		return 0;
+	if (c->max_packets != 0) {
+		if (done >= c->max_packets)
+			return 0;
+		if (c->max_packets - done < max)
+			max = (uint32_t)(c->max_packets - done);
+	}
+	n = gcap_writer_write_run(c->writers[0], xb->data, xb->len, off, max, ts_max, 0);
+	if (n <= 0)
+		return 0;
+	pl->handed[0] += (uint32_t)n;
+	atomic_store_explicit(&pl->written, done + (uint32_t)n, memory_order_relaxed);
+	return (uint32_t)n;
 }
 
 int
@@ -367,6 +432,7 @@ gcap_pl_order_run(struct gcap_pipeline *pl, uint64_t now, bool all, bool *any)
 			struct pl_order_q *q = &o->q[best];
 			const struct gcap_xbuf *xb = q->xb[q->head];
 			const uint64_t ts = q->rec.ts_ns;
+			uint64_t ts_max;
 			int r = gcap_pl_write_rec(pl, &q->rec, q->data);
 			bool same;
 
@@ -375,9 +441,26 @@ gcap_pl_order_run(struct gcap_pipeline *pl, uint64_t now, bool all, bool *any)
 			*any = true;
 			if (forced)
 				STAT_ADD(pl->order_forced, 1);
-			/* the buffer's next record here; load_next() for the
-			 * rest (the buffer goes back, the next one is looked at) */
+			/* the records of the buffer that still come first, as
+			 * one run; then its next record here, load_next() for
+			 * the rest (the buffer goes back, the next one is
+			 * looked at) */
 			same = ++q->idx < xb->nrec;
+			/* a run where the next record has the same time (a
+			 * burst stamped at once): elsewhere looking for one
+			 * costs more than it gives */
+			if (same && next_ts(xb, q->off) == ts &&
+			    run_limit(o, best, bound, &ts_max)) {
+				uint32_t k = gcap_pl_write_run(pl, xb, &q->off,
+							       xb->nrec - q->idx, ts_max);
+
+				if (k > 0) {
+					q->idx += k;
+					if (forced)
+						STAT_ADD(pl->order_forced, k);
+					same = q->idx < xb->nrec;
+				}
+			}
 			if (same)
 				r = gcap_rec_step(xb->data, xb->len, &q->off, &q->rec,
 						  &q->data) > 0 ?
@@ -389,9 +472,10 @@ gcap_pl_order_run(struct gcap_pipeline *pl, uint64_t now, bool all, bool *any)
 				return r;
 			if (r == 0)
 				o->nhave--;
-			/* a record of the same time as the one written has its
-			 * key, so it is the earliest now: no match changes
-			 * (ports on the host's clock stamp a burst at once) */
+			/* a record of the same time as the one written (a run
+			 * between or not) has its key, so it is the earliest
+			 * now: no match changes (ports on the host's clock
+			 * stamp a burst at once) */
 			if (r == 0 || q->rec.ts_ns != ts)
 				replay(o, best, r == 0 ? NO_REC : key_of(o, best));
 			if (pl->conf.max_packets != 0 &&

@@ -18,12 +18,13 @@
 
 #include "pipeline_internal.h"
 
-/* Write one export buffer's records to the outputs they name; *done
- * gets the records taken (written, or past the outputs). */
-static int
-write_xbuf(struct gcap_pipeline *pl, const struct gcap_xbuf *xb, uint32_t *done)
+int
+gcap_pl_write_xbuf(struct gcap_pipeline *pl, const struct gcap_xbuf *xb, uint32_t *done)
 {
 	const struct gcap_pipeline_conf *c = &pl->conf;
+	/* a file's own time fields (records found by the executor carry
+	 * them): each record's own, so no run */
+	const bool raw = pl->raw_ts != NULL && !(xb->flags & GCAP_XBUF_RAW_TS);
 	const uint8_t *data;
 	struct gcap_rec rec;
 	uint32_t off = 0;
@@ -32,11 +33,15 @@ write_xbuf(struct gcap_pipeline *pl, const struct gcap_xbuf *xb, uint32_t *done)
 	for (uint32_t i = 0; i < xb->nrec; i++, *done = i) {
 		int r;
 
+		if (!raw) {
+			i += gcap_pl_write_run(pl, xb, &off, xb->nrec - i, UINT64_MAX);
+			*done = i;
+			if (i == xb->nrec)
+				break;
+		}
 		if (gcap_rec_step(xb->data, xb->len, &off, &rec, &data) <= 0)
 			return -EINVAL;
-		/* a file's own time fields (records found by the executor
-		 * carry them) */
-		if (pl->raw_ts != NULL && !(xb->flags & GCAP_XBUF_RAW_TS))
+		if (raw)
 			rec.ts_ns = pl->raw_ts[rec.seq & pl->raw_mask];
 		r = gcap_pl_write_rec(pl, &rec, data);
 		if (r != 0)
@@ -188,7 +193,8 @@ writer_main(void *arg)
 
 				any = true;
 				if (!stopped &&
-				    write_result(pl, write_xbuf(pl, xb, &done), &failed))
+				    write_result(pl, gcap_pl_write_xbuf(pl, xb, &done),
+						 &failed))
 					stopped = true;
 				if (failed)
 					STAT_ADD(pl->write_failed, xb->nrec - done);
