@@ -24,6 +24,8 @@ Q=${QUEUES:-1 8}
 G=${GPU_CAPTURE:-$here/../build/apps/gpu-capture}
 F=${RX_FLOOR:-$(dirname "$G")/rx_floor}
 [ -x "$F" ] || F=$here/../build/bench/rx_floor
+O=${PCAP_ORDER:-$(dirname "$G")/pcap_order}
+[ -x "$O" ] || O=$here/../build/bench/pcap_order
 MIX=${MIX_PCAP:-$here/../../shared/data/bench/mix-en10mb.pcap}
 : >"$md"
 # What bounds a row: the same capture (8 lcores by default) as the bench
@@ -36,7 +38,10 @@ MIX=${MIX_PCAP:-$here/../../shared/data/bench/mix-en10mb.pcap}
 # port that only receives and frees, beside the captures'). Per run: the rate,
 # records and bytes written per second, drops, cores, batch and burst sizes, the CPU
 # each kind of thread took (bench/thread_cpu.py: RX lcores, feeding
-# threads, the writer) and the NIC's counters summed over the queues
+# threads, the writer), the file's time order (order_forced: records the
+# merge wrote without waiting for every queue; bench/pcap_order: records
+# below a time written before them, and the most any is) and the NIC's
+# counters summed over the queues
 # (-v: launches, mean packets a launch, waits for buffers handed out, RX ring room, a
 # free slot). DIAG_RUNS: "SOURCE:LCORES:BACKEND:VARIANT ..." (BACKEND cpu,
 # gpu: --mem gpu, host: --mem host; VARIANT base noorder nobp none fN
@@ -47,8 +52,8 @@ diag() {
 	python3 "$here/flows64.py" "$t/flows64.pcap" || return 1
 	echo "## what bounds the rows (gpu-capture -v, the floor rx_floor -v, ${DIAG_SECS:-2} s a run; threads: CPUs used over 1 s)"
 	echo
-	echo "| source | lcores | backend | variant | Mpps | written M/s | written MB/s | drops pipeline / writer / chained | cores | batch | pkts a poll | NIC: pkts a launch, us to completion, waits buffers / ring / slot |"
-	echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+	echo "| source | lcores | backend | variant | Mpps | written M/s | written MB/s | drops pipeline / writer / chained | cores | batch | pkts a poll | forced | out of order | most ms back | NIC: pkts a launch, us to completion, waits buffers / ring / slot |"
+	echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 	for run in ${DIAG_RUNS:-gpunic64:8:gpu:floor gpunic64:8:cpu:base gpunic64:8:cpu:noorder gpunic64:8:cpu:nobp gpunic64:8:cpu:none gpunic64:8:gpu:base gpunic64:8:gpu:noorder gpunic64:8:gpu:nobp gpunic64:8:gpu:none gpunic64:8:gpu:f8 gpunic64:8:cpu:none+f8 gpunic64:8:gpu:none+f8 gpunic:8:cpu:base gpunic:8:cpu:f8 gpunic:8:cpu:noorder gpunic:8:gpu:base gpunic:8:gpu:noorder gpunic:8:gpu:nobp gpunic:8:gpu:none gpunic:8:gpu:f8}; do
 		IFS=: read -r src q be v <<<"$run"
 		f=$MIX
@@ -69,7 +74,7 @@ diag() {
 		done
 		[ "$bp" = 1 ] && x+=(--backpressure)
 		j=$t/s.json log=$t/log
-		local thr='' rc fb=0
+		local thr='' rc fb=0 ord='- - -'
 		if [ "$floor" = 1 ]; then
 			local fm=()
 			[ "$be" = gpu ] && fm=(--mem gpu)
@@ -91,14 +96,15 @@ diag() {
 			# the file's bytes: large records bound the writer by what
 			# it copies, not by how many
 			fb=$(stat -c %s /dev/shm/gpunic-diag.pcap 2>/dev/null || echo 0)
+			ord=$("$O" /dev/shm/gpunic-diag.pcap 2>/dev/null) || ord='- - -'
 		fi
-		python3 - "$j" "$log" "$src" "$q" "$be" "$v" "$rc" "$fb" <<'PY'
+		python3 - "$j" "$log" "$src" "$q" "$be" "$v" "$rc" "$fb" "$ord" <<'PY'
 import json, re, sys
-j, log, src, q, be, v, rc, fb = sys.argv[1:]
+j, log, src, q, be, v, rc, fb, ord_ = sys.argv[1:]
 try:
     d = json.load(open(j))
 except Exception:
-    print(f'| {src} | {q} | {be} | {v} | failed (rc {rc}) ||||||||')
+    print(f'| {src} | {q} | {be} | {v} | failed (rc {rc}) |||||||||||')
     sys.exit()
 L = P = B = M = R = S = 0
 for line in open(log, errors='replace'):
@@ -110,14 +116,16 @@ for line in open(log, errors='replace'):
 got = d['rx_pkts'] if 'rx_pkts' in d else d['received']
 nic = f'{got / L:.0f}, {B / L:.1f}, {M} / {R} / {S}' if L else '-'
 if 'rx_pkts' in d:
-    print(f'| {src} | {q} | {be} | {v} | {d["rx_mpps"]:.2f} | - | - | - | {q} | - | - | {nic} |')
+    print(f'| {src} | {q} | {be} | {v} | {d["rx_mpps"]:.2f} | - | - | - | {q} | - | - | - | - | - | {nic} |')
     sys.exit()
 dr = d['dropped']
+o = ord_.split()
+back, most = (o[1], f'{int(o[2]) / 1e6:.3f}') if len(o) == 3 and o[0] != '-' else ('-', '-')
 print(f'| {src} | {q} | {be} | {v} | {d["rx_mpps"]:.2f} | {d["written"] / d["seconds"] / 1e6:.2f} | '
       f'{int(fb) / d["seconds"] / 1e6:.0f} | {dr["pipeline_full"]} / {dr["writer_behind"]} / {dr["chained"]} | {d["cores_used"]} | '
-      f'{d["batch_mean"]:.1f} | {d["pkts_per_poll"]:.1f} | {nic} |')
+      f'{d["batch_mean"]:.1f} | {d["pkts_per_poll"]:.1f} | {d["order_forced"]} | {back} | {most} | {nic} |')
 PY
-		[ "$floor" = 1 ] || echo "|  |  |  | threads: ${thr:-?} ||||||||"
+		[ "$floor" = 1 ] || echo "|  |  |  | threads: ${thr:-?} |||||||||||"
 		rm -f "$j" /dev/shm/gpunic-diag.pcap
 	done
 	rm -rf "$t"
