@@ -25,6 +25,9 @@ gcap_pl_write_xbuf(struct gcap_pipeline *pl, const struct gcap_xbuf *xb, uint32_
 	/* a file's own time fields (records found by the executor carry
 	 * them): each record's own, so no run */
 	const bool raw = pl->raw_ts != NULL && !(xb->flags & GCAP_XBUF_RAW_TS);
+	/* where a run takes nothing (one output of several, rotation, -U),
+	 * the rest of the buffer goes record by record */
+	bool run = !raw;
 	const uint8_t *data;
 	struct gcap_rec rec;
 	uint32_t off = 0;
@@ -33,8 +36,12 @@ gcap_pl_write_xbuf(struct gcap_pipeline *pl, const struct gcap_xbuf *xb, uint32_
 	for (uint32_t i = 0; i < xb->nrec; i++, *done = i) {
 		int r;
 
-		if (!raw) {
-			i += gcap_pl_write_run(pl, xb, &off, xb->nrec - i, UINT64_MAX);
+		if (run) {
+			const uint32_t k =
+				gcap_pl_write_run(pl, xb, &off, xb->nrec - i, UINT64_MAX);
+
+			run = k > 0;
+			i += k;
 			*done = i;
 			if (i == xb->nrec)
 				break;
