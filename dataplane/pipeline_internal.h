@@ -145,6 +145,13 @@ struct pl_queue {
 	 * (CLOCK_REALTIME ns), before any record it gives later (the time
 	 * order's merge need not wait for it; 0: none yet) */
 	atomic_uint_fast64_t idle_wm;
+	/* its RX lcore's last poll asked the port, got nothing and found
+	 * nothing of the queue on its way to the writer (order_mark): under
+	 * --backpressure the merge waits for a queue that has nothing and is
+	 * not quiet, however full the others are. Stored where it changes
+	 * (quiet_now: the lcore's own copy) */
+	atomic_bool quiet;
+	bool quiet_now;
 	struct gcap_pipeline_queue src;
 	uint64_t beat; /* turns of its RX lcore's loop (relaxed; liveness) */
 };
@@ -230,21 +237,29 @@ rx_time(const struct gcap_rx_clock *c, const struct rte_mbuf *m, uint64_t host)
 	return clock_ns(c, *RTE_MBUF_DYNFIELD(m, c->off, const uint64_t *));
 }
 
-/* Queue q had nothing at this poll (and holds nothing: no batch in
- * flight, no records held, none carried): on the host's clock, every
- * record it gives later is stamped after now, which the writer's time
- * order may count on (release: what it handed the writer before comes
- * first). A port clock promises that only where the port gives an idle
- * mark (gcap_rx_clock.idle), and only after a poll that found the port
- * empty (polled): one that --rx-rate skipped leaves packets the port
- * stamped already. */
+/* Queue q's poll, for the writer's time order: empty, it received
+ * nothing and has no batch open; polled, it asked the port (--rx-rate
+ * may skip that). Where it also holds nothing (no batch in flight, no
+ * records held, none carried), on the host's clock, every record it
+ * gives later is stamped after now, which the merge may count on
+ * (release: what it handed the writer before comes first). A port clock
+ * promises that only where the port gives an idle mark
+ * (gcap_rx_clock.idle), and only after a poll that found the port empty:
+ * one that --rx-rate skipped leaves packets the port stamped already.
+ * Such a poll also makes the queue quiet, any other one not. */
 static inline void
-order_mark_idle(struct pl_queue *q, bool polled)
+order_mark(struct pl_queue *q, bool empty, bool polled)
 {
 	const struct gcap_rx_clock *c = q->src.clock;
+	const bool idle = empty && q->inflight == 0 && q->held == NULL && q->ncarry == 0;
 	uint64_t t;
 
-	if (q->inflight != 0 || q->held != NULL || q->ncarry != 0)
+	if ((idle && polled) != q->quiet_now) {
+		q->quiet_now = idle && polled;
+		/* release, as the mark */
+		atomic_store_explicit(&q->quiet, q->quiet_now, memory_order_release);
+	}
+	if (!idle)
 		return;
 	if (c == NULL || c->flag == 0) {
 		t = now_ns(CLOCK_REALTIME);

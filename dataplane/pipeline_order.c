@@ -19,6 +19,12 @@
  * has been held order_window_ms, or a queue's held buffers take a quarter
  * of its export memory (so that its RX side never runs out of room
  * because of the merge), the earliest records go out without waiting.
+ * Under --backpressure running out of room only stalls that queue (its
+ * port keeps the packets), so memory forces the merge only where every
+ * queue that has nothing is quiet (pl_queue.quiet: nothing of it is on
+ * its way here); a queue whose records are on their way is waited for,
+ * as the window allows: writing the others' later records first is what
+ * would put the file out of time order.
  * What a buffer takes is its region, not its records: the RX side
  * reserves room for a whole batch of records and takes the memory back
  * in order, so a held buffer of a few records keeps the whole region,
@@ -376,6 +382,37 @@ idle_behind(struct gcap_pipeline *pl, uint64_t ts, uint64_t now, bool *any,
 	return 1;
 }
 
+/* Under --backpressure, whether every queue that has nothing is quiet
+ * (its RX lcore found the port empty and nothing of the queue on its way
+ * here): one that is not brings records soon, and waiting for them stalls
+ * only the queues whose held buffers fill their memory (each queue has
+ * its own export memory, batch slots and mbufs), where not waiting would
+ * write their later records first. @return 1: every one is quiet; 2: one
+ * is not; 0: one brought records meanwhile (look again); or -EINVAL as
+ * take(). */
+static int
+empty_quiet(struct gcap_pipeline *pl, uint64_t now, bool *any)
+{
+	for (unsigned i = 0; i < pl->conf.nqueues; i++) {
+		struct pl_order_q *q = &pl->order->q[i];
+		bool quiet;
+		int r;
+
+		if (q->n > 0)
+			continue;
+		/* the flag first, then what the queue handed over before it */
+		quiet = atomic_load_explicit(&pl->q[i].quiet, memory_order_acquire);
+		r = take(pl, i, now, any);
+		if (r < 0)
+			return r;
+		if (q->n > 0)
+			return 0;
+		if (!quiet)
+			return 2;
+	}
+	return 1;
+}
+
 int
 gcap_pl_order_run(struct gcap_pipeline *pl, uint64_t now, bool all, bool *any)
 {
@@ -407,6 +444,15 @@ gcap_pl_order_run(struct gcap_pipeline *pl, uint64_t now, bool all, bool *any)
 				if (q->t[q->head] < oldest)
 					oldest = q->t[q->head];
 				full |= q->bytes >= q->bytes_max || q->n * 2 >= q->cap;
+			}
+			if (full && pl->conf.backpressure) {
+				int r = empty_quiet(pl, now, any);
+
+				if (r < 0)
+					return r;
+				if (r == 0)
+					continue; /* a queue brought records: look again */
+				full = r == 1;
 			}
 			if (!full && now - oldest < o->window_ns) {
 				int r = idle_behind(pl, o->q[o->win].rec.ts_ns, now, any,

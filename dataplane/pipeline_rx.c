@@ -449,8 +449,8 @@ rx_poll(struct gcap_pipeline *pl, unsigned qi)
 			break;
 	}
 	poll_phase_mark(ph, t, GCAP_PHASE_RX);
-	if (c->time_order && n == 0 && b->n == 0)
-		order_mark_idle(q, want > 0);
+	if (c->time_order)
+		order_mark(q, n == 0 && b->n == 0, want > 0);
 	if (n > 0) {
 		unsigned used, kept;
 

@@ -11,7 +11,8 @@
  * one output, record by record where there are two, and both must give
  * that order. -c stops after exactly its count; with marks of the
  * queues' idle polls the merge writes exactly the records not later
- * than them; what it writes without waiting is counted, run or not;
+ * than them; what it writes without waiting is counted, run or not,
+ * and under --backpressure it waits for a queue that is not quiet;
  * without the merge each buffer's records go as they are.
  */
 #include <check.h>
@@ -392,27 +393,85 @@ END_TEST
 
 /* A queue with nothing and no mark, and the other's held buffers past a
  * quarter of its export memory: the merge does not wait, and counts
- * every record it wrote so (order_forced), those of a run too. */
+ * every record it wrote so (order_forced), those of a run too. Under
+ * --backpressure it waits while that queue is not quiet (its records are
+ * on their way), then goes on once it is, or once the window passed. */
 START_TEST(test_merge_forced)
 {
 	static struct model m;
 	static unsigned ids[MAXREC];
+	static const char *const what[] = { "forced", "--backpressure, quiet",
+					    "--backpressure, the window" };
 	struct gcap_writer *w[1];
-	bool any = false;
-	unsigned got;
 
-	model_init(&m, 2, 64);
-	for (unsigned i = 0; i < 30; i++)
-		model_add(&m, 0, T0 + (i < 20 ? 100 : 110), 20, 1, i == 20);
-	m.pl.q[0].xa.cap = 4 * XBUF_BYTES;
-	model_open(&m, w, 1, true, 0);
-	ck_assert_int_eq(gcap_pl_order_run(&m.pl, 0, false, &any), 0);
-	ck_assert_uint_eq(gcap_pipeline_written(&m.pl), 30);
-	ck_assert_uint_eq(gcap_pipeline_order_forced(&m.pl), 30);
-	model_close(w, 1);
-	got = model_read(&m, 0, ids);
-	expect_order(&m, ids, got, 0, 30, "forced");
-	model_free(&m);
+	for (unsigned c = 0; c < 3; c++) {
+		const uint64_t window = 60000ull * 1000000u;
+		bool any = false;
+		unsigned got;
+
+		model_init(&m, 2, 64);
+		for (unsigned i = 0; i < 30; i++)
+			model_add(&m, 0, T0 + (i < 20 ? 100 : 110), 20, 1, i == 20);
+		m.pl.q[0].xa.cap = 4 * XBUF_BYTES;
+		m.pl.conf.backpressure = c > 0;
+		model_open(&m, w, 1, true, 0);
+		if (c > 0) {
+			/* queue 1 is not quiet: nothing goes, however full */
+			ck_assert_int_eq(gcap_pl_order_run(&m.pl, 0, false, &any), 0);
+			ck_assert_int_eq(
+				gcap_pl_order_run(&m.pl, window - 1, false, &any), 0);
+			ck_assert_uint_eq(gcap_pipeline_written(&m.pl), 0);
+			ck_assert_uint_eq(gcap_pipeline_order_forced(&m.pl), 0);
+		}
+		if (c == 1)
+			atomic_store(&m.pl.q[1].quiet, true);
+		ck_assert_int_eq(
+			gcap_pl_order_run(&m.pl, c == 2 ? window : 0, false, &any), 0);
+		ck_assert_uint_eq(gcap_pipeline_written(&m.pl), 30);
+		ck_assert_uint_eq(gcap_pipeline_order_forced(&m.pl), 30);
+		model_close(w, 1);
+		got = model_read(&m, 0, ids);
+		expect_order(&m, ids, got, 0, 30, what[c]);
+		model_free(&m);
+	}
+}
+END_TEST
+
+/* An RX lcore's poll makes its queue quiet only where it asked the port,
+ * got nothing and holds nothing on its way to the writer; any other poll
+ * makes it not quiet, and the mark follows (host's clock). */
+START_TEST(test_quiet_mark)
+{
+	static struct pl_queue q;
+	static struct gcap_xbuf held;
+	static const struct {
+		bool empty, polled;
+		uint64_t inflight;
+		bool held;
+		unsigned ncarry;
+		bool quiet, mark;
+	} c[] = {
+		{ true, true, 0, false, 0, true, true },    /* idle */
+		{ false, true, 0, false, 0, false, false }, /* got packets */
+		{ true, true, 0, false, 0, true, true },
+		{ true, false, 0, false, 0, false, true }, /* --rx-rate skipped it */
+		{ true, true, 1, false, 0, false, false }, /* a batch in flight */
+		{ true, true, 0, true, 0, false, false },  /* records held */
+		{ true, true, 0, false, 3, false, false }, /* packets carried */
+		{ true, true, 0, false, 0, true, true },
+	};
+
+	for (unsigned i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		q.inflight = c[i].inflight;
+		q.held = c[i].held ? &held : NULL;
+		q.ncarry = c[i].ncarry;
+		atomic_store(&q.idle_wm, 0);
+		order_mark(&q, c[i].empty, c[i].polled);
+		ck_assert_msg(atomic_load(&q.quiet) == c[i].quiet, "case %u: quiet %d", i,
+			      !c[i].quiet);
+		ck_assert_msg((atomic_load(&q.idle_wm) != 0) == c[i].mark,
+			      "case %u: mark", i);
+	}
 }
 END_TEST
 
@@ -466,6 +525,7 @@ main(void)
 	tcase_add_test(tc, test_merge_count);
 	tcase_add_test(tc, test_merge_idle_marks);
 	tcase_add_test(tc, test_merge_forced);
+	tcase_add_test(tc, test_quiet_mark);
 	tcase_add_test(tc, test_plain_buffers);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
