@@ -328,6 +328,11 @@ void gcap_pl_order_destroy(struct gcap_pipeline *pl);
  * (everything with all); *any: something was taken or written.
  * @return as gcap_pl_write_rec, or -EINVAL for a corrupt buffer. */
 int gcap_pl_order_run(struct gcap_pipeline *pl, uint64_t now, bool all, bool *any);
+/* Whether the last gcap_pl_order_run() stopped to wait, under
+ * --backpressure, for a queue whose records are on their way while the
+ * others' held buffers fill their memory: they come within a batch's
+ * round trip. */
+bool gcap_pl_order_soon(const struct gcap_pipeline *pl);
 /* Give every held buffer back to its queue; lost: its records that were
  * not written count as write_failed. */
 void gcap_pl_order_release(struct gcap_pipeline *pl, bool lost);

@@ -66,6 +66,7 @@ struct pl_order {
 	unsigned win;   /* the queue with the earliest record (nhave > 0) */
 	unsigned nhave; /* queues with a record (n > 0) */
 	bool stale;     /* a queue got a record: every match again */
+	bool soon;      /* the last run waits for records on their way */
 	unsigned *tree; /* [1, m): each match's loser; [m, 3m): rebuild's */
 	order_key *key; /* per leaf: queue i's next record, or NO_REC */
 	struct pl_order_q q[];
@@ -419,6 +420,7 @@ gcap_pl_order_run(struct gcap_pipeline *pl, uint64_t now, bool all, bool *any)
 	struct pl_order *o = pl->order;
 	const unsigned nq = pl->conf.nqueues;
 
+	o->soon = false;
 	for (unsigned i = 0; i < nq; i++) {
 		int r = take(pl, i, now, any);
 
@@ -434,7 +436,7 @@ gcap_pl_order_run(struct gcap_pipeline *pl, uint64_t now, bool all, bool *any)
 			rebuild(o);
 		if (!all && o->nhave < nq) {
 			uint64_t oldest = UINT64_MAX;
-			bool full = false;
+			bool full = false, soon = false;
 
 			for (unsigned i = 0; i < nq; i++) {
 				const struct pl_order_q *q = &o->q[i];
@@ -453,6 +455,7 @@ gcap_pl_order_run(struct gcap_pipeline *pl, uint64_t now, bool all, bool *any)
 				if (r == 0)
 					continue; /* a queue brought records: look again */
 				full = r == 1;
+				soon = r == 2;
 			}
 			if (!full && now - oldest < o->window_ns) {
 				int r = idle_behind(pl, o->q[o->win].rec.ts_ns, now, any,
@@ -462,8 +465,11 @@ gcap_pl_order_run(struct gcap_pipeline *pl, uint64_t now, bool all, bool *any)
 					return r;
 				if (r == 0)
 					continue; /* a queue brought records: look again */
-				if (r == 2)
-					return 0; /* it may still bring an earlier record */
+				if (r == 2) {
+					/* it may still bring an earlier record */
+					o->soon = soon;
+					return 0;
+				}
 			} else {
 				forced = true;
 			}
@@ -533,6 +539,12 @@ gcap_pl_order_run(struct gcap_pipeline *pl, uint64_t now, bool all, bool *any)
 		}
 	}
 	return 0;
+}
+
+bool
+gcap_pl_order_soon(const struct gcap_pipeline *pl)
+{
+	return pl->order != NULL && pl->order->soon;
 }
 
 void

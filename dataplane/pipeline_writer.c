@@ -16,6 +16,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <rte_pause.h>
+
 #include "pipeline_internal.h"
 
 int
@@ -239,6 +241,12 @@ writer_main(void *arg)
 				/* file mode: asleep until the reader rings or
 				 * the next flush is due */
 				writer_wait(pl, last_flush + flush_ns - now);
+			} else if (gcap_pl_order_soon(pl)) {
+				/* the records the merge waits for come within
+				 * a batch's round trip, sooner than a sleep
+				 * wakes, and every other queue waits too */
+				for (unsigned k = 0; k < 64; k++)
+					rte_pause();
 			} else {
 				struct timespec ts = { 0, 50000 };
 

@@ -422,6 +422,8 @@ START_TEST(test_merge_forced)
 				gcap_pl_order_run(&m.pl, window - 1, false, &any), 0);
 			ck_assert_uint_eq(gcap_pipeline_written(&m.pl), 0);
 			ck_assert_uint_eq(gcap_pipeline_order_forced(&m.pl), 0);
+			/* the writer thread spins for them, not sleeps */
+			ck_assert(gcap_pl_order_soon(&m.pl));
 		}
 		if (c == 1)
 			atomic_store(&m.pl.q[1].quiet, true);
@@ -429,6 +431,7 @@ START_TEST(test_merge_forced)
 			gcap_pl_order_run(&m.pl, c == 2 ? window : 0, false, &any), 0);
 		ck_assert_uint_eq(gcap_pipeline_written(&m.pl), 30);
 		ck_assert_uint_eq(gcap_pipeline_order_forced(&m.pl), 30);
+		ck_assert(!gcap_pl_order_soon(&m.pl));
 		model_close(w, 1);
 		got = model_read(&m, 0, ids);
 		expect_order(&m, ids, got, 0, 30, what[c]);
