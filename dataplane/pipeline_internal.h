@@ -47,6 +47,14 @@
  * the next grows the same region, and the writer is not woken per
  * batch). */
 #define XBUF_HOLD_NS 1000000u
+/* A queue's quiet poll holds this long (pl_queue.quiet_at): an RX lcore
+ * that lost its CPU right after one is not taken as quiet for longer,
+ * while its port may be filling; one that sleeps between idle polls
+ * (IDLE_SLEEP_NS, and the timer's slack) marks again well within it. So
+ * a record the merge writes without waiting for a quiet queue is at most
+ * about this much later than a packet the queue's port stamps after. */
+#define ORDER_QUIET_NS 250000u
+#define ORDER_QUIET_STEP_NS 10000u
 
 /* Epoch of the "in" floor: the GPU's global timer drifts against the
  * host's clock (H200: about 1.8 us a second), far less than this. */
@@ -145,13 +153,15 @@ struct pl_queue {
 	 * (CLOCK_REALTIME ns), before any record it gives later (the time
 	 * order's merge need not wait for it; 0: none yet) */
 	atomic_uint_fast64_t idle_wm;
-	/* its RX lcore's last poll asked the port, got nothing and found
-	 * nothing of the queue on its way to the writer (order_mark): under
-	 * --backpressure the merge waits for a queue that has nothing and is
-	 * not quiet, however full the others are. Stored where it changes
-	 * (quiet_now: the lcore's own copy) */
-	atomic_bool quiet;
-	bool quiet_now;
+	/* when its RX lcore's last poll asked the port, got nothing and
+	 * found nothing of the queue on its way to the writer (monotonic ns;
+	 * 0: the last poll did not): the queue is quiet while that is less
+	 * than ORDER_QUIET_NS old, and under --backpressure the merge waits
+	 * for a queue that has nothing and is not quiet, however full the
+	 * others are. Stored every ORDER_QUIET_STEP_NS at most (quiet_mark:
+	 * the lcore's own copy) */
+	atomic_uint_fast64_t quiet_at;
+	uint64_t quiet_mark;
 	struct gcap_pipeline_queue src;
 	uint64_t beat; /* turns of its RX lcore's loop (relaxed; liveness) */
 };
@@ -237,9 +247,9 @@ rx_time(const struct gcap_rx_clock *c, const struct rte_mbuf *m, uint64_t host)
 	return clock_ns(c, *RTE_MBUF_DYNFIELD(m, c->off, const uint64_t *));
 }
 
-/* Queue q's poll, for the writer's time order: empty, it received
- * nothing and has no batch open; polled, it asked the port (--rx-rate
- * may skip that). Where it also holds nothing (no batch in flight, no
+/* Queue q's poll at mono, for the writer's time order: empty, it
+ * received nothing and has no batch open; polled, it asked the port
+ * (--rx-rate may skip that). Where it also holds nothing (no batch in flight, no
  * records held, none carried), on the host's clock, every record it
  * gives later is stamped after now, which the merge may count on
  * (release: what it handed the writer before comes first). A port clock
@@ -248,16 +258,17 @@ rx_time(const struct gcap_rx_clock *c, const struct rte_mbuf *m, uint64_t host)
  * one that --rx-rate skipped leaves packets the port stamped already.
  * Such a poll also makes the queue quiet, any other one not. */
 static inline void
-order_mark(struct pl_queue *q, bool empty, bool polled)
+order_mark(struct pl_queue *q, bool empty, bool polled, uint64_t mono)
 {
 	const struct gcap_rx_clock *c = q->src.clock;
 	const bool idle = empty && q->inflight == 0 && q->held == NULL && q->ncarry == 0;
+	const uint64_t at = idle && polled ? mono | 1 : 0; /* never 0 when quiet */
 	uint64_t t;
 
-	if ((idle && polled) != q->quiet_now) {
-		q->quiet_now = idle && polled;
+	if (at == 0 ? q->quiet_mark != 0 : at - q->quiet_mark >= ORDER_QUIET_STEP_NS) {
+		q->quiet_mark = at;
 		/* release, as the mark */
-		atomic_store_explicit(&q->quiet, q->quiet_now, memory_order_release);
+		atomic_store_explicit(&q->quiet_at, at, memory_order_release);
 	}
 	if (!idle)
 		return;

@@ -21,7 +21,8 @@
  * because of the merge), the earliest records go out without waiting.
  * Under --backpressure running out of room only stalls that queue (its
  * port keeps the packets), so memory forces the merge only where every
- * queue that has nothing is quiet (pl_queue.quiet: nothing of it is on
+ * queue that has nothing is quiet (pl_queue.quiet_at: its last poll,
+ * less than ORDER_QUIET_NS ago, found nothing, and nothing of it is on
  * its way here); a queue whose records are on their way is waited for,
  * as the window allows: writing the others' later records first is what
  * would put the file out of time order.
@@ -385,7 +386,8 @@ idle_behind(struct gcap_pipeline *pl, uint64_t ts, uint64_t now, bool *any,
 
 /* Under --backpressure, whether every queue that has nothing is quiet
  * (its RX lcore found the port empty and nothing of the queue on its way
- * here): one that is not brings records soon, and waiting for them stalls
+ * here, less than ORDER_QUIET_NS ago): one that is not brings records
+ * soon (or its lcore lost its CPU, and its port may be filling), and waiting for them stalls
  * only the queues whose held buffers fill their memory (each queue has
  * its own export memory, batch slots and mbufs), where not waiting would
  * write their later records first. @return 1: every one is quiet; 2: one
@@ -396,19 +398,20 @@ empty_quiet(struct gcap_pipeline *pl, uint64_t now, bool *any)
 {
 	for (unsigned i = 0; i < pl->conf.nqueues; i++) {
 		struct pl_order_q *q = &pl->order->q[i];
-		bool quiet;
+		uint64_t at;
 		int r;
 
 		if (q->n > 0)
 			continue;
-		/* the flag first, then what the queue handed over before it */
-		quiet = atomic_load_explicit(&pl->q[i].quiet, memory_order_acquire);
+		/* the mark first, then what the queue handed over before it */
+		at = atomic_load_explicit(&pl->q[i].quiet_at, memory_order_acquire);
 		r = take(pl, i, now, any);
 		if (r < 0)
 			return r;
 		if (q->n > 0)
 			return 0;
-		if (!quiet)
+		/* (an lcore's clock may be read after the writer's now) */
+		if (at == 0 || (now > at && now - at >= ORDER_QUIET_NS))
 			return 2;
 	}
 	return 1;

@@ -450,7 +450,7 @@ rx_poll(struct gcap_pipeline *pl, unsigned qi)
 	}
 	poll_phase_mark(ph, t, GCAP_PHASE_RX);
 	if (c->time_order)
-		order_mark(q, n == 0 && b->n == 0, want > 0);
+		order_mark(q, n == 0 && b->n == 0, want > 0, mono);
 	if (n > 0) {
 		unsigned used, kept;
 

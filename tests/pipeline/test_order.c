@@ -12,7 +12,8 @@
  * that order. -c stops after exactly its count; with marks of the
  * queues' idle polls the merge writes exactly the records not later
  * than them; what it writes without waiting is counted, run or not,
- * and under --backpressure it waits for a queue that is not quiet;
+ * and under --backpressure it waits for a queue that is not quiet
+ * (or quiet too long ago);
  * without the merge each buffer's records go as they are.
  */
 #include <check.h>
@@ -395,17 +396,20 @@ END_TEST
  * quarter of its export memory: the merge does not wait, and counts
  * every record it wrote so (order_forced), those of a run too. Under
  * --backpressure it waits while that queue is not quiet (its records are
- * on their way), then goes on once it is, or once the window passed. */
+ * on their way, or its quiet poll is ORDER_QUIET_NS old: its lcore may
+ * have lost its CPU since), then goes on once it is, or once the window
+ * passed. */
 START_TEST(test_merge_forced)
 {
 	static struct model m;
 	static unsigned ids[MAXREC];
 	static const char *const what[] = { "forced", "--backpressure, quiet",
-					    "--backpressure, the window" };
+					    "--backpressure, the window",
+					    "--backpressure, quiet again" };
+	const uint64_t now = 1000000000u, window = 60000ull * 1000000u;
 	struct gcap_writer *w[1];
 
-	for (unsigned c = 0; c < 3; c++) {
-		const uint64_t window = 60000ull * 1000000u;
+	for (unsigned c = 0; c < 4; c++) {
 		bool any = false;
 		unsigned got;
 
@@ -415,20 +419,28 @@ START_TEST(test_merge_forced)
 		m.pl.q[0].xa.cap = 4 * XBUF_BYTES;
 		m.pl.conf.backpressure = c > 0;
 		model_open(&m, w, 1, true, 0);
+		/* case 3: its quiet poll is too old */
+		if (c == 3)
+			atomic_store(&m.pl.q[1].quiet_at, now - ORDER_QUIET_NS);
 		if (c > 0) {
 			/* queue 1 is not quiet: nothing goes, however full */
-			ck_assert_int_eq(gcap_pl_order_run(&m.pl, 0, false, &any), 0);
+			ck_assert_int_eq(gcap_pl_order_run(&m.pl, now, false, &any), 0);
 			ck_assert_int_eq(
-				gcap_pl_order_run(&m.pl, window - 1, false, &any), 0);
+				gcap_pl_order_run(&m.pl, now + window - 1, false, &any),
+				0);
 			ck_assert_uint_eq(gcap_pipeline_written(&m.pl), 0);
 			ck_assert_uint_eq(gcap_pipeline_order_forced(&m.pl), 0);
 			/* the writer thread spins for them, not sleeps */
 			ck_assert(gcap_pl_order_soon(&m.pl));
 		}
+		/* a poll just after the writer's clock, or just in time */
 		if (c == 1)
-			atomic_store(&m.pl.q[1].quiet, true);
-		ck_assert_int_eq(
-			gcap_pl_order_run(&m.pl, c == 2 ? window : 0, false, &any), 0);
+			atomic_store(&m.pl.q[1].quiet_at, now + 5);
+		if (c == 3)
+			atomic_store(&m.pl.q[1].quiet_at, now - ORDER_QUIET_NS + 1);
+		ck_assert_int_eq(gcap_pl_order_run(&m.pl, c == 2 ? now + window : now,
+						   false, &any),
+				 0);
 		ck_assert_uint_eq(gcap_pipeline_written(&m.pl), 30);
 		ck_assert_uint_eq(gcap_pipeline_order_forced(&m.pl), 30);
 		ck_assert(!gcap_pl_order_soon(&m.pl));
@@ -440,9 +452,11 @@ START_TEST(test_merge_forced)
 }
 END_TEST
 
-/* An RX lcore's poll makes its queue quiet only where it asked the port,
- * got nothing and holds nothing on its way to the writer; any other poll
- * makes it not quiet, and the mark follows (host's clock). */
+/* An RX lcore's poll makes its queue quiet (quiet_at: the poll's time)
+ * only where it asked the port, got nothing and holds nothing on its way
+ * to the writer; any other poll makes it not quiet (0), and the mark
+ * follows (host's clock). A quiet queue's time is stored again every
+ * ORDER_QUIET_STEP_NS of quiet polls. */
 START_TEST(test_quiet_mark)
 {
 	static struct pl_queue q;
@@ -463,18 +477,27 @@ START_TEST(test_quiet_mark)
 		{ true, true, 0, false, 3, false, false }, /* packets carried */
 		{ true, true, 0, false, 0, true, true },
 	};
+	uint64_t mono = 1000000000u, at;
 
 	for (unsigned i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		mono += 2 * ORDER_QUIET_STEP_NS;
 		q.inflight = c[i].inflight;
 		q.held = c[i].held ? &held : NULL;
 		q.ncarry = c[i].ncarry;
 		atomic_store(&q.idle_wm, 0);
-		order_mark(&q, c[i].empty, c[i].polled);
-		ck_assert_msg(atomic_load(&q.quiet) == c[i].quiet, "case %u: quiet %d", i,
-			      !c[i].quiet);
+		order_mark(&q, c[i].empty, c[i].polled, mono);
+		at = atomic_load(&q.quiet_at);
+		ck_assert_msg(c[i].quiet ? at >= mono && at <= mono + 1 : at == 0,
+			      "case %u: quiet at %llu, poll at %llu", i,
+			      (unsigned long long)at, (unsigned long long)mono);
 		ck_assert_msg((atomic_load(&q.idle_wm) != 0) == c[i].mark,
 			      "case %u: mark", i);
 	}
+	/* quiet on: stored again a step later, not before */
+	order_mark(&q, true, true, mono + ORDER_QUIET_STEP_NS - 2);
+	ck_assert_uint_eq(atomic_load(&q.quiet_at), at);
+	order_mark(&q, true, true, mono + ORDER_QUIET_STEP_NS + 2);
+	ck_assert_uint_ge(atomic_load(&q.quiet_at), mono + ORDER_QUIET_STEP_NS + 2);
 }
 END_TEST
 
