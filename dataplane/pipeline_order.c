@@ -350,6 +350,23 @@ take(struct gcap_pipeline *pl, unsigned qi, uint64_t now, bool *any)
 	return 0;
 }
 
+/* Queue i, which has nothing here: what its RX lcore stored at *field,
+ * then what it handed over before that (the acquire pairs with the
+ * lcore's release). @return 1: it still has nothing (*v: the value); 0:
+ * it brought records; or -EINVAL as take(). */
+static int
+empty_read(struct gcap_pipeline *pl, unsigned i, atomic_uint_fast64_t *field,
+	   uint64_t now, bool *any, uint64_t *v)
+{
+	int r;
+
+	*v = atomic_load_explicit(field, memory_order_acquire);
+	r = take(pl, i, now, any);
+	if (r < 0)
+		return r;
+	return pl->order->q[i].n == 0;
+}
+
 /* Whether the queues that have nothing may still bring a record earlier
  * than ts. @return 1: none can (each one's idle mark is at or after ts;
  * *bound gets the earliest mark: no record they bring later is before
@@ -359,23 +376,16 @@ static int
 idle_behind(struct gcap_pipeline *pl, uint64_t ts, uint64_t now, bool *any,
 	    uint64_t *bound)
 {
-	struct pl_order *o = pl->order;
-
 	*bound = UINT64_MAX;
 	for (unsigned i = 0; i < pl->conf.nqueues; i++) {
-		struct pl_order_q *q = &o->q[i];
 		uint64_t wm;
 		int r;
 
-		if (q->n > 0)
+		if (pl->order->q[i].n > 0)
 			continue;
-		/* the mark first, then what the queue handed over before it */
-		wm = atomic_load_explicit(&pl->q[i].idle_wm, memory_order_acquire);
-		r = take(pl, i, now, any);
-		if (r < 0)
+		r = empty_read(pl, i, &pl->q[i].idle_wm, now, any, &wm);
+		if (r <= 0)
 			return r;
-		if (q->n > 0)
-			return 0;
 		if (wm < ts)
 			return 2;
 		if (wm < *bound)
@@ -387,29 +397,24 @@ idle_behind(struct gcap_pipeline *pl, uint64_t ts, uint64_t now, bool *any,
 /* Under --backpressure, whether every queue that has nothing is quiet
  * (its RX lcore found the port empty and nothing of the queue on its way
  * here, less than ORDER_QUIET_NS ago): one that is not brings records
- * soon (or its lcore lost its CPU, and its port may be filling), and waiting for them stalls
- * only the queues whose held buffers fill their memory (each queue has
- * its own export memory, batch slots and mbufs), where not waiting would
- * write their later records first. @return 1: every one is quiet; 2: one
- * is not; 0: one brought records meanwhile (look again); or -EINVAL as
- * take(). */
+ * soon (or its lcore lost its CPU, and its port may be filling), and
+ * waiting for them stalls only the queues whose held buffers fill their
+ * memory (each queue has its own export memory, batch slots and mbufs),
+ * where not waiting would write their later records first. @return 1:
+ * every one is quiet; 2: one is not; 0: one brought records meanwhile
+ * (look again); or -EINVAL as take(). */
 static int
 empty_quiet(struct gcap_pipeline *pl, uint64_t now, bool *any)
 {
 	for (unsigned i = 0; i < pl->conf.nqueues; i++) {
-		struct pl_order_q *q = &pl->order->q[i];
 		uint64_t at;
 		int r;
 
-		if (q->n > 0)
+		if (pl->order->q[i].n > 0)
 			continue;
-		/* the mark first, then what the queue handed over before it */
-		at = atomic_load_explicit(&pl->q[i].quiet_at, memory_order_acquire);
-		r = take(pl, i, now, any);
-		if (r < 0)
+		r = empty_read(pl, i, &pl->q[i].quiet_at, now, any, &at);
+		if (r <= 0)
 			return r;
-		if (q->n > 0)
-			return 0;
 		/* (an lcore's clock may be read after the writer's now) */
 		if (at == 0 || (now > at && now - at >= ORDER_QUIET_NS))
 			return 2;
