@@ -18,7 +18,9 @@
 #      i.e. the most the pipeline sustains with zero pipeline drops;
 #   2. RX-to-verdict latency p50/p99 with the source held (--rx-rate) at half
 #      of that rate.
-# Filter 'tcp port 80 or udp port 53', matches written to /dev/shm.
+# Filter 'tcp port 80 or udp port 53', matches written to CAP_DIR
+# (/dev/shm; a tmpfs mounted with huge=within_size takes the writer's
+# bytes for less CPU: docs/tuning.md).
 # NFILTERS=64: 64 outputs at once (-w FILE:EXPR), that filter and 63 others
 # ('tcp port P or udp port P+1000', P = 1001..1063), every packet tested
 # against all: the filtering work the gpu backend takes off the lcores.
@@ -35,7 +37,7 @@
 #      floor-gpu: rx_floor --mem gpu, on gpunic sources; floor-nic and
 #      floor-gpu-nic: the same with the NIC's default feeding threads,
 #      those the capture rows get, instead of one a queue), SOURCES,
-#      GPUNIC_ARGS (",feeders=N" ...),
+#      GPUNIC_ARGS (",feeders=N" ...), CAP_DIR (where the captures write),
 #      GPU_BLOCKS (--gpu-blocks for the gpu backends), NFILTERS (1),
 #      BATCH (--batch, default the program's), RX_BURST (--rx-burst of
 #      gpu-capture and --burst of rx_floor; default each one's), HALF (0:
@@ -55,11 +57,12 @@ HALF=${HALF:-1}
 SOURCES=${SOURCES:-null-nc null pcap}
 FILTER='tcp port 80 or udp port 53'
 NFILTERS=${NFILTERS:-1}
-outputs=(-w /dev/shm/gcap-bench.pcap "$FILTER")
+CAP=${CAP_DIR:-/dev/shm}
+outputs=(-w "$CAP/gcap-bench.pcap" "$FILTER")
 if [ "$NFILTERS" -gt 1 ]; then
-	outputs=(-w "/dev/shm/gcap-bench.pcap:$FILTER")
+	outputs=(-w "$CAP/gcap-bench.pcap:$FILTER")
 	for ((f = 1; f < NFILTERS; f++)); do
-		outputs+=(-w "/dev/shm/gcap-bench-$f.pcap:tcp port $((1000 + f)) or udp port $((2000 + f))")
+		outputs+=(-w "$CAP/gcap-bench-$f.pcap:tcp port $((1000 + f)) or udp port $((2000 + f))")
 	done
 fi
 ncpu=$(nproc)
@@ -143,7 +146,7 @@ run_one() { # src q backend extra... -> json path (or empty)
 		--busy-poll --duration "$SECS" --summary-json "$j" ${BATCH:+--batch $BATCH} ${RX_BURST:+--rx-burst $RX_BURST} ${EXTRA:-} "$@" \
 		"${outs[@]}" >"$tmp/log" 2>&1
 	local rc=$?
-	rm -f /dev/shm/gcap-bench*.pcap*
+	rm -f "$CAP"/gcap-bench*.pcap*
 	if [ $rc -ne 0 ] || [ ! -s "$j" ]; then
 		{
 			echo "  run failed (rc $rc): $src q=$q $be $*"

@@ -14,7 +14,8 @@
 # Last, what bounds the rows (diag() below).
 # env: as bench/gpu_capture.sh (GPU_CAPTURE, RX_FLOOR, MIX_PCAP, SECS),
 #      OUT_DIR (results), QUEUES ("1 8"), ONLY=diag (the last part alone),
-#      DIAG_RUNS, DIAG_SECS (2; at least 2: threads are sampled for 1 s), GPUNIC_ARGS (as gpu_capture.sh's)
+#      DIAG_RUNS, DIAG_SECS (2; at least 2: threads are sampled for 1 s), GPUNIC_ARGS and
+#      CAP_DIR (as gpu_capture.sh's: where the captures write)
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 OUT=${OUT_DIR:-$here/results}
@@ -84,7 +85,7 @@ diag() {
 		else
 			(cd /tmp && exec timeout 60 "$G" -v -i "gpunic0,rx_pcap=$f,loop=1${GPUNIC_ARGS:-}$nic" --queues "$q" "${m[@]}" \
 				--busy-poll "${x[@]}" --duration "${DIAG_SECS:-2}" --summary-json "$j" \
-				-w /dev/shm/gpunic-diag.pcap "$flt") >"$log" 2>&1 &
+				-w "${CAP_DIR:-/dev/shm}/gpunic-diag.pcap" "$flt") >"$log" 2>&1 &
 			local pid=$! cpid='' _
 			for _ in $(seq 50); do
 				cpid=$(pgrep -P "$pid" | head -1) && break
@@ -95,8 +96,8 @@ diag() {
 			rc=$?
 			# the file's bytes: large records bound the writer by what
 			# it copies, not by how many
-			fb=$(stat -c %s /dev/shm/gpunic-diag.pcap 2>/dev/null || echo 0)
-			ord=$("$O" /dev/shm/gpunic-diag.pcap 2>/dev/null) || ord='- - -'
+			fb=$(stat -c %s "${CAP_DIR:-/dev/shm}/gpunic-diag.pcap" 2>/dev/null || echo 0)
+			ord=$("$O" "${CAP_DIR:-/dev/shm}/gpunic-diag.pcap" 2>/dev/null) || ord='- - -'
 		fi
 		python3 - "$j" "$log" "$src" "$q" "$be" "$v" "$rc" "$fb" "$ord" <<'PY'
 import json, re, sys
@@ -126,7 +127,7 @@ print(f'| {src} | {q} | {be} | {v} | {d["rx_mpps"]:.2f} | {d["written"] / d["sec
       f'{d["batch_mean"]:.1f} | {d["pkts_per_poll"]:.1f} | {d["order_forced"]} | {back} | {most} | {nic} |')
 PY
 		[ "$floor" = 1 ] || echo "|  |  |  | threads: ${thr:-?} |||||||||||"
-		rm -f "$j" /dev/shm/gpunic-diag.pcap
+		rm -f "$j" "${CAP_DIR:-/dev/shm}/gpunic-diag.pcap"
 	done
 	rm -rf "$t"
 }
