@@ -52,7 +52,8 @@
  * while its port may be filling; one that sleeps between idle polls
  * (IDLE_SLEEP_NS, and the timer's slack) marks again well within it. So
  * a record the merge writes without waiting for a quiet queue is at most
- * about this much later than a packet the queue's port stamps after. */
+ * about this much (and one pass of the merge) later than a packet the
+ * queue's port stamps after. */
 #define ORDER_QUIET_NS 250000u
 #define ORDER_QUIET_STEP_NS 10000u
 
@@ -155,8 +156,9 @@ struct pl_queue {
 	atomic_uint_fast64_t idle_wm;
 	/* when its RX lcore's last poll asked the port, got nothing and
 	 * found nothing of the queue on its way to the writer (monotonic ns;
-	 * 0: the last poll did not): the queue is quiet while that is less
-	 * than ORDER_QUIET_NS old, and under --backpressure the merge waits
+	 * 0: the last poll did not; UINT64_MAX: the lcore has handed over
+	 * all it will): the queue is quiet while that is less than
+	 * ORDER_QUIET_NS old, and under --backpressure the merge waits
 	 * for a queue that has nothing and is not quiet, however full the
 	 * others are. Stored every ORDER_QUIET_STEP_NS at most (quiet_mark:
 	 * the lcore's own copy) */
@@ -248,20 +250,24 @@ rx_time(const struct gcap_rx_clock *c, const struct rte_mbuf *m, uint64_t host)
 }
 
 /* Queue q's poll at mono, for the writer's time order: empty, it
- * received nothing and has no batch open; polled, it asked the port
- * (--rx-rate may skip that). Where it also holds nothing (no batch in flight, no
- * records held, none carried), on the host's clock, every record it
- * gives later is stamped after now, which the merge may count on
- * (release: what it handed the writer before comes first). A port clock
- * promises that only where the port gives an idle mark
- * (gcap_rx_clock.idle), and only after a poll that found the port empty:
- * one that --rx-rate skipped leaves packets the port stamped already.
- * Such a poll also makes the queue quiet, any other one not. */
+ * received nothing and its open batch (if any) is empty; polled, it
+ * asked the port (--rx-rate may skip that). Where it also holds nothing
+ * on its way to the writer (no batch in flight, no records held, none
+ * carried), on the host's clock, every record it gives later is stamped
+ * after now, which the merge may count on (release: what it handed the
+ * writer before comes first). A port clock promises that only where the
+ * port gives an idle mark (gcap_rx_clock.idle), and only after a poll
+ * that found the port empty: one that --rx-rate skipped leaves packets
+ * the port stamped already. Such a poll also makes the queue quiet; one
+ * that finds anything, or skips the port, makes it not quiet. */
 static inline void
 order_mark(struct pl_queue *q, bool empty, bool polled, uint64_t mono)
 {
 	const struct gcap_rx_clock *c = q->src.clock;
-	const bool idle = empty && q->inflight == 0 && q->held == NULL && q->ncarry == 0;
+	/* a held buffer without records (its batch all filtered out) holds
+	 * nothing the writer waits for */
+	const bool idle = empty && q->inflight == 0 &&
+			  (q->held == NULL || q->held->nrec == 0) && q->ncarry == 0;
 	const uint64_t at = idle && polled ? mono | 1 : 0; /* never 0 when quiet */
 	uint64_t t;
 
@@ -341,8 +347,9 @@ void gcap_pl_order_destroy(struct gcap_pipeline *pl);
 int gcap_pl_order_run(struct gcap_pipeline *pl, uint64_t now, bool all, bool *any);
 /* Whether the last gcap_pl_order_run() stopped to wait, under
  * --backpressure, for a queue whose records are on their way while the
- * others' held buffers fill their memory: they come within a batch's
- * round trip. */
+ * others' held buffers fill their memory: they come soon (a batch's
+ * round trip; a held buffer's XBUF_HOLD_NS at most), unless the queue's
+ * lcore lost its CPU, and the window bounds the wait. */
 bool gcap_pl_order_soon(const struct gcap_pipeline *pl);
 /* Give every held buffer back to its queue; lost: its records that were
  * not written count as write_failed. */

@@ -530,6 +530,12 @@ gcap_pl_rx_lcore_main(void *arg)
 			if (q->cur != NULL && q->cur->n > 0)
 				rx_submit(pl, mine[k]);
 			gcap_pl_poll_done(pl, mine[k], true);
+			/* the port is polled no more: a queue with nothing on
+			 * its way stays quiet, so that the merge does not wait
+			 * the window for it */
+			if (c->time_order)
+				order_mark(q, q->cur == NULL || q->cur->n == 0, true,
+					   now_ns(CLOCK_MONOTONIC));
 			left += q->inflight + (q->cur != NULL && q->cur->n > 0) +
 				q->ncarry;
 		}
@@ -560,6 +566,9 @@ gcap_pl_rx_lcore_main(void *arg)
 			STAT_ADD(q->st.drop_pipeline, q->ncarry);
 			q->ncarry = 0;
 		}
+		/* all it will hand over is with the writer (release: after
+		 * the held buffer) */
+		atomic_store_explicit(&q->quiet_at, UINT64_MAX, memory_order_release);
 	}
 	if (ru_ok && nmine > 0)
 		gcap_pl_lcore_usage(&pl->q[mine[0]].st, &ru0);

@@ -20,6 +20,11 @@
 
 #include "pipeline_internal.h"
 
+/* The longest the writer spins while the merge waits for records on
+ * their way (gcap_pl_order_soon): a held buffer's XBUF_HOLD_NS. Longer,
+ * the queue's lcore has lost its CPU (and a spin may take it): sleep. */
+#define WRITER_SPIN_NS XBUF_HOLD_NS
+
 int
 gcap_pl_write_xbuf(struct gcap_pipeline *pl, const struct gcap_xbuf *xb, uint32_t *done)
 {
@@ -162,8 +167,9 @@ writer_main(void *arg)
 	const struct gcap_pipeline_conf *c = &pl->conf;
 	uint64_t last_flush = now_ns(CLOCK_MONOTONIC);
 	uint64_t flush_ns = (uint64_t)(c->flush_ms ? c->flush_ms : 1000) * 1000000u;
-	bool stopped = false; /* outputs are done: consume without writing */
-	bool failed = false;  /* ... because a write failed or the stop aborted */
+	bool stopped = false;    /* outputs are done: consume without writing */
+	bool failed = false;     /* ... because a write failed or the stop aborted */
+	uint64_t spin_since = 0; /* the merge waits for records on their way */
 
 	for (;;) {
 		bool any = false;
@@ -234,6 +240,10 @@ writer_main(void *arg)
 			}
 			last_flush = now;
 		}
+		if (any || !gcap_pl_order_soon(pl))
+			spin_since = 0;
+		else if (spin_since == 0)
+			spin_since = now;
 		if (!any) {
 			if (done)
 				break;
@@ -241,10 +251,10 @@ writer_main(void *arg)
 				/* file mode: asleep until the reader rings or
 				 * the next flush is due */
 				writer_wait(pl, last_flush + flush_ns - now);
-			} else if (gcap_pl_order_soon(pl)) {
-				/* the records the merge waits for come within
-				 * a batch's round trip, sooner than a sleep
-				 * wakes, and every other queue waits too */
+			} else if (spin_since != 0 && now - spin_since < WRITER_SPIN_NS) {
+				/* the records the merge waits for come soon,
+				 * mostly sooner than a sleep wakes, and every
+				 * other queue waits too */
 				for (unsigned k = 0; k < 64; k++)
 					rte_pause();
 			} else {

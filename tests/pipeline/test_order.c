@@ -397,19 +397,20 @@ END_TEST
  * every record it wrote so (order_forced), those of a run too. Under
  * --backpressure it waits while that queue is not quiet (its records are
  * on their way, or its quiet poll is ORDER_QUIET_NS old: its lcore may
- * have lost its CPU since), then goes on once it is, or once the window
- * passed. */
+ * have lost its CPU since), then goes on once it is (or its lcore has
+ * handed over all it will), or once the window passed. */
 START_TEST(test_merge_forced)
 {
 	static struct model m;
 	static unsigned ids[MAXREC];
 	static const char *const what[] = { "forced", "--backpressure, quiet",
 					    "--backpressure, the window",
-					    "--backpressure, quiet again" };
+					    "--backpressure, quiet again",
+					    "--backpressure, its lcore done" };
 	const uint64_t now = 1000000000u, window = 60000ull * 1000000u;
 	struct gcap_writer *w[1];
 
-	for (unsigned c = 0; c < 4; c++) {
+	for (unsigned c = 0; c < 5; c++) {
 		bool any = false;
 		unsigned got;
 
@@ -438,6 +439,9 @@ START_TEST(test_merge_forced)
 			atomic_store(&m.pl.q[1].quiet_at, now + 5);
 		if (c == 3)
 			atomic_store(&m.pl.q[1].quiet_at, now - ORDER_QUIET_NS + 1);
+		/* case 4: its lcore has handed over all it will */
+		if (c == 4)
+			atomic_store(&m.pl.q[1].quiet_at, UINT64_MAX);
 		ck_assert_int_eq(gcap_pl_order_run(&m.pl, c == 2 ? now + window : now,
 						   false, &any),
 				 0);
@@ -464,25 +468,27 @@ START_TEST(test_quiet_mark)
 	static const struct {
 		bool empty, polled;
 		uint64_t inflight;
-		bool held;
+		int held; /* -1: none; else a held buffer of so many records */
 		unsigned ncarry;
 		bool quiet, mark;
 	} c[] = {
-		{ true, true, 0, false, 0, true, true },    /* idle */
-		{ false, true, 0, false, 0, false, false }, /* got packets */
-		{ true, true, 0, false, 0, true, true },
-		{ true, false, 0, false, 0, false, true }, /* --rx-rate skipped it */
-		{ true, true, 1, false, 0, false, false }, /* a batch in flight */
-		{ true, true, 0, true, 0, false, false },  /* records held */
-		{ true, true, 0, false, 3, false, false }, /* packets carried */
-		{ true, true, 0, false, 0, true, true },
+		{ true, true, 0, -1, 0, true, true },    /* idle */
+		{ false, true, 0, -1, 0, false, false }, /* got packets */
+		{ true, true, 0, -1, 0, true, true },
+		{ true, false, 0, -1, 0, false, true }, /* --rx-rate skipped it */
+		{ true, true, 1, -1, 0, false, false }, /* a batch in flight */
+		{ true, true, 0, 2, 0, false, false },  /* records held */
+		{ true, true, 0, 0, 0, true, true },    /* a batch all filtered */
+		{ true, true, 0, -1, 3, false, false }, /* packets carried */
+		{ true, true, 0, -1, 0, true, true },
 	};
 	uint64_t mono = 1000000000u, at;
 
 	for (unsigned i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
 		mono += 2 * ORDER_QUIET_STEP_NS;
 		q.inflight = c[i].inflight;
-		q.held = c[i].held ? &held : NULL;
+		held.nrec = c[i].held > 0 ? (uint32_t)c[i].held : 0;
+		q.held = c[i].held >= 0 ? &held : NULL;
 		q.ncarry = c[i].ncarry;
 		atomic_store(&q.idle_wm, 0);
 		order_mark(&q, c[i].empty, c[i].polled, mono);
