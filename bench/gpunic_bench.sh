@@ -15,7 +15,8 @@
 # env: as bench/gpu_capture.sh (GPU_CAPTURE, RX_FLOOR, MIX_PCAP, SECS),
 #      OUT_DIR (results), QUEUES ("1 8"), ONLY=diag (the last part alone),
 #      DIAG_RUNS, DIAG_SECS (2; at least 2: threads are sampled for 1 s), GPUNIC_ARGS and
-#      CAP_DIR (as gpu_capture.sh's: where the captures write)
+#      CAP_DIR (as gpu_capture.sh's: where the captures write), ALT_CAP_DIR
+#      (where diag's alt variant writes)
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 OUT=${OUT_DIR:-$here/results}
@@ -33,7 +34,8 @@ MIX=${MIX_PCAP:-$here/../../shared/data/bench/mix-en10mb.pcap}
 # (--backpressure), then with one thing changed: --no-time-order (the
 # writer's merge), without --backpressure (what falls behind drops and is
 # counted by cause: pipeline_full the executor, writer_behind the writer),
-# a filter that matches nothing (no writer), fN: feeders=N; several joined
+# a filter that matches nothing (no writer), fN: feeders=N, alt: the capture
+# written into ALT_CAP_DIR instead of CAP_DIR (another mount); several joined
 # by + (none+f8: no writer and 8 feeding threads); floor: rx_floor -v
 # instead of a capture, on the backend's pools (the NIC's counters of a
 # port that only receives and frees, beside the captures'). Per run: the rate,
@@ -46,7 +48,7 @@ MIX=${MIX_PCAP:-$here/../../shared/data/bench/mix-en10mb.pcap}
 # (-v: launches, mean packets a launch, waits for buffers handed out, RX ring room, a
 # free slot). DIAG_RUNS: "SOURCE:LCORES:BACKEND:VARIANT ..." (BACKEND cpu,
 # gpu: --mem gpu, host: --mem host; VARIANT base noorder nobp none fN
-# floor, or several joined by +).
+# alt floor, or several joined by +).
 diag() {
 	local t j log src q be v m x f flt nic
 	t=$(mktemp -d)
@@ -63,7 +65,7 @@ diag() {
 		[ "$be" = gpu ] && m=(--backend gpu --mem gpu)
 		[ "$be" = host ] && m=(--backend gpu --mem host)
 		x=() flt='tcp port 80 or udp port 53' nic=
-		local one bp=1 floor=0
+		local one bp=1 floor=0 dir=${CAP_DIR:-/dev/shm}
 		for one in ${v//+/ }; do
 			case $one in
 			floor) floor=1 ;;
@@ -71,6 +73,7 @@ diag() {
 			nobp) bp=0 ;;
 			none) flt='ip proto 253' ;;
 			f[0-9]*) nic=,feeders=${one#f} ;;
+			alt) dir=${ALT_CAP_DIR:?ALT_CAP_DIR: where the alt variant writes} ;;
 			esac
 		done
 		[ "$bp" = 1 ] && x+=(--backpressure)
@@ -85,7 +88,7 @@ diag() {
 		else
 			(cd /tmp && exec timeout 60 "$G" -v -i "gpunic0,rx_pcap=$f,loop=1${GPUNIC_ARGS:-}$nic" --queues "$q" "${m[@]}" \
 				--busy-poll "${x[@]}" --duration "${DIAG_SECS:-2}" --summary-json "$j" \
-				-w "${CAP_DIR:-/dev/shm}/gpunic-diag.pcap" "$flt") >"$log" 2>&1 &
+				-w "$dir/gpunic-diag.pcap" "$flt") >"$log" 2>&1 &
 			local pid=$! cpid='' _
 			for _ in $(seq 50); do
 				cpid=$(pgrep -P "$pid" | head -1) && break
@@ -96,8 +99,8 @@ diag() {
 			rc=$?
 			# the file's bytes: large records bound the writer by what
 			# it copies, not by how many
-			fb=$(stat -c %s "${CAP_DIR:-/dev/shm}/gpunic-diag.pcap" 2>/dev/null || echo 0)
-			ord=$("$O" "${CAP_DIR:-/dev/shm}/gpunic-diag.pcap" 2>/dev/null) || ord='- - -'
+			fb=$(stat -c %s "$dir/gpunic-diag.pcap" 2>/dev/null || echo 0)
+			ord=$("$O" "$dir/gpunic-diag.pcap" 2>/dev/null) || ord='- - -'
 		fi
 		python3 - "$j" "$log" "$src" "$q" "$be" "$v" "$rc" "$fb" "$ord" <<'PY'
 import json, re, sys
@@ -127,7 +130,7 @@ print(f'| {src} | {q} | {be} | {v} | {d["rx_mpps"]:.2f} | {d["written"] / d["sec
       f'{d["batch_mean"]:.1f} | {d["pkts_per_poll"]:.1f} | {d["order_forced"]} | {back} | {most} | {nic} |')
 PY
 		[ "$floor" = 1 ] || echo "|  |  |  | threads: ${thr:-?} |||||||||||"
-		rm -f "$j" "${CAP_DIR:-/dev/shm}/gpunic-diag.pcap"
+		rm -f "$j" "$dir/gpunic-diag.pcap"
 	done
 	rm -rf "$t"
 }

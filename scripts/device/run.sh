@@ -537,14 +537,17 @@ kfault)
 	echo "kernel_fault_gpu rc=$?" | tee -a "$OUT/kernel-fault-gpu.log"
 	tail -12 "$OUT/kernel-fault-gpu.log" ;;
 vrambench)
-	log "gpunic bench: floor, cpu, gpu --mem host, gpu --mem gpu"
+	# VRAM_TAG names a second run's files (e.g. CAP_DIR on another mount)
+	vt=${VRAM_TAG:+-$VRAM_TAG}
+	log "gpunic bench$vt: floor, cpu, gpu --mem host, gpu --mem gpu (captures in ${CAP_DIR:-/dev/shm})"
+	findmnt -T "${CAP_DIR:-/dev/shm}" -o TARGET,FSTYPE,OPTIONS 2>&1 | tail -1
 	GPU_CAPTURE=$b/bin/gpu-capture MIX_PCAP=$b/shared/data/bench/mix-en10mb.pcap \
-		OUT_DIR=/tmp/vrambench SECS=${SECS:-2} timeout ${VRAMBENCH_TIMEOUT:-400} \
-		bash "$b/root/bench/gpunic_bench.sh" 2>"$OUT/vrambench-stderr.log"
-	echo "vrambench rc=$?"; cp /tmp/vrambench/gpunic-bench.md "$OUT/" 2>/dev/null
+		OUT_DIR=/tmp/vrambench$vt SECS=${SECS:-2} timeout ${VRAMBENCH_TIMEOUT:-400} \
+		bash "$b/root/bench/gpunic_bench.sh" 2>"$OUT/vrambench$vt-stderr.log"
+	echo "vrambench rc=$?"; cp /tmp/vrambench$vt/gpunic-bench.md "$OUT/gpunic-bench$vt.md" 2>/dev/null
 	# every run's summary (the half-rate run's under half_rate)
-	cat /tmp/vrambench/*/gpu-capture-bench.jsonl >"$OUT/gpunic-bench.jsonl" 2>/dev/null
-	tail -5 "$OUT/vrambench-stderr.log" ;;
+	cat /tmp/vrambench$vt/*/gpu-capture-bench.jsonl >"$OUT/gpunic-bench$vt.jsonl" 2>/dev/null
+	tail -5 "$OUT/vrambench$vt-stderr.log" ;;
 writer)
 	# the writer's rate on 64-byte frames from run to run (bench/writer_diag.sh);
 	# other builds the bundle holds (bin/gpu-capture-LABEL) in turns with this one
@@ -558,16 +561,19 @@ writer)
 	echo "writer rc=$?"; cat "$OUT/writer-diag.md" ;;
 writerbench)
 	# the writer alone, with and without its I/O thread, in turns
-	# (bench/writer_bench.c): 64-byte records, pcap and pcapng, onto tmpfs
+	# (bench/writer_bench.c): 64-byte records, pcap and pcapng, into each
+	# directory of WB_DIRS (default /dev/shm: tmpfs)
 	log "writer bench"
+	for d in ${WB_DIRS:-/dev/shm}; do
 	for f in pcap pcapng; do
-		echo "## writer_bench --fmt $f --size ${WB_SIZE:-64} (tmpfs)"
+		echo "## writer_bench --fmt $f --size ${WB_SIZE:-64} into $d ($(findmnt -n -T "$d" -o FSTYPE,OPTIONS))"
 		echo
 		"$b/bin/writer_bench" --fmt "$f" --size "${WB_SIZE:-64}" \
 			--records "${WB_RECORDS:-5000000}" --rounds "${WB_ROUNDS:-4}" \
-			--out /dev/shm/gcap-writer-bench.$f
+			--out "$d/gcap-writer-bench.$f"
+		rm -f "$d/gcap-writer-bench.$f"
 		echo
-	done >"$OUT/writer-bench.md" 2>"$OUT/writer-bench-stderr.log"
+	done; done >"$OUT/writer-bench.md" 2>"$OUT/writer-bench-stderr.log"
 	echo "writerbench rc=$?"; cat "$OUT/writer-bench.md" ;;
 vramback)
 	# the mixed capture's p99 on the way back, by the records' sizes
