@@ -10,8 +10,10 @@
 #            (docs/benchmarks.md); "null" pays it and "null-nc" does not;
 #   pcap     net_pcap replay of mix-en10mb.pcap with infinite_rx;
 #   gpunic   the emulated GPUDirect NIC (docs/gpu.md) looping over
-#            mix-en10mb.pcap: the GPU writes every packet into its data
-#            room, VRAM with backend gpu-gpu (--mem gpu);
+#            mix-en10mb.pcap without its frames longer than a data room
+#            holds (65,472 bytes: --mem gpu would drop them as chains, the
+#            cpu backend copy them whole): the GPU writes every packet
+#            into its data room, VRAM with backend gpu-gpu (--mem gpu);
 #   gpunic64 the same over 64-byte UDP frames of 4096 flows.
 #   1. the lossless rate: --backpressure (a full pipeline stops the RX lcore,
 #      so nothing is dropped inside the pipeline; the software source waits),
@@ -78,6 +80,8 @@ tmp=$(mktemp -d)
 MIX_FULL=$MIX
 python3 "$here/../scripts/pcap-snap.py" "$MIX" "$tmp/mix-snap.pcap" 2000 || exit 1
 MIX=$tmp/mix-snap.pcap
+# gpunic: the frames every backend receives whole or as a chain alike
+python3 "$here/../scripts/pcap-snap.py" "$MIX_FULL" "$tmp/mix-whole.pcap" 262144 65472 || exit 1
 # gpunic64: 64-byte UDP frames over 4096 flows, for the emulated NIC
 case " $SOURCES " in *" gpunic64 "*)
 	python3 "$here/flows64.py" "$tmp/flows64.pcap" || exit 1	;;
@@ -90,7 +94,7 @@ ports_for() { # source queues [more gpunic arguments] -> -i arguments
 	elif [ "$src" = null-nc ]; then
 		echo "-i net_null0,size=64,copy=0 --queues $q"
 	elif [ "$src" = gpunic ]; then
-		echo "-i gpunic0,rx_pcap=$MIX_FULL,loop=1$nic --queues $q"
+		echo "-i gpunic0,rx_pcap=$tmp/mix-whole.pcap,loop=1$nic --queues $q"
 	elif [ "$src" = gpunic64 ]; then
 		echo "-i gpunic0,rx_pcap=$tmp/flows64.pcap,loop=1$nic --queues $q"
 	else

@@ -7,13 +7,15 @@
 # most the NIC delivers), and --mem gpu's again with the NIC's default
 # feeding threads (those the capture rows get), the cpu backend, the gpu backend with --mem host and with --mem gpu
 # (data rooms in VRAM); 1 and 8 RX lcores; 64-byte frames (gpunic64) and
-# the mixed sizes of mix-en10mb.pcap (gpunic); one filter, then 64
+# the mixed sizes of mix-en10mb.pcap whose frames fit a data room (gpunic,
+# as gpu_capture.sh has it); one filter, then 64
 # (8 lcores); lossless rate and p99 RX-to-verdict at half that rate
 # (bench/gpu_capture.sh). Then one lcore of --mem gpu with and without
 # cuFlushGPUDirectRDMAWrites before each doorbell (GCAP_GPU_WMB).
 # Last, what bounds the rows (diag() below).
 # env: as bench/gpu_capture.sh (GPU_CAPTURE, RX_FLOOR, MIX_PCAP, SECS),
-#      OUT_DIR (results), QUEUES ("1 8"), ONLY=diag (the last part alone),
+#      OUT_DIR (results), QUEUES ("1 8"), SOURCES ("gpunic64 gpunic"),
+#      ONLY=diag (the last part alone),
 #      DIAG_RUNS, DIAG_SECS (2; at least 2: threads are sampled for 1 s), GPUNIC_ARGS and
 #      CAP_DIR (as gpu_capture.sh's: where the captures write), ALT_CAP_DIR
 #      (where diag's alt variant writes)
@@ -23,6 +25,7 @@ OUT=${OUT_DIR:-$here/results}
 mkdir -p "$OUT"
 md=$OUT/gpunic-bench.md
 Q=${QUEUES:-1 8}
+S=${SOURCES:-gpunic64 gpunic}
 G=${GPU_CAPTURE:-$here/../build/apps/gpu-capture}
 F=${RX_FLOOR:-$(dirname "$G")/rx_floor}
 [ -x "$F" ] || F=$here/../build/bench/rx_floor
@@ -53,13 +56,15 @@ diag() {
 	local t j log src q be v m x f flt nic
 	t=$(mktemp -d)
 	python3 "$here/flows64.py" "$t/flows64.pcap" || return 1
+	# the mix as gpu_capture.sh's gpunic source has it
+	python3 "$here/../scripts/pcap-snap.py" "$MIX" "$t/mix-whole.pcap" 262144 65472 || return 1
 	echo "## what bounds the rows (gpu-capture -v, the floor rx_floor -v, ${DIAG_SECS:-2} s a run; threads: CPUs used over 1 s)"
 	echo
 	echo "| source | lcores | backend | variant | Mpps | written M/s | written MB/s | drops pipeline / writer / chained | cores | batch | pkts a poll | forced | out of order | most ms back | NIC: pkts a launch, us to completion, waits buffers / ring / slot |"
 	echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 	for run in ${DIAG_RUNS:-gpunic64:8:gpu:floor gpunic64:8:cpu:base gpunic64:8:cpu:noorder gpunic64:8:cpu:nobp gpunic64:8:cpu:none gpunic64:8:gpu:base gpunic64:8:gpu:noorder gpunic64:8:gpu:nobp gpunic64:8:gpu:none gpunic64:8:gpu:f8 gpunic64:8:cpu:none+f8 gpunic64:8:gpu:none+f8 gpunic:8:cpu:base gpunic:8:cpu:f8 gpunic:8:cpu:noorder gpunic:8:gpu:base gpunic:8:gpu:noorder gpunic:8:gpu:nobp gpunic:8:gpu:none gpunic:8:gpu:f8}; do
 		IFS=: read -r src q be v <<<"$run"
-		f=$MIX
+		f=$t/mix-whole.pcap
 		[ "$src" = gpunic64 ] && f=$t/flows64.pcap
 		m=(--backend cpu)
 		[ "$be" = gpu ] && m=(--backend gpu --mem gpu)
@@ -138,10 +143,10 @@ if [ "${ONLY:-}" = diag ]; then
 	diag | tee "$md"
 	exit 0
 fi
-SOURCES="gpunic64 gpunic" QUEUES="$Q" BACKENDS="floor floor-gpu floor-gpu-nic cpu gpu-host gpu-gpu" \
+SOURCES="$S" QUEUES="$Q" BACKENDS="floor floor-gpu floor-gpu-nic cpu gpu-host gpu-gpu" \
 	OUT_DIR=$OUT/one bash "$here/gpu_capture.sh" >/dev/null
 { echo "## one filter"; cat "$OUT/one/gpu-capture-bench.md"; echo; } >>"$md"
-SOURCES="gpunic64 gpunic" QUEUES=8 BACKENDS="cpu gpu-host gpu-gpu" NFILTERS=64 HALF=0 \
+SOURCES="$S" QUEUES=8 BACKENDS="cpu gpu-host gpu-gpu" NFILTERS=64 HALF=0 \
 	OUT_DIR=$OUT/sixtyfour bash "$here/gpu_capture.sh" >/dev/null
 { echo "## 64 filters"; cat "$OUT/sixtyfour/gpu-capture-bench.md"; echo; } >>"$md"
 for w in 0 1; do
