@@ -2,7 +2,7 @@
 # There (the GPU machine): run the GPU tests and benchmarks from .devbundle,
 # logs to $OUT. Usage: bash .devbundle/root/scripts/device/run.sh [STEP...]
 # Steps: info doctor tests unit copyloop corpus live multigpu bench order sweep latency latvar jitter jittouch phases floor rxburst soak writerslack ab ringsweep pcie pcieceil pciewrite kbench
-# bpf profile writer observe ops vram kfault setupcost vrambench offline offfind offbatch offspans spans offz offchoice offcopy offcross filepin (default: info tests corpus live bench).
+# bpf profile writer observe ops vram kfault setupcost vrambench vramhuge offline offfind offbatch offspans spans offz offchoice offcopy offcross filepin (default: info tests corpus live bench).
 set -uo pipefail
 b=$(cd "$(dirname "$0")/../../.." && pwd)
 source "$b/env.sh"
@@ -548,6 +548,17 @@ vrambench)
 	# every run's summary (the half-rate run's under half_rate)
 	cat /tmp/vrambench$vt/*/gpu-capture-bench.jsonl >"$OUT/gpunic-bench$vt.jsonl" 2>/dev/null
 	tail -5 "$OUT/vrambench$vt-stderr.log" ;;
+vramhuge)
+	# vrambench with the captures on a tmpfs mounted huge=within_size
+	# (docs/tuning.md), mounted here for the step (root) and taken down
+	# after; its files are named -huge
+	hd=/mnt/gcap-huge
+	if mkdir -p "$hd" && mount -t tmpfs -o size=${HUGE_SIZE:-48g},huge=within_size,mode=0700 none "$hd"; then
+		CAP_DIR=$hd VRAM_TAG=huge bash "$0" vrambench
+		umount "$hd"
+	else
+		echo "vramhuge: cannot mount a tmpfs at $hd (root?)"
+	fi ;;
 writer)
 	# the writer's rate on 64-byte frames from run to run (bench/writer_diag.sh);
 	# other builds the bundle holds (bin/gpu-capture-LABEL) in turns with this one
