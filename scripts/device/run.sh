@@ -541,6 +541,7 @@ vrambench)
 	vt=${VRAM_TAG:+-$VRAM_TAG}
 	log "gpunic bench$vt: floor, cpu, gpu --mem host, gpu --mem gpu (captures in ${CAP_DIR:-/dev/shm})"
 	findmnt -T "${CAP_DIR:-/dev/shm}" -o TARGET,FSTYPE,OPTIONS 2>&1 | tail -1
+	rm -rf /tmp/vrambench$vt # no summary of an earlier run in this one's files
 	GPU_CAPTURE=$b/bin/gpu-capture MIX_PCAP=$b/shared/data/bench/mix-en10mb.pcap \
 		OUT_DIR=/tmp/vrambench$vt SECS=${SECS:-2} timeout ${VRAMBENCH_TIMEOUT:-400} \
 		bash "$b/root/bench/gpunic_bench.sh" 2>"$OUT/vrambench$vt-stderr.log"
