@@ -44,7 +44,8 @@
 #      BATCH (--batch, default the program's), RX_BURST (--rx-burst of
 #      gpu-capture and --burst of rx_floor; default each one's), HALF (0:
 #      the lossless runs only), EXTRA (more gpu-capture arguments, e.g.
-#      "--ring 32")
+#      "--ring 32"), RUNS (1: lossless runs a row; with more, the row is
+#      the run of the median rate, the others' range beside it)
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 G=${GPU_CAPTURE:-$here/../build/apps/gpu-capture}
@@ -114,6 +115,20 @@ backend_args() {
 	esac
 }
 
+median_run() { # src q backend -> "json lo hi": of RUNS lossless runs, the
+	# one of the median rate (the lower of two middles) and the range
+	local r j js=()
+	for ((r = 0; r < ${RUNS:-1}; r++)); do
+		j=$(run_one "$@" --backpressure) && js+=("$j")
+	done
+	[ ${#js[@]} -gt 0 ] || return 1
+	python3 - "${js[@]}" <<'PY'
+import json, sys
+runs = sorted((json.load(open(p))['rx_mpps'], p) for p in sys.argv[1:])
+print(runs[(len(runs) - 1) // 2][1], runs[0][0], runs[-1][0])
+PY
+}
+
 field() { # json file, python expression over d
 	python3 -c "import json,sys; d=json.load(open('$1')); print($2)" 2>/dev/null
 }
@@ -176,8 +191,10 @@ for src in $SOURCES; do
 	for q in $QUEUES; do
 		[ $((q + 1)) -le "$ncpu" ] || { echo "skip q=$q: $ncpu CPUs" >&2; continue; }
 		for be in $BACKENDS; do
-			j=$(run_one "$src" "$q" "$be" --backpressure) || continue
+			read -r j lo hi < <(median_run "$src" "$q" "$be") || continue
 			mpps=$(field "$j" "d['rx_mpps']")
+			mcol=$mpps
+			[ "${RUNS:-1}" -gt 1 ] && mcol="$mpps ($lo-$hi)"
 			gbps=$(field "$j" "d['rx_gbps']")
 			if [ "${be#floor}" != "$be" ]; then
 				# receive and give back: no filter, no pipeline, no latency
@@ -187,7 +204,7 @@ for src in $SOURCES; do
 				floor-nic) lbl="floor, the NIC's default feeders (rx_floor)" ;;
 				floor-gpu-nic) lbl="floor, --mem gpu, the NIC's default feeders (rx_floor)" ;;
 				esac
-				echo "| $src | $q | $lbl | $mpps | $gbps | - | - | $q | - | - | - | - | - | - |" >>"$md"
+				echo "| $src | $q | $lbl | $mcol | $gbps | - | - | $q | - | - | - | - | - | - |" >>"$md"
 				python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d.update(source=sys.argv[2], lcores=int(sys.argv[3]), config=sys.argv[5], commit=sys.argv[4]); print(json.dumps(d))" \
 					"$j" "$src" "$q" "$commit" "$be" >>"$jsonl"
 				echo "$src q=$q $be: $mpps Mpps" >&2
@@ -208,7 +225,7 @@ for src in $SOURCES; do
 				parts=$(field "$j2" "' / '.join(str(d['latency_parts_us'][k + '_p99']) for k in ('cycle', 'in', 'exec', 'back'))")
 				gaps=$(field "$j2" "'%s; %s (%.1f%%)' % (d['poll_gaps']['ge10us_per_s'], d['latency_no_gap_us']['p99'], 100 * d['latency_no_gap_us']['share'])")
 			fi
-			echo "| $src | $q | $be | $mpps | $gbps | $cap | $pdrop | $cores | $p50 | $p99 | $bm | $ex | $parts | $gaps |" >>"$md"
+			echo "| $src | $q | $be | $mcol | $gbps | $cap | $pdrop | $cores | $p50 | $p99 | $bm | $ex | $parts | $gaps |" >>"$md"
 			# the lossless run's summary, the half-rate run's under half_rate
 			python3 - "$j" "$src" "$q" "$be" "$p50" "$p99" "$commit" "$bm" "$ex" "${j2:-}" >>"$jsonl" <<'PY'
 import json, sys
