@@ -2,7 +2,7 @@
 # There (the GPU machine): run the GPU tests and benchmarks from .devbundle,
 # logs to $OUT. Usage: bash .devbundle/root/scripts/device/run.sh [STEP...]
 # Steps: info doctor tests unit copyloop corpus live multigpu bench order sweep latency latvar jitter jittouch phases floor rxburst soak writerslack ab ringsweep pcie pcieceil pciewrite kbench
-# bpf profile writer observe ops vram kfault setupcost vrambench vramhuge offline offfind offbatch offspans spans offz offchoice offcopy offcross filepin (default: info tests corpus live bench).
+# bpf profile writer observe ops vram kfault setupcost vrambench vramhuge vramphases offline offfind offbatch offspans spans offz offchoice offcopy offcross filepin (default: info tests corpus live bench).
 set -uo pipefail
 b=$(cd "$(dirname "$0")/../../.." && pwd)
 source "$b/env.sh"
@@ -560,6 +560,34 @@ vramhuge)
 	else
 		echo "vramhuge: cannot mount a tmpfs at $hd (root?)"
 	fi ;;
+vramphases)
+	# where the RX lcores' time and their long stalls go on the emulated
+	# NIC at about half the captures' lossless rate (--poll-phases): 64-byte
+	# frames, VP_QUEUES (8) queues at VP_RATE Mpps each (5), VP_BACKENDS,
+	# VP_ROUNDS rounds; the latency's parts beside each run
+	log "gpunic: RX poll phases at half rate"
+	python3 "$b/root/bench/flows64.py" /tmp/vp-flows64.pcap || exit 1
+	rate=$(python3 -c "print(int(${VP_RATE:-5} * 1e6))")
+	for r in $(seq "${VP_ROUNDS:-2}"); do for be in ${VP_BACKENDS:-cpu gpu-gpu gpu-host}; do
+		case $be in cpu) args="--backend cpu" ;; gpu-host) args="--backend gpu --mem host" ;;
+		*) args="--backend gpu --mem gpu" ;; esac
+		echo "## round $r, $be, gpunic64, ${VP_QUEUES:-8} queues at ${VP_RATE:-5} Mpps each"
+		( cd /tmp && timeout 60 "$b/bin/gpu-capture" -q \
+			-i gpunic0,rx_pcap=/tmp/vp-flows64.pcap,loop=1 --queues "${VP_QUEUES:-8}" $args \
+			--busy-poll --poll-phases --rx-rate "$rate" --duration "${VP_SECS:-3}" ${VP_EXTRA:-} \
+			--summary-json /tmp/vp.json -w /dev/shm/gcap-vp.pcap 'tcp port 80 or udp port 53' 2>&1 |
+			grep -E 'paused|phases' )
+		python3 - /tmp/vp.json <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+lp, ng = d['latency_parts_us'], d['latency_no_gap_us']
+print('rx %.2f Mpps, p50/p99 %s/%s us, no gap p99 %s (%.1f%%); p99 cycle %s, in %s, exec %s, back %s; exec mean %s us, batch %s'
+      % (d['rx_mpps'], d['latency_us']['p50'], d['latency_us']['p99'], ng['p99'], 100 * ng['share'],
+         lp['cycle_p99'], lp['in_p99'], lp['exec_p99'], lp['back_p99'], d['exec_us_mean'], d['batch_mean']))
+print('phase spans >= 10 us per queue:', [q['phase_long'] for q in d['queues']])
+PY
+		rm -f /tmp/vp.json /dev/shm/gcap-vp.pcap
+	done; done 2>&1 | tee "$OUT/vram-phases.md" ;;
 writer)
 	# the writer's rate on 64-byte frames from run to run (bench/writer_diag.sh);
 	# other builds the bundle holds (bin/gpu-capture-LABEL) in turns with this one
