@@ -15,7 +15,9 @@
 # Last, what bounds the rows (diag() below).
 # env: as bench/gpu_capture.sh (GPU_CAPTURE, RX_FLOOR, MIX_PCAP, SECS),
 #      OUT_DIR (results), QUEUES ("1 8"), SOURCES ("gpunic64 gpunic"),
-#      ONLY=diag (the last part alone),
+#      ONLY=diag (the last part alone), PARTS (the parts to run, of "one
+#      sixtyfour wmb diag": one filter, 64 filters, GCAP_GPU_WMB, what
+#      bounds the rows; default all),
 #      DIAG_RUNS, DIAG_SECS (2; at least 2: threads are sampled for 1 s), GPUNIC_ARGS and
 #      CAP_DIR (as gpu_capture.sh's: where the captures write), ALT_CAP_DIR
 #      (where diag's alt variant writes)
@@ -143,17 +145,24 @@ if [ "${ONLY:-}" = diag ]; then
 	diag | tee "$md"
 	exit 0
 fi
+P=" ${PARTS:-one sixtyfour wmb diag} "
+case $P in *" one "*)
 SOURCES="$S" QUEUES="$Q" BACKENDS="floor floor-gpu floor-gpu-nic cpu gpu-host gpu-gpu" \
 	OUT_DIR=$OUT/one bash "$here/gpu_capture.sh" >/dev/null
-{ echo "## one filter"; cat "$OUT/one/gpu-capture-bench.md"; echo; } >>"$md"
+{ echo "## one filter"; cat "$OUT/one/gpu-capture-bench.md"; echo; } >>"$md" ;;
+esac
+case $P in *" sixtyfour "*)
 SOURCES="$S" QUEUES=8 BACKENDS="cpu gpu-host gpu-gpu" NFILTERS=64 HALF=0 \
 	OUT_DIR=$OUT/sixtyfour bash "$here/gpu_capture.sh" >/dev/null
-{ echo "## 64 filters"; cat "$OUT/sixtyfour/gpu-capture-bench.md"; echo; } >>"$md"
+{ echo "## 64 filters"; cat "$OUT/sixtyfour/gpu-capture-bench.md"; echo; } >>"$md" ;;
+esac
+case $P in *" wmb "*)
 for w in 0 1; do
 	GCAP_GPU_WMB=$w SOURCES=gpunic64 QUEUES=1 BACKENDS=gpu-gpu HALF=0 \
 		OUT_DIR=$OUT/wmb$w bash "$here/gpu_capture.sh" >/dev/null
 	{ echo "## GCAP_GPU_WMB=$w (cuFlushGPUDirectRDMAWrites before each doorbell: $w)"
 	  grep '^| gpunic' "$OUT/wmb$w/gpu-capture-bench.md"; echo; } >>"$md"
-done
-diag >>"$md"
+done ;;
+esac
+case $P in *" diag "*) diag >>"$md" ;; esac
 cat "$md"

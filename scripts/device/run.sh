@@ -584,6 +584,9 @@ lp, ng = d['latency_parts_us'], d['latency_no_gap_us']
 print('rx %.2f Mpps, p50/p99 %s/%s us, no gap p99 %s (%.1f%%); p99 cycle %s, in %s, exec %s, back %s; exec mean %s us, batch %s'
       % (d['rx_mpps'], d['latency_us']['p50'], d['latency_us']['p99'], ng['p99'], 100 * ng['share'],
          lp['cycle_p99'], lp['in_p99'], lp['exec_p99'], lp['back_p99'], d['exec_us_mean'], d['batch_mean']))
+g = d['poll_gaps']
+print('poll gaps >= 10 us %s /s per queue, %.2f%% of the time; share of the time and spans >= 10 us /s per queue by phase: %s'
+      % (g['ge10us_per_s'], g['time_pct'], ', '.join('%s %.1f%% (%.0f)' % (k, v['time_pct'], v['ge10us_per_s']) for k, v in d['poll_phases'].items())))
 print('phase spans >= 10 us per queue:', [q['phase_long'] for q in d['queues']])
 PY
 		rm -f /tmp/vp.json /dev/shm/gcap-vp.pcap
