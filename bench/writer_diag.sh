@@ -9,7 +9,8 @@
 # and, where perf is installed, where its time went (software clock).
 # env: GPU_CAPTURE, BUILDS ("LABEL=PATH ...": several gpu-captures in
 #      turns within each round; default "this=$GPU_CAPTURE"), ROUNDS (4), SECS (3), CASES ("gpu cpu": --mem gpu,
-#      the cpu backend), OUTS ("shm null"), FEEDERS (4), QUEUES (8),
+#      the cpu backend), OUTS ("shm null"; dir: into CAP_DIR, e.g. another
+#      mount), FEEDERS (4), QUEUES (8),
 #      PERF (1: profile the writer when perf exists), GPUNIC_ARGS (more
 #      port arguments, e.g. ",agent=cpu" where there is no GPU), ARGS
 #      (more gpu-capture options, e.g. --no-time-order), PCAP (another
@@ -18,7 +19,7 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 G=${GPU_CAPTURE:-$here/../build/apps/gpu-capture}
 t=$(mktemp -d)
-trap 'rm -rf "$t"; rm -f /dev/shm/gcap-wdiag.pcap' EXIT
+trap 'rm -rf "$t"; rm -f /dev/shm/gcap-wdiag.pcap ${CAP_DIR:+"$CAP_DIR/gcap-wdiag.pcap"}' EXIT
 src=${PCAP:-$t/flows64.pcap}
 [ -n "${PCAP:-}" ] || python3 "$here/flows64.py" "$src" || exit 1
 perf=
@@ -41,6 +42,7 @@ for r in $(seq "${ROUNDS:-4}"); do
 			[ "$be" = gpu ] && m=(--backend gpu --mem gpu)
 			w=/dev/null
 			[ "$o" = shm ] && w=/dev/shm/gcap-wdiag.pcap
+			[ "$o" = dir ] && w=${CAP_DIR:?OUTS dir needs CAP_DIR}/gcap-wdiag.pcap
 			j=$t/s.json
 			(cd /tmp && exec timeout 60 "${bl#*=}" -i "gpunic0,rx_pcap=$src,loop=1,feeders=${FEEDERS:-4}${GPUNIC_ARGS:-}" \
 				--queues "${QUEUES:-8}" "${m[@]}" --busy-poll --backpressure \
@@ -106,7 +108,7 @@ PY
 					grep -v '^#' | grep '%' | head -8 | sed 's/^/    /' >"$t/prof"
 				echo "|  |  |  |  | writer profile: $(awk '{ $1 = $1; printf "%s%s", s, $0; s = "; " }' "$t/prof") |||||||"
 			fi
-			rm -f "$j" "$t/perf.data" /dev/shm/gcap-wdiag.pcap
+			rm -f "$j" "$t/perf.data" /dev/shm/gcap-wdiag.pcap ${CAP_DIR:+"$CAP_DIR/gcap-wdiag.pcap"}
 		done
 	done
 	done

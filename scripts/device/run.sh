@@ -2,7 +2,7 @@
 # There (the GPU machine): run the GPU tests and benchmarks from .devbundle,
 # logs to $OUT. Usage: bash .devbundle/root/scripts/device/run.sh [STEP...]
 # Steps: info doctor tests unit copyloop corpus live multigpu bench order sweep latency latvar jitter jittouch phases floor rxburst soak writerslack ab ringsweep pcie pcieceil pciewrite kbench
-# bpf profile writer observe ops vram kfault setupcost vrambench vramhuge vramphases offline offfind offbatch offspans spans offz offchoice offcopy offcross filepin (default: info tests corpus live bench).
+# bpf profile writer observe ops vram kfault setupcost vrambench vramhuge vramphases writerhuge offline offfind offbatch offspans spans offz offchoice offcopy offcross filepin (default: info tests corpus live bench).
 set -uo pipefail
 b=$(cd "$(dirname "$0")/../../.." && pwd)
 source "$b/env.sh"
@@ -602,6 +602,16 @@ writer)
 	BUILDS="$bl" timeout ${WRITER_TIMEOUT:-500} bash "$b/root/bench/writer_diag.sh" \
 		>"$OUT/writer-diag.md" 2>"$OUT/writer-diag-stderr.log"
 	echo "writer rc=$?"; cat "$OUT/writer-diag.md" ;;
+writerhuge)
+	# the writer step into a tmpfs mounted huge=within_size (mounted here
+	# for the step, as vramhuge) and onto /dev/null
+	hd=/mnt/gcap-huge
+	if mkdir -p "$hd" && mount -t tmpfs -o size=${HUGE_SIZE:-48g},huge=within_size,mode=0700 none "$hd"; then
+		CAP_DIR=$hd OUTS=${OUTS:-dir null} bash "$0" writer
+		umount "$hd"
+	else
+		echo "writerhuge: cannot mount a tmpfs at $hd (root?)"
+	fi ;;
 writerbench)
 	# the writer alone, with and without its I/O thread, in turns
 	# (bench/writer_bench.c): 64-byte records, pcap and pcapng, into each
