@@ -24,6 +24,12 @@
 #define WR_DEFAULT_SNAPLEN 262144u  /* libpcap's MAXIMUM_SNAPLEN */
 #define WR_NAME_MAX (PATH_MAX + 16) /* a file name with its number */
 #define WR_STR_MAX 0xfffcu          /* longest string kept: a pcapng option value */
+/* How far ahead of the record it frames a run reads its buffer in: the
+ * records come from memory this thread has not touched (the GPU wrote
+ * them over PCIe, or an RX lcore on another CPU), and without it each
+ * record's first load waits for its own miss (docs/benchmarks.md). */
+#define WR_RUN_AHEAD 1024u
+#define WR_LINE 64u
 
 /* The formats, by enum gcap_fmt (GCAP_FMT_AUTO has no row). */
 static const struct gcap_wr_fmt *const formats[] = {
@@ -317,9 +323,16 @@ gcap_writer_write_run(struct gcap_writer *w, const uint8_t *buf, uint32_t len,
 	if (!w->lane || w->err != 0 || w->done || w->flush_each)
 		return 0;
 	mask = 1ull << bit;
+	uint32_t pf = *off & ~(WR_LINE - 1); /* the next line to ask for */
+
 	for (n = 0, o = *off; n < max; n++) {
 		uint32_t next = o;
+		uint32_t ahead = o >= len               ? o :
+				 len - o > WR_RUN_AHEAD ? o + WR_RUN_AHEAD :
+							  len;
 
+		for (; pf < ahead; pf += WR_LINE)
+			__builtin_prefetch(buf + pf);
 		if (gcap_rec_step(buf, len, &next, &rec, &data) <= 0 ||
 		    rec.ts_ns > ts_max || !(rec.outmask & mask) ||
 		    !lane_put(w, &rec, data))
