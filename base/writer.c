@@ -323,11 +323,11 @@ gcap_writer_write_run(struct gcap_writer *w, const uint8_t *buf, uint32_t len,
 	if (!w->lane || w->err != 0 || w->done || w->flush_each)
 		return 0;
 	mask = 1ull << bit;
-	uint32_t pf = *off & ~(WR_LINE - 1); /* the next line to ask for */
+	uint64_t pf = *off & ~(WR_LINE - 1); /* the next line to ask for */
 
 	for (n = 0, o = *off; n < max; n++) {
 		uint32_t next = o;
-		uint32_t ahead = o >= len               ? o :
+		uint32_t ahead = o >= len               ? 0 :
 				 len - o > WR_RUN_AHEAD ? o + WR_RUN_AHEAD :
 							  len;
 

@@ -482,6 +482,14 @@ START_TEST(test_write_run)
 			 -EINVAL);
 	ck_assert_int_eq(gcap_writer_write_run(w, buf, (uint32_t)len, &off, 9, T0, 64),
 			 -EINVAL);
+	/* nothing to read from where it starts, an empty buffer or past the
+	 * end: nothing written, the offset kept */
+	uint32_t far = 4100;
+
+	ck_assert_int_eq(gcap_writer_write_run(w, NULL, 0, &far, 9, T0, 0), 0);
+	ck_assert_uint_eq(far, 4100);
+	ck_assert_int_eq(gcap_writer_write_run(w, buf, 64, &far, 9, T0, 0), 0);
+	ck_assert_uint_eq(far, 4100);
 	/* max */
 	ck_assert_int_eq(gcap_writer_write_run(w, buf, (uint32_t)len, &off, 3, T0, 0), 3);
 	ck_assert_uint_eq(off, ends[2]);
