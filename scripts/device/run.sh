@@ -13,6 +13,16 @@ OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
 steps=${*:-info tests corpus live bench}
 log() { echo "== $* ($(date +%T))"; }
+# A tmpfs mounted huge=within_size at $1 for a step (root; docs/tuning.md),
+# and its unmount: a capture a timeout left running may still hold a file
+# there, so it is stopped first, and a mount still busy goes lazily.
+huge_up() { mkdir -p "$1" && mount -t tmpfs -o "size=${HUGE_SIZE:-48g},huge=within_size,mode=0700" none "$1"; }
+huge_down() {
+	umount "$1" 2>/dev/null && return 0
+	pkill -f -- "$1/" 2>/dev/null
+	sleep 2
+	umount "$1" 2>/dev/null || { umount -l "$1" && echo "$1 was busy: unmounted lazily"; }
+}
 for s in $steps; do
 case $s in
 info)
@@ -554,9 +564,9 @@ vramhuge)
 	# (docs/tuning.md), mounted here for the step (root) and taken down
 	# after; its files are named -huge
 	hd=/mnt/gcap-huge
-	if mkdir -p "$hd" && mount -t tmpfs -o size=${HUGE_SIZE:-48g},huge=within_size,mode=0700 none "$hd"; then
+	if huge_up "$hd"; then
 		CAP_DIR=$hd VRAM_TAG=huge bash "$0" vrambench
-		umount "$hd"
+		huge_down "$hd"
 	else
 		echo "vramhuge: cannot mount a tmpfs at $hd (root?)"
 	fi ;;
@@ -566,7 +576,7 @@ vramphases)
 	# frames, VP_QUEUES (8) queues at VP_RATE Mpps each (5), VP_BACKENDS,
 	# VP_ROUNDS rounds; the latency's parts beside each run
 	log "gpunic: RX poll phases at half rate"
-	python3 "$b/root/bench/flows64.py" /tmp/vp-flows64.pcap || exit 1
+	python3 "$b/root/bench/flows64.py" /tmp/vp-flows64.pcap || { echo "vramphases: flows64.py failed"; continue; }
 	rate=$(python3 -c "print(int(${VP_RATE:-5} * 1e6))")
 	for r in $(seq "${VP_ROUNDS:-2}"); do for be in ${VP_BACKENDS:-cpu gpu-gpu gpu-host}; do
 		case $be in cpu) args="--backend cpu" ;; gpu-host) args="--backend gpu --mem host" ;;
@@ -593,22 +603,24 @@ PY
 	done; done 2>&1 | tee "$OUT/vram-phases.md" ;;
 writer)
 	# the writer's rate on 64-byte frames from run to run (bench/writer_diag.sh);
-	# other builds the bundle holds (bin/gpu-capture-LABEL) in turns with this one
-	log "writer diagnosis"
+	# other builds the bundle holds (bin/gpu-capture-LABEL) in turns with this
+	# one; WRITER_TAG names a second run's files
+	wt=${WRITER_TAG:+-$WRITER_TAG}
+	log "writer diagnosis$wt"
 	bl="this=$b/bin/gpu-capture"
 	for x in "$b"/bin/gpu-capture-*; do
 		[ -x "$x" ] && bl="$bl ${x##*/gpu-capture-}=$x"
 	done
 	BUILDS="$bl" timeout ${WRITER_TIMEOUT:-500} bash "$b/root/bench/writer_diag.sh" \
-		>"$OUT/writer-diag.md" 2>"$OUT/writer-diag-stderr.log"
-	echo "writer rc=$?"; cat "$OUT/writer-diag.md" ;;
+		>"$OUT/writer-diag$wt.md" 2>"$OUT/writer-diag$wt-stderr.log"
+	echo "writer rc=$?"; cat "$OUT/writer-diag$wt.md" ;;
 writerhuge)
 	# the writer step into a tmpfs mounted huge=within_size (mounted here
-	# for the step, as vramhuge) and onto /dev/null
+	# for the step, as vramhuge) and onto /dev/null; its files are named -huge
 	hd=/mnt/gcap-huge
-	if mkdir -p "$hd" && mount -t tmpfs -o size=${HUGE_SIZE:-48g},huge=within_size,mode=0700 none "$hd"; then
-		CAP_DIR=$hd OUTS=${OUTS:-dir null} bash "$0" writer
-		umount "$hd"
+	if huge_up "$hd"; then
+		CAP_DIR=$hd OUTS=${OUTS:-dir null} WRITER_TAG=huge bash "$0" writer
+		huge_down "$hd"
 	else
 		echo "writerhuge: cannot mount a tmpfs at $hd (root?)"
 	fi ;;
