@@ -322,15 +322,17 @@ gcap_writer_write_run(struct gcap_writer *w, const uint8_t *buf, uint32_t len,
 	/* -U flushes after each record: record by record there */
 	if (!w->lane || w->err != 0 || w->done || w->flush_each)
 		return 0;
+	if (*off >= len) /* nothing to read from there */
+		return 0;
 	mask = 1ull << bit;
 	uint64_t pf = *off & ~(WR_LINE - 1); /* the next line to ask for */
 
 	for (n = 0, o = *off; n < max; n++) {
 		uint32_t next = o;
-		uint32_t ahead = o >= len               ? 0 :
-				 len - o > WR_RUN_AHEAD ? o + WR_RUN_AHEAD :
-							  len;
+		uint64_t ahead = (uint64_t)o + WR_RUN_AHEAD;
 
+		if (ahead > len)
+			ahead = len;
 		for (; pf < ahead; pf += WR_LINE)
 			__builtin_prefetch(buf + pf);
 		if (gcap_rec_step(buf, len, &next, &rec, &data) <= 0 ||
