@@ -82,7 +82,8 @@ MIX_FULL=$MIX
 python3 "$here/../scripts/pcap-snap.py" "$MIX" "$tmp/mix-snap.pcap" 2000 || exit 1
 MIX=$tmp/mix-snap.pcap
 # gpunic: the frames every backend receives whole or as a chain alike
-python3 "$here/../scripts/pcap-snap.py" "$MIX_FULL" "$tmp/mix-whole.pcap" 262144 65472 || exit 1
+source "$here/gpunic_mix.sh"
+gpunic_mix "$MIX_FULL" "$tmp/mix-whole.pcap" || exit 1
 # gpunic64: 64-byte UDP frames over 4096 flows, for the emulated NIC
 case " $SOURCES " in *" gpunic64 "*)
 	python3 "$here/flows64.py" "$tmp/flows64.pcap" || exit 1	;;

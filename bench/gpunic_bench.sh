@@ -34,6 +34,7 @@ F=${RX_FLOOR:-$(dirname "$G")/rx_floor}
 O=${PCAP_ORDER:-$(dirname "$G")/pcap_order}
 [ -x "$O" ] || O=$here/../build/bench/pcap_order
 MIX=${MIX_PCAP:-$here/../../shared/data/bench/mix-en10mb.pcap}
+source "$here/gpunic_mix.sh"
 : >"$md"
 # What bounds a row: the same capture (8 lcores by default) as the bench
 # (--backpressure), then with one thing changed: --no-time-order (the
@@ -59,7 +60,7 @@ diag() {
 	t=$(mktemp -d)
 	python3 "$here/flows64.py" "$t/flows64.pcap" || return 1
 	# the mix as gpu_capture.sh's gpunic source has it
-	python3 "$here/../scripts/pcap-snap.py" "$MIX" "$t/mix-whole.pcap" 262144 65472 || return 1
+	gpunic_mix "$MIX" "$t/mix-whole.pcap" || return 1
 	echo "## what bounds the rows (gpu-capture -v, the floor rx_floor -v, ${DIAG_SECS:-2} s a run; threads: CPUs used over 1 s)"
 	echo
 	echo "| source | lcores | backend | variant | Mpps | written M/s | written MB/s | drops pipeline / writer / chained | cores | batch | pkts a poll | forced | out of order | most ms back | NIC: pkts a launch, us to completion, waits buffers / ring / slot |"
