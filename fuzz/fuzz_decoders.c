@@ -18,7 +18,9 @@
  * end cleanly, and, undamaged, what the capture itself gives. Any
  * violation abort()s.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>

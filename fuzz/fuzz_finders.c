@@ -14,7 +14,9 @@
  * Both must give the same records (fields, bytes and order) and end the
  * same way (return code and message). Any difference abort()s.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
