@@ -14,7 +14,8 @@
 #            holds (65,472 bytes: --mem gpu would drop them as chains, the
 #            cpu backend copy them whole): the GPU writes every packet
 #            into its data room, VRAM with backend gpu-gpu (--mem gpu);
-#   gpunic64 the same over 64-byte UDP frames of 4096 flows.
+#   gpunic64 the same over 64-byte UDP frames of 4096 flows; gpunicN over
+#            N-byte ones (64 to 1514, e.g. gpunic256).
 #   1. the lossless rate: --backpressure (a full pipeline stops the RX lcore,
 #      so nothing is dropped inside the pipeline; the software source waits),
 #      i.e. the most the pipeline sustains with zero pipeline drops;
@@ -84,10 +85,10 @@ MIX=$tmp/mix-snap.pcap
 # gpunic: the frames every backend receives whole or as a chain alike
 source "$here/gpunic_mix.sh"
 gpunic_mix "$MIX_FULL" "$tmp/mix-whole.pcap" || exit 1
-# gpunic64: 64-byte UDP frames over 4096 flows, for the emulated NIC
-case " $SOURCES " in *" gpunic64 "*)
-	python3 "$here/flows64.py" "$tmp/flows64.pcap" || exit 1	;;
-esac
+# gpunicN: N-byte UDP frames over 4096 flows, for the emulated NIC
+for src in $SOURCES; do case $src in gpunic[0-9]*)
+	python3 "$here/flows64.py" "$tmp/flows${src#gpunic}.pcap" "${src#gpunic}" || exit 1 ;;
+esac; done
 
 ports_for() { # source queues [more gpunic arguments] -> -i arguments
 	local src=$1 q=$2 i nic=${GPUNIC_ARGS:-}${3:-}
@@ -97,8 +98,8 @@ ports_for() { # source queues [more gpunic arguments] -> -i arguments
 		echo "-i net_null0,size=64,copy=0 --queues $q"
 	elif [ "$src" = gpunic ]; then
 		echo "-i gpunic0,rx_pcap=$tmp/mix-whole.pcap,loop=1$nic --queues $q"
-	elif [ "$src" = gpunic64 ]; then
-		echo "-i gpunic0,rx_pcap=$tmp/flows64.pcap,loop=1$nic --queues $q"
+	elif [[ $src == gpunic[0-9]* ]]; then
+		echo "-i gpunic0,rx_pcap=$tmp/flows${src#gpunic}.pcap,loop=1$nic --queues $q"
 	else
 		for ((i = 0; i < q; i++)); do
 			printf -- "-i net_pcap%d,rx_pcap=%s,infinite_rx=1 " "$i" "$MIX"

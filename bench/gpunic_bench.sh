@@ -14,7 +14,8 @@
 # cuFlushGPUDirectRDMAWrites before each doorbell (GCAP_GPU_WMB).
 # Last, what bounds the rows (diag() below).
 # env: as bench/gpu_capture.sh (GPU_CAPTURE, RX_FLOOR, MIX_PCAP, SECS),
-#      OUT_DIR (results), QUEUES ("1 8"), SOURCES ("gpunic64 gpunic"),
+#      OUT_DIR (results), QUEUES ("1 8"), SOURCES ("gpunic64 gpunic";
+#      gpunicN: N-byte frames, as gpu_capture.sh's),
 #      ONLY=diag (the last part alone), PARTS (the parts to run, of "one
 #      sixtyfour wmb diag": one filter, 64 filters, GCAP_GPU_WMB, what
 #      bounds the rows; default all),
@@ -58,7 +59,6 @@ source "$here/gpunic_mix.sh"
 diag() {
 	local t j log src q be v m x f flt nic
 	t=$(mktemp -d)
-	python3 "$here/flows64.py" "$t/flows64.pcap" || return 1
 	# the mix as gpu_capture.sh's gpunic source has it
 	gpunic_mix "$MIX" "$t/mix-whole.pcap" || return 1
 	echo "## what bounds the rows (gpu-capture -v, the floor rx_floor -v, ${DIAG_SECS:-2} s a run; threads: CPUs used over 1 s)"
@@ -68,7 +68,10 @@ diag() {
 	for run in ${DIAG_RUNS:-gpunic64:8:gpu:floor gpunic64:8:cpu:base gpunic64:8:cpu:noorder gpunic64:8:cpu:nobp gpunic64:8:cpu:none gpunic64:8:gpu:base gpunic64:8:gpu:noorder gpunic64:8:gpu:nobp gpunic64:8:gpu:none gpunic64:8:gpu:f8 gpunic64:8:cpu:none+f8 gpunic64:8:gpu:none+f8 gpunic:8:cpu:base gpunic:8:cpu:f8 gpunic:8:cpu:noorder gpunic:8:gpu:base gpunic:8:gpu:noorder gpunic:8:gpu:nobp gpunic:8:gpu:none gpunic:8:gpu:f8}; do
 		IFS=: read -r src q be v <<<"$run"
 		f=$t/mix-whole.pcap
-		[ "$src" = gpunic64 ] && f=$t/flows64.pcap
+		if [[ $src == gpunic[0-9]* ]]; then # N-byte frames, made once
+			f=$t/flows${src#gpunic}.pcap
+			[ -e "$f" ] || python3 "$here/flows64.py" "$f" "${src#gpunic}" || return 1
+		fi
 		m=(--backend cpu)
 		[ "$be" = gpu ] && m=(--backend gpu --mem gpu)
 		[ "$be" = host ] && m=(--backend gpu --mem host)
