@@ -6,9 +6,10 @@
 import struct
 import sys
 
-size = int(sys.argv[2]) if len(sys.argv) > 2 else 64
-if not 64 <= size <= 1514:
-    sys.exit('flows64.py: SIZE must be 64 to 1514 bytes, not %d' % size)
+arg = sys.argv[2] if len(sys.argv) > 2 else '64'
+if not arg.isdigit() or not 64 <= int(arg) <= 1514:
+    sys.exit('flows64.py: SIZE must be 64 to 1514 bytes, not %s' % arg)
+size = int(arg)
 o = open(sys.argv[1], 'wb')
 o.write(struct.pack('<IHHiIII', 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1))
 for i in range(16384):
