@@ -82,12 +82,10 @@ tmp=$(mktemp -d)
 MIX_FULL=$MIX
 python3 "$here/../scripts/pcap-snap.py" "$MIX" "$tmp/mix-snap.pcap" 2000 || exit 1
 MIX=$tmp/mix-snap.pcap
-# gpunic: the frames every backend receives whole or as a chain alike
-source "$here/gpunic_mix.sh"
-gpunic_mix "$MIX_FULL" "$tmp/mix-whole.pcap" || exit 1
-# gpunicN: N-byte UDP frames over 4096 flows, for the emulated NIC
-for src in $SOURCES; do case $src in gpunic[0-9]*)
-	python3 "$here/flows64.py" "$tmp/flows${src#gpunic}.pcap" "${src#gpunic}" || exit 1 ;;
+# the emulated NIC's sources (gpunic, gpunicN), made once here
+source "$here/gpunic_sources.sh"
+for src in $SOURCES; do case $src in gpunic*)
+	gpunic_pcap "$src" "$tmp" "$MIX_FULL" >/dev/null || exit 1 ;;
 esac; done
 
 ports_for() { # source queues [more gpunic arguments] -> -i arguments
@@ -96,10 +94,8 @@ ports_for() { # source queues [more gpunic arguments] -> -i arguments
 		echo "-i net_null0,size=64,copy=1 --queues $q"
 	elif [ "$src" = null-nc ]; then
 		echo "-i net_null0,size=64,copy=0 --queues $q"
-	elif [ "$src" = gpunic ]; then
-		echo "-i gpunic0,rx_pcap=$tmp/mix-whole.pcap,loop=1$nic --queues $q"
-	elif [[ $src == gpunic[0-9]* ]]; then
-		echo "-i gpunic0,rx_pcap=$tmp/flows${src#gpunic}.pcap,loop=1$nic --queues $q"
+	elif [[ $src == gpunic* ]]; then
+		echo "-i gpunic0,rx_pcap=$(gpunic_pcap "$src" "$tmp" "$MIX_FULL"),loop=1$nic --queues $q"
 	else
 		for ((i = 0; i < q; i++)); do
 			printf -- "-i net_pcap%d,rx_pcap=%s,infinite_rx=1 " "$i" "$MIX"

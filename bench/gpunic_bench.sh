@@ -35,7 +35,7 @@ F=${RX_FLOOR:-$(dirname "$G")/rx_floor}
 O=${PCAP_ORDER:-$(dirname "$G")/pcap_order}
 [ -x "$O" ] || O=$here/../build/bench/pcap_order
 MIX=${MIX_PCAP:-$here/../../shared/data/bench/mix-en10mb.pcap}
-source "$here/gpunic_mix.sh"
+source "$here/gpunic_sources.sh"
 : >"$md"
 # What bounds a row: the same capture (8 lcores by default) as the bench
 # (--backpressure), then with one thing changed: --no-time-order (the
@@ -59,19 +59,13 @@ source "$here/gpunic_mix.sh"
 diag() {
 	local t j log src q be v m x f flt nic
 	t=$(mktemp -d)
-	# the mix as gpu_capture.sh's gpunic source has it
-	gpunic_mix "$MIX" "$t/mix-whole.pcap" || return 1
 	echo "## what bounds the rows (gpu-capture -v, the floor rx_floor -v, ${DIAG_SECS:-2} s a run; threads: CPUs used over 1 s)"
 	echo
 	echo "| source | lcores | backend | variant | Mpps | written M/s | written MB/s | drops pipeline / writer / chained | cores | batch | pkts a poll | forced | out of order | most ms back | NIC: pkts a launch, us to completion, waits buffers / ring / slot |"
 	echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 	for run in ${DIAG_RUNS:-gpunic64:8:gpu:floor gpunic64:8:cpu:base gpunic64:8:cpu:noorder gpunic64:8:cpu:nobp gpunic64:8:cpu:none gpunic64:8:gpu:base gpunic64:8:gpu:noorder gpunic64:8:gpu:nobp gpunic64:8:gpu:none gpunic64:8:gpu:f8 gpunic64:8:cpu:none+f8 gpunic64:8:gpu:none+f8 gpunic:8:cpu:base gpunic:8:cpu:f8 gpunic:8:cpu:noorder gpunic:8:gpu:base gpunic:8:gpu:noorder gpunic:8:gpu:nobp gpunic:8:gpu:none gpunic:8:gpu:f8}; do
 		IFS=: read -r src q be v <<<"$run"
-		f=$t/mix-whole.pcap
-		if [[ $src == gpunic[0-9]* ]]; then # N-byte frames, made once
-			f=$t/flows${src#gpunic}.pcap
-			[ -e "$f" ] || python3 "$here/flows64.py" "$f" "${src#gpunic}" || return 1
-		fi
+		f=$(gpunic_pcap "$src" "$t" "$MIX") || return 1
 		m=(--backend cpu)
 		[ "$be" = gpu ] && m=(--backend gpu --mem gpu)
 		[ "$be" = host ] && m=(--backend gpu --mem host)
