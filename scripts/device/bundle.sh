@@ -19,7 +19,7 @@ for t in "$B"/tests/gpu/test_gpu "$B"/tests/gpu/test_gpu_nodev "$B"/tests/gpu/te
 	"$B"/tests/gpu/test_gpu_kernels "$B"/tests/pipeline/test_offline_corpus \
 	"$B"/tests/pipeline/test_cpu_workers \
 	"$B"/tests/bpfc/test_bpfc "$B"/tests/kernels/test_* "$B"/bench/bpf_bench \
-	"$B"/bench/kernel_bench "$B"/bench/lcore_jitter "$B"/bench/rx_floor "$B"/bench/writer_bench \
+	"$B"/bench/kernel_bench "$B"/bench/lcore_jitter "$B"/bench/rx_floor "$B"/bench/writer_bench "$B"/bench/file_bench \
 	"$B"/bench/order_bench "$B"/bench/pcap_order \
 	"$B"/tests/gpu/test_kernels_gpu; do
 	if [ "${GCAP_BUNDLE_MIN:-0}" = 1 ]; then

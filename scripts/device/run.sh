@@ -2,7 +2,7 @@
 # There (the GPU machine): run the GPU tests and benchmarks from .devbundle,
 # logs to $OUT. Usage: bash .devbundle/root/scripts/device/run.sh [STEP...]
 # Steps: info doctor tests unit copyloop corpus live multigpu bench order sweep latency latvar jitter jittouch phases floor rxburst soak writerslack ab ringsweep pcie pcieceil pciewrite kbench
-# bpf profile writer observe ops vram kfault setupcost vrambench vramhuge vramphases writerhuge offline offfind offbatch offspans spans offz offchoice offcopy offcross filepin (default: info tests corpus live bench).
+# bpf profile writer observe ops vram kfault setupcost vrambench vramhuge vramphases writerhuge offline offfind offbatch offspans spans offz offchoice offcopy offcross filepin filebench (default: info tests corpus live bench).
 set -uo pipefail
 b=$(cd "$(dirname "$0")/../../.." && pwd)
 source "$b/env.sh"
@@ -562,10 +562,10 @@ vrambench)
 vramhuge)
 	# vrambench with the captures on a tmpfs mounted huge=within_size
 	# (docs/tuning.md), mounted here for the step (root) and taken down
-	# after; its files are named -huge
+	# after; its files are named -huge (-TAG-huge with VRAM_TAG)
 	hd=/mnt/gcap-huge
 	if huge_up "$hd"; then
-		CAP_DIR=$hd VRAM_TAG=huge bash "$0" vrambench
+		CAP_DIR=$hd VRAM_TAG=${VRAM_TAG:+$VRAM_TAG-}huge bash "$0" vrambench
 		huge_down "$hd"
 	else
 		echo "vramhuge: cannot mount a tmpfs at $hd (root?)"
@@ -640,6 +640,21 @@ writerbench)
 		echo
 	done; done >"$OUT/writer-bench.md" 2>"$OUT/writer-bench-stderr.log"
 	echo "writerbench rc=$?"; cat "$OUT/writer-bench.md" ;;
+filebench)
+	# one file's ceiling into /dev/shm and into a tmpfs mounted
+	# huge=within_size (mounted for the step), by each way a writer could
+	# put its bytes there, in turns (bench/file_bench.c)
+	log "file bench"
+	hd=/mnt/gcap-huge
+	huge_up "$hd" || echo "filebench: cannot mount a tmpfs at $hd (root?)"
+	{ echo "commit $GCAP_COMMIT; $(nproc) CPUs, $(uname -r); shmem THP: $(cat /sys/kernel/mm/transparent_hugepage/shmem_enabled)"
+	  for d in /dev/shm $hd; do
+		[ "$d" = "$hd" ] && ! mountpoint -q "$d" && continue
+		echo; echo "## file_bench --dir $d --mib ${FB_MIB:-4096} --rounds ${FB_ROUNDS:-3} ($(findmnt -n -T "$d" -o FSTYPE,OPTIONS | head -1))"; echo
+		"$b/bin/file_bench" --dir "$d" --mib "${FB_MIB:-4096}" --rounds "${FB_ROUNDS:-3}"
+		echo "file_bench rc=$?"
+	  done; } 2>&1 | tee "$OUT/file-bench.md"
+	mountpoint -q "$hd" && huge_down "$hd" ;;
 vramback)
 	# the mixed capture's p99 on the way back, by the records' sizes
 	# (VRAMBACK_BINS: builds of gpu-capture in the bundle's bin/, in turns)

@@ -1,0 +1,395 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * file_bench: how fast one file on a given mount takes bytes, by each way
+ * a capture writer could put them there, side by side. It measures the
+ * kernel's side of the writer's output, apart from any framing: whether
+ * one thread's write(2) is the file's ceiling, what handing the buffers
+ * to a thread of their own costs, and whether a second writing thread,
+ * allocating the file ahead or copying into a shared mapping would raise
+ * that ceiling. Every run writes --mib MiB of the same bytes into a new
+ * file in DIR and removes it; the modes alternate within each round.
+ *
+ * modes:
+ *   write     one thread, write(2) of 256 KiB buffers (a writer without
+ *             its I/O thread, the buffer hot in its cache)
+ *   handoff   one thread fills a ring of four 256 KiB buffers, another
+ *             write(2)s them (the writer and its I/O thread: the bytes
+ *             come from another CPU's cache)
+ *   write2    two threads pwrite(2) alternate buffers of one file
+ *   prealloc  one thread writes while another allocates the file 64 MiB
+ *             ahead of it (fallocate, FALLOC_FL_KEEP_SIZE)
+ *   map1      the file sized first, mapped shared; one thread copies into
+ *             the mapping while another populates it 64 MiB ahead
+ *             (MADV_POPULATE_WRITE)
+ *   map4      the same with four copying threads
+ *
+ * It prints one markdown row per run: GB/s into the file and the CPU the
+ * process took per GB (all threads).
+ *
+ * usage: file_bench --dir DIR [--mib N] [--rounds R] [--modes m1,m2,...]
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* fallocate, MADV_POPULATE_WRITE */
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
+#endif
+
+#define FB_BUF (256u << 10)
+#define FB_RING 4u
+#define FB_AHEAD (64u << 20) /* how far the helper allocates ahead */
+#define FB_STEP (8u << 20)   /* in steps of this */
+#define FB_MAXTHR 4
+
+struct fb_run {
+	int fd;
+	size_t total;
+	unsigned nthr;
+	uint8_t *map;             /* map modes: the file, shared */
+	uint8_t *ring[FB_RING];   /* handoff */
+	pthread_mutex_t lock;     /* handoff: */
+	pthread_cond_t cond;      /* a buffer filled or written */
+	uint64_t filled, written; /* handoff: buffers so far */
+	_Atomic size_t done;      /* bytes the first thread has put */
+	_Atomic bool stop;        /* the helper's end */
+	_Atomic int err;          /* the first errno */
+};
+
+struct fb_thr {
+	struct fb_run *r;
+	unsigned id;
+};
+
+static double
+mono(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double
+cpu_secs(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+	       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+}
+
+static void
+fail(struct fb_run *r, int e)
+{
+	int zero = 0;
+
+	atomic_compare_exchange_strong(&r->err, &zero, e);
+}
+
+static size_t
+piece(const struct fb_run *r, size_t off)
+{
+	return r->total - off < FB_BUF ? r->total - off : FB_BUF;
+}
+
+static bool
+put(struct fb_run *r, const uint8_t *buf, size_t off)
+{
+	size_t n = piece(r, off), got = 0;
+
+	if (r->map != NULL) {
+		memcpy(r->map + off, buf, n);
+		return true;
+	}
+	while (got < n) {
+		ssize_t w = pwrite(r->fd, buf + got, n - got, (off_t)(off + got));
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			fail(r, w < 0 ? errno : EIO);
+			return false;
+		}
+		got += (size_t)w;
+	}
+	return true;
+}
+
+/* write, write2, prealloc, map1, map4: thread id puts buffers id,
+ * id + nthr, ... */
+static void *
+writer_main(void *arg)
+{
+	struct fb_thr *t = arg;
+	struct fb_run *r = t->r;
+	uint8_t *buf = aligned_alloc(4096, FB_BUF);
+
+	if (buf == NULL) {
+		fail(r, ENOMEM);
+		return NULL;
+	}
+	memset(buf, 0x5a, FB_BUF);
+	for (size_t off = (size_t)t->id * FB_BUF; off < r->total && r->err == 0;
+	     off += (size_t)r->nthr * FB_BUF) {
+		if (!put(r, buf, off))
+			break;
+		if (t->id == 0)
+			atomic_store(&r->done, off + piece(r, off));
+	}
+	free(buf);
+	return NULL;
+}
+
+/* prealloc and map: keep the file allocated FB_AHEAD past the first
+ * thread's bytes */
+static void *
+helper_main(void *arg)
+{
+	struct fb_run *r = arg;
+	size_t off = 0;
+
+	while (!r->stop && off < r->total && r->err == 0) {
+		size_t n = r->total - off < FB_STEP ? r->total - off : FB_STEP;
+
+		if (off >= atomic_load(&r->done) + FB_AHEAD) {
+			usleep(20);
+			continue;
+		}
+		if (r->map != NULL ?
+			    madvise(r->map + off, n, MADV_POPULATE_WRITE) :
+			    fallocate(r->fd, FALLOC_FL_KEEP_SIZE, (off_t)off, (off_t)n)) {
+			fail(r, errno);
+			break;
+		}
+		off += n;
+	}
+	return NULL;
+}
+
+/* handoff: wait, with the lock held, until *count passes `past`; false
+ * when the other side failed */
+static bool
+wait_past(struct fb_run *r, const uint64_t *count, uint64_t past)
+{
+	while (*count <= past && r->err == 0)
+		pthread_cond_wait(&r->cond, &r->lock);
+	return r->err == 0;
+}
+
+/* handoff: the filling side (the writer thread's framing), a lock and a
+ * wake-up per buffer as the writer's ring takes */
+static void *
+filler_main(void *arg)
+{
+	struct fb_run *r = arg;
+	uint64_t nbuf = (r->total + FB_BUF - 1) / FB_BUF;
+
+	for (uint64_t i = 0; i < nbuf; i++) {
+		pthread_mutex_lock(&r->lock);
+		bool ok = i < FB_RING || wait_past(r, &r->written, i - FB_RING);
+
+		pthread_mutex_unlock(&r->lock);
+		if (!ok)
+			break;
+		memset(r->ring[i % FB_RING], (int)(i & 0xff), FB_BUF);
+		pthread_mutex_lock(&r->lock);
+		r->filled = i + 1;
+		pthread_cond_broadcast(&r->cond);
+		pthread_mutex_unlock(&r->lock);
+	}
+	return NULL;
+}
+
+/* handoff: the writing side (the writer's I/O thread) */
+static void *
+drainer_main(void *arg)
+{
+	struct fb_run *r = arg;
+	uint64_t nbuf = (r->total + FB_BUF - 1) / FB_BUF;
+
+	for (uint64_t i = 0; i < nbuf; i++) {
+		pthread_mutex_lock(&r->lock);
+		bool ok = wait_past(r, &r->filled, i);
+
+		pthread_mutex_unlock(&r->lock);
+		if (!ok || !put(r, r->ring[i % FB_RING], (size_t)i * FB_BUF))
+			break;
+		pthread_mutex_lock(&r->lock);
+		r->written = i + 1;
+		pthread_cond_broadcast(&r->cond);
+		pthread_mutex_unlock(&r->lock);
+	}
+	/* a failure wakes the filler */
+	pthread_mutex_lock(&r->lock);
+	pthread_cond_broadcast(&r->cond);
+	pthread_mutex_unlock(&r->lock);
+	return NULL;
+}
+
+static const char *const fb_modes[] = { "write",    "handoff", "write2",
+					"prealloc", "map1",    "map4" };
+
+/* One run of mode m; @return 0 or an errno (message printed). */
+static int
+run(const char *dir, unsigned m, size_t total, double *secs, double *cpu)
+{
+	struct fb_run r = { .total = total,
+			    .nthr = 1,
+			    .lock = PTHREAD_MUTEX_INITIALIZER,
+			    .cond = PTHREAD_COND_INITIALIZER };
+	struct fb_thr t[FB_MAXTHR];
+	pthread_t thr[FB_MAXTHR + 1];
+	unsigned nt = 0;
+	bool helper = false;
+	char path[4096];
+	int rc = 0;
+
+	snprintf(path, sizeof(path), "%s/file_bench.%d", dir, (int)getpid());
+	r.fd = open(path, O_RDWR | O_CREAT | O_EXCL, 0600);
+	if (r.fd < 0) {
+		fprintf(stderr, "file_bench: %s: %s\n", path, strerror(errno));
+		return errno;
+	}
+	if (m == 1)
+		for (unsigned i = 0; i < FB_RING; i++)
+			if ((r.ring[i] = aligned_alloc(4096, FB_BUF)) == NULL)
+				rc = ENOMEM;
+	double t0 = mono(), c0 = cpu_secs();
+
+	if (rc == 0 && m >= 4) {
+		/* sized first: a mapping ends at the file's end */
+		if (ftruncate(r.fd, (off_t)total) != 0)
+			rc = errno;
+		else if ((r.map = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED,
+				       r.fd, 0)) == MAP_FAILED) {
+			r.map = NULL;
+			rc = errno;
+		}
+	}
+	if (rc == 0) {
+		r.nthr = m == 2 ? 2 : m == 5 ? 4 : 1;
+		helper = m >= 3;
+		if (m == 1) {
+			pthread_create(&thr[nt++], NULL, filler_main, &r);
+			pthread_create(&thr[nt++], NULL, drainer_main, &r);
+		} else {
+			for (unsigned i = 0; i < r.nthr; i++) {
+				t[i] = (struct fb_thr){ &r, i };
+				pthread_create(&thr[nt++], NULL, writer_main, &t[i]);
+			}
+			if (helper)
+				pthread_create(&thr[nt++], NULL, helper_main, &r);
+		}
+		/* the helper last: it stops once the writers are done */
+		for (unsigned i = 0; i < nt - (helper ? 1 : 0); i++)
+			pthread_join(thr[i], NULL);
+		atomic_store(&r.stop, true);
+		if (helper)
+			pthread_join(thr[nt - 1], NULL);
+		rc = r.err;
+	}
+	if (r.map != NULL)
+		munmap(r.map, total);
+	*secs = mono() - t0;
+	*cpu = cpu_secs() - c0;
+	close(r.fd);
+	unlink(path);
+	for (unsigned i = 0; i < FB_RING; i++)
+		free(r.ring[i]);
+	if (rc != 0)
+		fprintf(stderr, "file_bench: %s into %s: %s\n", fb_modes[m], dir,
+			strerror(rc));
+	return rc;
+}
+
+static int
+usage(void)
+{
+	fprintf(stderr, "usage: file_bench --dir DIR [--mib N] [--rounds R] "
+			"[--modes write,handoff,write2,prealloc,map1,map4]\n");
+	return 2;
+}
+
+int
+main(int argc, char **argv)
+{
+	const char *dir = NULL, *modes = "write,handoff,write2,prealloc,map1,map4";
+	unsigned long mib = 4096, rounds = 3;
+	bool want[6] = { false };
+	char *end;
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+
+		if (v == NULL)
+			return usage();
+		if (strcmp(a, "--dir") == 0)
+			dir = v;
+		else if (strcmp(a, "--modes") == 0)
+			modes = v;
+		else if (strcmp(a, "--mib") == 0 || strcmp(a, "--rounds") == 0) {
+			unsigned long x = strtoul(v, &end, 10);
+
+			if (*end != '\0' || x == 0 || x > (1ul << 20)) {
+				fprintf(stderr, "file_bench: %s: not a count: %s\n", a,
+					v);
+				return 2;
+			}
+			*(strcmp(a, "--mib") == 0 ? &mib : &rounds) = x;
+		} else
+			return usage();
+		i++;
+	}
+	if (dir == NULL)
+		return usage();
+	for (const char *p = modes; *p != '\0';) {
+		size_t n = strcspn(p, ",");
+		unsigned m = 0;
+
+		while (m < 6 &&
+		       (strlen(fb_modes[m]) != n || strncmp(p, fb_modes[m], n) != 0))
+			m++;
+		if (m == 6) {
+			fprintf(stderr, "file_bench: --modes: unknown mode '%.*s'\n",
+				(int)n, p);
+			return 2;
+		}
+		want[m] = true;
+		p += n + (p[n] == ',');
+	}
+	if (access(dir, W_OK | X_OK) != 0) {
+		fprintf(stderr, "file_bench: --dir %s: %s\n", dir, strerror(errno));
+		return 2;
+	}
+	printf("| round | mode | threads | GB/s | CPU s per GB "
+	       "|\n|---|---|---:|---:|---:|\n");
+	for (unsigned long k = 1; k <= rounds; k++)
+		for (unsigned m = 0; m < 6; m++) {
+			static const unsigned thr[] = { 1, 2, 2, 2, 2, 5 };
+			double s, c, gb = (double)(mib << 20) / 1e9;
+
+			if (!want[m])
+				continue;
+			if (run(dir, m, (size_t)mib << 20, &s, &c) != 0)
+				return 1;
+			printf("| %lu | %s | %u | %.2f | %.3f |\n", k, fb_modes[m],
+			       thr[m], gb / s, c / gb);
+			fflush(stdout);
+		}
+	return 0;
+}
