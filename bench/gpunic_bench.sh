@@ -41,7 +41,7 @@ source "$here/gpunic_sources.sh"
 # (--backpressure), then with one thing changed: --no-time-order (the
 # writer's merge), without --backpressure (what falls behind drops and is
 # counted by cause: pipeline_full the executor, writer_behind the writer),
-# a filter that matches nothing (no writer), fN: feeders=N, alt: the capture
+# a filter that matches nothing (no writer), fN: feeders=N, sN: -s N, alt: the capture
 # written into ALT_CAP_DIR instead of CAP_DIR (another mount); several joined
 # by + (none+f8: no writer and 8 feeding threads); floor: rx_floor -v
 # instead of a capture, on the backend's pools (the NIC's counters of a
@@ -55,7 +55,7 @@ source "$here/gpunic_sources.sh"
 # (-v: launches, mean packets a launch, waits for buffers handed out, RX ring room, a
 # free slot). DIAG_RUNS: "SOURCE:LCORES:BACKEND:VARIANT ..." (BACKEND cpu,
 # gpu: --mem gpu, host: --mem host; VARIANT base noorder nobp none fN
-# alt floor, or several joined by +).
+# sN (-s N: records cut to N bytes) alt floor, or several joined by +).
 diag() {
 	local t j log src q be v m x f flt nic
 	t=$(mktemp -d)
@@ -78,6 +78,7 @@ diag() {
 			nobp) bp=0 ;;
 			none) flt='ip proto 253' ;;
 			f[0-9]*) nic=,feeders=${one#f} ;;
+			s[0-9]*) x+=(-s "${one#s}") ;;
 			alt) dir=${ALT_CAP_DIR:?ALT_CAP_DIR: where the alt variant writes} ;;
 			esac
 		done
