@@ -6,25 +6,29 @@
  * one thread's write(2) is the file's ceiling, what handing the buffers
  * to a thread of their own costs, and whether a second writing thread,
  * allocating the file ahead or copying into a shared mapping would raise
- * that ceiling. Every run writes --mib MiB of the same bytes into a new
- * file in DIR and removes it; the modes alternate within each round.
+ * that ceiling. Every run writes --mib MiB into a new file in DIR and
+ * removes it; the modes alternate within each round. DIR must have room
+ * for the file (checked first: a mapped file past its mount's room is a
+ * SIGBUS, not an error).
  *
- * modes:
- *   write     one thread, write(2) of 256 KiB buffers (a writer without
- *             its I/O thread, the buffer hot in its cache)
- *   handoff   one thread fills a ring of four 256 KiB buffers, another
- *             write(2)s them (the writer and its I/O thread: the bytes
- *             come from another CPU's cache)
- *   write2    two threads pwrite(2) alternate buffers of one file
+ * modes (every write is a pwrite(2) of 256 KiB at the buffer's offset):
+ *   write     one thread writes one buffer again and again (a writer
+ *             without its I/O thread, the buffer hot in its cache)
+ *   handoff   one thread fills a ring of four buffers, another writes
+ *             them (the writer and its I/O thread: the bytes come from
+ *             another CPU's cache)
+ *   write2    two threads write alternate buffers of the one file
  *   prealloc  one thread writes while another allocates the file 64 MiB
  *             ahead of it (fallocate, FALLOC_FL_KEEP_SIZE)
  *   map1      the file sized first, mapped shared; one thread copies into
- *             the mapping while another populates it 64 MiB ahead
- *             (MADV_POPULATE_WRITE)
- *   map4      the same with four copying threads
+ *             the mapping while another populates it 64 MiB ahead of
+ *             that thread (MADV_POPULATE_WRITE)
+ *   map4      the same with four copying threads (the populating one
+ *             keeps ahead of the first)
  *
  * It prints one markdown row per run: GB/s into the file and the CPU the
- * process took per GB (all threads).
+ * process took per GB (all threads); a map mode's time includes sizing,
+ * mapping and unmapping the file.
  *
  * usage: file_bench --dir DIR [--mib N] [--rounds R] [--modes m1,m2,...]
  */
@@ -42,6 +46,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -244,6 +249,23 @@ drainer_main(void *arg)
 static const char *const fb_modes[] = { "write",    "handoff", "write2",
 					"prealloc", "map1",    "map4" };
 
+/* Start a thread, or fail the run (the others see r->err and end). */
+static void
+start(struct fb_run *r, pthread_t *thr, unsigned *nt, void *(*fn)(void *), void *arg)
+{
+	int e = pthread_create(thr, NULL, fn, arg);
+
+	if (e != 0) {
+		fail(r, e);
+		/* a filler or drainer may wait for the other */
+		pthread_mutex_lock(&r->lock);
+		pthread_cond_broadcast(&r->cond);
+		pthread_mutex_unlock(&r->lock);
+		return;
+	}
+	(*nt)++;
+}
+
 /* One run of mode m; @return 0 or an errno (message printed). */
 static int
 run(const char *dir, unsigned m, size_t total, double *secs, double *cpu)
@@ -262,8 +284,9 @@ run(const char *dir, unsigned m, size_t total, double *secs, double *cpu)
 	snprintf(path, sizeof(path), "%s/file_bench.%d", dir, (int)getpid());
 	r.fd = open(path, O_RDWR | O_CREAT | O_EXCL, 0600);
 	if (r.fd < 0) {
-		fprintf(stderr, "file_bench: %s: %s\n", path, strerror(errno));
-		return errno;
+		rc = errno;
+		fprintf(stderr, "file_bench: %s: %s\n", path, strerror(rc));
+		return rc;
 	}
 	if (m == 1)
 		for (unsigned i = 0; i < FB_RING; i++)
@@ -285,22 +308,24 @@ run(const char *dir, unsigned m, size_t total, double *secs, double *cpu)
 		r.nthr = m == 2 ? 2 : m == 5 ? 4 : 1;
 		helper = m >= 3;
 		if (m == 1) {
-			pthread_create(&thr[nt++], NULL, filler_main, &r);
-			pthread_create(&thr[nt++], NULL, drainer_main, &r);
+			start(&r, &thr[nt], &nt, filler_main, &r);
+			start(&r, &thr[nt], &nt, drainer_main, &r);
 		} else {
 			for (unsigned i = 0; i < r.nthr; i++) {
 				t[i] = (struct fb_thr){ &r, i };
-				pthread_create(&thr[nt++], NULL, writer_main, &t[i]);
+				start(&r, &thr[nt], &nt, writer_main, &t[i]);
 			}
-			if (helper)
-				pthread_create(&thr[nt++], NULL, helper_main, &r);
 		}
 		/* the helper last: it stops once the writers are done */
-		for (unsigned i = 0; i < nt - (helper ? 1 : 0); i++)
+		unsigned nw = nt;
+
+		if (helper)
+			start(&r, &thr[nt], &nt, helper_main, &r);
+		for (unsigned i = 0; i < nw; i++)
 			pthread_join(thr[i], NULL);
 		atomic_store(&r.stop, true);
-		if (helper)
-			pthread_join(thr[nt - 1], NULL);
+		if (nt > nw)
+			pthread_join(thr[nw], NULL);
 		rc = r.err;
 	}
 	if (r.map != NULL)
@@ -372,8 +397,26 @@ main(int argc, char **argv)
 		want[m] = true;
 		p += n + (p[n] == ',');
 	}
-	if (access(dir, W_OK | X_OK) != 0) {
+	bool any = false;
+
+	for (unsigned m = 0; m < 6; m++)
+		any |= want[m];
+	if (!any) {
+		fprintf(stderr, "file_bench: --modes: no mode given\n");
+		return 2;
+	}
+	struct statvfs vfs;
+
+	if (access(dir, W_OK | X_OK) != 0 || statvfs(dir, &vfs) != 0) {
 		fprintf(stderr, "file_bench: --dir %s: %s\n", dir, strerror(errno));
+		return 2;
+	}
+	if ((uint64_t)vfs.f_bavail * vfs.f_frsize < (uint64_t)(mib << 20)) {
+		fprintf(stderr,
+			"file_bench: --dir %s: %llu MiB free, --mib %lu does not fit\n",
+			dir,
+			(unsigned long long)((uint64_t)vfs.f_bavail * vfs.f_frsize >> 20),
+			mib);
 		return 2;
 	}
 	printf("| round | mode | threads | GB/s | CPU s per GB "

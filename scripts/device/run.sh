@@ -7,7 +7,8 @@ set -uo pipefail
 b=$(cd "$(dirname "$0")/../../.." && pwd)
 source "$b/env.sh"
 export GCAP_SOURCE_ROOT=$b/root GCAP_INCLUDE_DIR=$b/root/include
-export GCAP_COMMIT=$(cat "$b/COMMIT")
+GCAP_COMMIT=$(cat "$b/COMMIT")
+export GCAP_COMMIT
 export XDG_CACHE_HOME=/tmp/gcap-cache
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
@@ -645,16 +646,17 @@ filebench)
 	# huge=within_size (mounted for the step), by each way a writer could
 	# put its bytes there, in turns (bench/file_bench.c)
 	log "file bench"
-	hd=/mnt/gcap-huge
-	huge_up "$hd" || echo "filebench: cannot mount a tmpfs at $hd (root?)"
+	hd=/mnt/gcap-huge dirs=/dev/shm msg=
+	if huge_up "$hd"; then dirs="$dirs $hd"; else msg="filebench: cannot mount a tmpfs at $hd (root?)"; fi
 	{ echo "commit $GCAP_COMMIT; $(nproc) CPUs, $(uname -r); shmem THP: $(cat /sys/kernel/mm/transparent_hugepage/shmem_enabled)"
-	  for d in /dev/shm $hd; do
-		[ "$d" = "$hd" ] && ! mountpoint -q "$d" && continue
+	  [ -n "$msg" ] && echo "$msg"
+	  for d in $dirs; do
 		echo; echo "## file_bench --dir $d --mib ${FB_MIB:-4096} --rounds ${FB_ROUNDS:-3} ($(findmnt -n -T "$d" -o FSTYPE,OPTIONS | head -1))"; echo
-		"$b/bin/file_bench" --dir "$d" --mib "${FB_MIB:-4096}" --rounds "${FB_ROUNDS:-3}"
+		timeout 300 "$b/bin/file_bench" --dir "$d" --mib "${FB_MIB:-4096}" --rounds "${FB_ROUNDS:-3}"
 		echo "file_bench rc=$?"
+		rm -f "$d"/file_bench.*
 	  done; } 2>&1 | tee "$OUT/file-bench.md"
-	mountpoint -q "$hd" && huge_down "$hd" ;;
+	[ "$dirs" = /dev/shm ] || huge_down "$hd" ;;
 vramback)
 	# the mixed capture's p99 on the way back, by the records' sizes
 	# (VRAMBACK_BINS: builds of gpu-capture in the bundle's bin/, in turns)
