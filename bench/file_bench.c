@@ -11,7 +11,7 @@
  * for the file (checked first: a mapped file past its mount's room is a
  * SIGBUS, not an error).
  *
- * modes (every write is a pwrite(2) of 256 KiB at the buffer's offset):
+ * modes (every write is a pwrite(2) of --chunk bytes at its offset):
  *   write     one thread writes one buffer again and again (a writer
  *             without its I/O thread, the buffer hot in its cache)
  *   handoff   one thread fills a ring of four buffers, another writes
@@ -30,7 +30,12 @@
  * process took per GB (all threads); a map mode's time includes sizing,
  * mapping and unmapping the file.
  *
- * usage: file_bench --dir DIR [--mib N] [--rounds R] [--modes m1,m2,...]
+ * usage: file_bench --dir DIR [--mib N] [--rounds R] [--chunk KiB]
+ *                   [--offset BYTES] [--modes m1,m2,...]
+ * --chunk: each write's (each copy's) size, 256 KiB by default, as the
+ * writer's buffers; --offset: where in the file the bytes start (0; a
+ * pcap file's records start 24 bytes in), so that the writes' alignment
+ * to the mount's pages can be set apart from their size.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* fallocate, MADV_POPULATE_WRITE */
@@ -54,7 +59,6 @@
 #define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
 #endif
 
-#define FB_BUF (256u << 10)
 #define FB_RING 4u
 #define FB_AHEAD (64u << 20) /* how far the helper allocates ahead */
 #define FB_STEP (8u << 20)   /* in steps of this */
@@ -62,7 +66,9 @@
 
 struct fb_run {
 	int fd;
-	size_t total;
+	size_t total; /* bytes to write */
+	size_t buf;   /* a write's (a copy's) size, --chunk */
+	size_t skew;  /* the file offset of byte 0, --offset */
 	unsigned nthr;
 	uint8_t *map;             /* map modes: the file, shared */
 	uint8_t *ring[FB_RING];   /* handoff */
@@ -109,7 +115,7 @@ fail(struct fb_run *r, int e)
 static size_t
 piece(const struct fb_run *r, size_t off)
 {
-	return r->total - off < FB_BUF ? r->total - off : FB_BUF;
+	return r->total - off < r->buf ? r->total - off : r->buf;
 }
 
 static bool
@@ -118,11 +124,12 @@ put(struct fb_run *r, const uint8_t *buf, size_t off)
 	size_t n = piece(r, off), got = 0;
 
 	if (r->map != NULL) {
-		memcpy(r->map + off, buf, n);
+		memcpy(r->map + r->skew + off, buf, n);
 		return true;
 	}
 	while (got < n) {
-		ssize_t w = pwrite(r->fd, buf + got, n - got, (off_t)(off + got));
+		ssize_t w =
+			pwrite(r->fd, buf + got, n - got, (off_t)(r->skew + off + got));
 
 		if (w < 0 && errno == EINTR)
 			continue;
@@ -142,15 +149,15 @@ writer_main(void *arg)
 {
 	struct fb_thr *t = arg;
 	struct fb_run *r = t->r;
-	uint8_t *buf = aligned_alloc(4096, FB_BUF);
+	uint8_t *buf = aligned_alloc(4096, r->buf);
 
 	if (buf == NULL) {
 		fail(r, ENOMEM);
 		return NULL;
 	}
-	memset(buf, 0x5a, FB_BUF);
-	for (size_t off = (size_t)t->id * FB_BUF; off < r->total && r->err == 0;
-	     off += (size_t)r->nthr * FB_BUF) {
+	memset(buf, 0x5a, r->buf);
+	for (size_t off = (size_t)t->id * r->buf; off < r->total && r->err == 0;
+	     off += (size_t)r->nthr * r->buf) {
 		if (!put(r, buf, off))
 			break;
 		if (t->id == 0)
@@ -166,12 +173,12 @@ static void *
 helper_main(void *arg)
 {
 	struct fb_run *r = arg;
-	size_t off = 0;
+	size_t off = 0, end = r->skew + r->total;
 
-	while (!r->stop && off < r->total && r->err == 0) {
-		size_t n = r->total - off < FB_STEP ? r->total - off : FB_STEP;
+	while (!r->stop && off < end && r->err == 0) {
+		size_t n = end - off < FB_STEP ? end - off : FB_STEP;
 
-		if (off >= atomic_load(&r->done) + FB_AHEAD) {
+		if (off >= r->skew + atomic_load(&r->done) + FB_AHEAD) {
 			usleep(20);
 			continue;
 		}
@@ -202,7 +209,7 @@ static void *
 filler_main(void *arg)
 {
 	struct fb_run *r = arg;
-	uint64_t nbuf = (r->total + FB_BUF - 1) / FB_BUF;
+	uint64_t nbuf = (r->total + r->buf - 1) / r->buf;
 
 	for (uint64_t i = 0; i < nbuf; i++) {
 		pthread_mutex_lock(&r->lock);
@@ -211,7 +218,7 @@ filler_main(void *arg)
 		pthread_mutex_unlock(&r->lock);
 		if (!ok)
 			break;
-		memset(r->ring[i % FB_RING], (int)(i & 0xff), FB_BUF);
+		memset(r->ring[i % FB_RING], (int)(i & 0xff), r->buf);
 		pthread_mutex_lock(&r->lock);
 		r->filled = i + 1;
 		pthread_cond_broadcast(&r->cond);
@@ -225,14 +232,14 @@ static void *
 drainer_main(void *arg)
 {
 	struct fb_run *r = arg;
-	uint64_t nbuf = (r->total + FB_BUF - 1) / FB_BUF;
+	uint64_t nbuf = (r->total + r->buf - 1) / r->buf;
 
 	for (uint64_t i = 0; i < nbuf; i++) {
 		pthread_mutex_lock(&r->lock);
 		bool ok = wait_past(r, &r->filled, i);
 
 		pthread_mutex_unlock(&r->lock);
-		if (!ok || !put(r, r->ring[i % FB_RING], (size_t)i * FB_BUF))
+		if (!ok || !put(r, r->ring[i % FB_RING], (size_t)i * r->buf))
 			break;
 		pthread_mutex_lock(&r->lock);
 		r->written = i + 1;
@@ -268,9 +275,12 @@ start(struct fb_run *r, pthread_t *thr, unsigned *nt, void *(*fn)(void *), void 
 
 /* One run of mode m; @return 0 or an errno (message printed). */
 static int
-run(const char *dir, unsigned m, size_t total, double *secs, double *cpu)
+run(const char *dir, unsigned m, size_t total, size_t chunk, size_t skew, double *secs,
+    double *cpu)
 {
 	struct fb_run r = { .total = total,
+			    .buf = chunk,
+			    .skew = skew,
 			    .nthr = 1,
 			    .lock = PTHREAD_MUTEX_INITIALIZER,
 			    .cond = PTHREAD_COND_INITIALIZER };
@@ -290,16 +300,16 @@ run(const char *dir, unsigned m, size_t total, double *secs, double *cpu)
 	}
 	if (m == 1)
 		for (unsigned i = 0; i < FB_RING; i++)
-			if ((r.ring[i] = aligned_alloc(4096, FB_BUF)) == NULL)
+			if ((r.ring[i] = aligned_alloc(4096, chunk)) == NULL)
 				rc = ENOMEM;
 	double t0 = mono(), c0 = cpu_secs();
 
 	if (rc == 0 && m >= 4) {
 		/* sized first: a mapping ends at the file's end */
-		if (ftruncate(r.fd, (off_t)total) != 0)
+		if (ftruncate(r.fd, (off_t)(skew + total)) != 0)
 			rc = errno;
-		else if ((r.map = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED,
-				       r.fd, 0)) == MAP_FAILED) {
+		else if ((r.map = mmap(NULL, skew + total, PROT_READ | PROT_WRITE,
+				       MAP_SHARED, r.fd, 0)) == MAP_FAILED) {
 			r.map = NULL;
 			rc = errno;
 		}
@@ -329,7 +339,7 @@ run(const char *dir, unsigned m, size_t total, double *secs, double *cpu)
 		rc = r.err;
 	}
 	if (r.map != NULL)
-		munmap(r.map, total);
+		munmap(r.map, skew + total);
 	*secs = mono() - t0;
 	*cpu = cpu_secs() - c0;
 	close(r.fd);
@@ -346,6 +356,7 @@ static int
 usage(void)
 {
 	fprintf(stderr, "usage: file_bench --dir DIR [--mib N] [--rounds R] "
+			"[--chunk KiB] [--offset BYTES] "
 			"[--modes write,handoff,write2,prealloc,map1,map4]\n");
 	return 2;
 }
@@ -354,7 +365,7 @@ int
 main(int argc, char **argv)
 {
 	const char *dir = NULL, *modes = "write,handoff,write2,prealloc,map1,map4";
-	unsigned long mib = 4096, rounds = 3;
+	unsigned long mib = 4096, rounds = 3, chunk = 256, skew = 0;
 	bool want[6] = { false };
 	char *end;
 
@@ -367,15 +378,28 @@ main(int argc, char **argv)
 			dir = v;
 		else if (strcmp(a, "--modes") == 0)
 			modes = v;
-		else if (strcmp(a, "--mib") == 0 || strcmp(a, "--rounds") == 0) {
+		else if (strcmp(a, "--mib") == 0 || strcmp(a, "--rounds") == 0 ||
+			 strcmp(a, "--chunk") == 0) {
 			unsigned long x = strtoul(v, &end, 10);
 
-			if (*end != '\0' || x == 0 || x > (1ul << 20)) {
+			if (*end != '\0' || x == 0 || x > (1ul << 20) || v[0] == '-') {
 				fprintf(stderr, "file_bench: %s: not a count: %s\n", a,
 					v);
 				return 2;
 			}
-			*(strcmp(a, "--mib") == 0 ? &mib : &rounds) = x;
+			*(strcmp(a, "--mib") == 0    ? &mib :
+			  strcmp(a, "--rounds") == 0 ? &rounds :
+						       &chunk) = x;
+		} else if (strcmp(a, "--offset") == 0) {
+			skew = strtoul(v, &end, 10);
+			if (*end != '\0' || v[0] == '\0' || v[0] == '-' ||
+			    skew >= (1ul << 30)) {
+				fprintf(stderr,
+					"file_bench: --offset: not a byte count under 1 "
+					"GiB: %s\n",
+					v);
+				return 2;
+			}
 		} else
 			return usage();
 		i++;
@@ -411,7 +435,7 @@ main(int argc, char **argv)
 		fprintf(stderr, "file_bench: --dir %s: %s\n", dir, strerror(errno));
 		return 2;
 	}
-	if ((uint64_t)vfs.f_bavail * vfs.f_frsize < (uint64_t)(mib << 20)) {
+	if ((uint64_t)vfs.f_bavail * vfs.f_frsize < (uint64_t)(mib << 20) + skew) {
 		fprintf(stderr,
 			"file_bench: --dir %s: %llu MiB free, --mib %lu does not fit\n",
 			dir,
@@ -419,6 +443,7 @@ main(int argc, char **argv)
 			mib);
 		return 2;
 	}
+	printf("%lu KiB a write, from byte %lu of the file\n\n", chunk, skew);
 	printf("| round | mode | threads | GB/s | CPU s per GB "
 	       "|\n|---|---|---:|---:|---:|\n");
 	for (unsigned long k = 1; k <= rounds; k++)
@@ -428,7 +453,8 @@ main(int argc, char **argv)
 
 			if (!want[m])
 				continue;
-			if (run(dir, m, (size_t)mib << 20, &s, &c) != 0)
+			if (run(dir, m, (size_t)mib << 20, (size_t)chunk << 10, skew, &s,
+				&c) != 0)
 				return 1;
 			printf("| %lu | %s | %u | %.2f | %.3f |\n", k, fb_modes[m],
 			       thr[m], gb / s, c / gb);

@@ -644,18 +644,20 @@ writerbench)
 filebench)
 	# one file's ceiling into /dev/shm and into a tmpfs mounted
 	# huge=within_size (mounted for the step), by each way a writer could
-	# put its bytes there, in turns (bench/file_bench.c)
+	# put its bytes there, in turns (bench/file_bench.c); FB_ARGS: more
+	# of its options (e.g. --chunk 2048 --offset 24), FB_TAG names the file
 	log "file bench"
 	hd=/mnt/gcap-huge dirs=/dev/shm msg=
 	if huge_up "$hd"; then dirs="$dirs $hd"; else msg="filebench: cannot mount a tmpfs at $hd (root?)"; fi
 	{ echo "commit $GCAP_COMMIT; $(nproc) CPUs, $(uname -r); shmem THP: $(cat /sys/kernel/mm/transparent_hugepage/shmem_enabled)"
 	  [ -n "$msg" ] && echo "$msg"
 	  for d in $dirs; do
-		echo; echo "## file_bench --dir $d --mib ${FB_MIB:-4096} --rounds ${FB_ROUNDS:-3} ($(findmnt -n -T "$d" -o FSTYPE,OPTIONS | head -1))"; echo
-		timeout 300 "$b/bin/file_bench" --dir "$d" --mib "${FB_MIB:-4096}" --rounds "${FB_ROUNDS:-3}"
+		echo; echo "## file_bench --dir $d --mib ${FB_MIB:-4096} --rounds ${FB_ROUNDS:-3}${FB_ARGS:+ $FB_ARGS} ($(findmnt -n -T "$d" -o FSTYPE,OPTIONS | head -1))"; echo
+		# shellcheck disable=SC2086 # FB_ARGS is words
+		timeout 300 "$b/bin/file_bench" --dir "$d" --mib "${FB_MIB:-4096}" --rounds "${FB_ROUNDS:-3}" ${FB_ARGS:-}
 		echo "file_bench rc=$?"
 		rm -f "$d"/file_bench.*
-	  done; } 2>&1 | tee "$OUT/file-bench.md"
+	  done; } 2>&1 | tee "$OUT/file-bench${FB_TAG:+-$FB_TAG}.md"
 	[ "$dirs" = /dev/shm ] || huge_down "$hd" ;;
 vramback)
 	# the mixed capture's p99 on the way back, by the records' sizes
