@@ -31,11 +31,13 @@
  * mapping and unmapping the file.
  *
  * usage: file_bench --dir DIR [--mib N] [--rounds R] [--chunk KiB]
- *                   [--offset BYTES] [--modes m1,m2,...]
+ *                   [--offset BYTES] [--src-offset BYTES] [--modes m1,...]
  * --chunk: each write's (each copy's) size, 256 KiB by default, as the
  * writer's buffers; --offset: where in the file the bytes start (0; a
  * pcap file's records start 24 bytes in), so that the writes' alignment
- * to the mount's pages can be set apart from their size.
+ * to the mount's pages can be set apart from their size; --src-offset:
+ * where in its (page-aligned) buffer each write's bytes start (0), so
+ * that the copy's source can share the file's alignment or not.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* fallocate, MADV_POPULATE_WRITE */
@@ -69,6 +71,7 @@ struct fb_run {
 	size_t total; /* bytes to write */
 	size_t buf;   /* a write's (a copy's) size, --chunk */
 	size_t skew;  /* the file offset of byte 0, --offset */
+	size_t src;   /* where in its buffer a write's bytes start, --src-offset */
 	unsigned nthr;
 	uint8_t *map;             /* map modes: the file, shared */
 	uint8_t *ring[FB_RING];   /* handoff */
@@ -149,9 +152,9 @@ writer_main(void *arg)
 {
 	struct fb_thr *t = arg;
 	struct fb_run *r = t->r;
-	uint8_t *buf = aligned_alloc(4096, r->buf);
+	uint8_t *mem = aligned_alloc(4096, r->buf + 4096), *buf = mem + r->src;
 
-	if (buf == NULL) {
+	if (mem == NULL) {
 		fail(r, ENOMEM);
 		return NULL;
 	}
@@ -163,7 +166,7 @@ writer_main(void *arg)
 		if (t->id == 0)
 			atomic_store(&r->done, off + piece(r, off));
 	}
-	free(buf);
+	free(mem);
 	return NULL;
 }
 
@@ -218,7 +221,7 @@ filler_main(void *arg)
 		pthread_mutex_unlock(&r->lock);
 		if (!ok)
 			break;
-		memset(r->ring[i % FB_RING], (int)(i & 0xff), r->buf);
+		memset(r->ring[i % FB_RING] + r->src, (int)(i & 0xff), r->buf);
 		pthread_mutex_lock(&r->lock);
 		r->filled = i + 1;
 		pthread_cond_broadcast(&r->cond);
@@ -239,7 +242,7 @@ drainer_main(void *arg)
 		bool ok = wait_past(r, &r->filled, i);
 
 		pthread_mutex_unlock(&r->lock);
-		if (!ok || !put(r, r->ring[i % FB_RING], (size_t)i * r->buf))
+		if (!ok || !put(r, r->ring[i % FB_RING] + r->src, (size_t)i * r->buf))
 			break;
 		pthread_mutex_lock(&r->lock);
 		r->written = i + 1;
@@ -275,12 +278,13 @@ start(struct fb_run *r, pthread_t *thr, unsigned *nt, void *(*fn)(void *), void 
 
 /* One run of mode m; @return 0 or an errno (message printed). */
 static int
-run(const char *dir, unsigned m, size_t total, size_t chunk, size_t skew, double *secs,
-    double *cpu)
+run(const char *dir, unsigned m, size_t total, size_t chunk, size_t skew, size_t src,
+    double *secs, double *cpu)
 {
 	struct fb_run r = { .total = total,
 			    .buf = chunk,
 			    .skew = skew,
+			    .src = src,
 			    .nthr = 1,
 			    .lock = PTHREAD_MUTEX_INITIALIZER,
 			    .cond = PTHREAD_COND_INITIALIZER };
@@ -300,7 +304,7 @@ run(const char *dir, unsigned m, size_t total, size_t chunk, size_t skew, double
 	}
 	if (m == 1)
 		for (unsigned i = 0; i < FB_RING; i++)
-			if ((r.ring[i] = aligned_alloc(4096, chunk)) == NULL)
+			if ((r.ring[i] = aligned_alloc(4096, chunk + 4096)) == NULL)
 				rc = ENOMEM;
 	double t0 = mono(), c0 = cpu_secs();
 
@@ -356,7 +360,7 @@ static int
 usage(void)
 {
 	fprintf(stderr, "usage: file_bench --dir DIR [--mib N] [--rounds R] "
-			"[--chunk KiB] [--offset BYTES] "
+			"[--chunk KiB] [--offset BYTES] [--src-offset BYTES] "
 			"[--modes write,handoff,write2,prealloc,map1,map4]\n");
 	return 2;
 }
@@ -365,7 +369,7 @@ int
 main(int argc, char **argv)
 {
 	const char *dir = NULL, *modes = "write,handoff,write2,prealloc,map1,map4";
-	unsigned long mib = 4096, rounds = 3, chunk = 256, skew = 0;
+	unsigned long mib = 4096, rounds = 3, chunk = 256, skew = 0, src = 0;
 	bool want[6] = { false };
 	char *end;
 
@@ -390,6 +394,15 @@ main(int argc, char **argv)
 			*(strcmp(a, "--mib") == 0    ? &mib :
 			  strcmp(a, "--rounds") == 0 ? &rounds :
 						       &chunk) = x;
+		} else if (strcmp(a, "--src-offset") == 0) {
+			src = strtoul(v, &end, 10);
+			if (*end != '\0' || v[0] == '\0' || v[0] == '-' || src >= 4096) {
+				fprintf(stderr,
+					"file_bench: --src-offset: not a byte count "
+					"under 4096: %s\n",
+					v);
+				return 2;
+			}
 		} else if (strcmp(a, "--offset") == 0) {
 			skew = strtoul(v, &end, 10);
 			if (*end != '\0' || v[0] == '\0' || v[0] == '-' ||
@@ -443,7 +456,9 @@ main(int argc, char **argv)
 			mib);
 		return 2;
 	}
-	printf("%lu KiB a write, from byte %lu of the file\n\n", chunk, skew);
+	printf("%lu KiB a write, from byte %lu of the file and byte %lu of its "
+	       "buffer\n\n",
+	       chunk, skew, src);
 	printf("| round | mode | threads | GB/s | CPU s per GB "
 	       "|\n|---|---|---:|---:|---:|\n");
 	for (unsigned long k = 1; k <= rounds; k++)
@@ -453,8 +468,8 @@ main(int argc, char **argv)
 
 			if (!want[m])
 				continue;
-			if (run(dir, m, (size_t)mib << 20, (size_t)chunk << 10, skew, &s,
-				&c) != 0)
+			if (run(dir, m, (size_t)mib << 20, (size_t)chunk << 10, skew, src,
+				&s, &c) != 0)
 				return 1;
 			printf("| %lu | %s | %u | %.2f | %.3f |\n", k, fb_modes[m],
 			       thr[m], gb / s, c / gb);
