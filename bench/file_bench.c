@@ -11,7 +11,7 @@
  * for the file (checked first: a mapped file past its mount's room is a
  * SIGBUS, not an error).
  *
- * modes (every write is a pwrite(2) of --chunk bytes at its offset):
+ * modes (every write is a pwrite(2) of --chunk KiB at its offset):
  *   write     one thread writes one buffer again and again (a writer
  *             without its I/O thread, the buffer hot in its cache)
  *   handoff   one thread fills a ring of four buffers, another writes
@@ -42,6 +42,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* fallocate, MADV_POPULATE_WRITE */
 #endif
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -121,6 +122,14 @@ piece(const struct fb_run *r, size_t off)
 	return r->total - off < r->buf ? r->total - off : r->buf;
 }
 
+/* a buffer's allocation: a write's bytes start up to 4095 bytes in, and
+ * aligned_alloc takes whole multiples of its alignment */
+static size_t
+buf_room(size_t chunk)
+{
+	return (chunk + 4096 + 4095) & ~(size_t)4095;
+}
+
 static bool
 put(struct fb_run *r, const uint8_t *buf, size_t off)
 {
@@ -152,12 +161,13 @@ writer_main(void *arg)
 {
 	struct fb_thr *t = arg;
 	struct fb_run *r = t->r;
-	uint8_t *mem = aligned_alloc(4096, r->buf + 4096), *buf = mem + r->src;
+	uint8_t *mem = aligned_alloc(4096, buf_room(r->buf)), *buf;
 
 	if (mem == NULL) {
 		fail(r, ENOMEM);
 		return NULL;
 	}
+	buf = mem + r->src;
 	memset(buf, 0x5a, r->buf);
 	for (size_t off = (size_t)t->id * r->buf; off < r->total && r->err == 0;
 	     off += (size_t)r->nthr * r->buf) {
@@ -304,7 +314,7 @@ run(const char *dir, unsigned m, size_t total, size_t chunk, size_t skew, size_t
 	}
 	if (m == 1)
 		for (unsigned i = 0; i < FB_RING; i++)
-			if ((r.ring[i] = aligned_alloc(4096, chunk + 4096)) == NULL)
+			if ((r.ring[i] = aligned_alloc(4096, buf_room(chunk))) == NULL)
 				rc = ENOMEM;
 	double t0 = mono(), c0 = cpu_secs();
 
@@ -386,7 +396,8 @@ main(int argc, char **argv)
 			 strcmp(a, "--chunk") == 0) {
 			unsigned long x = strtoul(v, &end, 10);
 
-			if (*end != '\0' || x == 0 || x > (1ul << 20) || v[0] == '-') {
+			if (!isdigit((unsigned char)v[0]) || *end != '\0' || x == 0 ||
+			    x > (1ul << 20)) {
 				fprintf(stderr, "file_bench: %s: not a count: %s\n", a,
 					v);
 				return 2;
@@ -396,7 +407,8 @@ main(int argc, char **argv)
 						       &chunk) = x;
 		} else if (strcmp(a, "--src-offset") == 0) {
 			src = strtoul(v, &end, 10);
-			if (*end != '\0' || v[0] == '\0' || v[0] == '-' || src >= 4096) {
+			if (!isdigit((unsigned char)v[0]) || *end != '\0' ||
+			    src >= 4096) {
 				fprintf(stderr,
 					"file_bench: --src-offset: not a byte count "
 					"under 4096: %s\n",
@@ -405,7 +417,7 @@ main(int argc, char **argv)
 			}
 		} else if (strcmp(a, "--offset") == 0) {
 			skew = strtoul(v, &end, 10);
-			if (*end != '\0' || v[0] == '\0' || v[0] == '-' ||
+			if (!isdigit((unsigned char)v[0]) || *end != '\0' ||
 			    skew >= (1ul << 30)) {
 				fprintf(stderr,
 					"file_bench: --offset: not a byte count under 1 "
@@ -450,10 +462,11 @@ main(int argc, char **argv)
 	}
 	if ((uint64_t)vfs.f_bavail * vfs.f_frsize < (uint64_t)(mib << 20) + skew) {
 		fprintf(stderr,
-			"file_bench: --dir %s: %llu MiB free, --mib %lu does not fit\n",
+			"file_bench: --dir %s: %llu MiB free, --mib %lu from --offset "
+			"%lu does not fit\n",
 			dir,
 			(unsigned long long)((uint64_t)vfs.f_bavail * vfs.f_frsize >> 20),
-			mib);
+			mib, skew);
 		return 2;
 	}
 	printf("%lu KiB a write, from byte %lu of the file and byte %lu of its "

@@ -15,22 +15,30 @@
 # FA_MIB (4096), FA_CASES.
 set -uo pipefail
 b=$1 out=$2
-hd=/mnt/gcap-align
-mkdir -p "$hd" && mount -t tmpfs -o size=16g,huge=within_size,mode=0700 none "$hd" ||
-	{ echo "file-align: cannot mount a tmpfs at $hd (root?)"; exit 1; }
+hd=/mnt/gcap-align dirs=/dev/shm msg=
+# the file, and room to spare, on the mount
+if mkdir -p "$hd" && mount -t tmpfs -o "size=$((${FA_MIB:-4096} + 1024))m,huge=within_size,mode=0700" none "$hd"; then
+	dirs="$dirs $hd"
+	# down again however the script ends (run.sh's timeout included)
+	trap 'pkill -f "$b/bin/file_bench"; sleep 1; rm -f /dev/shm/file_bench.* "$hd"/file_bench.*; umount "$hd" 2>/dev/null || umount -l "$hd"' EXIT
+else
+	msg="file-align: cannot mount a tmpfs at $hd (root?): /dev/shm only"
+	echo "$msg" >&2
+fi
 {
 	echo "commit $(cat "$b/COMMIT"); $(nproc) CPUs, $(uname -r)"
+	[ -n "$msg" ] && echo "$msg"
+	IFS='|' read -r -a cases <<<"${FA_CASES:---chunk 256|--chunk 256 --offset 24|--chunk 256 --offset 24 --src-offset 24|--chunk 2048}"
 	for r in $(seq "${FA_ROUNDS:-3}"); do
-		for d in /dev/shm "$hd"; do
-			IFS='|' read -r -a cases <<<"${FA_CASES:---chunk 256|--chunk 256 --offset 24|--chunk 256 --offset 24 --src-offset 24|--chunk 2048}"
+		for d in $dirs; do
 			for a in "${cases[@]}"; do
-				echo; echo "## round $r, $d, $a"; echo
+				echo; echo "## round $r of ${FA_ROUNDS:-3} (each table's round is 1), $d, $a"; echo
 				# shellcheck disable=SC2086 # $a is words
 				timeout 120 "$b/bin/file_bench" --dir "$d" --mib "${FA_MIB:-4096}" --rounds 1 \
 					--modes write,handoff $a | tail -n +3
+				echo "file_bench rc=${PIPESTATUS[0]}"
 				rm -f "$d"/file_bench.*
 			done
 		done
 	done
 } 2>&1 | tee "$out/file-align.md"
-umount "$hd"
