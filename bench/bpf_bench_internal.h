@@ -25,6 +25,7 @@
 #include "gpucap/gcap_bpfc.h"
 #include "gpucap/gcap_common.h"
 
+#include "bench_clock.h"
 #include "bpf_bench.h"
 
 #define BB_MAXP GCAP_BPFC_MAX_PROGS
@@ -126,15 +127,6 @@ struct bb_ctx {
 	struct bb_rtc rtc_i;         /* interpreter kernel */
 	int bad;                     /* a wrong verdict or an error somewhere */
 };
-
-static inline double
-gcap_bench_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* ---- packets (bpf_bench_pkts.c) ---- */
 

@@ -53,10 +53,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
 #include <sys/statvfs.h>
-#include <time.h>
 #include <unistd.h>
+
+#include "bench_clock.h"
 
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
@@ -88,25 +88,6 @@ struct fb_thr {
 	struct fb_run *r;
 	unsigned id;
 };
-
-static double
-mono(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static double
-cpu_secs(void)
-{
-	struct rusage ru;
-
-	getrusage(RUSAGE_SELF, &ru);
-	return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
-	       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
-}
 
 static void
 fail(struct fb_run *r, int e)
@@ -316,7 +297,7 @@ run(const char *dir, unsigned m, size_t total, size_t chunk, size_t skew, size_t
 		for (unsigned i = 0; i < FB_RING; i++)
 			if ((r.ring[i] = aligned_alloc(4096, buf_room(chunk))) == NULL)
 				rc = ENOMEM;
-	double t0 = mono(), c0 = cpu_secs();
+	double t0 = gcap_bench_now(), c0 = gcap_bench_cpu_secs();
 
 	if (rc == 0 && m >= 4) {
 		/* sized first: a mapping ends at the file's end */
@@ -354,8 +335,8 @@ run(const char *dir, unsigned m, size_t total, size_t chunk, size_t skew, size_t
 	}
 	if (r.map != NULL)
 		munmap(r.map, skew + total);
-	*secs = mono() - t0;
-	*cpu = cpu_secs() - c0;
+	*secs = gcap_bench_now() - t0;
+	*cpu = gcap_bench_cpu_secs() - c0;
 	close(r.fd);
 	unlink(path);
 	for (unsigned i = 0; i < FB_RING; i++)

@@ -18,33 +18,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <pcap/dlt.h>
 
 #include "gpucap/gcap_writer.h"
 
-static double
-mono(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static double
-cpu_secs(void)
-{
-	struct rusage ru;
-
-	getrusage(RUSAGE_SELF, &ru);
-	return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
-	       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
-}
+#include "bench_clock.h"
 
 /* One run; @return 0 or the writer's error (message printed). */
 static int
@@ -77,8 +58,8 @@ run(const char *out, enum gcap_fmt fmt, bool behind, uint32_t size, unsigned lon
 		return -errno;
 	}
 	r.ts_ns = (uint64_t)time(NULL) * 1000000000ull;
-	c0 = cpu_secs();
-	t0 = mono();
+	c0 = gcap_bench_cpu_secs();
+	t0 = gcap_bench_now();
 	for (unsigned long i = 0; i < n && rc == 0; i++) {
 		r.ts_ns += 67; /* 64-byte frames at 100 Gb/s, about */
 		r.seq = (uint32_t)i;
@@ -89,8 +70,8 @@ run(const char *out, enum gcap_fmt fmt, bool behind, uint32_t size, unsigned lon
 		rc = gcap_writer_close(w, NULL, eb);
 	else
 		(void)gcap_writer_close(w, NULL, eb);
-	*secs = mono() - t0;
-	*cpu = cpu_secs() - c0;
+	*secs = gcap_bench_now() - t0;
+	*cpu = gcap_bench_cpu_secs() - c0;
 	if (made && stat(out, &st) == 0 && S_ISREG(st.st_mode))
 		(void)unlink(out);
 	if (rc != 0)
