@@ -31,13 +31,17 @@
  * mapping and unmapping the file.
  *
  * usage: file_bench --dir DIR [--mib N] [--rounds R] [--chunk KiB]
- *                   [--offset BYTES] [--src-offset BYTES] [--modes m1,...]
+ *                   [--offset BYTES] [--src-offset BYTES] [--keep]
+ *                   [--modes m1,...]
  * --chunk: each write's (each copy's) size, 256 KiB by default, as the
  * writer's buffers; --offset: where in the file the bytes start (0; a
  * pcap file's records start 24 bytes in), so that the writes' alignment
  * to the mount's pages can be set apart from their size; --src-offset:
  * where in its (page-aligned) buffer each write's bytes start (0), so
- * that the copy's source can share the file's alignment or not.
+ * that the copy's source can share the file's alignment or not; --keep:
+ * leave each mode's last file as DIR/file_bench-MODE instead of removing
+ * it (to check what a mode wrote: the --offset bytes zero, then --mib
+ * MiB of no zero byte).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* fallocate, MADV_POPULATE_WRITE */
@@ -212,7 +216,8 @@ filler_main(void *arg)
 		pthread_mutex_unlock(&r->lock);
 		if (!ok)
 			break;
-		memset(r->ring[i % FB_RING] + r->src, (int)(i & 0xff), r->buf);
+		/* never 0, so that a hole in the file shows */
+		memset(r->ring[i % FB_RING] + r->src, (int)(0x80 | (i & 0x7f)), r->buf);
 		pthread_mutex_lock(&r->lock);
 		r->filled = i + 1;
 		pthread_cond_broadcast(&r->cond);
@@ -267,15 +272,22 @@ start(struct fb_run *r, pthread_t *thr, unsigned *nt, void *(*fn)(void *), void 
 	(*nt)++;
 }
 
+struct fb_opts {
+	const char *dir;
+	size_t total, chunk, skew, src; /* bytes */
+	bool keep;                      /* --keep */
+};
+
 /* One run of mode m; @return 0 or an errno (message printed). */
 static int
-run(const char *dir, unsigned m, size_t total, size_t chunk, size_t skew, size_t src,
-    double *secs, double *cpu)
+run(const struct fb_opts *o, unsigned m, double *secs, double *cpu)
 {
+	const char *dir = o->dir;
+	size_t total = o->total, chunk = o->chunk, skew = o->skew;
 	struct fb_run r = { .total = total,
 			    .buf = chunk,
 			    .skew = skew,
-			    .src = src,
+			    .src = o->src,
 			    .nthr = 1,
 			    .lock = PTHREAD_MUTEX_INITIALIZER,
 			    .cond = PTHREAD_COND_INITIALIZER };
@@ -338,6 +350,13 @@ run(const char *dir, unsigned m, size_t total, size_t chunk, size_t skew, size_t
 	*secs = gcap_bench_now() - t0;
 	*cpu = gcap_bench_cpu_secs() - c0;
 	close(r.fd);
+	if (o->keep && rc == 0) {
+		char kept[4096];
+
+		snprintf(kept, sizeof(kept), "%s/file_bench-%s", dir, fb_modes[m]);
+		if (rename(path, kept) != 0)
+			rc = errno;
+	}
 	unlink(path);
 	for (unsigned i = 0; i < FB_RING; i++)
 		free(r.ring[i]);
@@ -351,7 +370,7 @@ static int
 usage(void)
 {
 	fprintf(stderr, "usage: file_bench --dir DIR [--mib N] [--rounds R] "
-			"[--chunk KiB] [--offset BYTES] [--src-offset BYTES] "
+			"[--chunk KiB] [--offset BYTES] [--src-offset BYTES] [--keep] "
 			"[--modes write,handoff,write2,prealloc,map1,map4]\n");
 	return 2;
 }
@@ -361,12 +380,16 @@ main(int argc, char **argv)
 {
 	const char *dir = NULL, *modes = "write,handoff,write2,prealloc,map1,map4";
 	unsigned long mib = 4096, rounds = 3, chunk = 256, skew = 0, src = 0;
-	bool want[6] = { false };
+	bool want[6] = { false }, keep = false;
 	char *end;
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 
+		if (strcmp(a, "--keep") == 0) {
+			keep = true;
+			continue;
+		}
 		if (v == NULL)
 			return usage();
 		if (strcmp(a, "--dir") == 0)
@@ -462,8 +485,12 @@ main(int argc, char **argv)
 
 			if (!want[m])
 				continue;
-			if (run(dir, m, (size_t)mib << 20, (size_t)chunk << 10, skew, src,
-				&s, &c) != 0)
+			struct fb_opts o = {
+				dir, (size_t)mib << 20, (size_t)chunk << 10, skew, src,
+				keep
+			};
+
+			if (run(&o, m, &s, &c) != 0)
 				return 1;
 			printf("| %lu | %s | %u | %.2f | %.3f |\n", k, fb_modes[m],
 			       thr[m], gb / s, c / gb);
