@@ -2,6 +2,7 @@
 /*
  * The bench programs' clocks: wall time on the monotonic clock and the
  * process's CPU time (all threads, user and system), both in seconds.
+ * clock_gettime needs POSIX: the tree builds with _GNU_SOURCE.
  */
 #ifndef GCAP_BENCH_CLOCK_H
 #define GCAP_BENCH_CLOCK_H
@@ -28,4 +29,4 @@ gcap_bench_cpu_secs(void)
 	       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
 }
 
-#endif
+#endif /* GCAP_BENCH_CLOCK_H */

@@ -7,9 +7,10 @@
  * to a thread of their own costs, and whether a second writing thread,
  * allocating the file ahead or copying into a shared mapping would raise
  * that ceiling. Every run writes --mib MiB into a new file in DIR and
- * removes it; the modes alternate within each round. DIR must have room
- * for the file (checked first: a mapped file past its mount's room is a
- * SIGBUS, not an error).
+ * removes it (unless --keep); the modes alternate within each round. DIR
+ * must have room for the file, and with --keep for every mode's as well
+ * (checked first: a mapped file past its mount's room is a SIGBUS, not
+ * an error).
  *
  * modes (every write is a pwrite(2) of --chunk KiB at its offset):
  *   write     one thread writes one buffer again and again (a writer
@@ -41,7 +42,8 @@
  * that the copy's source can share the file's alignment or not; --keep:
  * leave each mode's last file as DIR/file_bench-MODE instead of removing
  * it (to check what a mode wrote: the --offset bytes zero, then --mib
- * MiB of no zero byte).
+ * MiB of no zero byte; not for timing: kept files on a disk are written
+ * back while later modes run).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* fallocate, MADV_POPULATE_WRITE */
@@ -450,11 +452,11 @@ main(int argc, char **argv)
 		want[m] = true;
 		p += n + (p[n] == ',');
 	}
-	bool any = false;
+	unsigned nwant = 0;
 
 	for (unsigned m = 0; m < 6; m++)
-		any |= want[m];
-	if (!any) {
+		nwant += want[m];
+	if (nwant == 0) {
 		fprintf(stderr, "file_bench: --modes: no mode given\n");
 		return 2;
 	}
@@ -464,13 +466,16 @@ main(int argc, char **argv)
 		fprintf(stderr, "file_bench: --dir %s: %s\n", dir, strerror(errno));
 		return 2;
 	}
-	if ((uint64_t)vfs.f_bavail * vfs.f_frsize < (uint64_t)(mib << 20) + skew) {
+	/* the file of the run, and with --keep each mode's kept one */
+	uint64_t need = ((uint64_t)(mib << 20) + skew) * (keep ? nwant + 1 : 1);
+
+	if ((uint64_t)vfs.f_bavail * vfs.f_frsize < need) {
 		fprintf(stderr,
 			"file_bench: --dir %s: %llu MiB free, --mib %lu from --offset "
-			"%lu does not fit\n",
+			"%lu%s does not fit\n",
 			dir,
 			(unsigned long long)((uint64_t)vfs.f_bavail * vfs.f_frsize >> 20),
-			mib, skew);
+			mib, skew, keep ? " with --keep" : "");
 		return 2;
 	}
 	printf("%lu KiB a write, from byte %lu of the file and byte %lu of its "
