@@ -95,12 +95,17 @@ struct fb_thr {
 	unsigned id;
 };
 
+/* Fail the run with e (the first failure stays); the handoff's threads
+ * waiting for each other see it under their lock */
 static void
 fail(struct fb_run *r, int e)
 {
 	int zero = 0;
 
+	pthread_mutex_lock(&r->lock);
 	atomic_compare_exchange_strong(&r->err, &zero, e);
+	pthread_cond_broadcast(&r->cond);
+	pthread_mutex_unlock(&r->lock);
 }
 
 static size_t
@@ -193,14 +198,25 @@ helper_main(void *arg)
 	return NULL;
 }
 
-/* handoff: wait, with the lock held, until *count passes `past`; false
- * when the other side failed */
+/* handoff: wait until *count passes `past`; false when the run failed */
 static bool
 wait_past(struct fb_run *r, const uint64_t *count, uint64_t past)
 {
+	pthread_mutex_lock(&r->lock);
 	while (*count <= past && r->err == 0)
 		pthread_cond_wait(&r->cond, &r->lock);
+	pthread_mutex_unlock(&r->lock);
 	return r->err == 0;
+}
+
+/* handoff: *count = v, and wake the other side */
+static void
+post(struct fb_run *r, uint64_t *count, uint64_t v)
+{
+	pthread_mutex_lock(&r->lock);
+	*count = v;
+	pthread_cond_broadcast(&r->cond);
+	pthread_mutex_unlock(&r->lock);
 }
 
 /* handoff: the filling side (the writer thread's framing), a lock and a
@@ -212,18 +228,11 @@ filler_main(void *arg)
 	uint64_t nbuf = (r->total + r->buf - 1) / r->buf;
 
 	for (uint64_t i = 0; i < nbuf; i++) {
-		pthread_mutex_lock(&r->lock);
-		bool ok = i < FB_RING || wait_past(r, &r->written, i - FB_RING);
-
-		pthread_mutex_unlock(&r->lock);
-		if (!ok)
+		if (i >= FB_RING && !wait_past(r, &r->written, i - FB_RING))
 			break;
 		/* never 0, so that a hole in the file shows */
 		memset(r->ring[i % FB_RING] + r->src, (int)(0x80 | (i & 0x7f)), r->buf);
-		pthread_mutex_lock(&r->lock);
-		r->filled = i + 1;
-		pthread_cond_broadcast(&r->cond);
-		pthread_mutex_unlock(&r->lock);
+		post(r, &r->filled, i + 1);
 	}
 	return NULL;
 }
@@ -236,26 +245,34 @@ drainer_main(void *arg)
 	uint64_t nbuf = (r->total + r->buf - 1) / r->buf;
 
 	for (uint64_t i = 0; i < nbuf; i++) {
-		pthread_mutex_lock(&r->lock);
-		bool ok = wait_past(r, &r->filled, i);
-
-		pthread_mutex_unlock(&r->lock);
-		if (!ok || !put(r, r->ring[i % FB_RING] + r->src, (size_t)i * r->buf))
+		if (!wait_past(r, &r->filled, i) ||
+		    !put(r, r->ring[i % FB_RING] + r->src, (size_t)i * r->buf))
 			break;
-		pthread_mutex_lock(&r->lock);
-		r->written = i + 1;
-		pthread_cond_broadcast(&r->cond);
-		pthread_mutex_unlock(&r->lock);
+		post(r, &r->written, i + 1);
 	}
-	/* a failure wakes the filler */
-	pthread_mutex_lock(&r->lock);
-	pthread_cond_broadcast(&r->cond);
-	pthread_mutex_unlock(&r->lock);
 	return NULL;
 }
 
-static const char *const fb_modes[] = { "write",    "handoff", "write2",
-					"prealloc", "map1",    "map4" };
+/* The modes: a row each. copiers: threads putting the bytes (with
+ * handoff, the one writing what the filling thread hands it); helper: a
+ * thread allocating (or, mapped, populating) the file ahead of them. */
+static const struct fb_mode {
+	const char *name;
+	unsigned copiers;
+	bool handoff, helper, map;
+} fb_modes[] = {
+	{ "write", 1, false, false, false },  { "handoff", 1, true, false, false },
+	{ "write2", 2, false, false, false }, { "prealloc", 1, false, true, false },
+	{ "map1", 1, false, true, true },     { "map4", 4, false, true, true },
+};
+#define FB_NMODES (sizeof(fb_modes) / sizeof(fb_modes[0]))
+
+/* the threads a mode runs */
+static unsigned
+mode_threads(const struct fb_mode *md)
+{
+	return md->copiers + md->handoff + md->helper;
+}
 
 /* Start a thread, or fail the run (the others see r->err and end). */
 static void
@@ -265,10 +282,6 @@ start(struct fb_run *r, pthread_t *thr, unsigned *nt, void *(*fn)(void *), void 
 
 	if (e != 0) {
 		fail(r, e);
-		/* a filler or drainer may wait for the other */
-		pthread_mutex_lock(&r->lock);
-		pthread_cond_broadcast(&r->cond);
-		pthread_mutex_unlock(&r->lock);
 		return;
 	}
 	(*nt)++;
@@ -280,9 +293,9 @@ struct fb_opts {
 	bool keep;                      /* --keep */
 };
 
-/* One run of mode m; @return 0 or an errno (message printed). */
+/* One run of mode md; @return 0 or an errno (message printed). */
 static int
-run(const struct fb_opts *o, unsigned m, double *secs, double *cpu)
+run(const struct fb_opts *o, const struct fb_mode *md, double *secs, double *cpu)
 {
 	const char *dir = o->dir;
 	size_t total = o->total, chunk = o->chunk, skew = o->skew;
@@ -296,7 +309,6 @@ run(const struct fb_opts *o, unsigned m, double *secs, double *cpu)
 	struct fb_thr t[FB_MAXTHR];
 	pthread_t thr[FB_MAXTHR + 1];
 	unsigned nt = 0;
-	bool helper = false;
 	char path[4096];
 	int rc = 0;
 
@@ -307,13 +319,13 @@ run(const struct fb_opts *o, unsigned m, double *secs, double *cpu)
 		fprintf(stderr, "file_bench: %s: %s\n", path, strerror(rc));
 		return rc;
 	}
-	if (m == 1)
+	if (md->handoff)
 		for (unsigned i = 0; i < FB_RING; i++)
 			if ((r.ring[i] = aligned_alloc(4096, buf_room(chunk))) == NULL)
 				rc = ENOMEM;
 	double t0 = gcap_bench_now(), c0 = gcap_bench_cpu_secs();
 
-	if (rc == 0 && m >= 4) {
+	if (rc == 0 && md->map) {
 		/* sized first: a mapping ends at the file's end */
 		if (ftruncate(r.fd, (off_t)(skew + total)) != 0)
 			rc = errno;
@@ -324,9 +336,8 @@ run(const struct fb_opts *o, unsigned m, double *secs, double *cpu)
 		}
 	}
 	if (rc == 0) {
-		r.nthr = m == 2 ? 2 : m == 5 ? 4 : 1;
-		helper = m >= 3;
-		if (m == 1) {
+		r.nthr = md->copiers;
+		if (md->handoff) {
 			start(&r, &thr[nt], &nt, filler_main, &r);
 			start(&r, &thr[nt], &nt, drainer_main, &r);
 		} else {
@@ -338,7 +349,7 @@ run(const struct fb_opts *o, unsigned m, double *secs, double *cpu)
 		/* the helper last: it stops once the writers are done */
 		unsigned nw = nt;
 
-		if (helper)
+		if (md->helper)
 			start(&r, &thr[nt], &nt, helper_main, &r);
 		for (unsigned i = 0; i < nw; i++)
 			pthread_join(thr[i], NULL);
@@ -355,7 +366,7 @@ run(const struct fb_opts *o, unsigned m, double *secs, double *cpu)
 	if (o->keep && rc == 0) {
 		char kept[4096];
 
-		snprintf(kept, sizeof(kept), "%s/file_bench-%s", dir, fb_modes[m]);
+		snprintf(kept, sizeof(kept), "%s/file_bench-%s", dir, md->name);
 		if (rename(path, kept) != 0)
 			rc = errno;
 	}
@@ -363,7 +374,7 @@ run(const struct fb_opts *o, unsigned m, double *secs, double *cpu)
 	for (unsigned i = 0; i < FB_RING; i++)
 		free(r.ring[i]);
 	if (rc != 0)
-		fprintf(stderr, "file_bench: %s into %s: %s\n", fb_modes[m], dir,
+		fprintf(stderr, "file_bench: %s into %s: %s\n", md->name, dir,
 			strerror(rc));
 	return rc;
 }
@@ -382,7 +393,7 @@ main(int argc, char **argv)
 {
 	const char *dir = NULL, *modes = "write,handoff,write2,prealloc,map1,map4";
 	unsigned long mib = 4096, rounds = 3, chunk = 256, skew = 0, src = 0;
-	bool want[6] = { false }, keep = false;
+	bool want[FB_NMODES] = { false }, keep = false;
 	char *end;
 
 	for (int i = 1; i < argc; i++) {
@@ -441,10 +452,10 @@ main(int argc, char **argv)
 		size_t n = strcspn(p, ",");
 		unsigned m = 0;
 
-		while (m < 6 &&
-		       (strlen(fb_modes[m]) != n || strncmp(p, fb_modes[m], n) != 0))
+		while (m < FB_NMODES && (strlen(fb_modes[m].name) != n ||
+					 strncmp(p, fb_modes[m].name, n) != 0))
 			m++;
-		if (m == 6) {
+		if (m == FB_NMODES) {
 			fprintf(stderr, "file_bench: --modes: unknown mode '%.*s'\n",
 				(int)n, p);
 			return 2;
@@ -454,7 +465,7 @@ main(int argc, char **argv)
 	}
 	unsigned nwant = 0;
 
-	for (unsigned m = 0; m < 6; m++)
+	for (unsigned m = 0; m < FB_NMODES; m++)
 		nwant += want[m];
 	if (nwant == 0) {
 		fprintf(stderr, "file_bench: --modes: no mode given\n");
@@ -484,8 +495,7 @@ main(int argc, char **argv)
 	printf("| round | mode | threads | GB/s | CPU s per GB "
 	       "|\n|---|---|---:|---:|---:|\n");
 	for (unsigned long k = 1; k <= rounds; k++)
-		for (unsigned m = 0; m < 6; m++) {
-			static const unsigned thr[] = { 1, 2, 2, 2, 2, 5 };
+		for (unsigned m = 0; m < FB_NMODES; m++) {
 			double s, c, gb = (double)(mib << 20) / 1e9;
 
 			if (!want[m])
@@ -495,10 +505,10 @@ main(int argc, char **argv)
 				keep
 			};
 
-			if (run(&o, m, &s, &c) != 0)
+			if (run(&o, &fb_modes[m], &s, &c) != 0)
 				return 1;
-			printf("| %lu | %s | %u | %.2f | %.3f |\n", k, fb_modes[m],
-			       thr[m], gb / s, c / gb);
+			printf("| %lu | %s | %u | %.2f | %.3f |\n", k, fb_modes[m].name,
+			       mode_threads(&fb_modes[m]), gb / s, c / gb);
 			fflush(stdout);
 		}
 	return 0;
