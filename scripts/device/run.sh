@@ -2,7 +2,7 @@
 # There (the GPU machine): run the GPU tests and benchmarks from .devbundle,
 # logs to $OUT. Usage: bash .devbundle/root/scripts/device/run.sh [STEP...]
 # Steps: info doctor tests unit copyloop corpus live multigpu bench order sweep latency latvar jitter jittouch phases floor rxburst soak writerslack ab ringsweep pcie pcieceil pciewrite kbench
-# bpf profile writer observe ops vram kfault setupcost vrambench vramhuge vramphases writerhuge offline offfind offbatch offspans spans offz offchoice offcopy offcross filepin filebench (default: info tests corpus live bench).
+# bpf profile writer observe ops vram kfault setupcost vrambench vramhuge vramphases writerhuge offline offfind offbatch offspans spans offz offchoice offcopy offcross filepin filebench filealign (default: info tests corpus live bench).
 set -uo pipefail
 b=$(cd "$(dirname "$0")/../../.." && pwd)
 source "$b/env.sh"
@@ -658,6 +658,29 @@ filebench)
 		echo "file_bench rc=$?"
 		rm -f "$d"/file_bench.*
 	  done; } 2>&1 | tee "$OUT/file-bench${FB_TAG:+-$FB_TAG}.md"
+	[ "$dirs" = /dev/shm ] || huge_down "$hd" ;;
+filealign)
+	# whether the size and the alignment of the writer's writes set one
+	# tmpfs file's ceiling: bench/file_bench's write and handoff modes for
+	# each case of FA_CASES (its options, cases split at |; default: 256
+	# KiB writes from byte 0 of the file, from byte 24 where a pcap file's
+	# records start, from byte 24 with the bytes 24 into their buffer as
+	# well, and 2 MiB writes), in turns within each of FA_ROUNDS (3)
+	# rounds of FA_MIB (4096) MiB, into /dev/shm and a huge mount
+	log "file alignment"
+	hd=/mnt/gcap-huge dirs=/dev/shm msg=
+	if huge_up "$hd"; then dirs="$dirs $hd"; else msg="filealign: cannot mount a tmpfs at $hd (root?)"; fi
+	IFS='|' read -r -a cases <<<"${FA_CASES:---chunk 256|--chunk 256 --offset 24|--chunk 256 --offset 24 --src-offset 24|--chunk 2048}"
+	{ echo "commit $GCAP_COMMIT; $(nproc) CPUs, $(uname -r)"
+	  [ -n "$msg" ] && echo "$msg"
+	  for r in $(seq "${FA_ROUNDS:-3}"); do for d in $dirs; do for a in "${cases[@]}"; do
+		echo; echo "## round $r of ${FA_ROUNDS:-3} (each table's round is 1), $d, $a"; echo
+		# shellcheck disable=SC2086 # $a is words
+		timeout 120 "$b/bin/file_bench" --dir "$d" --mib "${FA_MIB:-4096}" --rounds 1 \
+			--modes write,handoff $a | tail -n +3
+		echo "file_bench rc=${PIPESTATUS[0]}"
+		rm -f "$d"/file_bench.*
+	  done; done; done; } 2>&1 | tee "$OUT/file-align.md"
 	[ "$dirs" = /dev/shm ] || huge_down "$hd" ;;
 vramback)
 	# the mixed capture's p99 on the way back, by the records' sizes
