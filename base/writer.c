@@ -423,7 +423,7 @@ static void
 wr_free(struct gcap_writer *w)
 {
 	gcap_wr_behind_stop(w);
-	free(w->buf);
+	free(w->mem);
 	free(w);
 }
 
@@ -724,8 +724,9 @@ gcap_writer_open(const struct gcap_writer_conf *conf, char *errbuf)
 	w->cap = behind                   ? gcap_wr_behind_cap(w->hdr_len) :
 		 w->hdr_len > WR_BUF_SIZE ? w->hdr_len :
 					    WR_BUF_SIZE;
-	w->buf = malloc(w->cap);
-	if (w->buf == NULL) {
+	if (posix_memalign((void **)&w->mem, GCAP_WR_ALIGN, w->cap + GCAP_WR_ALIGN) !=
+	    0) {
+		w->mem = NULL;
 		wr_free(w);
 		return gcap_err_null(errbuf, ENOMEM, "writer: out of memory");
 	}

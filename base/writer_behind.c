@@ -32,8 +32,9 @@
 struct gcap_wr_behind {
 	pthread_t thr;
 	pthread_mutex_t lock;
-	pthread_cond_t cond; /* a buffer handed over, one written, or stop */
-	uint8_t *buf[WB_BUFS];
+	pthread_cond_t cond;    /* a buffer handed over, one written, or stop */
+	uint8_t *buf[WB_BUFS];  /* the allocations (w->mem while filled) */
+	uint8_t *data[WB_BUFS]; /* where each handed-over buffer's bytes start */
 	size_t len[WB_BUFS];
 	uint32_t recs[WB_BUFS];
 	uint64_t at[WB_BUFS]; /* the file offset (after w->base) it starts at */
@@ -51,7 +52,7 @@ struct gcap_wr_behind {
 static void
 write_one(struct gcap_writer *w, struct gcap_wr_behind *b, unsigned k)
 {
-	struct iovec iov = { b->buf[k], b->len[k] };
+	struct iovec iov = { b->data[k], b->len[k] };
 	uint32_t kept = 0;
 	size_t done = 0, whole = 0;
 	int rc = b->err;
@@ -59,7 +60,7 @@ write_one(struct gcap_writer *w, struct gcap_wr_behind *b, unsigned k)
 	if (rc == 0) {
 		rc = gcap_wr_writev_all(w->fd, &iov, 1, &done);
 		if (rc != 0) {
-			whole = gcap_wr_whole_prefix(w->fmt, b->buf[k], b->len[k], done,
+			whole = gcap_wr_whole_prefix(w->fmt, b->data[k], b->len[k], done,
 						     &kept);
 			gcap_wr_cut_back(w, b->at[k] + whole);
 		}
@@ -117,10 +118,11 @@ gcap_wr_behind_start(struct gcap_writer *w, char *errbuf)
 
 	if (b == NULL)
 		return gcap_err(errbuf, ENOMEM, "writer: out of memory");
-	/* buffer 0 is the one gcap_writer_open made (w->cap bytes) */
-	b->buf[0] = w->buf;
+	/* buffer 0 is the one gcap_writer_open made */
+	b->buf[0] = w->mem;
 	for (unsigned i = 1; i < WB_BUFS; i++)
-		if ((b->buf[i] = malloc(w->cap)) == NULL) {
+		if (posix_memalign((void **)&b->buf[i], GCAP_WR_ALIGN,
+				   w->cap + GCAP_WR_ALIGN) != 0) {
 			for (unsigned j = 1; j < i; j++)
 				free(b->buf[j]);
 			free(b);
@@ -194,6 +196,7 @@ gcap_wr_behind_hand(struct gcap_writer *w, bool drain)
 	if (w->len > 0 && w->err == 0 && b->err == 0) {
 		unsigned k = b->head % WB_BUFS;
 
+		b->data[k] = w->buf;
 		b->len[k] = w->len;
 		b->recs[k] = w->buf_recs;
 		b->at[k] = w->file_off;
@@ -211,11 +214,10 @@ gcap_wr_behind_hand(struct gcap_writer *w, bool drain)
 		pthread_cond_broadcast(&b->cond);
 	while (must_wait(b, drain))
 		pthread_cond_wait(&b->cond, &b->lock);
-	w->buf = b->buf[b->head % WB_BUFS];
-	w->len = 0;
-	w->buf_recs = 0;
 	rc = b->err != 0 ? take_error(w, b) : w->err;
 	pthread_mutex_unlock(&b->lock);
+	w->mem = b->buf[b->head % WB_BUFS];
+	gcap_wr_buf_empty(w);
 	return rc;
 }
 
@@ -241,7 +243,8 @@ gcap_wr_behind_stop(struct gcap_writer *w)
 	/* buffer 0 goes back to the writer, which frees it */
 	for (unsigned i = 1; i < WB_BUFS; i++)
 		free(b->buf[i]);
-	w->buf = b->buf[0];
+	w->mem = b->buf[0];
+	w->buf = w->mem;
 	pthread_cond_destroy(&b->cond);
 	pthread_mutex_destroy(&b->lock);
 	free(b);

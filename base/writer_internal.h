@@ -170,6 +170,7 @@ struct gcap_writer {
 	/* the buffer: whole items only (with write_behind, the one of the
 	 * ring being filled) */
 	struct gcap_wr_behind *behind; /* NULL: write(2) on the caller's thread */
+	uint8_t *mem; /* the allocation buf lies in: cap + GCAP_WR_ALIGN bytes */
 	uint8_t *buf;
 	size_t cap;
 	size_t len;
@@ -284,8 +285,8 @@ int gcap_wr_fail(struct gcap_writer *w, int err, const char *fmt, ...)
 size_t gcap_wr_behind_cap(size_t hdr_len);
 
 /**
- * Start the writer's thread; w->buf (w->cap bytes) becomes the ring's
- * first buffer. @return 0, or -ENOMEM/-EAGAIN with the message in errbuf.
+ * Start the writer's thread; w->mem (w->cap + GCAP_WR_ALIGN bytes) becomes
+ * the ring's first buffer. @return 0, or -ENOMEM/-EAGAIN with the message in errbuf.
  */
 int gcap_wr_behind_start(struct gcap_writer *w, char *errbuf);
 
@@ -301,9 +302,27 @@ int gcap_wr_behind_hand(struct gcap_writer *w, bool drain);
 /** SIGURG to the thread (gcap_writer_interrupt), if there is one. */
 void gcap_wr_behind_kick(const struct gcap_writer *w);
 
-/** Stop and join the thread (after the last file's close), give w->buf
+/** Stop and join the thread (after the last file's close), give w->mem
  *  back as one plain buffer. No-op without one. */
 void gcap_wr_behind_stop(struct gcap_writer *w);
+
+/*
+ * An empty buffer's bytes start where the file offset they will reach
+ * starts within a cache line: the kernel's copy into the page cache then
+ * reads and writes at one alignment, where a source off by a few bytes
+ * costs a fifth to a third of a huge-page tmpfs file's rate
+ * (bench/file_bench --offset, --src-offset).
+ */
+#define GCAP_WR_ALIGN 64u
+
+/** Empty w->buf, placed in w->mem for the file offset it will be written at. */
+static inline void
+gcap_wr_buf_empty(struct gcap_writer *w)
+{
+	w->buf = w->mem + (uint64_t)(w->base + (off_t)w->file_off) % GCAP_WR_ALIGN;
+	w->len = 0;
+	w->buf_recs = 0;
+}
 
 /** A record of total bytes placed in the buffer: the counts. */
 static inline void

@@ -54,8 +54,7 @@ gcap_wr_flush(struct gcap_writer *w)
 	rc = gcap_wr_writev_all(w->fd, &iov, 1, &done);
 	if (rc == 0) {
 		w->file_off += w->len;
-		w->len = 0;
-		w->buf_recs = 0;
+		gcap_wr_buf_empty(w);
 		return 0;
 	}
 	/* keep the whole items that made it, forget the rest */
@@ -65,8 +64,7 @@ gcap_wr_flush(struct gcap_writer *w)
 	w->nrec -= w->buf_recs - kept;
 	w->nbytes -= w->len - whole;
 	roll_back(w, whole);
-	w->len = 0;
-	w->buf_recs = 0;
+	gcap_wr_buf_empty(w);
 	return gcap_wr_fail_write(w, rc);
 }
 
@@ -101,6 +99,7 @@ gcap_wr_emit(struct gcap_writer *w, struct iovec *iov, int n, size_t total, bool
 			return gcap_wr_fail_write(w, rc);
 		}
 		w->file_off += total;
+		gcap_wr_buf_empty(w);
 	} else {
 		for (int i = 0; i < n; i++) {
 			memcpy(w->buf + w->len, iov[i].iov_base, iov[i].iov_len);
@@ -158,10 +157,9 @@ gcap_wr_file_open(struct gcap_writer *w, char *errbuf)
 
 	w->file_off = 0;
 	w->file_recs = 0;
-	w->len = 0;
-	w->buf_recs = 0;
 	w->created = false;
 	w->base = 0;
+	gcap_wr_buf_empty(w);
 	if (w->is_stdout) {
 		w->fd = STDOUT_FILENO;
 		w->fd_reg = fstat(w->fd, &st) == 0 && S_ISREG(st.st_mode);
@@ -213,7 +211,7 @@ gcap_wr_file_open(struct gcap_writer *w, char *errbuf)
 	rc = gcap_wr_writev_all(w->fd, &iov, 1, &done);
 	if (rc == 0) {
 		w->file_off = w->len;
-		w->len = 0;
+		gcap_wr_buf_empty(w);
 		return 0;
 	}
 	w->len = 0;
