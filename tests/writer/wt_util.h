@@ -140,5 +140,6 @@ TCase *wt_tcase_rotation(void);
 TCase *wt_tcase_open_errors(void);
 TCase *wt_tcase_write_errors(void);
 TCase *wt_tcase_metadata(void);
+TCase *wt_tcase_write_calls(void);
 
 #endif /* WT_UTIL_H */
