@@ -24,10 +24,12 @@
 
 #include "writer_internal.h"
 
-/* the one being filled and up to 3 being written: together the memory one
- * synchronous buffer takes */
+/* the one being filled and up to 3 being written; 2 MiB each, a huge
+ * page's size: on a tmpfs mounted with huge pages the I/O thread then put
+ * a third more bytes a second into the file than with 256 KiB buffers
+ * (bench/writer_diag.sh, docs/benchmarks.md) */
 #define WB_BUFS 4u
-#define WB_BUF_SIZE (256u << 10)
+#define WB_BUF_SIZE (2u << 20)
 
 struct gcap_wr_behind {
 	pthread_t thr;

@@ -380,7 +380,8 @@ START_TEST(test_efbig_streaming)
 		want += 16 + wt_vlen((unsigned)fit++);
 	w = wt_open(&c);
 	fsz_limit(&g, (rlim_t)limit);
-	for (i = 0; i < 4000; i++) {
+	/* about 30 MB: past the limit and the writer's 8 MiB ring */
+	for (i = 0; i < 40000; i++) {
 		wt_mkrec(&r, i, wt_vlen(i), 1);
 		rc = gcap_writer_write(w, &r.h, r.data);
 		if (rc != 0)
@@ -392,7 +393,7 @@ START_TEST(test_efbig_streaming)
 	rcc = gcap_writer_close(w, NULL, eb);
 	fsz_restore(&g);
 
-	ck_assert_msg(rc == -EFBIG && i < 4000, "write %d at record %u", rc, i);
+	ck_assert_msg(rc == -EFBIG && i < 40000, "write %d at record %u", rc, i);
 	ck_assert_int_eq(rc2, -EFBIG);
 	ck_assert_int_eq(frc, -EFBIG);
 	ck_assert_int_eq(rcc, -EFBIG);
@@ -518,8 +519,8 @@ START_TEST(test_fifo_reader_stalls)
 	k.w = wt_open(&c);
 	k.st = &st;
 	ck_assert_int_eq(pthread_create(&kt, NULL, kick, &k), 0);
-	/* about 3 MB: far past the FIFO and the writer's buffers */
-	for (i = 0; i < 4000; i++) {
+	/* about 30 MB: far past the FIFO and the writer's buffers */
+	for (i = 0; i < 40000; i++) {
 		wt_mkrec(&r, i, wt_vlen(i), 1);
 		rc = gcap_writer_write(k.w, &r.h, r.data);
 		if (rc != 0)
@@ -539,7 +540,7 @@ START_TEST(test_fifo_reader_stalls)
 		st.got += (size_t)n;
 	close(st.fd);
 
-	ck_assert_msg(rc == -EAGAIN && i < 4000, "write %d at record %u", rc, i);
+	ck_assert_msg(rc == -EAGAIN && i < 40000, "write %d at record %u", rc, i);
 	ck_assert_int_eq(frc, -EAGAIN);
 	ck_assert_int_eq(rcc, -EAGAIN);
 	ck_assert_msg(strstr(eb, "not a regular file") != NULL, "%s", eb);
