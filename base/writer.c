@@ -724,12 +724,13 @@ gcap_writer_open(const struct gcap_writer_conf *conf, char *errbuf)
 	w->cap = behind                   ? gcap_wr_behind_cap(w->hdr_len) :
 		 w->hdr_len > WR_BUF_SIZE ? w->hdr_len :
 					    WR_BUF_SIZE;
-	if (posix_memalign((void **)&w->mem, GCAP_WR_ALIGN, w->cap + GCAP_WR_ALIGN) !=
-	    0) {
-		w->mem = NULL;
+	void *mem;
+
+	if (posix_memalign(&mem, GCAP_WR_ALIGN, w->cap + GCAP_WR_ALIGN) != 0) {
 		wr_free(w);
 		return gcap_err_null(errbuf, ENOMEM, "writer: out of memory");
 	}
+	w->mem = mem;
 	if (behind && (rc = gcap_wr_behind_start(w, errbuf)) != 0) {
 		wr_free(w);
 		errno = -rc;

@@ -122,14 +122,17 @@ gcap_wr_behind_start(struct gcap_writer *w, char *errbuf)
 		return gcap_err(errbuf, ENOMEM, "writer: out of memory");
 	/* buffer 0 is the one gcap_writer_open made */
 	b->buf[0] = w->mem;
-	for (unsigned i = 1; i < WB_BUFS; i++)
-		if (posix_memalign((void **)&b->buf[i], GCAP_WR_ALIGN,
-				   w->cap + GCAP_WR_ALIGN) != 0) {
+	for (unsigned i = 1; i < WB_BUFS; i++) {
+		void *m;
+
+		if (posix_memalign(&m, GCAP_WR_ALIGN, w->cap + GCAP_WR_ALIGN) != 0) {
 			for (unsigned j = 1; j < i; j++)
 				free(b->buf[j]);
 			free(b);
 			return gcap_err(errbuf, ENOMEM, "writer: out of memory");
 		}
+		b->buf[i] = m;
+	}
 	pthread_mutex_init(&b->lock, NULL);
 	pthread_cond_init(&b->cond, NULL);
 	w->behind = b;
@@ -246,7 +249,7 @@ gcap_wr_behind_stop(struct gcap_writer *w)
 	for (unsigned i = 1; i < WB_BUFS; i++)
 		free(b->buf[i]);
 	w->mem = b->buf[0];
-	w->buf = w->mem;
+	gcap_wr_buf_empty(w);
 	pthread_cond_destroy(&b->cond);
 	pthread_mutex_destroy(&b->lock);
 	free(b);

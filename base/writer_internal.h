@@ -309,9 +309,9 @@ void gcap_wr_behind_stop(struct gcap_writer *w);
 /*
  * An empty buffer's bytes start where the file offset they will reach
  * starts within a cache line: the kernel's copy into the page cache then
- * reads and writes at one alignment, where a source off by a few bytes
- * costs a fifth to a third of a huge-page tmpfs file's rate
- * (bench/file_bench --offset, --src-offset).
+ * reads and writes at one alignment, where a source a few bytes off it
+ * cost 6-17 % of a huge-page tmpfs file's rate (bench/file_bench
+ * --offset, --src-offset).
  */
 #define GCAP_WR_ALIGN 64u
 

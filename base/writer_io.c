@@ -203,6 +203,7 @@ gcap_wr_file_open(struct gcap_writer *w, char *errbuf)
 	struct iovec iov;
 	size_t done;
 
+	gcap_wr_buf_empty(w); /* w->base is known now */
 	w->fmt->put_hdr(w, w->buf);
 	w->len = w->hdr_len;
 	w->nbytes += w->hdr_len;

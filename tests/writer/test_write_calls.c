@@ -3,12 +3,14 @@
  * Writer suite, the write(2)s themselves: each buffer's bytes start where
  * the file offset they reach starts within a cache line, whichever way
  * the file got there (records of every length, flushes at odd points, a
- * rotation, pcap and pcapng). This binary defines writev, which the
- * writer's library calls: it passes every call on and, while a test
- * watches one fd, checks each call against the fd's offset.
+ * rotation, pcap and pcapng, stdout a file already written to). This
+ * binary defines writev, which the writer's library calls: it passes
+ * every call on and, while a test watches, checks each call to a file of
+ * the test's directory against the file's offset.
  */
 #include <check.h>
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -62,19 +64,22 @@ writev(int fd, const struct iovec *iov, int n)
 	return real(fd, iov, n);
 }
 
-/* Records of every length into a file of fmt, flushed at odd points and
- * rotated once (-C), the fd watched from the first record on. */
+/* Watch every write to the test's directory from now on (the headers'
+ * too: call it before the writer opens). */
 static void
-aligned_case(const char *name)
+watch_start(void)
 {
-	struct gcap_writer_conf c = wt_conf1(wt_path(name));
-	struct gcap_writer *w;
-	struct wt_rec r;
-
-	c.rotate_bytes = 6u << 20; /* one rotation in about 11 MB */
-	w = wt_open(&c);
 	watch.calls = watch.off_place = 0;
 	watch.on = true;
+}
+
+/* Records of every length through w, flushed at odd points; then close w
+ * and check what the watch saw. */
+static void
+watch_writes(struct gcap_writer *w)
+{
+	struct wt_rec r;
+
 	for (unsigned i = 0; i < 15000; i++) {
 		wt_mkrec(&r, i, wt_vlen(i), 1);
 		ck_assert_int_eq(gcap_writer_write(w, &r.h, r.data), 0);
@@ -84,7 +89,7 @@ aligned_case(const char *name)
 	ck_assert_int_eq(gcap_writer_flush(w), 0);
 	watch.on = false;
 	wt_close(w, NULL);
-	/* flushes every 997 records and a rotation: a dozen writes or more */
+	/* flushes every 997 records: a dozen writes or more */
 	ck_assert_uint_ge(watch.calls, 12);
 	ck_assert_msg(watch.off_place == 0,
 		      "%u of %u writes from %#lx (%lu in a line) to offset %lld (%lld)",
@@ -95,8 +100,37 @@ aligned_case(const char *name)
 
 START_TEST(test_writes_share_alignment)
 {
-	aligned_case("al.pcap");
-	aligned_case("al.pcapng");
+	static const char *const names[] = { "al.pcap", "al.pcapng" };
+
+	for (unsigned k = 0; k < 2; k++) {
+		struct gcap_writer_conf c = wt_conf1(wt_path(names[k]));
+
+		c.rotate_bytes = 6u << 20; /* one rotation in about 11 MB */
+		watch_start();
+		watch_writes(wt_open(&c));
+	}
+}
+END_TEST
+
+START_TEST(test_stdout_file_at_offset)
+{
+	/* stdout a file that holds 5 bytes already: the output starts
+	 * there (the writer's base), its header too */
+	struct gcap_writer_conf c = wt_conf1("-");
+	int fd, saved;
+
+	fd = open(wt_path("so.pcap"), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, "01234", 5), 5);
+	fflush(stdout);
+	saved = dup(STDOUT_FILENO);
+	ck_assert_int_ge(saved, 0);
+	ck_assert_int_eq(dup2(fd, STDOUT_FILENO), STDOUT_FILENO);
+	close(fd);
+	watch_start();
+	watch_writes(wt_open(&c));
+	ck_assert_int_eq(dup2(saved, STDOUT_FILENO), STDOUT_FILENO);
+	close(saved);
 }
 END_TEST
 
@@ -106,5 +140,6 @@ wt_tcase_write_calls(void)
 	TCase *tc = wt_tcase("write_calls");
 
 	tcase_add_test(tc, test_writes_share_alignment);
+	tcase_add_test(tc, test_stdout_file_at_offset);
 	return tc;
 }

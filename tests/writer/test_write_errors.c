@@ -315,8 +315,10 @@ enospc_case(bool ng, const char *size, uint64_t rotate)
 	c = wt_conf1(p);
 	c.rotate_bytes = rotate;
 	w = wt_open(&c);
-	/* 4000 records of about 770 bytes: more than the 1 MiB buffer */
-	for (i = 0; i < 4000; i++) {
+	/* up to 40000 records of about 770 bytes: past the 1 MiB buffer
+	 * and the I/O thread's 8 MiB ring, so that with the thread the
+	 * failure comes back at a hand-over, not only at the flush */
+	for (i = 0; i < 40000; i++) {
 		wt_mkrec(&r, i, wt_vlen(i), 1);
 		rc = gcap_writer_write(w, &r.h, r.data);
 		if (rc != 0)
@@ -365,7 +367,7 @@ START_TEST(test_efbig_streaming)
 	 * the counts are what it holds, and every later call fails */
 	const char *p = wt_path("fs.pcap");
 	struct gcap_writer_conf c = wt_conf1(p);
-	const long long limit = 900000;
+	const long long limit = 5000000; /* in the I/O thread's third buffer */
 	long long want = 24;
 	char msg[128];
 	struct gcap_writer *w;
