@@ -32,6 +32,8 @@ S=${SOURCES:-gpunic64 gpunic}
 G=${GPU_CAPTURE:-$here/../build/apps/gpu-capture}
 F=${RX_FLOOR:-$(dirname "$G")/rx_floor}
 [ -x "$F" ] || F=$here/../build/bench/rx_floor
+W=${WRITER_BENCH:-$(dirname "$G")/writer_bench}
+[ -x "$W" ] || W=$here/../build/bench/writer_bench
 O=${PCAP_ORDER:-$(dirname "$G")/pcap_order}
 [ -x "$O" ] || O=$here/../build/bench/pcap_order
 MIX=${MIX_PCAP:-$here/../../shared/data/bench/mix-en10mb.pcap}
@@ -42,7 +44,11 @@ source "$here/gpunic_sources.sh"
 # writer's merge), without --backpressure (what falls behind drops and is
 # counted by cause: pipeline_full the executor, writer_behind the writer),
 # a filter that matches nothing (no writer), fN: feeders=N, sN: -s N, alt: the capture
-# written into ALT_CAP_DIR instead of CAP_DIR (another mount); several joined
+# written into ALT_CAP_DIR instead of CAP_DIR (another mount), wload: a
+# writer_bench beside the capture for its whole run, writing 64-byte records
+# with its I/O thread into the same directory (a writer's two threads and
+# its memory traffic, without the capture's writer: none+wload), spin: two
+# busy threads beside it instead (CPUs taken, no memory traffic); several joined
 # by + (none+f8: no writer and 8 feeding threads); floor: rx_floor -v
 # instead of a capture, on the backend's pools (the NIC's counters of a
 # port that only receives and frees, beside the captures'). Per run: the rate,
@@ -55,7 +61,8 @@ source "$here/gpunic_sources.sh"
 # (-v: launches, mean packets a launch, waits for buffers handed out, RX ring room, a
 # free slot). DIAG_RUNS: "SOURCE:LCORES:BACKEND:VARIANT ..." (BACKEND cpu,
 # gpu: --mem gpu, host: --mem host; VARIANT base noorder nobp none fN
-# sN (-s N: records cut to N bytes) alt floor, or several joined by +).
+# sN (-s N: records cut to N bytes) alt wload spin floor, or several joined
+# by +). WRITER_BENCH: writer_bench (next to GPU_CAPTURE by default).
 diag() {
 	local t j log src q be v m x f flt nic
 	t=$(mktemp -d)
@@ -70,7 +77,7 @@ diag() {
 		[ "$be" = gpu ] && m=(--backend gpu --mem gpu)
 		[ "$be" = host ] && m=(--backend gpu --mem host)
 		x=() flt='tcp port 80 or udp port 53' nic=
-		local one bp=1 floor=0 dir=${CAP_DIR:-/dev/shm}
+		local one bp=1 floor=0 dir=${CAP_DIR:-/dev/shm} load=
 		for one in ${v//+/ }; do
 			case $one in
 			floor) floor=1 ;;
@@ -80,6 +87,7 @@ diag() {
 			f[0-9]*) nic=,feeders=${one#f} ;;
 			s[0-9]*) x+=(-s "${one#s}") ;;
 			alt) dir=${ALT_CAP_DIR:?ALT_CAP_DIR: where the alt variant writes} ;;
+			wload | spin) load=$one ;;
 			esac
 		done
 		[ "$bp" = 1 ] && x+=(--backpressure)
@@ -92,6 +100,17 @@ diag() {
 				-i "gpunic0,rx_pcap=$f,loop=1${GPUNIC_ARGS:-}$nic") >"$log" 2>&1
 			rc=$?
 		else
+			local lpids=()
+			if [ "$load" = wload ]; then
+				"$W" --out "$dir/gpunic-wload.pcap" --size 64 --records 5000000 \
+					--rounds 100000 --only yes >"$t/wload" 2>&1 &
+				lpids=($!)
+			elif [ "$load" = spin ]; then
+				for _ in 1 2; do
+					sh -c 'while :; do :; done' &
+					lpids+=($!)
+				done
+			fi
 			(cd /tmp && exec timeout 60 "$G" -v -i "gpunic0,rx_pcap=$f,loop=1${GPUNIC_ARGS:-}$nic" --queues "$q" "${m[@]}" \
 				--busy-poll "${x[@]}" --duration "${DIAG_SECS:-2}" --summary-json "$j" \
 				-w "$dir/gpunic-diag.pcap" "$flt") >"$log" 2>&1 &
@@ -103,6 +122,15 @@ diag() {
 			[ -n "$cpid" ] && thr=$(python3 "$here/thread_cpu.py" "$cpid" --after gcap-writer --secs 1)
 			wait "$pid"
 			rc=$?
+			if [ ${#lpids[@]} -gt 0 ]; then
+				kill "${lpids[@]}" 2>/dev/null
+				wait "${lpids[@]}" 2>/dev/null
+				rm -f "$dir/gpunic-wload.pcap"
+				# writer_bench's runs beside the capture: M records/s
+				[ "$load" = wload ] && thr+="; writer_bench beside it: $(awk -F'|' \
+					'$3 ~ /yes/ { print $4 + 0 }' "$t/wload" | sort -n | awk \
+					'{ v[NR] = $1 } END { if (NR) printf "%.1f (%.1f-%.1f, %d runs)", v[int((NR + 1) / 2)], v[1], v[NR], NR }') M records/s"
+			fi
 			# the file's bytes: large records bound the writer by what
 			# it copies, not by how many
 			fb=$(stat -c %s "$dir/gpunic-diag.pcap" 2>/dev/null || echo 0)
