@@ -48,7 +48,9 @@ source "$here/gpunic_sources.sh"
 # writer_bench beside the capture for its whole run, writing 64-byte records
 # with its I/O thread into the same directory (a writer's two threads and
 # its memory traffic, without the capture's writer: none+wload), spin: two
-# busy threads beside it instead (CPUs taken, no memory traffic); several joined
+# busy threads beside it instead (CPUs taken, no memory traffic), devnull:
+# the capture written to /dev/null (the writer's threads at their work, no
+# file's pages filled: no file, so no order or bytes); several joined
 # by + (none+f8: no writer and 8 feeding threads); floor: rx_floor -v
 # instead of a capture, on the backend's pools (the NIC's counters of a
 # port that only receives and frees, beside the captures'). Per run: the rate,
@@ -61,7 +63,7 @@ source "$here/gpunic_sources.sh"
 # (-v: launches, mean packets a launch, waits for buffers handed out, RX ring room, a
 # free slot). DIAG_RUNS: "SOURCE:LCORES:BACKEND:VARIANT ..." (BACKEND cpu,
 # gpu: --mem gpu, host: --mem host; VARIANT base noorder nobp none fN
-# sN (-s N: records cut to N bytes) alt wload spin floor, or several joined
+# sN (-s N: records cut to N bytes) alt wload spin devnull floor, or several joined
 # by +). WRITER_BENCH: writer_bench (next to GPU_CAPTURE by default).
 diag() {
 	local t j log src q be v m x f flt nic
@@ -77,7 +79,7 @@ diag() {
 		[ "$be" = gpu ] && m=(--backend gpu --mem gpu)
 		[ "$be" = host ] && m=(--backend gpu --mem host)
 		x=() flt='tcp port 80 or udp port 53' nic=
-		local one bp=1 floor=0 dir=${CAP_DIR:-/dev/shm} load=
+		local one bp=1 floor=0 dir=${CAP_DIR:-/dev/shm} load='' out=''
 		for one in ${v//+/ }; do
 			case $one in
 			floor) floor=1 ;;
@@ -88,10 +90,12 @@ diag() {
 			s[0-9]*) x+=(-s "${one#s}") ;;
 			alt) dir=${ALT_CAP_DIR:?ALT_CAP_DIR: where the alt variant writes} ;;
 			wload | spin) load=$one ;;
+			devnull) dir=/dev/null ;;
 			esac
 		done
 		[ "$bp" = 1 ] && x+=(--backpressure)
-		j=$t/s.json log=$t/log
+		j=$t/s.json log=$t/log out=$dir/gpunic-diag.pcap
+		[ "$dir" = /dev/null ] && out=/dev/null
 		local thr='' rc fb=0 ord='- - -'
 		if [ "$floor" = 1 ]; then
 			local fm=()
@@ -101,8 +105,10 @@ diag() {
 			rc=$?
 		else
 			local lpids=()
+			local ld=$dir
+			[ "$ld" = /dev/null ] && ld=${CAP_DIR:-/dev/shm}
 			if [ "$load" = wload ]; then
-				"$W" --out "$dir/gpunic-wload.pcap" --size 64 --records 5000000 \
+				"$W" --out "$ld/gpunic-wload.pcap" --size 64 --records 5000000 \
 					--rounds 100000 --only yes >"$t/wload" 2>&1 &
 				lpids=($!)
 			elif [ "$load" = spin ]; then
@@ -113,7 +119,7 @@ diag() {
 			fi
 			(cd /tmp && exec timeout 60 "$G" -v -i "gpunic0,rx_pcap=$f,loop=1${GPUNIC_ARGS:-}$nic" --queues "$q" "${m[@]}" \
 				--busy-poll "${x[@]}" --duration "${DIAG_SECS:-2}" --summary-json "$j" \
-				-w "$dir/gpunic-diag.pcap" "$flt") >"$log" 2>&1 &
+				-w "$out" "$flt") >"$log" 2>&1 &
 			local pid=$! cpid='' _
 			for _ in $(seq 50); do
 				cpid=$(pgrep -P "$pid" | head -1) && break
@@ -125,7 +131,7 @@ diag() {
 			if [ ${#lpids[@]} -gt 0 ]; then
 				kill "${lpids[@]}" 2>/dev/null
 				wait "${lpids[@]}" 2>/dev/null
-				rm -f "$dir/gpunic-wload.pcap"
+				rm -f "$ld/gpunic-wload.pcap"
 				# writer_bench's runs beside the capture: M records/s
 				[ "$load" = wload ] && thr+="; writer_bench beside it: $(awk -F'|' \
 					'$3 ~ /yes/ { print $4 + 0 }' "$t/wload" | sort -n | awk \
@@ -133,8 +139,10 @@ diag() {
 			fi
 			# the file's bytes: large records bound the writer by what
 			# it copies, not by how many
-			fb=$(stat -c %s "$dir/gpunic-diag.pcap" 2>/dev/null || echo 0)
-			ord=$("$O" "$dir/gpunic-diag.pcap" 2>/dev/null) || ord='- - -'
+			if [ "$out" != /dev/null ]; then
+				fb=$(stat -c %s "$out" 2>/dev/null || echo 0)
+				ord=$("$O" "$out" 2>/dev/null) || ord='- - -'
+			fi
 		fi
 		python3 - "$j" "$log" "$src" "$q" "$be" "$v" "$rc" "$fb" "$ord" <<'PY'
 import json, re, sys
@@ -164,7 +172,8 @@ print(f'| {src} | {q} | {be} | {v} | {d["rx_mpps"]:.2f} | {d["written"] / d["sec
       f'{d["batch_mean"]:.1f} | {d["pkts_per_poll"]:.1f} | {d["order_forced"]} | {back} | {most} | {nic} |')
 PY
 		[ "$floor" = 1 ] || echo "|  |  |  | threads: ${thr:-?} |||||||||||"
-		rm -f "$j" "$dir/gpunic-diag.pcap"
+		rm -f "$j"
+		[ "$out" = /dev/null ] || rm -f "$out"
 	done
 	rm -rf "$t"
 }
