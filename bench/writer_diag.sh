@@ -5,7 +5,8 @@
 # and per run what the writer thread did for one second in the middle:
 # records written per second, the CPU it took (and its I/O thread,
 # gcap-writer-io, where the build has one), its page faults, its
-# involuntary context switches, the CPUs it ran on (sampled every 50 ms)
+# involuntary context switches, its voluntary ones (each a sleep: waiting
+# for the I/O thread's ring or for records), the CPUs it ran on (sampled every 50 ms)
 # and, where perf is installed, where its time went (software clock).
 # env: GPU_CAPTURE, BUILDS ("LABEL=PATH ...": several gpu-captures in
 #      turns within each round; default "this=$GPU_CAPTURE"), ROUNDS (4), SECS (3), CASES ("gpu cpu": --mem gpu,
@@ -29,11 +30,12 @@ echo
 grep -H . /sys/kernel/mm/transparent_hugepage/enabled \
 	/sys/kernel/mm/transparent_hugepage/shmem_enabled 2>/dev/null | sed 's/^/    /'
 echo
-echo "| round | build | backend | output | Mpps | written M/s | writer CPU | I/O thread CPU | minor faults/s | involuntary switches/s | writer's CPUs |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|"
+echo "| round | build | backend | output | Mpps | written M/s | writer CPU | I/O thread CPU | minor faults/s | involuntary switches/s | voluntary switches/s | writer's CPUs |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 # one thread's minflt, utime+stime (ticks), CPU now, from its stat
 tstat() { awk '{ sub(/.*\) /, ""); print $8, $12 + $13, $37 }' "$1" 2>/dev/null; }
 nvcs() { awk '/^nonvoluntary_ctxt_switches/ { print $2 }' "$1" 2>/dev/null; }
+vcs() { awk '/^voluntary_ctxt_switches/ { print $2 }' "$1" 2>/dev/null; }
 for r in $(seq "${ROUNDS:-4}"); do
 	for bl in ${BUILDS:-this=$G}; do
 	for be in ${CASES:-gpu cpu}; do
@@ -49,7 +51,7 @@ for r in $(seq "${ROUNDS:-4}"); do
 				--duration "${SECS:-3}" --summary-json "$j" ${ARGS:-} -w "$w" 'tcp port 80 or udp port 53') \
 				>"$t/log" 2>&1 &
 			pid=$!
-			tid= cpid=
+			tid='' cpid=''
 			for _ in $(seq 300); do
 				cpid=$(pgrep -P "$pid" | head -1)
 				[ -n "$cpid" ] && tid=$(grep -lx 'gcap-writer' /proc/"$cpid"/task/*/comm 2>/dev/null |
@@ -67,6 +69,7 @@ for r in $(seq "${ROUNDS:-4}"); do
 				io0=0 io1=0
 				[ -n "$iot" ] && read -r _ io0 _ < <(tstat "$iot")
 				s0=$(nvcs "/proc/$cpid/task/$tid/status")
+				v0=$(vcs "/proc/$cpid/task/$tid/status")
 				ppid=
 				if [ -n "$perf" ]; then
 					$perf record -q -e cpu-clock -F 2999 -t "$tid" -o "$t/perf.data" \
@@ -83,13 +86,14 @@ for r in $(seq "${ROUNDS:-4}"); do
 				read -r f1 c1 _ < <(tstat "$st")
 				[ -n "$iot" ] && read -r _ io1 _ < <(tstat "$iot")
 				s1=$(nvcs "/proc/$cpid/task/$tid/status")
+				v1=$(vcs "/proc/$cpid/task/$tid/status")
 				hz=$(getconf CLK_TCK)
 				cpus=$(tr ' ' '\n' <<<"$cpus" | grep . | sort -n | uniq -c | awk '{ printf "%s%s:%s", s, $2, $1; s = " " }')
-				extra=$(awk -v f="$((f1 - f0))" -v c="$((c1 - c0))" -v s="$((${s1:-0} - ${s0:-0}))" -v hz="$hz" \
+				extra=$(awk -v f="$((f1 - f0))" -v c="$((c1 - c0))" -v s="$((${s1:-0} - ${s0:-0}))" -v v="$((${v1:-0} - ${v0:-0}))" -v hz="$hz" \
 					-v io="$((io1 - io0))" -v hasio="${iot:+1}" \
-					'BEGIN { printf "%.2f | %s | %.0f | %.0f", c / hz, hasio ? sprintf("%.2f", io / hz) : "-", f, s }')
+					'BEGIN { printf "%.2f | %s | %.0f | %.0f | %.0f", c / hz, hasio ? sprintf("%.2f", io / hz) : "-", f, s, v }')
 			else
-				extra="? | ? | ? | ?" cpus=?
+				extra="? | ? | ? | ? | ?" cpus='?'
 			fi
 			wait "$pid"
 			rc=$?
@@ -99,14 +103,14 @@ j, rc, row, extra, cpus = sys.argv[1:]
 try:
     d = json.load(open(j))
 except Exception:
-    print(f'{row} failed (rc {rc}) |||||||')
+    print(f'{row} failed (rc {rc}) ||||||||')
     sys.exit()
 print(f'{row} {d["rx_mpps"]:.2f} | {d["written"] / d["seconds"] / 1e6:.2f} | {extra} | {cpus} |')
 PY
 			if [ -n "$perf" ] && [ -s "$t/perf.data" ]; then
 				perf report -i "$t/perf.data" --no-children --sort dso,sym --stdio 2>/dev/null |
 					grep -v '^#' | grep '%' | head -8 | sed 's/^/    /' >"$t/prof"
-				echo "|  |  |  |  | writer profile: $(awk '{ $1 = $1; printf "%s%s", s, $0; s = "; " }' "$t/prof") |||||||"
+				echo "|  |  |  |  | writer profile: $(awk '{ $1 = $1; printf "%s%s", s, $0; s = "; " }' "$t/prof") ||||||||"
 			fi
 			rm -f "$j" "$t/perf.data" /dev/shm/gcap-wdiag.pcap ${CAP_DIR:+"$CAP_DIR/gcap-wdiag.pcap"}
 		done
