@@ -45,12 +45,15 @@ source "$here/gpunic_sources.sh"
 # counted by cause: pipeline_full the executor, writer_behind the writer),
 # a filter that matches nothing (no writer), fN: feeders=N, sN: -s N, alt: the capture
 # written into ALT_CAP_DIR instead of CAP_DIR (another mount), wload: a
-# writer_bench beside the capture for its whole run, writing 64-byte records
-# with its I/O thread into the same directory (a writer's two threads and
-# its memory traffic, without the capture's writer: none+wload), spin: two
-# busy threads beside it instead (CPUs taken, no memory traffic), devnull:
-# the capture written to /dev/null (the writer's threads at their work, no
-# file's pages filled: no file, so no order or bytes); several joined
+# writer_bench beside the capture from before its start to after its end,
+# writing 64-byte records with its I/O thread into the capture's directory
+# (CAP_DIR where that is /dev/null): a writer's two threads and its memory
+# traffic without the capture's writer (none+wload); its rate is the median
+# of its runs over that whole time, start and exit included; spin: two
+# busy threads beside it instead (CPUs taken, no memory traffic); one of
+# wload and spin a run (the last named); devnull: the capture written to
+# /dev/null (the writer thread at its work, its I/O thread's writes costing
+# nothing, no file's pages filled: no file, so no order or bytes); several joined
 # by + (none+f8: no writer and 8 feeding threads); floor: rx_floor -v
 # instead of a capture, on the backend's pools (the NIC's counters of a
 # port that only receives and frees, beside the captures'). Per run: the rate,
@@ -65,8 +68,20 @@ source "$here/gpunic_sources.sh"
 # gpu: --mem gpu, host: --mem host; VARIANT base noorder nobp none fN
 # sN (-s N: records cut to N bytes) alt wload spin devnull floor, or several joined
 # by +). WRITER_BENCH: writer_bench (next to GPU_CAPTURE by default).
+# the loads beside the current run (wload, spin) and writer_bench's file:
+# gone however the run ends, or they would outlive it
+LOADS=() LOAD_FILE=
+stop_loads() {
+	[ ${#LOADS[@]} -gt 0 ] && kill "${LOADS[@]}" 2>/dev/null && wait "${LOADS[@]}" 2>/dev/null
+	LOADS=()
+	[ -n "$LOAD_FILE" ] && rm -f "$LOAD_FILE"
+	LOAD_FILE=
+}
 diag() {
 	local t j log src q be v m x f flt nic
+	# set here: diag may run in a pipeline's subshell, which has no traps
+	trap 'stop_loads; rm -f "${CAP_DIR:-/dev/shm}/gpunic-diag.pcap" ${ALT_CAP_DIR:+"$ALT_CAP_DIR/gpunic-diag.pcap"}' EXIT
+	trap 'exit 130' INT TERM
 	t=$(mktemp -d)
 	echo "## what bounds the rows (gpu-capture -v, the floor rx_floor -v, ${DIAG_SECS:-2} s a run; threads: CPUs used over 1 s)"
 	echo
@@ -97,6 +112,7 @@ diag() {
 		j=$t/s.json log=$t/log out=$dir/gpunic-diag.pcap
 		[ "$dir" = /dev/null ] && out=/dev/null
 		local thr='' rc fb=0 ord='- - -'
+		[ "$dir" = /dev/null ] && fb=-
 		if [ "$floor" = 1 ]; then
 			local fm=()
 			[ "$be" = gpu ] && fm=(--mem gpu)
@@ -104,17 +120,21 @@ diag() {
 				-i "gpunic0,rx_pcap=$f,loop=1${GPUNIC_ARGS:-}$nic") >"$log" 2>&1
 			rc=$?
 		else
-			local lpids=()
 			local ld=$dir
 			[ "$ld" = /dev/null ] && ld=${CAP_DIR:-/dev/shm}
+			if [ "$load" = wload ] && [ ! -x "$W" ]; then
+				echo "| $src | $q | $be | $v | failed: no writer_bench at $W (WRITER_BENCH) |||||||||||"
+				continue
+			fi
 			if [ "$load" = wload ]; then
-				"$W" --out "$ld/gpunic-wload.pcap" --size 64 --records 5000000 \
+				LOAD_FILE=$ld/gpunic-wload.pcap
+				"$W" --out "$LOAD_FILE" --size 64 --records 5000000 \
 					--rounds 100000 --only yes >"$t/wload" 2>&1 &
-				lpids=($!)
+				LOADS=($!)
 			elif [ "$load" = spin ]; then
 				for _ in 1 2; do
 					sh -c 'while :; do :; done' &
-					lpids+=($!)
+					LOADS+=($!)
 				done
 			fi
 			(cd /tmp && exec timeout 60 "$G" -v -i "gpunic0,rx_pcap=$f,loop=1${GPUNIC_ARGS:-}$nic" --queues "$q" "${m[@]}" \
@@ -128,14 +148,13 @@ diag() {
 			[ -n "$cpid" ] && thr=$(python3 "$here/thread_cpu.py" "$cpid" --after gcap-writer --secs 1)
 			wait "$pid"
 			rc=$?
-			if [ ${#lpids[@]} -gt 0 ]; then
-				kill "${lpids[@]}" 2>/dev/null
-				wait "${lpids[@]}" 2>/dev/null
-				rm -f "$ld/gpunic-wload.pcap"
+			if [ -n "$load" ]; then
+				stop_loads
 				# writer_bench's runs beside the capture: M records/s
 				[ "$load" = wload ] && thr+="; writer_bench beside it: $(awk -F'|' \
 					'$3 ~ /yes/ { print $4 + 0 }' "$t/wload" | sort -n | awk \
-					'{ v[NR] = $1 } END { if (NR) printf "%.1f (%.1f-%.1f, %d runs)", v[int((NR + 1) / 2)], v[1], v[NR], NR }') M records/s"
+					'{ v[NR] = $1 } END { if (NR) printf "%.1f (%.1f-%.1f, %d runs) M records/s", v[int((NR + 1) / 2)], v[1], v[NR], NR
+					else printf "no run finished (%s)", "see writer_bench'"'"'s output" }')"
 			fi
 			# the file's bytes: large records bound the writer by what
 			# it copies, not by how many
@@ -165,10 +184,12 @@ if 'rx_pkts' in d:
     print(f'| {src} | {q} | {be} | {v} | {d["rx_mpps"]:.2f} | - | - | - | {q} | - | - | - | - | - | {nic} |')
     sys.exit()
 dr = d['dropped']
+# no file behind /dev/null: no bytes to count
+mbs = '-' if fb == '-' else f'{int(fb) / d["seconds"] / 1e6:.0f}'
 o = ord_.split()
 back, most = (o[1], f'{int(o[2]) / 1e6:.3f}') if len(o) == 3 and o[0] != '-' else ('-', '-')
 print(f'| {src} | {q} | {be} | {v} | {d["rx_mpps"]:.2f} | {d["written"] / d["seconds"] / 1e6:.2f} | '
-      f'{int(fb) / d["seconds"] / 1e6:.0f} | {dr["pipeline_full"]} / {dr["writer_behind"]} / {dr["chained"]} | {d["cores_used"]} | '
+      f'{mbs} | {dr["pipeline_full"]} / {dr["writer_behind"]} / {dr["chained"]} | {d["cores_used"]} | '
       f'{d["batch_mean"]:.1f} | {d["pkts_per_poll"]:.1f} | {d["order_forced"]} | {back} | {most} | {nic} |')
 PY
 		[ "$floor" = 1 ] || echo "|  |  |  | threads: ${thr:-?} |||||||||||"
