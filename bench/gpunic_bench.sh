@@ -47,7 +47,7 @@ source "$here/gpunic_sources.sh"
 # written into ALT_CAP_DIR instead of CAP_DIR (another mount), wload: a
 # writer_bench beside the capture from before its start to after its end,
 # writing 64-byte records with its I/O thread into the capture's directory
-# (CAP_DIR where that is /dev/null): a writer's two threads and its memory
+# (CAP_DIR, or ALT_CAP_DIR with alt): a writer's two threads and its memory
 # traffic without the capture's writer (none+wload); its rate is the median
 # of its runs over that whole time, start and exit included; spin: two
 # busy threads beside it instead (CPUs taken, no memory traffic); one of
@@ -80,7 +80,7 @@ stop_loads() {
 diag() {
 	local t j log src q be v m x f flt nic
 	# set here: diag may run in a pipeline's subshell, which has no traps
-	trap 'stop_loads; rm -f "${CAP_DIR:-/dev/shm}/gpunic-diag.pcap" ${ALT_CAP_DIR:+"$ALT_CAP_DIR/gpunic-diag.pcap"}' EXIT
+	trap 'stop_loads; rm -rf "$t"; rm -f "${CAP_DIR:-/dev/shm}/gpunic-diag.pcap" ${ALT_CAP_DIR:+"$ALT_CAP_DIR/gpunic-diag.pcap"}' EXIT
 	trap 'exit 130' INT TERM
 	t=$(mktemp -d)
 	echo "## what bounds the rows (gpu-capture -v, the floor rx_floor -v, ${DIAG_SECS:-2} s a run; threads: CPUs used over 1 s)"
@@ -105,14 +105,13 @@ diag() {
 			s[0-9]*) x+=(-s "${one#s}") ;;
 			alt) dir=${ALT_CAP_DIR:?ALT_CAP_DIR: where the alt variant writes} ;;
 			wload | spin) load=$one ;;
-			devnull) dir=/dev/null ;;
+			devnull) out=/dev/null ;;
 			esac
 		done
 		[ "$bp" = 1 ] && x+=(--backpressure)
-		j=$t/s.json log=$t/log out=$dir/gpunic-diag.pcap
-		[ "$dir" = /dev/null ] && out=/dev/null
+		j=$t/s.json log=$t/log out=${out:-$dir/gpunic-diag.pcap}
 		local thr='' rc fb=0 ord='- - -'
-		[ "$dir" = /dev/null ] && fb=-
+		[ "$out" = /dev/null ] && fb=-
 		if [ "$floor" = 1 ]; then
 			local fm=()
 			[ "$be" = gpu ] && fm=(--mem gpu)
@@ -120,14 +119,12 @@ diag() {
 				-i "gpunic0,rx_pcap=$f,loop=1${GPUNIC_ARGS:-}$nic") >"$log" 2>&1
 			rc=$?
 		else
-			local ld=$dir
-			[ "$ld" = /dev/null ] && ld=${CAP_DIR:-/dev/shm}
 			if [ "$load" = wload ] && [ ! -x "$W" ]; then
 				echo "| $src | $q | $be | $v | failed: no writer_bench at $W (WRITER_BENCH) |||||||||||"
 				continue
 			fi
 			if [ "$load" = wload ]; then
-				LOAD_FILE=$ld/gpunic-wload.pcap
+				LOAD_FILE=$dir/gpunic-wload.pcap
 				"$W" --out "$LOAD_FILE" --size 64 --records 5000000 \
 					--rounds 100000 --only yes >"$t/wload" 2>&1 &
 				LOADS=($!)
@@ -154,7 +151,7 @@ diag() {
 				[ "$load" = wload ] && thr+="; writer_bench beside it: $(awk -F'|' \
 					'$3 ~ /yes/ { print $4 + 0 }' "$t/wload" | sort -n | awk \
 					'{ v[NR] = $1 } END { if (NR) printf "%.1f (%.1f-%.1f, %d runs) M records/s", v[int((NR + 1) / 2)], v[1], v[NR], NR
-					else printf "no run finished (%s)", "see writer_bench'"'"'s output" }')"
+					else printf "no run finished" }')"
 			fi
 			# the file's bytes: large records bound the writer by what
 			# it copies, not by how many
