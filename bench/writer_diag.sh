@@ -6,13 +6,18 @@
 # records written per second, the CPU it took (and its I/O thread,
 # gcap-writer-io, where the build has one), its page faults, its
 # involuntary context switches, its voluntary ones (each a sleep: waiting
-# for the I/O thread's ring or for records), the CPUs it ran on (sampled every 50 ms)
-# and, where perf is installed, where its time went (software clock).
+# for the I/O thread's ring or for records) and its I/O thread's (each a
+# sleep: nothing to write, or in the kernel's write), the CPUs it ran on
+# (sampled every 50 ms) and, where perf is installed, where each thread's
+# time went (software clock) and, with WAITS=1, where each went to sleep
+# (the kernel stacks of its switches out, the scheduler's own frames left
+# out).
 # env: GPU_CAPTURE, BUILDS ("LABEL=PATH ...": several gpu-captures in
 #      turns within each round; default "this=$GPU_CAPTURE"), ROUNDS (4), SECS (3), CASES ("gpu cpu": --mem gpu,
 #      the cpu backend), OUTS ("shm null"; dir: into CAP_DIR, e.g. another
 #      mount), FEEDERS (4), QUEUES (8),
-#      PERF (1: profile the writer when perf exists), GPUNIC_ARGS (more
+#      PERF (1: profile the writer's threads when perf exists), WAITS (0;
+#      1: where they sleep, perf's sched_switch tracepoint), GPUNIC_ARGS (more
 #      port arguments, e.g. ",agent=cpu" where there is no GPU), ARGS
 #      (more gpu-capture options, e.g. --no-time-order), PCAP (another
 #      capture to loop instead of the 64-byte frames, e.g. the mixed one).
@@ -30,8 +35,8 @@ echo
 grep -H . /sys/kernel/mm/transparent_hugepage/enabled \
 	/sys/kernel/mm/transparent_hugepage/shmem_enabled 2>/dev/null | sed 's/^/    /'
 echo
-echo "| round | build | backend | output | Mpps | written M/s | writer CPU | I/O thread CPU | minor faults/s | involuntary switches/s | voluntary switches/s | writer's CPUs |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+echo "| round | build | backend | output | Mpps | written M/s | writer CPU | I/O thread CPU | minor faults/s | involuntary switches/s | voluntary switches/s | I/O thread's voluntary switches/s | writer's CPUs |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 # one thread's minflt, utime+stime (ticks), CPU now, from its stat
 tstat() { awk '{ sub(/.*\) /, ""); print $8, $12 + $13, $37 }' "$1" 2>/dev/null; }
 nvcs() { awk '/^nonvoluntary_ctxt_switches/ { print $2 }' "$1" 2>/dev/null; }
@@ -64,17 +69,27 @@ for r in $(seq "${ROUNDS:-4}"); do
 				st=/proc/$cpid/task/$tid/stat
 				iot=$(grep -lx 'gcap-writer-io' /proc/"$cpid"/task/*/comm 2>/dev/null |
 					head -1 | sed 's,/comm$,/stat,')
+				iotid=${iot%/stat}
+				iotid=${iotid##*/}
+				tids=$tid${iotid:+,$iotid}
 				sleep 0.5
 				read -r f0 c0 _ < <(tstat "$st")
 				io0=0 io1=0
 				[ -n "$iot" ] && read -r _ io0 _ < <(tstat "$iot")
 				s0=$(nvcs "/proc/$cpid/task/$tid/status")
 				v0=$(vcs "/proc/$cpid/task/$tid/status")
-				ppid=
+				iv0=0 iv1=0
+				[ -n "$iot" ] && iv0=$(vcs "${iot%stat}status")
+				ppid='' wpid=''
 				if [ -n "$perf" ]; then
-					$perf record -q -e cpu-clock -F 2999 -t "$tid" -o "$t/perf.data" \
+					$perf record -q -e cpu-clock -F 2999 -t "$tids" -o "$t/perf.data" \
 						-- sleep 1 >/dev/null 2>&1 &
 					ppid=$!
+					if [ "${WAITS:-0}" = 1 ]; then
+						$perf record -q -e sched:sched_switch -g -t "$tids" \
+							-o "$t/waits.data" -- sleep 1 >/dev/null 2>&1 &
+						wpid=$!
+					fi
 				fi
 				cpus=
 				for _ in $(seq 20); do
@@ -83,17 +98,19 @@ for r in $(seq "${ROUNDS:-4}"); do
 					sleep 0.05
 				done
 				[ -n "$ppid" ] && wait "$ppid"
+				[ -n "$wpid" ] && wait "$wpid"
 				read -r f1 c1 _ < <(tstat "$st")
 				[ -n "$iot" ] && read -r _ io1 _ < <(tstat "$iot")
+				[ -n "$iot" ] && iv1=$(vcs "${iot%stat}status")
 				s1=$(nvcs "/proc/$cpid/task/$tid/status")
 				v1=$(vcs "/proc/$cpid/task/$tid/status")
 				hz=$(getconf CLK_TCK)
 				cpus=$(tr ' ' '\n' <<<"$cpus" | grep . | sort -n | uniq -c | awk '{ printf "%s%s:%s", s, $2, $1; s = " " }')
 				extra=$(awk -v f="$((f1 - f0))" -v c="$((c1 - c0))" -v s="$((${s1:-0} - ${s0:-0}))" -v v="$((${v1:-0} - ${v0:-0}))" -v hz="$hz" \
-					-v io="$((io1 - io0))" -v hasio="${iot:+1}" \
-					'BEGIN { printf "%.2f | %s | %.0f | %.0f | %.0f", c / hz, hasio ? sprintf("%.2f", io / hz) : "-", f, s, v }')
+					-v io="$((io1 - io0))" -v hasio="${iot:+1}" -v iv="$((${iv1:-0} - ${iv0:-0}))" \
+					'BEGIN { printf "%.2f | %s | %.0f | %.0f | %.0f | %s", c / hz, hasio ? sprintf("%.2f", io / hz) : "-", f, s, v, hasio ? sprintf("%.0f", iv) : "-" }')
 			else
-				extra="? | ? | ? | ? | ?" cpus='?'
+				extra="? | ? | ? | ? | ? | ?" cpus='?'
 			fi
 			wait "$pid"
 			rc=$?
@@ -103,16 +120,33 @@ j, rc, row, extra, cpus = sys.argv[1:]
 try:
     d = json.load(open(j))
 except Exception:
-    print(f'{row} failed (rc {rc}) ||||||||')
+    print(f'{row} failed (rc {rc}) |||||||||')
     sys.exit()
 print(f'{row} {d["rx_mpps"]:.2f} | {d["written"] / d["seconds"] / 1e6:.2f} | {extra} | {cpus} |')
 PY
 			if [ -n "$perf" ] && [ -s "$t/perf.data" ]; then
-				perf report -i "$t/perf.data" --no-children --sort dso,sym --stdio 2>/dev/null |
-					grep -v '^#' | grep '%' | head -8 | sed 's/^/    /' >"$t/prof"
-				echo "|  |  |  |  | writer profile: $(awk '{ $1 = $1; printf "%s%s", s, $0; s = "; " }' "$t/prof") ||||||||"
+				for th in "writer:$tid" "I/O thread:$iotid"; do
+					[ -n "${th#*:}" ] || continue
+					perf report -i "$t/perf.data" --tid "${th#*:}" --no-children --sort dso,sym --stdio 2>/dev/null |
+						grep -v '^#' | grep '%' | head -8 >"$t/prof"
+					echo "|  |  |  |  | ${th%:*} profile: $(awk '{ $1 = $1; printf "%s%s", s, $0; s = "; " }' "$t/prof") |||||||||"
+				done
 			fi
-			rm -f "$j" "$t/perf.data" /dev/shm/gcap-wdiag.pcap ${CAP_DIR:+"$CAP_DIR/gcap-wdiag.pcap"}
+			if [ -n "$perf" ] && [ -s "$t/waits.data" ]; then
+				# per thread, the three innermost frames below the
+				# scheduler's own of each switch out, most frequent first
+				perf script -i "$t/waits.data" -F tid,ip,sym 2>/dev/null | awk -v w="$tid" '
+					/^ *[0-9]+ *$/ { flush(); th = ($1 == w) ? "writer" : "I/O thread"; n = 0; key = ""; next }
+					NF == 0 { next }
+					{ f = $NF
+					  if (f ~ /^(__)?schedule|^__traceiter|^__perf|^perf_|^trace_|^finish_task|^__switch_to|^\[unknown\]$/ && n == 0) next
+					  if (n < 3) { key = key (n ? " < " : "") f; n++ } }
+					function flush() { if (key != "") c[th ": " key]++ }
+					END { flush(); for (k in c) print c[k], k }' |
+					sort -rn | head -8 >"$t/waits"
+				echo "|  |  |  |  | sleeps (switches out, 1 s): $(awk '{ n = $1; $1 = ""; printf "%s%s x%s", s, substr($0, 2), n; s = "; " }' "$t/waits") |||||||||"
+			fi
+			rm -f "$j" "$t/perf.data" "$t/waits.data" /dev/shm/gcap-wdiag.pcap ${CAP_DIR:+"$CAP_DIR/gcap-wdiag.pcap"}
 		done
 	done
 	done

@@ -617,10 +617,11 @@ writer)
 	echo "writer rc=$?"; cat "$OUT/writer-diag$wt.md" ;;
 writerhuge)
 	# the writer step into a tmpfs mounted huge=within_size (mounted here
-	# for the step, as vramhuge) and onto /dev/null; its files are named -huge
+	# for the step, as vramhuge) and onto /dev/null; its files are named
+	# -huge (-huge-WRITER_TAG with one)
 	hd=/mnt/gcap-huge
 	if huge_up "$hd"; then
-		CAP_DIR=$hd OUTS=${OUTS:-dir null} WRITER_TAG=huge bash "$0" writer
+		CAP_DIR=$hd OUTS=${OUTS:-dir null} WRITER_TAG=huge${WRITER_TAG:+-$WRITER_TAG} bash "$0" writer
 		huge_down "$hd"
 	else
 		echo "writerhuge: cannot mount a tmpfs at $hd (root?)"
