@@ -396,6 +396,15 @@ gcap_writer_counts(const struct gcap_writer *w, uint64_t *records, uint64_t *byt
 }
 
 void
+gcap_writer_io_wait(const struct gcap_writer *w, uint64_t *waits, uint64_t *ns)
+{
+	if (waits != NULL)
+		*waits = w != NULL ? __atomic_load_n(&w->io_waits, __ATOMIC_RELAXED) : 0;
+	if (ns != NULL)
+		*ns = w != NULL ? __atomic_load_n(&w->io_wait_ns, __ATOMIC_RELAXED) : 0;
+}
+
+void
 gcap_writer_interrupt(struct gcap_writer *w)
 {
 	int fd = w != NULL ? w->fd : -1;

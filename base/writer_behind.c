@@ -21,6 +21,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "writer_internal.h"
 
@@ -217,8 +218,24 @@ gcap_wr_behind_hand(struct gcap_writer *w, bool drain)
 	 * this one waits for it */
 	if (must_wait(b, drain) || b->head - b->tail >= WB_BUFS / 2)
 		pthread_cond_broadcast(&b->cond);
+	/* a full ring is the file system falling behind the records (a
+	 * drain's wait at a flush, rotation or close is not): counted */
+	const bool full = !drain && b->head - b->tail == WB_BUFS;
+	struct timespec t0, t1;
+
+	if (full)
+		clock_gettime(CLOCK_MONOTONIC, &t0);
 	while (must_wait(b, drain))
 		pthread_cond_wait(&b->cond, &b->lock);
+	if (full) {
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		__atomic_store_n(&w->io_waits, w->io_waits + 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&w->io_wait_ns,
+				 w->io_wait_ns +
+					 (uint64_t)(t1.tv_sec - t0.tv_sec) * 1000000000u +
+					 (uint64_t)t1.tv_nsec - (uint64_t)t0.tv_nsec,
+				 __ATOMIC_RELAXED);
+	}
 	rc = b->err != 0 ? take_error(w, b) : w->err;
 	pthread_mutex_unlock(&b->lock);
 	w->mem = b->buf[b->head % WB_BUFS];

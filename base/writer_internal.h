@@ -188,6 +188,10 @@ struct gcap_writer {
 	bool done; /* -W with -G: last file written */
 	uint64_t nrec;
 	uint64_t nbytes;
+	/* the caller's waits for a free buffer of the I/O thread's ring and
+	 * their time: stored atomically, read by other threads */
+	uint64_t io_waits;
+	uint64_t io_wait_ns;
 	char msg[GCAP_ERRBUF_SIZE];
 };
 

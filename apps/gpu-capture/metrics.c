@@ -232,6 +232,18 @@ output_families(const struct app *a, FILE *f)
 			fprintf(f, "} %" PRIu64 "\n", v[k]);
 		}
 	}
+	family(f, "gpucap_output_io_wait_seconds_total", "counter",
+	       "Time the writer waited with every buffer of the output's I/O "
+	       "thread full: where it grows, the storage is slower than the "
+	       "records come.");
+	for (unsigned i = 0; i < a->nwriters; i++) {
+		uint64_t ns;
+
+		gcap_writer_io_wait(a->writers[i], NULL, &ns);
+		fprintf(f, "gpucap_output_io_wait_seconds_total{output=\"%u\",", i);
+		label(f, "path", a->o->outs[i].path);
+		fprintf(f, "} %.6f\n", (double)ns / 1e9);
+	}
 }
 
 static void

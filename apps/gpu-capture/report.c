@@ -98,6 +98,20 @@ app_totals_dropped(const struct app_totals *t)
 }
 
 void
+app_io_wait(const struct app *a, uint64_t *waits, uint64_t *ns)
+{
+	*waits = a->io_waits;
+	*ns = a->io_wait_ns;
+	for (unsigned i = 0; i < a->nwriters; i++) {
+		uint64_t n, t;
+
+		gcap_writer_io_wait(a->writers[i], &n, &t);
+		*waits += n;
+		*ns += t;
+	}
+}
+
+void
 app_report_stats_line(const struct app *a, struct app_totals *prev, double dt)
 {
 	struct app_totals t;
@@ -224,6 +238,15 @@ app_report_summary(const struct app *a, uint64_t captured, double secs)
 			"(--time-order-window passed, or its export memory filled): the "
 			"file may step back in time after them\n",
 			forced);
+	uint64_t waits, wait_ns;
+
+	app_io_wait(a, &waits, &wait_ns);
+	if (waits > 0)
+		fprintf(stderr,
+			"%.3f s waited for the outputs' storage (%" PRIu64
+			" times every buffer of an output's I/O thread was full): the "
+			"outputs took the records slower than they came\n",
+			(double)wait_ns / 1e9, waits);
 	for (unsigned p = 0; a->nports > 1 && p < a->nports; p++) {
 		struct app_totals pt;
 
@@ -397,6 +420,11 @@ json_summary(struct gcap_json *j, const struct app *a, const struct app_totals *
 	gcap_json_key_u64(j, "captured", q->captured);
 	gcap_json_key_u64(j, "written", gcap_pipeline_written(a->pl));
 	gcap_json_key_u64(j, "order_forced", gcap_pipeline_order_forced(a->pl));
+	uint64_t waits, wait_ns;
+
+	app_io_wait(a, &waits, &wait_ns);
+	gcap_json_key_u64(j, "io_waits", waits);
+	gcap_json_key_f64(j, "io_wait_seconds", (double)wait_ns / 1e9, 6);
 	gcap_json_key_u64(j, "filtered", q->filtered);
 	gcap_json_object_begin(j, "dropped");
 	gcap_json_key_u64(j, "imissed", t->imissed);

@@ -27,6 +27,10 @@ void app_totals_read(const struct app *a, int port, struct app_totals *t);
 /* Every drop of t, whatever its reason. */
 uint64_t app_totals_dropped(const struct app_totals *t);
 
+/* The outputs' waits for their storage (gcap_writer_io_wait), summed,
+ * those of outputs already closed included. */
+void app_io_wait(const struct app *a, uint64_t *waits, uint64_t *ns);
+
 /*
  * --stats: one line on stderr of the rates since the last line (dt
  * seconds ago, when the counters were *prev) and the totals; *prev

@@ -383,7 +383,11 @@ app_close_writers(struct app *a, const struct gcap_writer_if_stats *st)
 
 	for (unsigned i = 0; i < a->nwriters; i++) {
 		char prev[GCAP_ERRBUF_SIZE];
+		uint64_t n, ns;
 
+		gcap_writer_io_wait(a->writers[i], &n, &ns);
+		a->io_waits += n;
+		a->io_wait_ns += ns;
 		/* a write error was reported when it happened: say it once */
 		snprintf(prev, sizeof(prev), "%s", a->err);
 		if (gcap_writer_close(a->writers[i], st, a->err) < 0) {

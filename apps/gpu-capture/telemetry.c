@@ -208,7 +208,7 @@ output(const struct app *a, void *arg)
 {
 	struct tel_req *r = arg;
 	int i = param_index(r->params, a->nwriters);
-	uint64_t recs, bytes;
+	uint64_t recs, bytes, waits, wait_ns;
 
 	if (i < 0)
 		return i;
@@ -220,6 +220,9 @@ output(const struct app *a, void *arg)
 	rte_tel_data_add_dict_string(r->d, "filter", a->o->outs[i].filter);
 	rte_tel_data_add_dict_u64(r->d, "records", recs);
 	rte_tel_data_add_dict_u64(r->d, "bytes", bytes);
+	gcap_writer_io_wait(a->writers[i], &waits, &wait_ns);
+	rte_tel_data_add_dict_u64(r->d, "io_waits", waits);
+	rte_tel_data_add_dict_u64(r->d, "io_wait_ns", wait_ns);
 	return 0;
 }
 

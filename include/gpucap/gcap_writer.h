@@ -317,6 +317,17 @@ int gcap_writer_flush(struct gcap_writer *w);
 void gcap_writer_counts(const struct gcap_writer *w, uint64_t *records, uint64_t *bytes);
 
 /**
+ * With write_behind: how many times the caller's thread found every
+ * buffer of the I/O thread's ring waiting to be written and waited for
+ * one, and for how long in all (ns). Where these grow while a capture
+ * runs, the file system takes the bytes slower than they come; a flush's,
+ * rotation's or close's wait for the ring to empty is not counted. 0
+ * without write_behind. Safe to call while the writer writes, as
+ * gcap_writer_counts. w may be NULL (0).
+ */
+void gcap_writer_io_wait(const struct gcap_writer *w, uint64_t *waits, uint64_t *ns);
+
+/**
  * Make a write blocked on a pipe or FIFO give up: the file becomes
  * non-blocking, so that once a signal interrupts the write, it and every
  * later one fail with EAGAIN (sticky, as gcap_writer_write's errors).

@@ -87,6 +87,7 @@ drop=$(q 'sum(gpucap_dropped_packets_total{job="gpucap"})')
 recs=$(q 'gpucap_output_records_total{job="gpucap",output="0"}')
 lat=$(q 'gpucap_latency_seconds_count{job="gpucap"}')
 forced=$(q 'gpucap_order_forced_packets_total{job="gpucap"}')
+iow=$(q 'gpucap_output_io_wait_seconds_total{job="gpucap",output="0"}')
 # the endpoint's other answers: a path it does not serve, a method
 curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$mp/x" >"$T/code" 2>/dev/null
 [ "$(cat "$T/code")" = 404 ] || fail "GET /x answered $(cat "$T/code")"
@@ -102,10 +103,12 @@ rules=$(curl -sf --max-time 5 "$api/rules" | python3 -c 'import json,sys; print(
 [ "$rules" = 6 ] || fail "Prometheus loaded $rules gpucap rules, expected 6"
 kill -INT $gcpid
 wait $gcpid || fail "gpu-capture exit $?: $(cat "$T/gc.err")"
-python3 - "$T/s.json" "$cap" "$filt" "$drop" "$recs" "$lat" "$forced" "$(count "$T/o.pcap")" <<'PY' || fail "Prometheus' values differ from the summary"
+python3 - "$T/s.json" "$cap" "$filt" "$drop" "$recs" "$lat" "$forced" "$(count "$T/o.pcap")" "$iow" <<'PY' || fail "Prometheus' values differ from the summary"
 import json, sys
 s = json.load(open(sys.argv[1]))
-cap, filt, drop, recs, lat, forced, n = (int(float(v)) for v in sys.argv[2:])
+cap, filt, drop, recs, lat, forced, n = (int(float(v)) for v in sys.argv[2:9])
+iow = float(sys.argv[9])  # scraped before the stop: at most the summary's
+assert 0 <= iow <= s["io_wait_seconds"] + 1e-6, (iow, s["io_wait_seconds"])
 print("prometheus:", dict(captured=cap, filtered=filt, dropped=drop, records=recs, latency_count=lat),
       "summary:", {k: s[k] for k in ("received", "captured", "filtered")})
 assert cap == s["captured"] == recs == n, (cap, s["captured"], recs, n)

@@ -72,7 +72,8 @@ python3 - "$T/f.json" "$(count "$T/f.pcap")" <<'PY' || fail "offline summary JSO
 import json, sys
 s = json.loads(open(sys.argv[1]).read(), parse_float=lambda t: ("float", t))
 top = ["backend", "seconds", "cpu_seconds", "cores_used", "received", "received_bytes",
-       "captured", "written", "order_forced", "filtered", "dropped", "rx_mpps", "rx_gbps", "latency_us",
+       "captured", "written", "order_forced", "io_waits", "io_wait_seconds", "filtered", "dropped",
+       "rx_mpps", "rx_gbps", "latency_us",
        "latency_parts_us", "batches", "batch_mean", "exec_us_mean", "cycle_us_mean",
        "rx_polls", "pkts_per_poll", "poll_interval_us", "poll_gaps", "rx_lcores", "queues"]
 assert list(s) == top, list(s)
@@ -91,7 +92,8 @@ assert len(s["queues"]) == 1 and list(s["queues"][0]) == [
 assert s["backend"] in ("cpu", "gpu") and s["captured"] == int(sys.argv[2]), s
 def decimals(v, n, where):
     assert isinstance(v, tuple) and len(v[1].split(".")[1]) == n, (where, v, n)
-for k, n in {"seconds": 6, "cpu_seconds": 3, "cores_used": 2, "rx_mpps": 4, "rx_gbps": 4,
+for k, n in {"seconds": 6, "cpu_seconds": 3, "cores_used": 2, "io_wait_seconds": 6,
+             "rx_mpps": 4, "rx_gbps": 4,
              "batch_mean": 1, "exec_us_mean": 2, "cycle_us_mean": 2, "pkts_per_poll": 1,
              "poll_interval_us": 2}.items():
     decimals(s[k], n, k)
@@ -101,8 +103,8 @@ for o in ("latency_us", "latency_parts_us"):
 for k, v in s["poll_gaps"].items():
     decimals(v, 3 if k == "time_pct" else 1, "poll_gaps." + k)
 decimals(s["queues"][0]["poll_gap_longest_us"], 1, "poll_gap_longest_us")
-ints = [s[k] for k in ("received", "received_bytes", "captured", "written", "filtered",
-                       "batches", "rx_polls")] + list(s["dropped"].values())
+ints = [s[k] for k in ("received", "received_bytes", "captured", "written", "io_waits",
+                       "filtered", "batches", "rx_polls")] + list(s["dropped"].values())
 assert all(isinstance(v, int) for v in ints), ints
 PY
 # a summary that cannot be written is refused before the capture starts

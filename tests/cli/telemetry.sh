@@ -120,6 +120,8 @@ for q, sq in zip(queues, s["queues"]):
     assert q["gpu"] == (0 if backend == "gpu" else -1), q
 outs = ans["/gpucap/output"]
 assert [o["records"] for o in outs] == [n_all, n_udp], (outs, n_all, n_udp)
+assert all(list(o)[-2:] == ["io_waits", "io_wait_ns"] for o in outs), outs
+assert sum(o["io_waits"] for o in outs) <= s["io_waits"], (outs, s["io_waits"])
 assert outs[1]["filter"] == "udp" and outs[0]["path"].endswith("all.pcapng"), outs
 kern = json.loads(ans["/gpucap/kernel"][0])
 assert kern == k, (kern, k)

@@ -5,7 +5,7 @@
  * what libpcap does not expose. One binary; its check cases come from the
  * parts, one file per concern (test_pcap.c, test_pcapng.c, test_output.c,
  * test_rotation.c, test_open_errors.c, test_write_errors.c, test_metadata.c,
- * test_write_calls.c).
+ * test_write_calls.c, test_io_wait.c).
  * With --behind, every writer writes from a thread of its own
  * (write_behind): the same cases, the same files.
  */
@@ -30,6 +30,7 @@ writer_suite(void)
 	suite_add_tcase(s, wt_tcase_write_errors());
 	suite_add_tcase(s, wt_tcase_metadata());
 	suite_add_tcase(s, wt_tcase_write_calls());
+	suite_add_tcase(s, wt_tcase_io_wait());
 	return s;
 }
 

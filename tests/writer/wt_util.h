@@ -141,5 +141,6 @@ TCase *wt_tcase_open_errors(void);
 TCase *wt_tcase_write_errors(void);
 TCase *wt_tcase_metadata(void);
 TCase *wt_tcase_write_calls(void);
+TCase *wt_tcase_io_wait(void);
 
 #endif /* WT_UTIL_H */

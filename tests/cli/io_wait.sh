@@ -1,0 +1,46 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# An output slower than the capture (a FIFO whose reader takes 16 KB every
+# 20 ms for its first 5 s, then the rest): the writer waits for it with
+# every buffer of its I/O thread full, and says so: the summary's line,
+# --summary-json's io_waits and io_wait_seconds. Every record it wrote
+# reached the reader. The reader is slower than any writer by far (0.8 MB/s
+# against the megabytes a second the writer frames on a loaded machine),
+# so the ring fills whatever the machine's load.
+. "$(dirname "$0")/lib.sh"
+mkfifo "$T/fifo"
+python3 - "$T/fifo" "$T/got.pcap" <<'PY' &
+import sys, time
+src, dst = sys.argv[1:]
+with open(src, "rb") as f, open(dst, "wb") as o:
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < 5:
+        b = f.read(16384)
+        if not b:
+            break
+        o.write(b)
+        time.sleep(0.02)
+    while b:
+        b = f.read(1 << 20)
+        o.write(b)
+PY
+rpid=$!
+timeout -k 5 90 "$GC" -i "gpunic0,rx_pcap=$DATA/eth-mix.pcap,loop=1,agent=cpu" --backend cpu \
+	--duration 3 --summary-json "$T/s.json" -w "$T/fifo" 2>"$T/err.txt" ||
+	die "exit $?: $(cat "$T/err.txt")"
+wait $rpid || die "the reader failed"
+grep -q "^[0-9.]* s waited for the outputs' storage ([0-9]* times every buffer of an output's I/O thread was full)" \
+	"$T/err.txt" || fail "no storage wait in the summary: $(cat "$T/err.txt")"
+python3 - "$T/s.json" "$(count "$T/got.pcap")" <<'PY' || fail "summary JSON: $(cat "$T/s.json")"
+import json, sys
+s = json.load(open(sys.argv[1]))
+n = int(sys.argv[2])
+assert s["io_waits"] >= 1 and s["io_wait_seconds"] > 0, (s["io_waits"], s["io_wait_seconds"])
+assert s["written"] == n > 0 and s["dropped"]["write_failed"] == 0, (s["written"], n, s["dropped"])
+PY
+# an output as fast as the capture needs: the line only where it waited
+timeout -k 5 90 "$GC" -r "$DATA/eth-mix.pcap" -w "$T/o.pcap" 2>"$T/err2.txt" ||
+	die "offline: exit $?: $(cat "$T/err2.txt")"
+grep -q "waited for the outputs' storage" "$T/err2.txt" &&
+	fail "a storage wait on a file of $(count "$T/o.pcap") records: $(cat "$T/err2.txt")"
+finish
