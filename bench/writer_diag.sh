@@ -7,7 +7,9 @@
 # gcap-writer-io, where the build has one), its page faults, its
 # involuntary context switches, its voluntary ones (each a sleep: waiting
 # for the I/O thread's ring or for records) and its I/O thread's (each a
-# sleep: nothing to write, or in the kernel's write), the CPUs it ran on
+# sleep: nothing to write, or in the kernel's write), the writer's waits
+# for its I/O thread with every buffer full over the whole run (the
+# summary's io_wait_seconds and io_waits), the CPUs it ran on
 # (sampled every 50 ms) and, where perf is installed, where each thread's
 # time went (software clock) and, with WAITS=1, where each went to sleep
 # (the kernel stacks of its switches out, the scheduler's own frames left
@@ -35,8 +37,8 @@ echo
 grep -H . /sys/kernel/mm/transparent_hugepage/enabled \
 	/sys/kernel/mm/transparent_hugepage/shmem_enabled 2>/dev/null | sed 's/^/    /'
 echo
-echo "| round | build | backend | output | Mpps | written M/s | writer CPU | I/O thread CPU | minor faults/s | involuntary switches/s | voluntary switches/s | I/O thread's voluntary switches/s | writer's CPUs |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+echo "| round | build | backend | output | Mpps | written M/s | writer CPU | I/O thread CPU | minor faults/s | involuntary switches/s | voluntary switches/s | I/O thread's voluntary switches/s | storage waits, whole run: s (times) | writer's CPUs |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 # one thread's minflt, utime+stime (ticks), CPU now, from its stat
 tstat() { awk '{ sub(/.*\) /, ""); print $8, $12 + $13, $37 }' "$1" 2>/dev/null; }
 nvcs() { awk '/^nonvoluntary_ctxt_switches/ { print $2 }' "$1" 2>/dev/null; }
@@ -120,16 +122,17 @@ j, rc, row, extra, cpus = sys.argv[1:]
 try:
     d = json.load(open(j))
 except Exception:
-    print(f'{row} failed (rc {rc}) |||||||||')
+    print(f'{row} failed (rc {rc}) ||||||||||')
     sys.exit()
-print(f'{row} {d["rx_mpps"]:.2f} | {d["written"] / d["seconds"] / 1e6:.2f} | {extra} | {cpus} |')
+print(f'{row} {d["rx_mpps"]:.2f} | {d["written"] / d["seconds"] / 1e6:.2f} | {extra} | '
+      f'{d["io_wait_seconds"]:.3f} ({d["io_waits"]}) | {cpus} |')
 PY
 			if [ -n "$perf" ] && [ -s "$t/perf.data" ]; then
 				for th in "writer:$tid" "I/O thread:$iotid"; do
 					[ -n "${th#*:}" ] || continue
 					perf report -i "$t/perf.data" --tid "${th#*:}" --no-children --sort dso,sym --stdio 2>/dev/null |
 						grep -v '^#' | grep '%' | head -8 >"$t/prof"
-					echo "|  |  |  |  | ${th%:*} profile: $(awk '{ $1 = $1; printf "%s%s", s, $0; s = "; " }' "$t/prof") |||||||||"
+					echo "|  |  |  |  | ${th%:*} profile: $(awk '{ $1 = $1; printf "%s%s", s, $0; s = "; " }' "$t/prof") ||||||||||"
 				done
 			fi
 			if [ -n "$perf" ] && [ -s "$t/waits.data" ]; then
@@ -144,7 +147,7 @@ PY
 					function flush() { if (key != "") c[th ": " key]++ }
 					END { flush(); for (k in c) print c[k], k }' |
 					sort -rn | head -8 >"$t/waits"
-				echo "|  |  |  |  | sleeps (switches out, 1 s): $(awk '{ n = $1; $1 = ""; printf "%s%s x%s", s, substr($0, 2), n; s = "; " }' "$t/waits") |||||||||"
+				echo "|  |  |  |  | sleeps (switches out, 1 s): $(awk '{ n = $1; $1 = ""; printf "%s%s x%s", s, substr($0, 2), n; s = "; " }' "$t/waits") ||||||||||"
 			fi
 			rm -f "$j" "$t/perf.data" "$t/waits.data" /dev/shm/gcap-wdiag.pcap ${CAP_DIR:+"$CAP_DIR/gcap-wdiag.pcap"}
 		done
