@@ -386,6 +386,16 @@ gcap_writer_flush(struct gcap_writer *w)
 	return gcap_wr_flush(w);
 }
 
+int
+gcap_writer_push(struct gcap_writer *w)
+{
+	if (w == NULL)
+		return -EINVAL;
+	if (w->behind != NULL && w->fd >= 0)
+		return gcap_wr_behind_hand(w, GCAP_WR_PUSH);
+	return gcap_wr_flush(w);
+}
+
 void
 gcap_writer_counts(const struct gcap_writer *w, uint64_t *records, uint64_t *bytes)
 {

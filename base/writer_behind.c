@@ -193,9 +193,10 @@ must_wait(const struct gcap_wr_behind *b, bool drain)
 }
 
 int
-gcap_wr_behind_hand(struct gcap_writer *w, bool drain)
+gcap_wr_behind_hand(struct gcap_writer *w, enum gcap_wr_hand why)
 {
 	struct gcap_wr_behind *b = w->behind;
+	const bool drain = why == GCAP_WR_DRAIN;
 	int rc;
 
 	pthread_mutex_lock(&b->lock);
@@ -214,12 +215,14 @@ gcap_wr_behind_hand(struct gcap_writer *w, bool drain)
 		b->lost_bytes += w->len;
 	}
 	/* a sleeping thread is woken once half the ring waits for it, not
-	 * for each buffer (a wake-up interrupts another CPU), and before
-	 * this one waits for it */
-	if (must_wait(b, drain) || b->head - b->tail >= WB_BUFS / 2)
+	 * for each buffer (a wake-up interrupts another CPU), before this
+	 * one waits for it, and when records are to reach the file soon */
+	if (must_wait(b, drain) || b->head - b->tail >= WB_BUFS / 2 ||
+	    (why == GCAP_WR_PUSH && b->head != b->tail))
 		pthread_cond_broadcast(&b->cond);
-	/* a full ring is the file system falling behind the records (a
-	 * drain's wait at a flush, rotation or close is not): counted */
+	/* a full ring is the storage falling behind the records: counted (a
+	 * drain's wait, for the last buffers at a flush, rotation or close,
+	 * is the price of having them in the file then, so it is not) */
 	const bool full = !drain && b->head - b->tail == WB_BUFS;
 	struct timespec t0, t1;
 

@@ -294,14 +294,23 @@ size_t gcap_wr_behind_cap(size_t hdr_len);
  */
 int gcap_wr_behind_start(struct gcap_writer *w, char *errbuf);
 
+/** Why the buffer being filled goes to the thread. */
+enum gcap_wr_hand {
+	GCAP_WR_FULL,  /* it is full: wake the thread once half the ring waits */
+	GCAP_WR_PUSH,  /* its records should reach the file soon: wake it now */
+	GCAP_WR_DRAIN, /* everything must be in the file: wait for it */
+};
+
 /**
  * Hand the buffer being filled (if it holds anything) to the thread and
- * take a free one; with drain, wait until every buffer is written. After
- * the thread's failure: waits for it to hold nothing, takes what never
- * reached the file off the counts and makes the error sticky.
+ * take a free one, waiting for one where every buffer waits to be
+ * written (counted in io_waits); with GCAP_WR_DRAIN, wait until every
+ * buffer is written. After the thread's failure: waits for it to hold
+ * nothing, takes what never reached the file off the counts and makes the
+ * error sticky.
  * @return 0 or the sticky error.
  */
-int gcap_wr_behind_hand(struct gcap_writer *w, bool drain);
+int gcap_wr_behind_hand(struct gcap_writer *w, enum gcap_wr_hand why);
 
 /** SIGURG to the thread (gcap_writer_interrupt), if there is one. */
 void gcap_wr_behind_kick(const struct gcap_writer *w);

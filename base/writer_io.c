@@ -44,7 +44,7 @@ gcap_wr_flush(struct gcap_writer *w)
 	int rc;
 
 	if (w->behind != NULL && w->fd >= 0)
-		return gcap_wr_behind_hand(w, true);
+		return gcap_wr_behind_hand(w, GCAP_WR_DRAIN);
 	if (w->err != 0)
 		return w->err;
 	if (w->len == 0 || w->fd < 0)
@@ -74,7 +74,7 @@ static int
 make_room(struct gcap_writer *w)
 {
 	if (w->behind != NULL && w->fd >= 0)
-		return gcap_wr_behind_hand(w, false);
+		return gcap_wr_behind_hand(w, GCAP_WR_FULL);
 	return gcap_wr_flush(w);
 }
 

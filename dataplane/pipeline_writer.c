@@ -227,8 +227,10 @@ writer_main(void *arg)
 			for (unsigned j = 0; j < c->nwriters; j++) {
 				int r = gcap_writer_tick(c->writers[j], wall);
 
+				/* on its way, not waited for: a slow file
+				 * stalls the writer no more than its pace */
 				if (r == 0)
-					r = gcap_writer_flush(c->writers[j]);
+					r = gcap_writer_push(c->writers[j]);
 				if (r == -ECANCELED) {
 					stopped = true;
 					atomic_store(&pl->finished, 1);

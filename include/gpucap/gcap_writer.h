@@ -307,6 +307,18 @@ int gcap_writer_rotate(struct gcap_writer *w);
 int gcap_writer_flush(struct gcap_writer *w);
 
 /**
+ * Send buffered records on their way to the file without waiting for
+ * them: with write_behind, the buffer being filled goes to the I/O thread,
+ * which is woken to write it (this waits only where every buffer of its
+ * ring waits to be written, as a full buffer does); without it, as
+ * gcap_writer_flush. For the periodic flush of a writer that keeps
+ * writing: a slow file system then costs it no more than its pace.
+ * @return 0 or a negative errno (the sticky write error, as
+ *         gcap_writer_flush; -EINVAL for a NULL w).
+ */
+int gcap_writer_push(struct gcap_writer *w);
+
+/**
  * Records and bytes written so far (all files; bytes count everything
  * appended to the files: headers, records, ISBs). After a write error
  * records lost from the buffer are no longer counted, so the counts match
@@ -319,11 +331,13 @@ void gcap_writer_counts(const struct gcap_writer *w, uint64_t *records, uint64_t
 /**
  * With write_behind: how many times the caller's thread found every
  * buffer of the I/O thread's ring waiting to be written and waited for
- * one, and for how long in all (ns). Where these grow while a capture
- * runs, the file system takes the bytes slower than they come; a flush's,
- * rotation's or close's wait for the ring to empty is not counted. 0
- * without write_behind. Safe to call while the writer writes, as
- * gcap_writer_counts. w may be NULL (0).
+ * one (gcap_writer_write's and gcap_writer_push's), and for how long in
+ * all (ns). Where these grow while a capture runs, the file system takes
+ * the bytes slower than they come. gcap_writer_flush's, rotation's and
+ * close's waits for the ring to empty are not counted. 0 without
+ * write_behind (also with flush_each, which writes on the caller's
+ * thread). Safe to call while the writer writes, as gcap_writer_counts.
+ * w may be NULL (0).
  */
 void gcap_writer_io_wait(const struct gcap_writer *w, uint64_t *waits, uint64_t *ns);
 

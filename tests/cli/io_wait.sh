@@ -4,9 +4,11 @@
 # 20 ms for its first 5 s, then the rest): the writer waits for it with
 # every buffer of its I/O thread full, and says so: the summary's line,
 # --summary-json's io_waits and io_wait_seconds. Every record it wrote
-# reached the reader. The reader is slower than any writer by far (0.8 MB/s
-# against the megabytes a second the writer frames on a loaded machine),
-# so the ring fills whatever the machine's load.
+# reached the reader. The reader is slower than the writer by far (0.8
+# MB/s against the tens of megabytes a second the capture frames even on
+# a loaded machine: 4 MB/s fills the ring before the reader's 5 s end),
+# and the writer's periodic push waits for its ring only when it is full,
+# so every wait it makes is counted.
 . "$(dirname "$0")/lib.sh"
 mkfifo "$T/fifo"
 python3 - "$T/fifo" "$T/got.pcap" <<'PY' &
