@@ -3,7 +3,9 @@
 # --metrics: a real Prometheus server (temporary config and storage, on
 # loopback) scrapes gpu-capture while it captures; the values read back
 # through Prometheus' HTTP API equal the summary once the port's file is
-# read whole; the example alerting rules pass promtool and load.
+# read whole; the example alerting rules pass promtool, fire where they
+# should and nowhere else (promtool's unit tests, gpucap-alerts.test.yml)
+# and load.
 . "$(dirname "$0")/lib.sh"
 # a bad --metrics is one line and exit 1 before anything starts
 for bad in "127.0.0.1" "127.0.0.1:0" "127.0.0.1:65536" "[::1]9464" ":9464"; do
@@ -20,6 +22,8 @@ need promtool
 need curl
 RULES=$SRC/docs/prometheus/gpucap-alerts.yml
 promtool check rules "$RULES" >"$T/rules.out" 2>&1 || fail "promtool check rules: $(cat "$T/rules.out")"
+promtool test rules "$SRC/tests/cli/gpucap-alerts.test.yml" >"$T/rules.out" 2>&1 ||
+	fail "promtool test rules: $(cat "$T/rules.out")"
 export RUNTIME_DIRECTORY=$T/run
 mkdir -p "$RUNTIME_DIRECTORY"
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
@@ -100,7 +104,7 @@ gc -i "net_pcap1,rx_pcap=$LIVE1" -w "$T/busy.pcap" --metrics "127.0.0.1:$mp"; rc
 [ $rc -eq 1 ] && grep -q "^gpu-capture: --metrics 127.0.0.1:$mp: cannot listen: Address already in use" "$T/gc.err" ||
 	fail "--metrics on a taken port: exit $rc: $(cat "$T/gc.err")"
 rules=$(curl -sf --max-time 5 "$api/rules" | python3 -c 'import json,sys; print(len([r for g in json.load(sys.stdin)["data"]["groups"] if g["name"]=="gpucap" for r in g["rules"]]))')
-[ "$rules" = 6 ] || fail "Prometheus loaded $rules gpucap rules, expected 6"
+[ "$rules" = 7 ] || fail "Prometheus loaded $rules gpucap rules, expected 7"
 kill -INT $gcpid
 wait $gcpid || fail "gpu-capture exit $?: $(cat "$T/gc.err")"
 python3 - "$T/s.json" "$cap" "$filt" "$drop" "$recs" "$lat" "$forced" "$(count "$T/o.pcap")" "$iow" <<'PY' || fail "Prometheus' values differ from the summary"
