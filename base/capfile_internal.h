@@ -4,8 +4,9 @@
  * source (a file descriptor, through a decompressor chosen by the first
  * bytes: one table row per codec, one file each), the record formats
  * (pcap, pcapng: one table row each, one file each), and the reader's
- * state. The reader (capfile.c) reaches a codec or a format only through
- * its row.
+ * state. The reader (capfile_open.c opens an input, capfile.c fills
+ * buffers with its records) reaches a codec or a format only through its
+ * row.
  *
  * How the formats and libpcap share the work: libpcap opens every input
  * (its checks and messages for the file header are tcpdump's), then a
@@ -114,8 +115,9 @@ struct gcap_cf_src {
 	struct gcap_cf_ahead *ahead; /* the codec's thread (capfile_ahead.c) */
 	struct gcap_cf_par *par;     /* or its threads (capfile_par.c) */
 	char msg[256];               /* what the codec and the reads say of an error */
-	char rmsg[256];              /* the reader's copy, for the error src_read() gave:
-			 * the codec's threads may still write msg */
+	char rmsg[256];              /* the reader's copy, for the error of
+			 * gcap_cf_src_read(): the codec's threads may still
+			 * write msg */
 };
 
 /** Decompress on a thread of its own from now on. @return 0 or -errno
@@ -287,6 +289,14 @@ struct gcap_capfile {
  *  only once the guard saw a cut, in the mapping's last page (a cut there
  *  faults nowhere), or where ask says. */
 size_t gcap_cf_map_whole(struct gcap_capfile *cf, size_t pos, bool ask);
+/** The input's next bytes (through the codec, or its threads once they
+ *  run). @return bytes, 0 at the end, or -errno with s->rmsg set. */
+ssize_t gcap_cf_src_read(struct gcap_cf_src *s, uint8_t *buf, size_t len);
+/** The stream libpcap reads cf through: the replay bytes first, then the
+ *  carry (while cf->recording, what the source gives is kept in the carry
+ *  too), then the mapping or the source. @return it, or NULL with errno
+ *  set. */
+FILE *gcap_cf_ck_open(struct gcap_capfile *cf);
 
 /* ---------------------------------------------- capfile_populate.c */
 
