@@ -39,15 +39,6 @@ static const struct gcap_wr_fmt *const formats[] = {
 
 #define NFORMATS (sizeof(formats) / sizeof(formats[0]))
 
-static uint64_t
-realtime_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * GCAP_WR_NS_PER_SEC + (uint64_t)ts.tv_nsec;
-}
-
 /* ---- file names and rotation ---- */
 
 /* Files are numbered as -C numbers them (-C, -b packets:N). */
@@ -371,7 +362,7 @@ gcap_writer_rotate(struct gcap_writer *w)
 	if (w->rotate_ns == 0)
 		return size_rotate(w, true);
 	/* -G: the new period starts now (its name from now's time) */
-	uint64_t now = realtime_ns();
+	uint64_t now = gcap_wr_clock_ns(CLOCK_REALTIME);
 
 	if (now > w->clock_ns)
 		w->clock_ns = now;
@@ -457,7 +448,7 @@ gcap_writer_close(struct gcap_writer *w, const struct gcap_writer_if_stats *stat
 	rc = w->err;
 	if (rc == 0 && w->fd >= 0 && w->fmt->put_stats != NULL && stats != NULL) {
 		/* the end: now, or the latest record or tick if later */
-		uint64_t end = realtime_ns();
+		uint64_t end = gcap_wr_clock_ns(CLOCK_REALTIME);
 
 		if (w->clock_ns > end)
 			end = w->clock_ns;
@@ -725,7 +716,8 @@ gcap_writer_open(const struct gcap_writer_conf *conf, char *errbuf)
 	w->closed_arg = conf->closed_arg;
 	w->is_stdout = strcmp(conf->path, "-") == 0;
 	w->fd = -1;
-	w->start_ns = conf->start_ns != 0 ? conf->start_ns : realtime_ns();
+	w->start_ns =
+		conf->start_ns != 0 ? conf->start_ns : gcap_wr_clock_ns(CLOCK_REALTIME);
 	if (w->rotate_ns != 0)
 		tzset(); /* -G names use the local time: read TZ now */
 	w->period_ns = w->start_ns;

@@ -21,7 +21,6 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "writer_internal.h"
 
@@ -192,15 +191,6 @@ must_wait(const struct gcap_wr_behind *b, bool drain)
 	       (drain || b->err != 0 || b->head - b->tail == WB_BUFS);
 }
 
-static uint64_t
-mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * GCAP_WR_NS_PER_SEC + (uint64_t)ts.tv_nsec;
-}
-
 int
 gcap_wr_behind_hand(struct gcap_writer *w, enum gcap_wr_hand why)
 {
@@ -233,13 +223,14 @@ gcap_wr_behind_hand(struct gcap_writer *w, enum gcap_wr_hand why)
 	 * drain's wait, for the last buffers at a flush, rotation or close,
 	 * is the price of having them in the file then, so it is not) */
 	const bool full = !drain && b->head - b->tail == WB_BUFS;
-	const uint64_t t0 = full ? mono_ns() : 0;
+	const uint64_t t0 = full ? gcap_wr_clock_ns(CLOCK_MONOTONIC) : 0;
 
 	while (must_wait(b, drain))
 		pthread_cond_wait(&b->cond, &b->lock);
 	if (full) {
 		__atomic_store_n(&w->io_waits, w->io_waits + 1, __ATOMIC_RELAXED);
-		__atomic_store_n(&w->io_wait_ns, w->io_wait_ns + (mono_ns() - t0),
+		__atomic_store_n(&w->io_wait_ns,
+				 w->io_wait_ns + (gcap_wr_clock_ns(CLOCK_MONOTONIC) - t0),
 				 __ATOMIC_RELAXED);
 	}
 	rc = b->err != 0 ? take_error(w, b) : w->err;

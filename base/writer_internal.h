@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/types.h>
 #include <sys/uio.h>
+#include <time.h>
 
 #include "gpucap/gcap_writer.h"
 
@@ -348,6 +349,17 @@ gcap_wr_took(struct gcap_writer *w, const struct gcap_rec *rec, size_t total)
 	w->buf_recs++;
 	w->nrec++;
 	w->nbytes += total;
+}
+
+/** clk's time now in ns (the files' times: CLOCK_REALTIME; waits:
+ *  CLOCK_MONOTONIC). */
+static inline uint64_t
+gcap_wr_clock_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (uint64_t)ts.tv_sec * GCAP_WR_NS_PER_SEC + (uint64_t)ts.tv_nsec;
 }
 
 /* Fields in the writing host's byte order, as pcap and pcapng allow. */
