@@ -196,6 +196,8 @@ PY
 		[ "$out" = /dev/null ] || rm -f "$out"
 	done
 	rm -rf "$t"
+	# the traps are this function's: its locals are gone once it returns
+	trap - EXIT INT TERM
 }
 if [ "${ONLY:-}" = diag ]; then
 	diag | tee "$md"
