@@ -117,10 +117,14 @@ struct pl_queue {
 	struct gcap_spsc free;   /* xbufs written, back from the writer */
 	struct gcap_xbuf *xbufs; /* descriptors; their memory is xa's */
 	unsigned nxbufs;
-	struct gcap_xarena xa;    /* the queue's export memory */
-	uint64_t *xend;           /* per xbuf: its region's end in xa, 0: none */
-	uint64_t *xstart;         /* per xbuf: xa's head when it was taken */
-	uint32_t xneed;           /* record bytes a batch found no room for */
+	struct gcap_xarena xa; /* the queue's export memory */
+	uint64_t *xend;        /* per xbuf: its region's end in xa, 0: none */
+	uint64_t *xstart;      /* per xbuf: xa's head when it was taken */
+	uint32_t xneed;        /* record bytes a batch found no room for */
+	/* --backpressure: since when the queue's port waits for the executor
+	 * (a slot) or the writer (export room), 0: it does not */
+	uint64_t bp_since;
+	bool bp_writer;           /* ... and for which */
 	struct gcap_xbuf *held;   /* done, kept for the next batch's records */
 	uint64_t held_since;      /* when held got its first records */
 	struct gcap_batch *cur;   /* slot being filled, not yet submitted */

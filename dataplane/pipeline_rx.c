@@ -185,6 +185,34 @@ rate_take(const struct gcap_pipeline *pl, struct pl_queue *q, unsigned n)
 		q->rate_vt += (double)n * 1e9 / (double)pl->conf.rx_rate_pps;
 }
 
+/* --backpressure: the wait of queue q's port, if any, ends at now; its
+ * time goes to its cause's count. */
+static inline void
+bp_wait_end(struct pl_queue *q, uint64_t now)
+{
+	if (likely(q->bp_since == 0))
+		return;
+	if (now > q->bp_since) {
+		if (q->bp_writer)
+			STAT_ADD(q->st.bp_wait_writer_ns, now - q->bp_since);
+		else
+			STAT_ADD(q->st.bp_wait_exec_ns, now - q->bp_since);
+	}
+	q->bp_since = 0;
+}
+
+/* --backpressure: queue q's port waits from now for the writer's export
+ * room (writer) or for an executor slot; a wait for the other ends. */
+static inline void
+bp_wait_begin(struct pl_queue *q, bool writer, uint64_t now)
+{
+	if (q->bp_since != 0 && q->bp_writer == writer)
+		return;
+	bp_wait_end(q, now);
+	q->bp_since = now;
+	q->bp_writer = writer;
+}
+
 /* Packets polled while no batch slot or export buffer is free: dropped and
  * counted (unless --backpressure, which leaves them in the port). */
 static unsigned
@@ -322,6 +350,8 @@ rx_submit(struct gcap_pipeline *pl, unsigned qi)
 	if (b->xbuf == NULL) {
 		/* no room for its records: the writer is behind */
 		q->xneed = q->rec_bytes;
+		if (c->backpressure && !(q->bp_since != 0 && q->bp_writer))
+			bp_wait_begin(q, true, now_ns(CLOCK_MONOTONIC));
 		if (c->backpressure ||
 		    atomic_load_explicit(&pl->stop_rx, memory_order_relaxed))
 			return; /* the batch waits (and the port with it; at
@@ -338,6 +368,7 @@ rx_submit(struct gcap_pipeline *pl, unsigned qi)
 	q->cur = NULL;
 	b->submit_t = now_ns(CLOCK_MONOTONIC);
 	q->last_submit = b->submit_t;
+	bp_wait_end(q, b->submit_t);
 	if (c->ops->batch_submit(c->ex, qi, b) < 0) {
 		/* cannot happen with a slot from batch_get; count, never leak */
 		mbufs_free((struct rte_mbuf **)b->mbufs, b->n);
@@ -429,9 +460,14 @@ rx_poll(struct gcap_pipeline *pl, unsigned qi)
 	if (c->busy_poll) /* (an idle lcore that sleeps makes its own gaps) */
 		poll_gap_check(q, mono);
 	xbuf_release_held(q, mono, false);
-	if (q->cur == NULL && !rx_open(pl, qi, &no_slot)) {
-		poll_phases_skip(q);
-		return rx_drop(pl, qi, no_slot, mono);
+	if (q->cur == NULL) {
+		if (!rx_open(pl, qi, &no_slot)) {
+			if (c->backpressure)
+				bp_wait_begin(q, !no_slot, mono);
+			poll_phases_skip(q);
+			return rx_drop(pl, qi, no_slot, mono);
+		}
+		bp_wait_end(q, mono);
 	}
 	b = q->cur;
 	if (unlikely(q->ncarry > 0))
@@ -547,6 +583,7 @@ gcap_pl_rx_lcore_main(void *arg)
 		struct pl_queue *q = &pl->q[mine[k]];
 
 		xbuf_release_held(q, 0, true);
+		bp_wait_end(q, now_ns(CLOCK_MONOTONIC));
 		if (q->cur != NULL && q->cur->n > 0) {
 			/* the writer never made room: count, never leak */
 			mbufs_free((struct rte_mbuf **)q->cur->mbufs, q->cur->n);

@@ -89,6 +89,8 @@ gcap_pipeline_queue_stats(const struct gcap_pipeline *pl, unsigned qi,
 	for (unsigned i = 0; i < GCAP_POLL_GAP_BUCKETS; i++)
 		LD(poll_gaps[i]);
 	LD(poll_gap_ns);
+	LD(bp_wait_exec_ns);
+	LD(bp_wait_writer_ns);
 	LD(poll_gap_max_ns);
 	LD(lcore_minflt);
 	LD(lcore_majflt);

@@ -140,6 +140,15 @@ struct qfam {
 		"gpucap_dropped_packets_total", NULL,                \
 			offsetof(struct gcap_queue_stats, f), r, 1.0 \
 	}
+#define QW(r, f)                                                      \
+	{                                                             \
+		"gpucap_backpressure_wait_seconds_total", bp_help,    \
+			offsetof(struct gcap_queue_stats, f), r, 1e-9 \
+	}
+static const char bp_help[] =
+	"Time the RX queue's port waited under --backpressure, its packets "
+	"left in it, by reason: executor (no batch slot free) or writer (no "
+	"export room).";
 static const struct qfam qfams[] = {
 	QF("gpucap_received_packets_total", "Packets the RX queue took from its port.",
 	   rx_pkts),
@@ -160,9 +169,12 @@ static const struct qfam qfams[] = {
 	QD("pipeline_full", drop_pipeline),
 	QD("writer_behind", drop_writer),
 	QD("chained", drop_chained),
+	QW("executor", bp_wait_exec_ns),
+	QW("writer", bp_wait_writer_ns),
 };
 #undef QF
 #undef QD
+#undef QW
 
 static const char drop_help[] =
 	"Packets lost, by reason: imissed and rx_nombuf at the port, pipeline_full "

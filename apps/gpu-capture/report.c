@@ -52,6 +52,8 @@ sum_queues(const struct app *a, unsigned port_index, bool all, struct app_totals
 		for (unsigned k = 0; k < GCAP_POLL_GAP_BUCKETS; k++)
 			t->q.poll_gaps[k] += s->poll_gaps[k];
 		t->q.poll_gap_ns += s->poll_gap_ns;
+		t->q.bp_wait_exec_ns += s->bp_wait_exec_ns;
+		t->q.bp_wait_writer_ns += s->bp_wait_writer_ns;
 		if (s->poll_gap_max_ns > t->q.poll_gap_max_ns)
 			t->q.poll_gap_max_ns = s->poll_gap_max_ns;
 		t->q.lcore_minflt += s->lcore_minflt;
@@ -247,6 +249,14 @@ app_report_summary(const struct app *a, uint64_t captured, double secs)
 			" times every buffer of an output's I/O thread was full): the "
 			"outputs took the records slower than they came\n",
 			(double)wait_ns / 1e9, waits);
+	if (t.q.bp_wait_exec_ns + t.q.bp_wait_writer_ns > 0)
+		fprintf(stderr,
+			"%.3f s the ports waited for the writer and %.3f s for the "
+			"executor (--backpressure, over %u queue%s of %.3f s): their "
+			"packets stayed in the ports meanwhile\n",
+			(double)t.q.bp_wait_writer_ns / 1e9,
+			(double)t.q.bp_wait_exec_ns / 1e9, a->nqueues,
+			a->nqueues == 1 ? "" : "s", secs);
 	for (unsigned p = 0; a->nports > 1 && p < a->nports; p++) {
 		struct app_totals pt;
 
@@ -425,6 +435,11 @@ json_summary(struct gcap_json *j, const struct app *a, const struct app_totals *
 	app_io_wait(a, &waits, &wait_ns);
 	gcap_json_key_u64(j, "io_waits", waits);
 	gcap_json_key_f64(j, "io_wait_seconds", (double)wait_ns / 1e9, 6);
+	/* --backpressure: the queues' time held for either, summed */
+	gcap_json_object_begin(j, "backpressure_wait_seconds");
+	gcap_json_key_f64(j, "executor", (double)q->bp_wait_exec_ns / 1e9, 6);
+	gcap_json_key_f64(j, "writer", (double)q->bp_wait_writer_ns / 1e9, 6);
+	gcap_json_object_end(j);
 	gcap_json_key_u64(j, "filtered", q->filtered);
 	gcap_json_object_begin(j, "dropped");
 	gcap_json_key_u64(j, "imissed", t->imissed);

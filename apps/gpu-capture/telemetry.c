@@ -192,6 +192,8 @@ queue(const struct app *a, void *arg)
 	rte_tel_data_add_dict_u64(r->d, "rx_bytes", s->rx_bytes);
 	rte_tel_data_add_dict_u64(r->d, "captured_bytes", s->captured_bytes);
 	rte_tel_data_add_dict_u64(r->d, "exec_ns", s->exec_ns);
+	rte_tel_data_add_dict_u64(r->d, "bp_wait_exec_ns", s->bp_wait_exec_ns);
+	rte_tel_data_add_dict_u64(r->d, "bp_wait_writer_ns", s->bp_wait_writer_ns);
 	free(s);
 	return 0;
 }

@@ -115,6 +115,14 @@ struct gcap_queue_stats {
 	 *  when they run out; a shared time is the earliest: an upper
 	 *  bound) */
 	uint64_t lat[GCAP_LAT_BUCKETS];
+	/** Live, --backpressure: time the queue's port waited, its packets
+	 *  left in it, because its RX lcore had no executor slot free
+	 *  (bp_wait_exec_ns: the executor behind) or no export room for a
+	 *  batch's records (bp_wait_writer_ns: the writer behind), from the
+	 *  first poll that could not go on to the one that could. Without
+	 *  --backpressure those packets are dropped and counted instead
+	 *  (drop_pipeline, drop_writer). */
+	uint64_t bp_wait_exec_ns, bp_wait_writer_ns;
 	/** the parts of it (live batches): submit-to-verdict and executor
 	 *  time, each counted once per packet of the batch. Total minus
 	 *  cycle is the wait in the open batch; cycle minus exec is the

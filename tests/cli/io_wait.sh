@@ -11,21 +11,7 @@
 # so every wait it makes is counted.
 . "$(dirname "$0")/lib.sh"
 mkfifo "$T/fifo"
-python3 - "$T/fifo" "$T/got.pcap" <<'PY' &
-import sys, time
-src, dst = sys.argv[1:]
-with open(src, "rb") as f, open(dst, "wb") as o:
-    t0 = time.monotonic()
-    while time.monotonic() - t0 < 5:
-        b = f.read(16384)
-        if not b:
-            break
-        o.write(b)
-        time.sleep(0.02)
-    while b:
-        b = f.read(1 << 20)
-        o.write(b)
-PY
+slow_reader "$T/fifo" "$T/got.pcap" 5 &
 rpid=$!
 timeout -k 5 90 "$GC" -i "gpunic0,rx_pcap=$DATA/eth-mix.pcap,loop=1,agent=cpu" --backend cpu \
 	--duration 3 --summary-json "$T/s.json" -w "$T/fifo" 2>"$T/err.txt" ||

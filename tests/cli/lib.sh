@@ -153,3 +153,24 @@ with open(sys.argv[2], 'wb') as f:
         f.write(d[24:])
 PY
 }
+
+# slow_reader FIFO OUT SECS: read FIFO into OUT taking 16 KB every 20 ms
+# (0.8 MB/s) for the first SECS seconds, then the rest at once, until its
+# writer closes it (run it in the background: slow_reader ... & rpid=$!)
+slow_reader() {
+	python3 - "$1" "$2" "$3" <<'PY'
+import sys, time
+src, dst, secs = sys.argv[1], sys.argv[2], float(sys.argv[3])
+with open(src, "rb") as f, open(dst, "wb") as o:
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < secs:
+        b = f.read(16384)
+        if not b:
+            break
+        o.write(b)
+        time.sleep(0.02)
+    while b:
+        b = f.read(1 << 20)
+        o.write(b)
+PY
+}

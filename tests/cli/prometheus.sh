@@ -92,6 +92,7 @@ recs=$(q 'gpucap_output_records_total{job="gpucap",output="0"}')
 lat=$(q 'gpucap_latency_seconds_count{job="gpucap"}')
 forced=$(q 'gpucap_order_forced_packets_total{job="gpucap"}')
 iow=$(q 'gpucap_output_io_wait_seconds_total{job="gpucap",output="0"}')
+bpw=$(q 'sum(gpucap_backpressure_wait_seconds_total{job="gpucap"})')
 # the endpoint's other answers: a path it does not serve, a method
 curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$mp/x" >"$T/code" 2>/dev/null
 [ "$(cat "$T/code")" = 404 ] || fail "GET /x answered $(cat "$T/code")"
@@ -107,12 +108,14 @@ rules=$(curl -sf --max-time 5 "$api/rules" | python3 -c 'import json,sys; print(
 [ "$rules" = 7 ] || fail "Prometheus loaded $rules gpucap rules, expected 7"
 kill -INT $gcpid
 wait $gcpid || fail "gpu-capture exit $?: $(cat "$T/gc.err")"
-python3 - "$T/s.json" "$cap" "$filt" "$drop" "$recs" "$lat" "$forced" "$(count "$T/o.pcap")" "$iow" <<'PY' || fail "Prometheus' values differ from the summary"
+python3 - "$T/s.json" "$cap" "$filt" "$drop" "$recs" "$lat" "$forced" "$(count "$T/o.pcap")" "$iow" "$bpw" <<'PY' || fail "Prometheus' values differ from the summary"
 import json, sys
 s = json.load(open(sys.argv[1]))
 cap, filt, drop, recs, lat, forced, n = (int(float(v)) for v in sys.argv[2:9])
 iow = float(sys.argv[9])  # scraped before the stop: at most the summary's
 assert 0 <= iow <= s["io_wait_seconds"] + 1e-6, (iow, s["io_wait_seconds"])
+bpw = float(sys.argv[10])  # the family is there (both reasons summed), likewise
+assert 0 <= bpw <= sum(s["backpressure_wait_seconds"].values()) + 1e-6, (bpw, s)
 print("prometheus:", dict(captured=cap, filtered=filt, dropped=drop, records=recs, latency_count=lat),
       "summary:", {k: s[k] for k in ("received", "captured", "filtered")})
 assert cap == s["captured"] == recs == n, (cap, s["captured"], recs, n)

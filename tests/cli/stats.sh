@@ -72,13 +72,15 @@ python3 - "$T/f.json" "$(count "$T/f.pcap")" <<'PY' || fail "offline summary JSO
 import json, sys
 s = json.loads(open(sys.argv[1]).read(), parse_float=lambda t: ("float", t))
 top = ["backend", "seconds", "cpu_seconds", "cores_used", "received", "received_bytes",
-       "captured", "written", "order_forced", "io_waits", "io_wait_seconds", "filtered", "dropped",
+       "captured", "written", "order_forced", "io_waits", "io_wait_seconds",
+       "backpressure_wait_seconds", "filtered", "dropped",
        "rx_mpps", "rx_gbps", "latency_us",
        "latency_parts_us", "batches", "batch_mean", "exec_us_mean", "cycle_us_mean",
        "rx_polls", "pkts_per_poll", "poll_interval_us", "poll_gaps", "rx_lcores", "queues"]
 assert list(s) == top, list(s)
 assert list(s["dropped"]) == ["imissed", "rx_nombuf", "pipeline_full", "writer_behind",
                              "chained", "write_failed"], s["dropped"]
+assert list(s["backpressure_wait_seconds"]) == ["executor", "writer"], s["backpressure_wait_seconds"]
 assert list(s["latency_us"]) == ["p50", "p99", "p999"], s["latency_us"]
 assert list(s["latency_parts_us"]) == [f"{p}_p{n}" for p in ("cycle", "exec", "in", "back")
                                        for n in (50, 99)], s["latency_parts_us"]
@@ -100,6 +102,8 @@ for k, n in {"seconds": 6, "cpu_seconds": 3, "cores_used": 2, "io_wait_seconds":
 for o in ("latency_us", "latency_parts_us"):
     for k, v in s[o].items():
         decimals(v, 1, o + "." + k)
+for k, v in s["backpressure_wait_seconds"].items():
+    decimals(v, 6, "backpressure_wait_seconds." + k)
 for k, v in s["poll_gaps"].items():
     decimals(v, 3 if k == "time_pct" else 1, "poll_gaps." + k)
 decimals(s["queues"][0]["poll_gap_longest_us"], 1, "poll_gap_longest_us")

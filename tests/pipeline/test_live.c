@@ -184,6 +184,45 @@ START_TEST(test_writer_behind_counted)
 }
 END_TEST
 
+/* Under --backpressure nothing is dropped: the port waits, and that wait
+ * is counted by its cause. The writer behind (export memory of one
+ * batch, unpaced): time waited for the writer, none for the executor's
+ * slots; the executor behind (each batch done 2 ms after the one before,
+ * 16 slots): time waited for the executor. Each wait is within the run.
+ * Without --backpressure the same writer is counted in drops, not waits. */
+START_TEST(test_backpressure_waits_counted)
+{
+	struct run_result r;
+
+	run_nxbufs = 4;
+	run_xmem = (size_t)BATCH * GCAP_REC_SIZE(SNAP);
+	run(0, 4, 0, 200, true, &r);
+	printf("writer behind: waited %.3f s for the writer, %.3f s for the executor "
+	       "of %.3f s\n",
+	       (double)r.st.bp_wait_writer_ns / 1e9, (double)r.st.bp_wait_exec_ns / 1e9,
+	       r.secs);
+	ck_assert_uint_eq(r.st.drop_writer + r.st.drop_pipeline, 0);
+	ck_assert_msg(r.st.bp_wait_writer_ns > 0,
+		      "no wait for the writer counted with one batch of export memory");
+	ck_assert_uint_le(r.st.bp_wait_writer_ns, (uint64_t)(r.secs * 1e9));
+	run(0, 4, 0, 200, false, &r);
+	run_nxbufs = 0;
+	ck_assert_uint_gt(r.st.drop_writer, 0);
+	ck_assert_uint_eq(r.st.bp_wait_writer_ns + r.st.bp_wait_exec_ns, 0);
+
+	run(2000000, 1, 0, 200, true, &r);
+	printf("executor behind: waited %.3f s for the executor, %.3f s for the writer "
+	       "of %.3f s\n",
+	       (double)r.st.bp_wait_exec_ns / 1e9, (double)r.st.bp_wait_writer_ns / 1e9,
+	       r.secs);
+	ck_assert_uint_eq(r.st.drop_writer + r.st.drop_pipeline, 0);
+	ck_assert_msg(r.st.bp_wait_exec_ns > 0,
+		      "no wait for the executor counted with every slot busy");
+	ck_assert_uint_le(r.st.bp_wait_exec_ns + r.st.bp_wait_writer_ns,
+			  (uint64_t)(r.secs * 1e9));
+}
+END_TEST
+
 /* Stop while a batch is open (the executor's one lane busy for 300 ms):
  * the open batch is submitted, completes, and is written. */
 START_TEST(test_stop_submits_open_batch)
@@ -339,6 +378,7 @@ add_tests(TCase *tc)
 	tcase_add_test(tc, test_stop_submits_open_batch);
 	tcase_add_test(tc, test_small_batches_writer_slack);
 	tcase_add_test(tc, test_writer_behind_counted);
+	tcase_add_test(tc, test_backpressure_waits_counted);
 	tcase_add_test(tc, test_mbufs_return);
 	tcase_add_test(tc, test_rx_burst);
 	tcase_add_test(tc, test_free_paths);
