@@ -63,7 +63,9 @@ source "$here/gpunic_sources.sh"
 # merge wrote without waiting for every queue; bench/pcap_order: records
 # below a time written before them, and the most any is), the writer's
 # waits for its I/O thread with every buffer full (io_wait_seconds,
-# io_waits) and the NIC's counters summed over the queues
+# io_waits), the time the ports waited under --backpressure for the
+# writer's export room and for the executor's slots (summed over the
+# queues) and the NIC's counters summed over the queues
 # (-v: launches, mean packets a launch, waits for buffers handed out, RX ring room, a
 # free slot). DIAG_RUNS: "SOURCE:LCORES:BACKEND:VARIANT ..." (BACKEND cpu,
 # gpu: --mem gpu, host: --mem host; VARIANT base noorder nobp none fN
@@ -86,8 +88,8 @@ diag() {
 	t=$(mktemp -d)
 	echo "## what bounds the rows (gpu-capture -v, the floor rx_floor -v, ${DIAG_SECS:-2} s a run; threads: CPUs used over 1 s)"
 	echo
-	echo "| source | lcores | backend | variant | Mpps | written M/s | written MB/s | drops pipeline / writer / chained | cores | batch | pkts a poll | forced | out of order | most ms back | storage waits: s (times) | NIC: pkts a launch, us to completion, waits buffers / ring / slot |"
-	echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+	echo "| source | lcores | backend | variant | Mpps | written M/s | written MB/s | drops pipeline / writer / chained | cores | batch | pkts a poll | forced | out of order | most ms back | storage waits: s (times) | ports waited for the writer / executor: s | NIC: pkts a launch, us to completion, waits buffers / ring / slot |"
+	echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 	for run in ${DIAG_RUNS:-gpunic64:8:gpu:floor gpunic64:8:cpu:base gpunic64:8:cpu:noorder gpunic64:8:cpu:nobp gpunic64:8:cpu:none gpunic64:8:gpu:base gpunic64:8:gpu:noorder gpunic64:8:gpu:nobp gpunic64:8:gpu:none gpunic64:8:gpu:f8 gpunic64:8:cpu:none+f8 gpunic64:8:gpu:none+f8 gpunic:8:cpu:base gpunic:8:cpu:f8 gpunic:8:cpu:noorder gpunic:8:gpu:base gpunic:8:gpu:noorder gpunic:8:gpu:nobp gpunic:8:gpu:none gpunic:8:gpu:f8}; do
 		IFS=: read -r src q be v <<<"$run"
 		f=$(gpunic_pcap "$src" "$t" "$MIX") || return 1
@@ -121,7 +123,7 @@ diag() {
 			rc=$?
 		else
 			if [ "$load" = wload ] && [ ! -x "$W" ]; then
-				echo "| $src | $q | $be | $v | failed: no writer_bench at $W (WRITER_BENCH) ||||||||||||"
+				echo "| $src | $q | $be | $v | failed: no writer_bench at $W (WRITER_BENCH) |||||||||||||"
 				continue
 			fi
 			if [ "$load" = wload ]; then
@@ -167,7 +169,7 @@ j, log, src, q, be, v, rc, fb, ord_ = sys.argv[1:]
 try:
     d = json.load(open(j))
 except Exception:
-    print(f'| {src} | {q} | {be} | {v} | failed (rc {rc}) ||||||||||||')
+    print(f'| {src} | {q} | {be} | {v} | failed (rc {rc}) |||||||||||||')
     sys.exit()
 L = P = B = M = R = S = 0
 for line in open(log, errors='replace'):
@@ -179,9 +181,10 @@ for line in open(log, errors='replace'):
 got = d['rx_pkts'] if 'rx_pkts' in d else d['received']
 nic = f'{got / L:.0f}, {B / L:.1f}, {M} / {R} / {S}' if L else '-'
 if 'rx_pkts' in d:
-    print(f'| {src} | {q} | {be} | {v} | {d["rx_mpps"]:.2f} | - | - | - | {q} | - | - | - | - | - | - | {nic} |')
+    print(f'| {src} | {q} | {be} | {v} | {d["rx_mpps"]:.2f} | - | - | - | {q} | - | - | - | - | - | - | - | {nic} |')
     sys.exit()
 dr = d['dropped']
+bw = d['backpressure_wait_seconds']
 # no file behind /dev/null: no bytes to count
 mbs = '-' if fb == '-' else f'{int(fb) / d["seconds"] / 1e6:.0f}'
 o = ord_.split()
@@ -189,9 +192,9 @@ back, most = (o[1], f'{int(o[2]) / 1e6:.3f}') if len(o) == 3 and o[0] != '-' els
 print(f'| {src} | {q} | {be} | {v} | {d["rx_mpps"]:.2f} | {d["written"] / d["seconds"] / 1e6:.2f} | '
       f'{mbs} | {dr["pipeline_full"]} / {dr["writer_behind"]} / {dr["chained"]} | {d["cores_used"]} | '
       f'{d["batch_mean"]:.1f} | {d["pkts_per_poll"]:.1f} | {d["order_forced"]} | {back} | {most} | '
-      f'{d["io_wait_seconds"]:.3f} ({d["io_waits"]}) | {nic} |')
+      f'{d["io_wait_seconds"]:.3f} ({d["io_waits"]}) | {bw["writer"]:.3f} / {bw["executor"]:.3f} | {nic} |')
 PY
-		[ "$floor" = 1 ] || echo "|  |  |  | threads: ${thr:-?} ||||||||||||"
+		[ "$floor" = 1 ] || echo "|  |  |  | threads: ${thr:-?} |||||||||||||"
 		rm -f "$j"
 		[ "$out" = /dev/null ] || rm -f "$out"
 	done
