@@ -190,11 +190,16 @@ gcap_pipeline_stop(struct gcap_pipeline *pl, unsigned timeout_ms, char *errbuf)
 	char msg[GCAP_ERRBUF_SIZE] = "";
 	int r;
 
+	uint64_t now = now_ns(CLOCK_MONOTONIC);
+	uint64_t by = now + (uint64_t)timeout_ms * 1000000u;
+
+	/* the lcores' drain may wait (for the writer's room) three quarters
+	 * of it: the rest is theirs to return in */
+	atomic_store(&pl->drain_by, now + (uint64_t)timeout_ms * 750000u);
 	atomic_store(&pl->stop_rx, 1);
 	if (pl->lcores_started) {
 		/* bounded: an lcore inside an inline kernel that never returns
 		 * is left running (the others finish their drain meanwhile) */
-		uint64_t by = now_ns(CLOCK_MONOTONIC) + (uint64_t)timeout_ms * 1000000u;
 
 		if (!gcap_pl_rx_lcores_join_by(pl, by))
 			atomic_store(&pl->abandoned, 1);

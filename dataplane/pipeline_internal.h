@@ -190,6 +190,9 @@ struct gcap_pipeline {
 	atomic_int finished;       /* the pipeline wants to stop by itself */
 	atomic_int abort_write;    /* the stop stopped waiting for the writer */
 	atomic_int writer_exited;  /* the writer thread has returned */
+	/* until when the RX lcores' drain may wait (3/4 of
+	 * gcap_pipeline_stop's timeout; 0: not called yet, their own 2 s) */
+	atomic_uint_fast64_t drain_by;
 	/* The writer thread's counters, stored per record: on lines of their
 	 * own, away from the flags every RX lcore loads on every turn
 	 * (stop_rx above), which would otherwise bounce between the writer's

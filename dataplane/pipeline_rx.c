@@ -575,7 +575,15 @@ gcap_pl_rx_lcore_main(void *arg)
 			left += q->inflight + (q->cur != NULL && q->cur->n > 0) +
 				q->ncarry;
 		}
-		if (left == 0 || now_ns(CLOCK_MONOTONIC) > deadline)
+		if (left == 0)
+			break;
+		/* as long as the stop gives the writer, whose room a batch
+		 * may be waiting for: what was received is not dropped
+		 * sooner than the records already framed would be */
+		uint64_t now = now_ns(CLOCK_MONOTONIC);
+		uint64_t by = atomic_load_explicit(&pl->drain_by, memory_order_relaxed);
+
+		if (now > deadline && now > by)
 			break;
 		rte_pause();
 	}

@@ -367,8 +367,9 @@ void gcap_pipeline_request_rotate(struct gcap_pipeline *pl);
 bool gcap_pipeline_finished(const struct gcap_pipeline *pl);
 
 /**
- * Stop the RX lcores, drain the batches in flight (bounded by timeout_ms),
- * stop the executor, let the writer write everything, join it. The
+ * Stop the RX lcores, drain the batches in flight (bounded by timeout_ms;
+ * a batch waiting under --backpressure for the writer's room waits up to
+ * three quarters of it, then is counted as writer behind), stop the executor, let the writer write everything, join it. The
  * writer's wait is bounded by timeout_ms too: an output still blocked then is
  * interrupted and the records left are counted in
  * gcap_pipeline_write_failed() (-ETIMEDOUT). So is the wait for each RX

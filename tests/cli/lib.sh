@@ -154,23 +154,24 @@ with open(sys.argv[2], 'wb') as f:
 PY
 }
 
-# slow_reader FIFO OUT SECS: read FIFO into OUT taking 16 KB every 20 ms
-# (0.8 MB/s) for the first SECS seconds, then the rest at once, until its
+# slow_reader FIFO OUT SECS [FLAG]: read FIFO into OUT taking 16 KB every
+# 20 ms (0.8 MB/s) for SECS seconds from its first bytes (the writer's
+# start), or until the file FLAG exists, then the rest at once, until its
 # writer closes it (run it in the background: slow_reader ... & rpid=$!)
 slow_reader() {
-	python3 - "$1" "$2" "$3" <<'PY'
-import sys, time
-src, dst, secs = sys.argv[1], sys.argv[2], float(sys.argv[3])
+	python3 - "$1" "$2" "$3" "${4:-}" <<'PY'
+import os, sys, time
+src, dst, secs, flag = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4]
 with open(src, "rb") as f, open(dst, "wb") as o:
+    b = f.read(16384)
     t0 = time.monotonic()
-    while time.monotonic() - t0 < secs:
-        b = f.read(16384)
-        if not b:
-            break
+    while b and time.monotonic() - t0 < secs and not (flag and os.path.exists(flag)):
         o.write(b)
+        o.flush()
         time.sleep(0.02)
+        b = f.read(16384)
     while b:
-        b = f.read(1 << 20)
         o.write(b)
+        b = f.read(1 << 20)
 PY
 }
