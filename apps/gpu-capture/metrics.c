@@ -166,11 +166,13 @@ static const struct qfam qfams[] = {
 	{ "gpucap_poll_gaps_total",
 	  "Busy polls that came 10 us or more after the one before (--busy-poll).",
 	  offsetof(struct gcap_queue_stats, poll_gaps[1]), NULL, 1.0 },
+	QW("executor", bp_wait_exec_ns),
+	QW("writer", bp_wait_writer_ns),
+	/* last: the drops' family goes on after the table (the ports' own,
+	 * the run's write_failed), and a family is one group */
 	QD("pipeline_full", drop_pipeline),
 	QD("writer_behind", drop_writer),
 	QD("chained", drop_chained),
-	QW("executor", bp_wait_exec_ns),
-	QW("writer", bp_wait_writer_ns),
 };
 #undef QF
 #undef QD

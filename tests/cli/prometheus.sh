@@ -98,7 +98,21 @@ curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$mp/x" >"$T/code" 2>/de
 [ "$(cat "$T/code")" = 404 ] || fail "GET /x answered $(cat "$T/code")"
 curl -s -o /dev/null -w '%{http_code}' -X POST -d x "http://127.0.0.1:$mp/metrics" >"$T/code" 2>/dev/null
 [ "$(cat "$T/code")" = 405 ] || fail "POST /metrics answered $(cat "$T/code")"
-curl -s -D "$T/hdr" -o /dev/null "http://127.0.0.1:$mp/metrics"
+curl -s -D "$T/hdr" -o "$T/metrics.txt" "http://127.0.0.1:$mp/metrics"
+# the text format wants each family's samples together, after its TYPE
+python3 - "$T/metrics.txt" <<'PY' || fail "/metrics: a family's samples apart: $(head -c 2000 "$T/metrics.txt")"
+import sys
+fam, seen = None, set()
+for line in open(sys.argv[1]):
+    if line.startswith("# TYPE "):
+        fam = line.split()[2]
+        assert fam not in seen, ("family twice", fam)
+        seen.add(fam)
+    elif line.strip() and not line.startswith("#"):
+        name = line.split("{")[0].split()[0]
+        assert fam and (name == fam or name in (fam + "_bucket", fam + "_sum", fam + "_count")), (name, fam)
+assert "gpucap_backpressure_wait_seconds_total" in seen, sorted(seen)
+PY
 grep -qi '^content-type: text/plain; version=0.0.4' "$T/hdr" || fail "content type: $(cat "$T/hdr")"
 # the port taken: the second capture says so and starts nothing
 gc -i "net_pcap1,rx_pcap=$LIVE1" -w "$T/busy.pcap" --metrics "127.0.0.1:$mp"; rc=$?
