@@ -193,8 +193,9 @@ gcap_pipeline_stop(struct gcap_pipeline *pl, unsigned timeout_ms, char *errbuf)
 	uint64_t now = now_ns(CLOCK_MONOTONIC);
 	uint64_t by = now + (uint64_t)timeout_ms * 1000000u;
 
-	/* the lcores' drain may wait (for the writer's room) three quarters
-	 * of it: the rest is theirs to return in */
+	/* the lcores and the writer are done by then; the lcores' drain may
+	 * wait (for the writer's room) three quarters of it: the rest is
+	 * theirs to return in, and the writer's to finish */
 	atomic_store(&pl->drain_by, now + (uint64_t)timeout_ms * 750000u);
 	atomic_store(&pl->stop_rx, 1);
 	if (pl->lcores_started) {
@@ -248,9 +249,10 @@ gcap_pipeline_stop(struct gcap_pipeline *pl, unsigned timeout_ms, char *errbuf)
 			nanosleep(&ts, NULL);
 		}
 	}
-	/* bounded too: an output whose reader stalls is given up on */
-	gcap_pl_writer_join_by(pl,
-			       now_ns(CLOCK_MONOTONIC) + (uint64_t)timeout_ms * 1000000u);
+	/* bounded too, by the same mark: an output whose reader stalls is
+	 * given up on (the writer has written all along, and has at least
+	 * the quarter the lcores' drain leaves) */
+	gcap_pl_writer_join_by(pl, by);
 	if (pl->error < 0)
 		return gcap_err(errbuf, -pl->error, "%s", pl->errmsg);
 	return 0;

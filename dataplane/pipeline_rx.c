@@ -185,20 +185,38 @@ rate_take(const struct gcap_pipeline *pl, struct pl_queue *q, unsigned n)
 		q->rate_vt += (double)n * 1e9 / (double)pl->conf.rx_rate_pps;
 }
 
-/* --backpressure: the wait of queue q's port, if any, ends at now; its
- * time goes to its cause's count. */
+/* --backpressure: the time of queue q's wait (there is one) up to now,
+ * to its cause's count. */
+static inline void
+bp_wait_add(struct pl_queue *q, uint64_t now)
+{
+	if (now <= q->bp_since)
+		return;
+	if (q->bp_writer)
+		STAT_ADD(q->st.bp_wait_writer_ns, now - q->bp_since);
+	else
+		STAT_ADD(q->st.bp_wait_exec_ns, now - q->bp_since);
+}
+
+/* --backpressure: the wait of queue q's port, if any, ends at now. */
 static inline void
 bp_wait_end(struct pl_queue *q, uint64_t now)
 {
 	if (likely(q->bp_since == 0))
 		return;
-	if (now > q->bp_since) {
-		if (q->bp_writer)
-			STAT_ADD(q->st.bp_wait_writer_ns, now - q->bp_since);
-		else
-			STAT_ADD(q->st.bp_wait_exec_ns, now - q->bp_since);
-	}
+	bp_wait_add(q, now);
 	q->bp_since = 0;
+}
+
+/* A wait still going on counts up to now (the counters grow while a
+ * port waits, not only when it ends). */
+static inline void
+bp_wait_flush(struct pl_queue *q, uint64_t now)
+{
+	if (likely(q->bp_since == 0))
+		return;
+	bp_wait_add(q, now);
+	q->bp_since = now;
 }
 
 /* --backpressure: queue q's port waits from now for the writer's export
@@ -349,11 +367,18 @@ rx_submit(struct gcap_pipeline *pl, unsigned qi)
 	b->xbuf = gcap_pl_xbuf_bind(q, q->rec_bytes);
 	if (b->xbuf == NULL) {
 		/* no room for its records: the writer is behind */
+		const bool stopping =
+			atomic_load_explicit(&pl->stop_rx, memory_order_relaxed);
+
 		q->xneed = q->rec_bytes;
-		if (c->backpressure && !(q->bp_since != 0 && q->bp_writer))
+		/* the port waits once the batch takes no more packets (until
+		 * then the poll goes on filling it); the stop's drain is not
+		 * the port's wait */
+		if (c->backpressure && !stopping &&
+		    (b->n >= c->batch_max || q->ncarry > 0) &&
+		    !(q->bp_since != 0 && q->bp_writer))
 			bp_wait_begin(q, true, now_ns(CLOCK_MONOTONIC));
-		if (c->backpressure ||
-		    atomic_load_explicit(&pl->stop_rx, memory_order_relaxed))
+		if (c->backpressure || stopping)
 			return; /* the batch waits (and the port with it; at
 				 * stop, the drain retries until its deadline) */
 		mbufs_free((struct rte_mbuf **)b->mbufs, b->n);
@@ -459,6 +484,7 @@ rx_poll(struct gcap_pipeline *pl, unsigned qi)
 	mono = now_ns(CLOCK_MONOTONIC);
 	if (c->busy_poll) /* (an idle lcore that sleeps makes its own gaps) */
 		poll_gap_check(q, mono);
+	bp_wait_flush(q, mono);
 	xbuf_release_held(q, mono, false);
 	if (q->cur == NULL) {
 		if (!rx_open(pl, qi, &no_slot)) {
@@ -552,7 +578,10 @@ gcap_pl_rx_lcore_main(void *arg)
 	 * (a batch may wait for the writer's room here), and
 	 * what was submitted completes (bounded: a faulted executor never
 	 * completes; the main thread then stops it) */
-	deadline = now_ns(CLOCK_MONOTONIC) + 2000000000u;
+	deadline = now_ns(CLOCK_MONOTONIC);
+	for (unsigned k = 0; k < nmine; k++) /* the ports are polled no more */
+		bp_wait_end(&pl->q[mine[k]], deadline);
+	deadline += 2000000000u;
 	for (;;) {
 		uint64_t left = 0;
 
@@ -577,13 +606,12 @@ gcap_pl_rx_lcore_main(void *arg)
 		}
 		if (left == 0)
 			break;
-		/* as long as the stop gives the writer, whose room a batch
-		 * may be waiting for: what was received is not dropped
-		 * sooner than the records already framed would be */
-		uint64_t now = now_ns(CLOCK_MONOTONIC);
+		/* until the stop's own mark, once it has set one (a batch may
+		 * wait for the writer's room as long as the writer has to
+		 * write what it holds), else its own 2 s */
 		uint64_t by = atomic_load_explicit(&pl->drain_by, memory_order_relaxed);
 
-		if (now > deadline && now > by)
+		if (now_ns(CLOCK_MONOTONIC) > (by != 0 ? by : deadline))
 			break;
 		rte_pause();
 	}
@@ -591,7 +619,6 @@ gcap_pl_rx_lcore_main(void *arg)
 		struct pl_queue *q = &pl->q[mine[k]];
 
 		xbuf_release_held(q, 0, true);
-		bp_wait_end(q, now_ns(CLOCK_MONOTONIC));
 		if (q->cur != NULL && q->cur->n > 0) {
 			/* the writer never made room: count, never leak */
 			mbufs_free((struct rte_mbuf **)q->cur->mbufs, q->cur->n);

@@ -115,14 +115,6 @@ struct gcap_queue_stats {
 	 *  when they run out; a shared time is the earliest: an upper
 	 *  bound) */
 	uint64_t lat[GCAP_LAT_BUCKETS];
-	/** Live, --backpressure: time the queue's port waited, its packets
-	 *  left in it, because its RX lcore had no executor slot free
-	 *  (bp_wait_exec_ns: the executor behind) or no export room for a
-	 *  batch's records (bp_wait_writer_ns: the writer behind), from the
-	 *  first poll that could not go on to the one that could. Without
-	 *  --backpressure those packets are dropped and counted instead
-	 *  (drop_pipeline, drop_writer). */
-	uint64_t bp_wait_exec_ns, bp_wait_writer_ns;
 	/** the parts of it (live batches): submit-to-verdict and executor
 	 *  time, each counted once per packet of the batch. Total minus
 	 *  cycle is the wait in the open batch; cycle minus exec is the
@@ -171,6 +163,15 @@ struct gcap_queue_stats {
 	/** and the executor's time on them, summed over spans
 	 *  (gcap_batch_result.span_ns) */
 	uint64_t file_span_ns[4];
+	/** Live, --backpressure: time the queue's port waited, its packets
+	 *  left in it, because its RX lcore had no executor slot free
+	 *  (bp_wait_exec_ns: the executor behind) or no export room for a
+	 *  batch's records (bp_wait_writer_ns: the writer behind), from the
+	 *  first poll that could not go on (for the writer: with the batch
+	 *  full) to the one that could or the stop, counted as it goes.
+	 *  Without --backpressure those packets are dropped and counted
+	 *  instead (drop_pipeline, drop_writer). */
+	uint64_t bp_wait_exec_ns, bp_wait_writer_ns;
 };
 
 /**
@@ -367,11 +368,11 @@ void gcap_pipeline_request_rotate(struct gcap_pipeline *pl);
 bool gcap_pipeline_finished(const struct gcap_pipeline *pl);
 
 /**
- * Stop the RX lcores, drain the batches in flight (bounded by timeout_ms;
- * a batch waiting under --backpressure for the writer's room waits up to
- * three quarters of it, then is counted as writer behind), stop the executor, let the writer write everything, join it. The
- * writer's wait is bounded by timeout_ms too: an output still blocked then is
- * interrupted and the records left are counted in
+ * Stop the RX lcores, drain the batches in flight (a batch waiting for the
+ * writer's room waits up to three quarters of timeout_ms, then is counted
+ * as writer behind), stop the executor, let the writer write everything,
+ * join it. The writer's wait ends timeout_ms after the call: an output
+ * still blocked then is interrupted and the records left are counted in
  * gcap_pipeline_write_failed() (-ETIMEDOUT). So is the wait for each RX
  * lcore: one still inside the executor then (an inline kernel that never
  * returns) is left running, and gcap_pipeline_abandoned() is true.

@@ -1,8 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-3-Clause
 # An output slower than the capture (a FIFO whose reader takes 16 KB every
-# 20 ms for its first 5 s, then the rest): the writer waits for it with
-# every buffer of its I/O thread full, and says so: the summary's line,
+# 20 ms for 5 s from its first bytes, then the rest): the writer waits for
+# it with every buffer of its I/O thread full, and says so: the summary's line,
 # --summary-json's io_waits and io_wait_seconds. Every record it wrote
 # reached the reader. The reader is slower than the writer by far (0.8
 # MB/s against the tens of megabytes a second the capture frames even on

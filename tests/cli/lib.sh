@@ -154,20 +154,19 @@ with open(sys.argv[2], 'wb') as f:
 PY
 }
 
-# slow_reader FIFO OUT SECS [FLAG]: read FIFO into OUT taking 16 KB every
-# 20 ms (0.8 MB/s) for SECS seconds from its first bytes (the writer's
-# start), or until the file FLAG exists, then the rest at once, until its
-# writer closes it (run it in the background: slow_reader ... & rpid=$!)
+# slow_reader FIFO OUT SECS: read FIFO into OUT taking 16 KB every 20 ms
+# (0.8 MB/s) for SECS seconds from its first bytes (the writer's start),
+# then the rest at once, until its writer closes it (run it in the
+# background: slow_reader ... & rpid=$!)
 slow_reader() {
-	python3 - "$1" "$2" "$3" "${4:-}" <<'PY'
-import os, sys, time
-src, dst, secs, flag = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4]
+	python3 - "$1" "$2" "$3" <<'PY'
+import sys, time
+src, dst, secs = sys.argv[1], sys.argv[2], float(sys.argv[3])
 with open(src, "rb") as f, open(dst, "wb") as o:
     b = f.read(16384)
     t0 = time.monotonic()
-    while b and time.monotonic() - t0 < secs and not (flag and os.path.exists(flag)):
+    while b and time.monotonic() - t0 < secs:
         o.write(b)
-        o.flush()
         time.sleep(0.02)
         b = f.read(16384)
     while b:
