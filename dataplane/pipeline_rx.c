@@ -219,12 +219,20 @@ bp_wait_flush(struct pl_queue *q, uint64_t now)
 	q->bp_since = now;
 }
 
+/* Whether queue q's port already waits for that (writer: the writer's
+ * room, else an executor slot). */
+static inline bool
+bp_waiting_for(const struct pl_queue *q, bool writer)
+{
+	return q->bp_since != 0 && q->bp_writer == writer;
+}
+
 /* --backpressure: queue q's port waits from now for the writer's export
  * room (writer) or for an executor slot; a wait for the other ends. */
 static inline void
 bp_wait_begin(struct pl_queue *q, bool writer, uint64_t now)
 {
-	if (q->bp_since != 0 && q->bp_writer == writer)
+	if (bp_waiting_for(q, writer))
 		return;
 	bp_wait_end(q, now);
 	q->bp_since = now;
@@ -376,7 +384,7 @@ rx_submit(struct gcap_pipeline *pl, unsigned qi)
 		 * the port's wait */
 		if (c->backpressure && !stopping &&
 		    (b->n >= c->batch_max || q->ncarry > 0) &&
-		    !(q->bp_since != 0 && q->bp_writer))
+		    !bp_waiting_for(q, true)) /* (no clock read then) */
 			bp_wait_begin(q, true, now_ns(CLOCK_MONOTONIC));
 		if (c->backpressure || stopping)
 			return; /* the batch waits (and the port with it; at
@@ -578,10 +586,11 @@ gcap_pl_rx_lcore_main(void *arg)
 	 * (a batch may wait for the writer's room here), and
 	 * what was submitted completes (bounded: a faulted executor never
 	 * completes; the main thread then stops it) */
-	deadline = now_ns(CLOCK_MONOTONIC);
+	const uint64_t drain_t0 = now_ns(CLOCK_MONOTONIC);
+
 	for (unsigned k = 0; k < nmine; k++) /* the ports are polled no more */
-		bp_wait_end(&pl->q[mine[k]], deadline);
-	deadline += 2000000000u;
+		bp_wait_end(&pl->q[mine[k]], drain_t0);
+	deadline = drain_t0 + 2000000000u;
 	for (;;) {
 		uint64_t left = 0;
 
