@@ -80,10 +80,19 @@ stop_loads() {
 	[ -n "$LOAD_FILE" ] && rm -f "$LOAD_FILE"
 	LOAD_FILE=
 }
+# the capture (or rx_floor) running now: timeout puts it in a process
+# group of its own, out of a Ctrl-C's reach, so the script's exit stops
+# it (timeout passes the SIGINT on: it ends as on a Ctrl-C of its own);
+# it runs in the background so that the trap runs at once
+CAP_PID=
+stop_capture() {
+	[ -n "$CAP_PID" ] && kill -INT "$CAP_PID" 2>/dev/null && wait "$CAP_PID" 2>/dev/null
+	CAP_PID=
+}
 diag() {
 	local t j log src q be v m x f flt nic
 	# set here: diag may run in a pipeline's subshell, which has no traps
-	trap 'stop_loads; rm -rf "$t"; rm -f "${CAP_DIR:-/dev/shm}/gpunic-diag.pcap" ${ALT_CAP_DIR:+"$ALT_CAP_DIR/gpunic-diag.pcap"}' EXIT
+	trap 'stop_capture; stop_loads; rm -rf "$t"; rm -f "${CAP_DIR:-/dev/shm}/gpunic-diag.pcap" ${ALT_CAP_DIR:+"$ALT_CAP_DIR/gpunic-diag.pcap"}' EXIT
 	trap 'exit 130' INT TERM
 	t=$(mktemp -d)
 	echo "## what bounds the rows (gpu-capture -v, the floor rx_floor -v, ${DIAG_SECS:-2} s a run; threads: CPUs used over 1 s)"
@@ -119,8 +128,11 @@ diag() {
 			local fm=()
 			[ "$be" = gpu ] && fm=(--mem gpu)
 			(cd /tmp && exec timeout 60 "$F" -v -t "${DIAG_SECS:-2}" -q "$q" "${fm[@]}" --json "$j" \
-				-i "gpunic0,rx_pcap=$f,loop=1${GPUNIC_ARGS:-}$nic") >"$log" 2>&1
+				-i "gpunic0,rx_pcap=$f,loop=1${GPUNIC_ARGS:-}$nic") >"$log" 2>&1 &
+			CAP_PID=$!
+			wait "$CAP_PID"
 			rc=$?
+			CAP_PID=
 		else
 			if [ "$load" = wload ] && [ ! -x "$W" ]; then
 				echo "| $src | $q | $be | $v | failed: no writer_bench at $W (WRITER_BENCH) |||||||||||||"
@@ -141,6 +153,7 @@ diag() {
 				--busy-poll "${x[@]}" --duration "${DIAG_SECS:-2}" --summary-json "$j" \
 				-w "$out" "$flt") >"$log" 2>&1 &
 			local pid=$! cpid='' _
+			CAP_PID=$pid
 			for _ in $(seq 50); do
 				cpid=$(pgrep -P "$pid" | head -1) && break
 				sleep 0.02
@@ -148,6 +161,7 @@ diag() {
 			[ -n "$cpid" ] && thr=$(python3 "$here/thread_cpu.py" "$cpid" --after gcap-writer --secs 1)
 			wait "$pid"
 			rc=$?
+			CAP_PID=
 			if [ -n "$load" ]; then
 				stop_loads
 				# writer_bench's runs beside the capture: M records/s
