@@ -179,7 +179,7 @@ run_one() { # src q backend extra... -> json path (or empty)
 	echo
 	echo "machine: $tag, $ncpu CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
 	command -v nvidia-smi >/dev/null && echo "gpu: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)"
-	echo "commit: $commit, $SECS s per run, filter '$FILTER'$([ "$NFILTERS" -gt 1 ] && echo " and $((NFILTERS - 1)) more (NFILTERS=$NFILTERS outputs)"), ${GPU_BLOCKS:+--gpu-blocks $GPU_BLOCKS, }${BATCH:+--batch $BATCH, }${RX_BURST:+--rx-burst $RX_BURST, }${EXTRA:+$EXTRA, }busy polling; pcap source: mix-en10mb.pcap cut to 2000 bytes"
+	echo "commit: $commit, $SECS s per run, filter '$FILTER'$([ "$NFILTERS" -gt 1 ] && echo " and $((NFILTERS - 1)) more (NFILTERS=$NFILTERS outputs)"), ${GPU_BLOCKS:+--gpu-blocks $GPU_BLOCKS, }${BATCH:+--batch $BATCH, }${RX_BURST:+--rx-burst $RX_BURST, }${EXTRA:+$EXTRA, }busy polling; pcap source: mix-en10mb.pcap cut to 2000 bytes$(case " $SOURCES " in *" gpunic "*) echo "; gpunic: its records of up to 65,472 bytes as the file holds them, their Gb/s counting the lengths on the wire the records give, past the bytes they hold where the file cut them" ;; esac)"
 	echo
 	echo "| source | RX lcores | backend | lossless Mpps | Gb/s | captured | pipeline drops | CPU cores used | latency p50 us | p99 us (at half rate) | mean batch | executor us/batch (at half rate) | p99 us of the batch's parts: submit-to-done / notice (in) / executor / back (at half rate) | poll gaps >= 10 us per s per queue; p99 us of the packets no gap reached (their share) (at half rate) |"
 	echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
