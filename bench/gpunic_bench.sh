@@ -152,8 +152,8 @@ diag() {
 			(cd /tmp && exec timeout 60 "$G" -v -i "gpunic0,rx_pcap=$f,loop=1${GPUNIC_ARGS:-}$nic" --queues "$q" "${m[@]}" \
 				--busy-poll "${x[@]}" --duration "${DIAG_SECS:-2}" --summary-json "$j" \
 				-w "$out" "$flt") >"$log" 2>&1 &
-			local pid=$! cpid='' _
-			CAP_PID=$pid
+			CAP_PID=$!
+			local pid=$CAP_PID cpid='' _
 			for _ in $(seq 50); do
 				cpid=$(pgrep -P "$pid" | head -1) && break
 				sleep 0.02
