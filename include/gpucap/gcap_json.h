@@ -92,65 +92,64 @@ gcap_json__key(struct gcap_json *j, const char *key)
 	}
 }
 
-/** Open an object: a member `key` of the current object, or an array
- *  element when key is NULL. */
+/* Open a level with its bracket, a member `key` or (NULL) an element. */
 static inline void
-gcap_json_object_begin(struct gcap_json *j, const char *key)
+gcap_json__open(struct gcap_json *j, const char *key, char bracket)
 {
 	gcap_json__key(j, key);
-	fputc('{', j->f);
+	fputc(bracket, j->f);
 	if (j->depth >= GCAP_JSON_MAX_DEPTH) {
 		j->err = 1;
 		return;
 	}
 	j->n[j->depth++] = 0;
+}
+
+/* Close the innermost level with its bracket, on a line of its own
+ * where it holds anything. */
+static inline void
+gcap_json__close(struct gcap_json *j, char bracket)
+{
+	if (j->depth <= 0) {
+		j->err = 1;
+		return;
+	}
+	int had = j->n[--j->depth];
+	if (had) {
+		fputc('\n', j->f);
+		for (int i = 0; i < j->depth; i++)
+			fputs("  ", j->f);
+	}
+	fputc(bracket, j->f);
+}
+
+/** Open an object: a member `key` of the current object, or an array
+ *  element when key is NULL. */
+static inline void
+gcap_json_object_begin(struct gcap_json *j, const char *key)
+{
+	gcap_json__open(j, key, '{');
 }
 
 /** Close the innermost object. */
 static inline void
 gcap_json_object_end(struct gcap_json *j)
 {
-	if (j->depth <= 0) {
-		j->err = 1;
-		return;
-	}
-	int had = j->n[--j->depth];
-	if (had) {
-		fputc('\n', j->f);
-		for (int i = 0; i < j->depth; i++)
-			fputs("  ", j->f);
-	}
-	fputc('}', j->f);
+	gcap_json__close(j, '}');
 }
 
 /** Open an array (key as for gcap_json_object_begin()). */
 static inline void
 gcap_json_array_begin(struct gcap_json *j, const char *key)
 {
-	gcap_json__key(j, key);
-	fputc('[', j->f);
-	if (j->depth >= GCAP_JSON_MAX_DEPTH) {
-		j->err = 1;
-		return;
-	}
-	j->n[j->depth++] = 0;
+	gcap_json__open(j, key, '[');
 }
 
 /** Close the innermost array. */
 static inline void
 gcap_json_array_end(struct gcap_json *j)
 {
-	if (j->depth <= 0) {
-		j->err = 1;
-		return;
-	}
-	int had = j->n[--j->depth];
-	if (had) {
-		fputc('\n', j->f);
-		for (int i = 0; i < j->depth; i++)
-			fputs("  ", j->f);
-	}
-	fputc(']', j->f);
+	gcap_json__close(j, ']');
 }
 
 /**
