@@ -142,9 +142,9 @@ static const struct option long_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-/* tcpdump's letters; no leading '+': options after the expression count,
- * as tcpdump's (glibc's getopt permutes) */
-static const char short_opts[] = "i:r:V:w:F:s:c:C:G:W:qUvdhDLy:B:a:Z:gj:Jpz:b:";
+/* tcpdump's letters, and dumpcap's -f and -P; no leading '+': options
+ * after the expression count, as tcpdump's (glibc's getopt permutes) */
+static const char short_opts[] = "i:r:V:w:F:f:s:c:C:G:W:qUvdhDLy:B:a:Z:gj:JpPnz:b:";
 
 /* Strict unsigned parse: digits only, in [min, max]. */
 static int
@@ -512,6 +512,11 @@ parse_args(struct app_opts *o, struct app_config *cfg, const struct app_config_a
 			o->metrics = optarg;
 			break;
 		case 'F': o->filter_file = optarg; break;
+		case 'f': o->filter_arg = optarg; break;
+		/* dumpcap's: pcap whatever the file's name */
+		case 'P': o->fmt = GCAP_FMT_PCAP; break;
+		/* tcpdump's "no name resolution": gpu-capture resolves none */
+		case 'n': break;
 		case 'D': o->list_ports = true; break;
 		case 'L': o->list_linktypes = true; break;
 		case 'y': o->linktype_name = optarg; break;
@@ -589,14 +594,23 @@ app_parse_options(int argc, char **argv, struct app_opts *o)
 	argc = o->cfg.args.argc;
 	argv = o->cfg.args.argv;
 	optind = argc - o->nargs;
+	if (o->filter_file != NULL && o->filter_arg != NULL)
+		return -app_err("-F %s and -f '%s' both give the expression: one of them",
+				o->filter_file, o->filter_arg);
 	if (o->filter_file != NULL && optind < argc)
 		return -app_err("-F %s gives the expression: the words '%s...' after "
 				"the options would be ignored",
 				o->filter_file, argv[optind]);
+	if (o->filter_arg != NULL && optind < argc)
+		return -app_err("-f gives the expression: the words '%s...' after "
+				"the options would be ignored",
+				argv[optind]);
 	if (o->filter_file != NULL) {
 		if (app_args_read_filter_file(o->filter_file, &o->expr) < 0)
 			return -1;
-	} else
+	} else if (o->filter_arg != NULL)
+		o->expr = strdup(o->filter_arg);
+	else
 		o->expr = argc > optind || o->cfg.expr == NULL ?
 				  gcap_filter_join(argc - optind, argv + optind) :
 				  strdup(o->cfg.expr);

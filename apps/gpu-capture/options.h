@@ -82,6 +82,7 @@ struct app_opts {
 	struct gcap_doctor_conf doctor_conf; /* --doctor-root, --json, -i, --gpu */
 	const char *metrics;                 /* --metrics ADDR:PORT */
 	const char *filter_file;             /* -F: the expression's file */
+	const char *filter_arg;              /* -f: the expression (dumpcap's) */
 	bool list_ports;                     /* -D */
 	bool list_linktypes;                 /* -L */
 	const char *linktype_name;           /* -y */

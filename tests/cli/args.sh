@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-3-Clause
 # The command line as tcpdump's: options after the expression, -F FILE
-# for the expression, the output format spelled --format; an output's
+# for the expression, the output format spelled --format, dumpcap's -f
+# and -P and tcpdump's -n taken; an output's
 # expression split over several words, and an expression no output uses,
 # refused with one line before any file is created.
 . "$(dirname "$0")/lib.sh"
@@ -69,6 +70,25 @@ printf 'tcp and and\n' >"$T/badf"
 gc -r "$F" -w "$T/f5.pcap" -F "$T/badf"; rc=$?
 refused $rc "-F of a bad filter" "$T/f5.pcap"
 grep -q "syntax error" "$T/gc.err" || fail "-F bad filter: $(cat "$T/gc.err")"
+
+# dumpcap's and tcpdump's habits: -f EXPR (dumpcap's capture filter) is
+# the expression; -n (tcpdump: no name resolution) changes nothing in a
+# file; -P (dumpcap: pcap, not pcapng) is --format pcap
+gc -r "$F" -w "$T/df.pcap" -f 'udp port 53' || fail "-f: $(cat "$T/gc.err")"
+tdump "$F" "$T/refdf.pcap" udp port 53 || fail "tcpdump udp port 53"
+"$CMP" -q --usec "$T/df.pcap" "$T/refdf.pcap" || fail "-f 'udp port 53' differs from tcpdump's"
+gc -r "$F" -w "$T/df2.pcap" -f udp port 53; rc=$?
+refused $rc "-f with words after the options" "$T/df2.pcap"
+gc -r "$F" -w "$T/df3.pcap" -f udp -F "$T/filter"; rc=$?
+refused $rc "-f and -F" "$T/df3.pcap"
+gc -r "$F" -w "$T/df4.pcap" -f 'udp and and'; rc=$?
+refused $rc "-f of a bad filter" "$T/df4.pcap"
+gc -nn -r "$F" -w "$T/n.pcap" -n udp port 53 || fail "-nn ... -n: $(cat "$T/gc.err")"
+cmp -s "$T/n.pcap" "$T/df.pcap" || fail "-n changed the file"
+gc -r "$F" -w "$T/p.pcapng" -P || fail "-P: $(cat "$T/gc.err")"
+[ "$(head -c 4 "$T/p.pcapng" | od -An -tx1 | tr -d ' ')" != 0a0d0d0a ] || fail "-P wrote pcapng"
+gc -r "$F" -w "$T/p.pcap" || fail "no -P: $(cat "$T/gc.err")"
+cmp -s "$T/p.pcapng" "$T/p.pcap" || fail "-P into a .pcapng name differs from the pcap file"
 
 # the format is --format now (-F is tcpdump's)
 gc -r "$F" -w "$T/x.out" --format pcapng || fail "--format pcapng: $(cat "$T/gc.err")"
