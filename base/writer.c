@@ -553,6 +553,14 @@ check_conf(const struct gcap_writer_conf *c, char *errbuf)
 	    (c->shb_hardware != NULL && strlen(c->shb_hardware) > WR_STR_MAX))
 		return gcap_err(errbuf, EINVAL,
 				"writer: application, OS or hardware name too long");
+	if (c->ncomments > GCAP_WRITER_MAX_COMMENTS ||
+	    (c->ncomments > 0 && c->comments == NULL))
+		return gcap_err(errbuf, EINVAL, "writer: more than %u comments",
+				GCAP_WRITER_MAX_COMMENTS);
+	for (unsigned i = 0; i < c->ncomments; i++)
+		if (c->comments[i] == NULL || strlen(c->comments[i]) > WR_STR_MAX)
+			return gcap_err(errbuf, EINVAL,
+					"writer: comment %u missing or too long", i + 1);
 	if (strcmp(c->path, "-") == 0 && (c->rotate_bytes != 0 || c->rotate_secs != 0 ||
 					  c->rotate_packets != 0 || c->max_files != 0))
 		return gcap_err(errbuf, EINVAL,
@@ -621,6 +629,8 @@ gcap_writer_open(const struct gcap_writer_conf *conf, char *errbuf)
 
 	for (size_t k = 0; k < sizeof(top) / sizeof(top[0]); k++)
 		strs += top[k] != NULL ? strlen(top[k]) + 1 : 0;
+	for (unsigned i = 0; i < conf->ncomments; i++)
+		strs += strlen(conf->comments[i]) + 1;
 	for (unsigned i = 0; i < conf->nifs; i++) {
 		const struct gcap_writer_if *f = &conf->ifs[i];
 		const char *const ss[] = { f->name, f->description, f->os, f->hardware,
@@ -633,12 +643,13 @@ gcap_writer_open(const struct gcap_writer_conf *conf, char *errbuf)
 	w = calloc(1, sizeof(*w) +
 			      conf->nifs * (sizeof(struct gcap_wr_if) +
 					    sizeof(struct gcap_writer_if_stats)) +
-			      strs);
+			      conf->ncomments * sizeof(char *) + strs);
 	if (w == NULL)
 		return gcap_err_null(errbuf, ENOMEM, "writer: out of memory");
 	w->rot_st = (struct gcap_writer_if_stats *)(w + 1);
 	w->ifs = (struct gcap_wr_if *)(w->rot_st + conf->nifs);
-	sp = (char *)(w->ifs + conf->nifs);
+	w->comments = (const char **)(w->ifs + conf->nifs);
+	sp = (char *)(w->comments + conf->ncomments);
 #define WR_DUP(dst, src)                     \
 	do {                                 \
 		size_t l_ = strlen(src) + 1; \
@@ -659,6 +670,9 @@ gcap_writer_open(const struct gcap_writer_conf *conf, char *errbuf)
 	WR_DUP_OPT(w->app_name, conf->app_name);
 	WR_DUP_OPT(w->shb_os, conf->shb_os);
 	WR_DUP_OPT(w->shb_hw, conf->shb_hardware);
+	for (unsigned i = 0; i < conf->ncomments; i++)
+		WR_DUP(w->comments[i], conf->comments[i]);
+	w->ncomments = conf->ncomments;
 	for (unsigned i = 0; i < conf->nifs; i++) {
 		const struct gcap_writer_if *f = &conf->ifs[i];
 		struct gcap_wr_if *t = &w->ifs[i];

@@ -126,6 +126,8 @@ struct gcap_writer {
 	const char *app_name;    /* or NULL */
 	const char *shb_os;      /* or NULL */
 	const char *shb_hw;      /* or NULL */
+	const char **comments;   /* ncomments SHB comments */
+	unsigned ncomments;
 	struct gcap_wr_if *ifs;
 	unsigned nifs;
 	const struct gcap_wr_fmt *fmt;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The pcapng format for the writer, as dumpcap and DPDK's rte_pcapng write
- * it: a section header (SHB: shb_hardware, shb_os, shb_userappl), one
+ * it: a section header (SHB: shb_hardware, shb_os, shb_userappl, the
+ * capture comments), one
  * interface description (IDB: if_name, if_description, if_MACaddr,
  * if_speed, if_tsresol, if_tsoffset, if_filter, if_os, if_hardware,
  * if_fcslen, then the options carried from an input file; each where
@@ -19,6 +20,7 @@
 #define NG_EPB 0x00000006u
 #define NG_BOM 0x1a2b3c4du
 #define NG_OPT_END 0
+#define NG_OPT_COMMENT 1
 #define NG_SHB_HARDWARE 2
 #define NG_SHB_OS 3
 #define NG_SHB_USERAPPL 4
@@ -109,6 +111,8 @@ ng_shb_opts(const struct gcap_writer *w, uint8_t *p)
 	n += ng_str(p ? p + n : NULL, NG_SHB_HARDWARE, w->shb_hw);
 	n += ng_str(p ? p + n : NULL, NG_SHB_OS, w->shb_os);
 	n += ng_str(p ? p + n : NULL, NG_SHB_USERAPPL, w->app_name);
+	for (unsigned i = 0; i < w->ncomments; i++)
+		n += ng_str(p ? p + n : NULL, NG_OPT_COMMENT, w->comments[i]);
 	if (n > 0) {
 		if (p != NULL)
 			ng_opt(p + n, NG_OPT_END, NULL, 0);

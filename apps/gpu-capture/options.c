@@ -57,6 +57,7 @@ enum {
 	OPT_CONFIG = 0x400,
 	OPT_PIDFILE,
 	OPT_FORMAT,
+	OPT_CAPTURE_COMMENT,
 	OPT_IMMEDIATE,
 	OPT_AUTOSTOP,
 	/* capture fidelity */
@@ -75,6 +76,7 @@ static const struct option long_opts[] = {
 	{ "read", required_argument, NULL, 'r' },
 	{ "write", required_argument, NULL, 'w' },
 	{ "format", required_argument, NULL, OPT_FORMAT },
+	{ "capture-comment", required_argument, NULL, OPT_CAPTURE_COMMENT },
 	{ "snaplen", required_argument, NULL, 's' },
 	{ "count", required_argument, NULL, 'c' },
 	{ "file-size", required_argument, NULL, 'C' },
@@ -409,6 +411,15 @@ parse_args(struct app_opts *o, struct app_config *cfg, const struct app_config_a
 				return -app_err("--format '%s': expected pcap or pcapng",
 						optarg);
 			break;
+		case OPT_CAPTURE_COMMENT:
+			if (o->ncomments == GCAP_WRITER_MAX_COMMENTS)
+				return -app_err("--capture-comment: at most %u",
+						GCAP_WRITER_MAX_COMMENTS);
+			/* a pcapng option's value: 16 bits of length, padded */
+			if (strlen(optarg) > 0xfffc)
+				return -app_err("--capture-comment: at most 65532 bytes");
+			o->comments[o->ncomments++] = optarg;
+			break;
 		case 's':
 			PARSE_U("-s", optarg, 0, 262144, o->snaplen);
 			if (o->snaplen == 0)
@@ -675,6 +686,12 @@ app_parse_options(int argc, char **argv, struct app_opts *o)
 			if (strcmp(o->outs[i].path, o->outs[j].path) == 0)
 				return -app_err("output '%s' given twice",
 						o->outs[i].path);
+	for (unsigned i = 0; i < o->nouts && o->ncomments > 0; i++)
+		if (gcap_writer_fmt_of(o->outs[i].path, o->fmt) == GCAP_FMT_PCAP)
+			return -app_err("--capture-comment: -w %s is pcap, which has no "
+					"place for it: write pcapng (--format pcapng, or "
+					"a name ending in .pcapng)",
+					o->outs[i].path);
 	/* -d prints the programs and exits before a backend is chosen */
 	if (o->dump_level == 0 && o->backend == GCAP_BACKEND_CPU &&
 	    o->mem != GCAP_MEM_AUTO)

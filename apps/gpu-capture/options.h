@@ -37,7 +37,9 @@ struct app_opts {
 	int find_gpu;     /* --find: 1 gpu, 0 cpu, -1: the default (cpu) */
 	struct app_output outs[GCAP_MAX_OUTPUTS];
 	unsigned nouts;
-	enum gcap_fmt fmt;         /* -F */
+	enum gcap_fmt fmt;                              /* --format, -P */
+	const char *comments[GCAP_WRITER_MAX_COMMENTS]; /* --capture-comment */
+	unsigned ncomments;
 	uint32_t snaplen;          /* -s */
 	bool snaplen_given;        /* -s was given */
 	uint64_t count;            /* -c */

@@ -348,6 +348,8 @@ app_open_writers(struct app *a, const struct gcap_writer_if *ifs, unsigned nifs)
 			.epb_rx = a->nports > 0,
 			.shb_os = a->host_os[0] != '\0' ? a->host_os : NULL,
 			.shb_hardware = a->host_hw[0] != '\0' ? a->host_hw : NULL,
+			.comments = o->comments,
+			.ncomments = o->ncomments,
 			.rotate_packets = o->rotate_packets,
 			.stats_fn = writer_stats,
 			.stats_arg = a,

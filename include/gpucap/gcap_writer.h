@@ -13,6 +13,9 @@
 #ifndef GCAP_WRITER_H
 #define GCAP_WRITER_H
 
+/** Most SHB comments a writer takes (gcap_writer_conf.comments). */
+#define GCAP_WRITER_MAX_COMMENTS 64u
+
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -167,6 +170,11 @@ struct gcap_writer_conf {
 	bool epb_rx;
 	const char *shb_os;       /**< shb_os, may be NULL */
 	const char *shb_hardware; /**< shb_hardware, may be NULL */
+	/** pcapng: the SHB's comments (opt_comment), in order, as dumpcap's
+	 *  --capture-comment writes them; pcap has no place for them (the
+	 *  caller refuses them there). At most GCAP_WRITER_MAX_COMMENTS */
+	const char *const *comments;
+	unsigned ncomments;
 	/** dumpcap's -b packets:N: a new file (named as -C names them) once
 	 *  the current one holds this many records (0: off) */
 	uint64_t rotate_packets;

@@ -90,6 +90,21 @@ gc -r "$F" -w "$T/p.pcapng" -P || fail "-P: $(cat "$T/gc.err")"
 gc -r "$F" -w "$T/p.pcap" || fail "no -P: $(cat "$T/gc.err")"
 cmp -s "$T/p.pcapng" "$T/p.pcap" || fail "-P into a .pcapng name differs from the pcap file"
 
+# --capture-comment (dumpcap's) goes in pcapng's SHB: a pcap output,
+# by its name or by -P, is refused before any file is made
+gc -r "$F" -w "$T/cm.pcapng" --capture-comment 'one' --capture-comment 'two' ||
+	fail "--capture-comment: $(cat "$T/gc.err")"
+gc -r "$F" -w "$T/cm2.pcapng" -w "$T/cm.pcap" --capture-comment x; rc=$?
+refused $rc "--capture-comment with a pcap output" "$T/cm2.pcapng" "$T/cm.pcap"
+grep -qF -- "-w $T/cm.pcap is pcap" "$T/gc.err" ||
+	fail "--capture-comment with pcap: $(cat "$T/gc.err")"
+gc -r "$F" -w "$T/cm5.out" --format pcapng --capture-comment x ||
+	fail "--capture-comment with --format pcapng: $(cat "$T/gc.err")"
+gc -r "$F" -w "$T/cm3.pcapng" -P --capture-comment x; rc=$?
+refused $rc "--capture-comment with -P" "$T/cm3.pcapng"
+gc -r "$F" -w "$T/cm4.pcapng" --capture-comment "$(head -c 65533 /dev/zero | tr '\0' a)"; rc=$?
+refused $rc "--capture-comment of 65533 bytes" "$T/cm4.pcapng"
+
 # the format is --format now (-F is tcpdump's)
 gc -r "$F" -w "$T/x.out" --format pcapng || fail "--format pcapng: $(cat "$T/gc.err")"
 [ "$(head -c 4 "$T/x.out" | od -An -tx1 | tr -d ' ')" = 0a0d0d0a ] || fail "--format pcapng: not pcapng"

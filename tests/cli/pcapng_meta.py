@@ -82,6 +82,9 @@ def main():
             got = one(shb, code)
             if got is None or got.decode() != exp[key]:
                 fail(f"{f}: SHB option {code} is {got!r}, want {exp[key]!r}")
+        want = [c.encode() for c in exp.get("comments", [])]
+        if shb.get(1, []) != want:
+            fail(f"{f}: SHB comments {shb.get(1, [])!r}, want {want!r}")
         if len(idbs) != len(exp["ifaces"]):
             fail(f"{f}: {len(idbs)} IDBs, want {len(exp['ifaces'])}")
             continue

@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-3-Clause
 # The pcapng a live capture writes, as dumpcap writes it, in every file of
-# a rotation (-b packets:N): SHB shb_hardware/shb_os/shb_userappl, IDB
+# a rotation (-b packets:N): SHB shb_hardware/shb_os/shb_userappl and the
+# --capture-comment ones (opt_comment, in order), IDB
 # if_name (the port as given), if_description, if_hardware, if_os,
 # if_MACaddr, if_speed,
 # if_tsresol, if_filter only with a filter, EPB epb_flags and epb_queue,
@@ -24,7 +25,7 @@ check() { # FILTER-JSON OUTPUT-FILES...
 	shift
 	cat >"$T/exp.json" <<JSON
 {"hardware": "$hw", "os": "$(uname -s) $(uname -r)", "userappl": "gpu-capture $ver",
- "queues": 2, "ifaces": [{"name": "$spec", "driver": "net_pcap", "speed": 10000000000,
+ "comments": ${COMMENTS:-[]}, "queues": 2, "ifaces": [{"name": "$spec", "driver": "net_pcap", "speed": 10000000000,
  "filter": $filt}]}
 JSON
 	python3 "$SRC/tests/cli/pcapng_meta.py" "$T/sum.json" "$T/exp.json" "$@" ||
@@ -37,16 +38,20 @@ JSON
 	done
 }
 
-# a filter, two queues (one file each), a new file every 25 packets
+# a filter, two queues (one file each), a new file every 25 packets, two
+# capture comments (one of UTF-8) in every file's SHB
+c2='zweite Bemerkung – ünïcode'
 gc -i "net_pcap0,rx_pcap=$LIVE1,rx_pcap=$LIVE1" --queues 2 -w "$T/r.pcapng" -b packets:25 \
-	-c $((2 * n)) --duration 30 --summary-json "$T/sum.json" "$e" ||
+	-c $((2 * n)) --duration 30 --summary-json "$T/sum.json" \
+	--capture-comment 'a first comment' --capture-comment "$c2" "$e" ||
 	die "exit $?: $(cat "$T/gc.err")"
 spec="net_pcap0,rx_pcap=$LIVE1,rx_pcap=$LIVE1"
 files=("$T/r.pcapng")
 for ((k = 1; k * 25 < 2 * n; k++)); do files+=("$T/r.pcapng$k"); done
 [ "${#files[@]}" -ge 3 ] || fail "only ${#files[@]} files"
 for f in "${files[@]}"; do [ -f "$f" ] || fail "$f missing"; done
-check "\"$e\"" "${files[@]}"
+COMMENTS="[\"a first comment\", \"$c2\"]" check "\"$e\"" "${files[@]}"
+capinfos "$T/r.pcapng" | grep -qF "$c2" || fail "capinfos does not show the comment: $(capinfos "$T/r.pcapng")"
 
 # no filter: no if_filter at all; one file, one queue
 spec="net_pcap0,rx_pcap=$LIVE1"

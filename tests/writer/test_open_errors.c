@@ -46,6 +46,25 @@ START_TEST(test_bad_conf)
 	ck_assert_ptr_null(gcap_writer_open(&c, eb));
 	ck_assert_int_eq(errno, EINVAL);
 	ck_assert_msg(strstr(eb, "-W") != NULL, "%s", eb);
+	/* SHB comments: past the most, a NULL one, none where some are said */
+	static const char *many[GCAP_WRITER_MAX_COMMENTS + 1];
+	static const char *const holed[] = { "a", NULL };
+
+	for (unsigned i = 0; i <= GCAP_WRITER_MAX_COMMENTS; i++)
+		many[i] = "c";
+	c = wt_conf1(wt_path("bad.pcap"));
+	c.comments = many;
+	c.ncomments = GCAP_WRITER_MAX_COMMENTS + 1;
+	ck_assert_ptr_null(gcap_writer_open(&c, eb));
+	ck_assert_int_eq(errno, EINVAL);
+	c.comments = holed;
+	c.ncomments = 2;
+	ck_assert_ptr_null(gcap_writer_open(&c, eb));
+	ck_assert_int_eq(errno, EINVAL);
+	c.comments = NULL;
+	c.ncomments = 1;
+	ck_assert_ptr_null(gcap_writer_open(&c, eb));
+	ck_assert_int_eq(errno, EINVAL);
 	ck_assert(!wt_exists(wt_path("bad.pcap")));
 	/* NULL-safe entry points */
 	ck_assert_int_eq(gcap_writer_close(NULL, NULL, eb), 0);
