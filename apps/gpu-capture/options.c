@@ -146,7 +146,7 @@ static const struct option long_opts[] = {
 
 /* tcpdump's letters, and dumpcap's -f and -P; no leading '+': options
  * after the expression count, as tcpdump's (glibc's getopt permutes) */
-static const char short_opts[] = "i:r:V:w:F:f:s:c:C:G:W:qUvdhDLy:B:a:Z:gj:JpPnz:b:";
+static const char short_opts[] = "i:r:V:w:F:f:s:c:C:G:W:qUvdhDLy:B:a:Z:gj:JpPnQ:z:b:";
 
 /* Strict unsigned parse: digits only, in [min, max]. */
 static int
@@ -528,6 +528,14 @@ parse_args(struct app_opts *o, struct app_config *cfg, const struct app_config_a
 		case 'P': o->fmt = GCAP_FMT_PCAP; break;
 		/* tcpdump's "no name resolution": gpu-capture resolves none */
 		case 'n': break;
+		/* tcpdump's direction (checked with the inputs) */
+		case 'Q':
+			if (strcmp(optarg, "in") != 0 && strcmp(optarg, "out") != 0 &&
+			    strcmp(optarg, "inout") != 0)
+				return -app_err("-Q '%s': expected in, out or inout",
+						optarg);
+			o->direction = optarg;
+			break;
 		case 'D': o->list_ports = true; break;
 		case 'L': o->list_linktypes = true; break;
 		case 'y': o->linktype_name = optarg; break;
@@ -667,6 +675,13 @@ app_parse_options(int argc, char **argv, struct app_opts *o)
 		return -app_err("--gpu-blocks is larger than --ring");
 	if (o->read_file != NULL && o->metrics != NULL)
 		return -app_err("--metrics applies to live ports (-i), not to -r");
+	/* a port's RX queues receive: "in" and "inout" are all there is; a
+	 * file's records have no direction to choose by (tcpdump -r ignores
+	 * -Q too) */
+	if (o->read_file == NULL && o->direction != NULL &&
+	    strcmp(o->direction, "out") == 0)
+		return -app_err("-Q out: the ports' RX queues see what they receive, "
+				"not what they send");
 	if (o->read_file != NULL && o->queues != 1)
 		return -app_err("--queues applies to live ports, not to -r");
 	if (o->cpu_workers >= 0 && o->read_file == NULL)

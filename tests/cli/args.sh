@@ -1,8 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-3-Clause
 # The command line as tcpdump's: options after the expression, -F FILE
-# for the expression, the output format spelled --format, dumpcap's -f
-# and -P and tcpdump's -n taken; an output's
+# for the expression, the output format spelled --format, dumpcap's -f,
+# -P and --capture-comment and tcpdump's -n and -Q taken; an output's
 # expression split over several words, and an expression no output uses,
 # refused with one line before any file is created.
 . "$(dirname "$0")/lib.sh"
@@ -89,6 +89,19 @@ gc -r "$F" -w "$T/p.pcapng" -P || fail "-P: $(cat "$T/gc.err")"
 [ "$(head -c 4 "$T/p.pcapng" | od -An -tx1 | tr -d ' ')" != 0a0d0d0a ] || fail "-P wrote pcapng"
 gc -r "$F" -w "$T/p.pcap" || fail "no -P: $(cat "$T/gc.err")"
 cmp -s "$T/p.pcapng" "$T/p.pcap" || fail "-P into a .pcapng name differs from the pcap file"
+
+# -Q (tcpdump's direction): RX queues see what comes in, so -Q in and
+# inout are taken on a port and -Q out refused there before anything
+# starts; with -r every -Q is taken and ignored, as tcpdump does
+gc -r "$F" -w "$T/q.pcap" -Q out || fail "-r -Q out: $(cat "$T/gc.err")"
+cmp -s "$T/q.pcap" "$T/p.pcap" || fail "-r -Q out changed the file"
+gc -r "$F" -w "$T/q2.pcap" -Q sideways; rc=$?
+refused $rc "-Q sideways" "$T/q2.pcap"
+gc -i "net_pcap0,rx_pcap=$F" --backend cpu -w "$T/q3.pcap" -Q out --duration 30; rc=$?
+refused $rc "-Q out on a port" "$T/q3.pcap"
+gc -i "net_pcap0,rx_pcap=$F" --backend cpu -w "$T/q4.pcap" -Q in -c 5 --duration 30 ||
+	fail "-Q in on a port: $(cat "$T/gc.err")"
+[ "$(count "$T/q4.pcap")" -eq 5 ] || fail "-Q in: $(count "$T/q4.pcap") packets, want 5"
 
 # --capture-comment (dumpcap's) goes in pcapng's SHB: a pcap output,
 # by its name or by -P, is refused before any file is made
