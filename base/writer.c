@@ -553,10 +553,12 @@ check_conf(const struct gcap_writer_conf *c, char *errbuf)
 	    (c->shb_hardware != NULL && strlen(c->shb_hardware) > WR_STR_MAX))
 		return gcap_err(errbuf, EINVAL,
 				"writer: application, OS or hardware name too long");
-	if (c->ncomments > GCAP_WRITER_MAX_COMMENTS ||
-	    (c->ncomments > 0 && c->comments == NULL))
+	if (c->ncomments > GCAP_WRITER_MAX_COMMENTS)
 		return gcap_err(errbuf, EINVAL, "writer: more than %u comments",
 				GCAP_WRITER_MAX_COMMENTS);
+	if (c->ncomments > 0 && c->comments == NULL)
+		return gcap_err(errbuf, EINVAL, "writer: %u comments, none given",
+				c->ncomments);
 	for (unsigned i = 0; i < c->ncomments; i++)
 		if (c->comments[i] == NULL || strlen(c->comments[i]) > WR_STR_MAX)
 			return gcap_err(errbuf, EINVAL,

@@ -6,15 +6,17 @@
  * reads it), an output's own expression in one argument (-w FILE:EXPR),
  * no expression that no output would use; and the tcpdump and dumpcap
  * options that map onto gpu-capture's own: -D, -L, -y, -i N (portlist.c),
- * -B, --immediate-mode, -a.
+ * -B, --immediate-mode, -a, -Q, --capture-comment.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -343,6 +345,90 @@ app_args_finish(struct app_opts *o)
 	if (o->immediate) {
 		o->busy_poll = true;
 		o->packet_buffered = true;
+	}
+	return 0;
+}
+
+/* Whether s is UTF-8 text: well-formed sequences, no overlong form, no
+ * surrogate, nothing past U+10FFFF. */
+static bool
+utf8_valid(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	while (*p != '\0') {
+		unsigned n, c = *p;
+		uint32_t cp;
+
+		if (c < 0x80) {
+			p++;
+			continue;
+		}
+		if (c >= 0xc2 && c <= 0xdf)
+			n = 1, cp = c & 0x1f;
+		else if (c >= 0xe0 && c <= 0xef)
+			n = 2, cp = c & 0x0f;
+		else if (c >= 0xf0 && c <= 0xf4)
+			n = 3, cp = c & 0x07;
+		else
+			return false;
+		for (unsigned k = 1; k <= n; k++) {
+			if ((p[k] & 0xc0) != 0x80)
+				return false;
+			cp = cp << 6 | (p[k] & 0x3f);
+		}
+		if ((n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) || cp > 0x10ffff ||
+		    (cp >= 0xd800 && cp <= 0xdfff))
+			return false;
+		p += n + 1;
+	}
+	return true;
+}
+
+int
+app_args_comment(struct app_opts *o, const char *text)
+{
+	if (o->ncomments == GCAP_WRITER_MAX_COMMENTS)
+		return -app_err("--capture-comment: at most %u",
+				GCAP_WRITER_MAX_COMMENTS);
+	/* a pcapng option's value: 16 bits of length, padded */
+	if (text[0] == '\0' || strlen(text) > 0xfffc)
+		return -app_err("--capture-comment: 1 to 65532 bytes");
+	if (!utf8_valid(text))
+		return -app_err("--capture-comment: not UTF-8 text (pcapng's strings are "
+				"UTF-8)");
+	o->comments[o->ncomments++] = text;
+	return 0;
+}
+
+int
+app_args_direction(struct app_opts *o, const char *dir)
+{
+	if (strcasecmp(dir, "in") != 0 && strcasecmp(dir, "out") != 0 &&
+	    strcasecmp(dir, "inout") != 0)
+		return -app_err("-Q '%s': expected in, out or inout", dir);
+	o->direction = dir;
+	return 0;
+}
+
+int
+app_args_check_habits(const struct app_opts *o)
+{
+	if (o->read_file == NULL && o->direction != NULL &&
+	    strcasecmp(o->direction, "out") == 0)
+		return -app_err("-Q out: the ports' RX queues see what they receive, not "
+				"what they send");
+	for (unsigned i = 0; i < o->nouts && o->ncomments > 0; i++) {
+		bool chosen = o->fmt == GCAP_FMT_PCAP; /* -P or --format pcap */
+
+		if (gcap_writer_fmt_of(o->outs[i].path, o->fmt) == GCAP_FMT_PCAP)
+			return -app_err(
+				"--capture-comment: -w %s is pcap%s, which has no "
+				"place for it: write pcapng (%s)",
+				o->outs[i].path, chosen ? " (-P or --format pcap)" : "",
+				chosen ? "--format pcapng" :
+					 "--format pcapng, or a name ending in "
+					 ".pcapng");
 	}
 	return 0;
 }

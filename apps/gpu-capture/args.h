@@ -41,6 +41,27 @@ int app_args_read_filter_file(const char *path, char **expr);
 int app_args_autostop(const char *arg, struct app_opts *o);
 
 /*
+ * dumpcap's --capture-comment TEXT into o: UTF-8 text of 1 to 65,532
+ * bytes (a pcapng string option), at most GCAP_WRITER_MAX_COMMENTS.
+ * @return 0, or -1 after printing the error.
+ */
+int app_args_comment(struct app_opts *o, const char *text);
+
+/*
+ * tcpdump's -Q DIRECTION (in, out or inout, any case) into o.
+ * @return 0, or -1 after printing the error.
+ */
+int app_args_direction(struct app_opts *o, const char *dir);
+
+/*
+ * With the inputs and outputs known: -Q out refused on ports (their RX
+ * queues see what they receive; -r ignores -Q, as tcpdump), and
+ * --capture-comment where an output is pcap. @return 0, or -1 after
+ * printing the error.
+ */
+int app_args_check_habits(const struct app_opts *o);
+
+/*
  * After the options: -i N resolved, -D and -L printed (@return 1, exit 0),
  * -y checked against the ports, -B and --immediate-mode mapped onto
  * --ring, --busy-poll and -U. @return 0 to go on, 1 when done, -1 after

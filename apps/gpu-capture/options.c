@@ -77,6 +77,7 @@ static const struct option long_opts[] = {
 	{ "write", required_argument, NULL, 'w' },
 	{ "format", required_argument, NULL, OPT_FORMAT },
 	{ "capture-comment", required_argument, NULL, OPT_CAPTURE_COMMENT },
+	{ "direction", required_argument, NULL, 'Q' },
 	{ "snaplen", required_argument, NULL, 's' },
 	{ "count", required_argument, NULL, 'c' },
 	{ "file-size", required_argument, NULL, 'C' },
@@ -412,13 +413,8 @@ parse_args(struct app_opts *o, struct app_config *cfg, const struct app_config_a
 						optarg);
 			break;
 		case OPT_CAPTURE_COMMENT:
-			if (o->ncomments == GCAP_WRITER_MAX_COMMENTS)
-				return -app_err("--capture-comment: at most %u",
-						GCAP_WRITER_MAX_COMMENTS);
-			/* a pcapng option's value: 16 bits of length, padded */
-			if (strlen(optarg) > 0xfffc)
-				return -app_err("--capture-comment: at most 65532 bytes");
-			o->comments[o->ncomments++] = optarg;
+			if (app_args_comment(o, optarg) < 0)
+				return -1;
 			break;
 		case 's':
 			PARSE_U("-s", optarg, 0, 262144, o->snaplen);
@@ -523,18 +519,20 @@ parse_args(struct app_opts *o, struct app_config *cfg, const struct app_config_a
 			o->metrics = optarg;
 			break;
 		case 'F': o->filter_file = optarg; break;
-		case 'f': o->filter_arg = optarg; break;
+		case 'f':
+			if (o->filter_arg != NULL)
+				return -app_err(
+					"-f given twice: one expression filters "
+					"every port (an output's own: -w FILE:EXPR)");
+			o->filter_arg = optarg;
+			break;
 		/* dumpcap's: pcap whatever the file's name */
 		case 'P': o->fmt = GCAP_FMT_PCAP; break;
 		/* tcpdump's "no name resolution": gpu-capture resolves none */
 		case 'n': break;
-		/* tcpdump's direction (checked with the inputs) */
 		case 'Q':
-			if (strcmp(optarg, "in") != 0 && strcmp(optarg, "out") != 0 &&
-			    strcmp(optarg, "inout") != 0)
-				return -app_err("-Q '%s': expected in, out or inout",
-						optarg);
-			o->direction = optarg;
+			if (app_args_direction(o, optarg) < 0)
+				return -1;
 			break;
 		case 'D': o->list_ports = true; break;
 		case 'L': o->list_linktypes = true; break;
@@ -568,8 +566,11 @@ parse_args(struct app_opts *o, struct app_config *cfg, const struct app_config_a
 			break;
 		case '?':
 		default:
-			if (optopt != 0 && strchr("irVwFscCGWyBaZjzb", optopt) != NULL)
+			if (optopt != 0 && strchr("irVwFfscCGWyBaZjzbQ", optopt) != NULL)
 				return -app_err("option -%c needs a value", optopt);
+			if (optopt > 0xff) /* a long option's value */
+				return -app_err("option '%s' needs a value",
+						argv[optind - 1]);
 			if (optopt != 0)
 				return -app_err("unknown option -%c (see --help)",
 						optopt);
@@ -675,13 +676,6 @@ app_parse_options(int argc, char **argv, struct app_opts *o)
 		return -app_err("--gpu-blocks is larger than --ring");
 	if (o->read_file != NULL && o->metrics != NULL)
 		return -app_err("--metrics applies to live ports (-i), not to -r");
-	/* a port's RX queues receive: "in" and "inout" are all there is; a
-	 * file's records have no direction to choose by (tcpdump -r ignores
-	 * -Q too) */
-	if (o->read_file == NULL && o->direction != NULL &&
-	    strcmp(o->direction, "out") == 0)
-		return -app_err("-Q out: the ports' RX queues see what they receive, "
-				"not what they send");
 	if (o->read_file != NULL && o->queues != 1)
 		return -app_err("--queues applies to live ports, not to -r");
 	if (o->cpu_workers >= 0 && o->read_file == NULL)
@@ -701,12 +695,9 @@ app_parse_options(int argc, char **argv, struct app_opts *o)
 			if (strcmp(o->outs[i].path, o->outs[j].path) == 0)
 				return -app_err("output '%s' given twice",
 						o->outs[i].path);
-	for (unsigned i = 0; i < o->nouts && o->ncomments > 0; i++)
-		if (gcap_writer_fmt_of(o->outs[i].path, o->fmt) == GCAP_FMT_PCAP)
-			return -app_err("--capture-comment: -w %s is pcap, which has no "
-					"place for it: write pcapng (--format pcapng, or "
-					"a name ending in .pcapng)",
-					o->outs[i].path);
+	/* -Q out on ports, --capture-comment with a pcap output (args.c) */
+	if (app_args_check_habits(o) < 0)
+		return -1;
 	/* -d prints the programs and exits before a backend is chosen */
 	if (o->dump_level == 0 && o->backend == GCAP_BACKEND_CPU &&
 	    o->mem != GCAP_MEM_AUTO)

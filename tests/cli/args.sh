@@ -83,6 +83,11 @@ gc -r "$F" -w "$T/df3.pcap" -f udp -F "$T/filter"; rc=$?
 refused $rc "-f and -F" "$T/df3.pcap"
 gc -r "$F" -w "$T/df4.pcap" -f 'udp and and'; rc=$?
 refused $rc "-f of a bad filter" "$T/df4.pcap"
+gc -r "$F" -w "$T/df5.pcap" -f udp -f tcp; rc=$?
+refused $rc "-f twice" "$T/df5.pcap"
+gc -r "$F" -w "$T/df6.pcap" -f; rc=$?
+refused $rc "-f without a value" "$T/df6.pcap"
+grep -q "option -f needs a value" "$T/gc.err" || fail "-f without a value: $(cat "$T/gc.err")"
 gc -nn -r "$F" -w "$T/n.pcap" -n udp port 53 || fail "-nn ... -n: $(cat "$T/gc.err")"
 cmp -s "$T/n.pcap" "$T/df.pcap" || fail "-n changed the file"
 gc -r "$F" -w "$T/p.pcapng" -P || fail "-P: $(cat "$T/gc.err")"
@@ -97,8 +102,9 @@ gc -r "$F" -w "$T/q.pcap" -Q out || fail "-r -Q out: $(cat "$T/gc.err")"
 cmp -s "$T/q.pcap" "$T/p.pcap" || fail "-r -Q out changed the file"
 gc -r "$F" -w "$T/q2.pcap" -Q sideways; rc=$?
 refused $rc "-Q sideways" "$T/q2.pcap"
-gc -i "net_pcap0,rx_pcap=$F" --backend cpu -w "$T/q3.pcap" -Q out --duration 30; rc=$?
-refused $rc "-Q out on a port" "$T/q3.pcap"
+gc -i "net_pcap0,rx_pcap=$F" --backend cpu -w "$T/q3.pcap" --direction OUT --duration 30; rc=$?
+refused $rc "--direction OUT on a port" "$T/q3.pcap"
+grep -q "^gpu-capture: -Q out: " "$T/gc.err" || fail "-Q out on a port: $(cat "$T/gc.err")"
 gc -i "net_pcap0,rx_pcap=$F" --backend cpu -w "$T/q4.pcap" -Q in -c 5 --duration 30 ||
 	fail "-Q in on a port: $(cat "$T/gc.err")"
 [ "$(count "$T/q4.pcap")" -eq 5 ] || fail "-Q in: $(count "$T/q4.pcap") packets, want 5"
@@ -107,6 +113,34 @@ gc -i "net_pcap0,rx_pcap=$F" --backend cpu -w "$T/q4.pcap" -Q in -c 5 --duration
 # by its name or by -P, is refused before any file is made
 gc -r "$F" -w "$T/cm.pcapng" --capture-comment 'one' --capture-comment 'two' ||
 	fail "--capture-comment: $(cat "$T/gc.err")"
+# the SHB's opt_comment values, in order (pcapng_meta.sh checks more,
+# where tshark is)
+shb_comments() {
+	python3 -c '
+import struct, sys
+b = open(sys.argv[1], "rb").read()
+ln = struct.unpack_from("<I", b, 4)[0]
+o, out = 24, []
+while o + 4 <= ln - 4:
+    code, n = struct.unpack_from("<HH", b, o)
+    if code == 0:
+        break
+    if code == 1:
+        out.append(b[o + 4:o + 4 + n].decode())
+    o += 4 + ((n + 3) & ~3)
+print("|".join(out))' "$1"
+}
+[ "$(shb_comments "$T/cm.pcapng")" = "one|two" ] || fail "SHB comments: $(shb_comments "$T/cm.pcapng")"
+"$GC" -q -r "$F" -w - --format pcapng --capture-comment 'on stdout' >"$T/cm6.pcapng" 2>"$T/gc.err" ||
+	fail "--capture-comment on stdout: $(cat "$T/gc.err")"
+[ "$(shb_comments "$T/cm6.pcapng")" = "on stdout" ] || fail "stdout's SHB comments: $(shb_comments "$T/cm6.pcapng")"
+gc -r "$F" -w "$T/cm7.pcapng" --capture-comment "$(printf 'bad \377')"; rc=$?
+refused $rc "--capture-comment not UTF-8" "$T/cm7.pcapng"
+gc -r "$F" -w "$T/cm8.pcapng" --capture-comment ''; rc=$?
+refused $rc "--capture-comment empty" "$T/cm8.pcapng"
+gc -r "$F" -w "$T/cm9.pcapng" --capture-comment; rc=$?
+refused $rc "--capture-comment without a value" "$T/cm9.pcapng"
+grep -q "option '--capture-comment' needs a value" "$T/gc.err" || fail "--capture-comment without a value: $(cat "$T/gc.err")"
 gc -r "$F" -w "$T/cm2.pcapng" -w "$T/cm.pcap" --capture-comment x; rc=$?
 refused $rc "--capture-comment with a pcap output" "$T/cm2.pcapng" "$T/cm.pcap"
 grep -qF -- "-w $T/cm.pcap is pcap" "$T/gc.err" ||
