@@ -77,6 +77,9 @@ jsonl=$OUT/gpu-capture-bench.jsonl
 md=$OUT/gpu-capture-bench.md
 : >"$jsonl"
 tmp=$(mktemp -d)
+# gone however the bench ends (the captures' files too)
+trap 'rm -rf "$tmp"; rm -f "$CAP"/gcap-bench*.pcap*' EXIT
+trap 'exit 130' INT TERM
 # net_pcap's infinite_rx refuses packets larger than one mbuf: replay the
 # mix cut to 2,000 bytes (the original lengths stay in the records)
 MIX_FULL=$MIX
@@ -131,9 +134,15 @@ field() { # json file, python expression over d
 	python3 -c "import json,sys; d=json.load(open('$1')); print($2)" 2>/dev/null
 }
 
+# the run in progress: timeout puts it in a process group of its own, out
+# of a Ctrl-C's reach, so run_one's subshell (each call is one, in $(...))
+# stops it as it exits (timeout passes the SIGINT on)
+CAP_PID=
 run_one() { # src q backend extra... -> json path (or empty)
 	local src=$1 q=$2 be=$3
 	shift 3
+	trap '[ -n "$CAP_PID" ] && kill -INT "$CAP_PID" 2>/dev/null && wait "$CAP_PID" 2>/dev/null' EXIT
+	trap 'exit 130' INT TERM
 	local j=$tmp/$src-$q-$be-$RANDOM.json
 	if [ "${be#floor}" != "$be" ]; then
 		local fm=() fd=",feeders=$q"
@@ -145,8 +154,11 @@ run_one() { # src q backend extra... -> json path (or empty)
 		case $be in *-nic) fd= ;; esac
 		# shellcheck disable=SC2046
 		timeout $((SECS + 60)) "$F" -t "$SECS" $(ports_for "$src" "$q" "$fd") \
-			"${fm[@]}" ${RX_BURST:+--burst $RX_BURST} --json "$j" >"$tmp/log" 2>&1
+			"${fm[@]}" ${RX_BURST:+--burst $RX_BURST} --json "$j" >"$tmp/log" 2>&1 &
+		CAP_PID=$!
+		wait "$CAP_PID"
 		local rc=$?
+		CAP_PID=
 		if [ $rc -ne 0 ] || [ ! -s "$j" ]; then
 			{ echo "  run failed (rc $rc): $src q=$q $be"; sed 's/^/    /' "$tmp/log"; } |
 				tee -a "$OUT/failed-runs.log" >&2
@@ -161,8 +173,11 @@ run_one() { # src q backend extra... -> json path (or empty)
 	# shellcheck disable=SC2046
 	timeout $((SECS + 60)) "$G" -q $(ports_for "$src" "$q") $(backend_args "$be") \
 		--busy-poll --duration "$SECS" --summary-json "$j" ${BATCH:+--batch $BATCH} ${RX_BURST:+--rx-burst $RX_BURST} ${EXTRA:-} "$@" \
-		"${outs[@]}" >"$tmp/log" 2>&1
+		"${outs[@]}" >"$tmp/log" 2>&1 &
+	CAP_PID=$!
+	wait "$CAP_PID"
 	local rc=$?
+	CAP_PID=
 	rm -f "$CAP"/gcap-bench*.pcap*
 	if [ $rc -ne 0 ] || [ ! -s "$j" ]; then
 		{
