@@ -407,15 +407,14 @@ app_args_direction(struct app_opts *o, const char *dir)
 	if (strcasecmp(dir, "in") != 0 && strcasecmp(dir, "out") != 0 &&
 	    strcasecmp(dir, "inout") != 0)
 		return -app_err("-Q '%s': expected in, out or inout", dir);
-	o->direction = dir;
+	o->direction_out = strcasecmp(dir, "out") == 0;
 	return 0;
 }
 
 int
 app_args_check_habits(const struct app_opts *o)
 {
-	if (o->read_file == NULL && o->direction != NULL &&
-	    strcasecmp(o->direction, "out") == 0)
+	if (o->read_file == NULL && o->direction_out)
 		return -app_err("-Q out: the ports' RX queues see what they receive, not "
 				"what they send");
 	for (unsigned i = 0; i < o->nouts && o->ncomments > 0; i++) {

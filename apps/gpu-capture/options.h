@@ -108,7 +108,7 @@ struct app_opts {
 	bool ts_micro;            /* --time-stamp-precision micro */
 	bool ts_given;            /* --time-stamp-precision or --nano given */
 	bool no_promisc;          /* -p */
-	const char *direction;    /* -Q (in or inout: what RX queues see) */
+	bool direction_out;       /* -Q out (refused on ports) */
 	bool no_time_order;       /* --no-time-order */
 	unsigned order_window_ms; /* --time-order-window */
 	const char *postrotate;   /* -z */
