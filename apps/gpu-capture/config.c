@@ -245,8 +245,13 @@ app_config_merge(int argc, char **argv, const char *shortopts,
 		 const struct option *longopts, int config_val, struct app_config *cfg)
 {
 	struct cfg_parse p = { .cfg = cfg, .longopts = longopts };
-	int *seen = calloc((size_t)argc + 1, sizeof(*seen));
-	int c, rc = -1;
+	size_t nopts = 1;
+	int *seen, c, rc = -1;
+
+	/* one option a letter at most: a word may cluster several (-nnvU) */
+	for (int i = 1; i < argc; i++)
+		nopts += strlen(argv[i]);
+	seen = calloc(nopts, sizeof(*seen));
 
 	memset(cfg, 0, sizeof(*cfg));
 	if (seen == NULL)

@@ -94,6 +94,8 @@ gc -r "$F" -w "$T/p.pcapng" -P || fail "-P: $(cat "$T/gc.err")"
 [ "$(head -c 4 "$T/p.pcapng" | od -An -tx1 | tr -d ' ')" != 0a0d0d0a ] || fail "-P wrote pcapng"
 gc -r "$F" -w "$T/p.pcap" || fail "no -P: $(cat "$T/gc.err")"
 cmp -s "$T/p.pcapng" "$T/p.pcap" || fail "-P into a .pcapng name differs from the pcap file"
+# a word may cluster many options: more options than words
+gc -r "$F" -w "$T/pr3.pcap" "-$(head -c 4000 /dev/zero | tr '\0' n)" || fail "-nnn...: $(cat "$T/gc.err")"
 
 # -Q (tcpdump's direction): RX queues see what comes in, so -Q in and
 # inout are taken on a port and -Q out refused there before anything
