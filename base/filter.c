@@ -7,45 +7,47 @@
 #include "gpucap/gcap_filter.h"
 
 int
+gcap_filter_compile_opt(pcap_t *p, const char *expr, int linktype, uint32_t snaplen,
+			bool optimize, struct bpf_program *prog, char *errbuf)
+{
+	bool empty = expr == NULL || expr[0] == '\0';
+	pcap_t *h = p;
+	int r = 0;
+
+	memset(prog, 0, sizeof(*prog));
+	/* without a handle the empty expression needs no program; on one,
+	 * libpcap refuses a link type it does not know there, as tcpdump
+	 * does for such a file */
+	if (empty && p == NULL)
+		return 0;
+	if (h == NULL)
+		h = pcap_open_dead(linktype, (int)snaplen);
+	if (h == NULL)
+		return gcap_err(errbuf, ENOMEM, "pcap_open_dead failed");
+	/* as tcpdump -r: netmask 0 (so 'ip broadcast' compiles) */
+	if (pcap_compile(h, prog, empty ? "" : expr, optimize ? 1 : 0, 0) != 0) {
+		r = gcap_err(errbuf, EINVAL, "%s", pcap_geterr(h));
+		memset(prog, 0, sizeof(*prog));
+	} else if (empty) { /* every packet: the executors' empty program */
+		gcap_filter_free(prog);
+	}
+	if (h != p)
+		pcap_close(h);
+	return r;
+}
+
+int
 gcap_filter_compile(const char *expr, int linktype, uint32_t snaplen,
 		    struct bpf_program *prog, char *errbuf)
 {
-	pcap_t *p;
-
-	memset(prog, 0, sizeof(*prog));
-	if (expr == NULL || expr[0] == '\0')
-		return 0;
-	p = pcap_open_dead(linktype, (int)snaplen);
-	if (p == NULL)
-		return gcap_err(errbuf, ENOMEM, "pcap_open_dead failed");
-	/* as tcpdump -r: optimised, netmask 0 (so 'ip broadcast' compiles) */
-	if (pcap_compile(p, prog, expr, 1, 0) != 0) {
-		int r = gcap_err(errbuf, EINVAL, "%s", pcap_geterr(p));
-
-		pcap_close(p);
-		memset(prog, 0, sizeof(*prog));
-		return r;
-	}
-	pcap_close(p);
-	return 0;
+	return gcap_filter_compile_opt(NULL, expr, linktype, snaplen, true, prog, errbuf);
 }
 
 int
 gcap_filter_compile_on(pcap_t *p, const char *expr, struct bpf_program *prog,
 		       char *errbuf)
 {
-	bool empty = expr == NULL || expr[0] == '\0';
-
-	memset(prog, 0, sizeof(*prog));
-	/* the empty expression too: libpcap refuses a link type it does not
-	 * know there, as tcpdump does for such a file */
-	if (pcap_compile(p, prog, empty ? "" : expr, 1, 0) != 0) {
-		memset(prog, 0, sizeof(*prog));
-		return gcap_err(errbuf, EINVAL, "%s", pcap_geterr(p));
-	}
-	if (empty) /* every packet: the executors' empty program */
-		gcap_filter_free(prog);
-	return 0;
+	return gcap_filter_compile_opt(p, expr, 0, 0, true, prog, errbuf);
 }
 
 void

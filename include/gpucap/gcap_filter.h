@@ -7,6 +7,7 @@
 #ifndef GCAP_FILTER_H
 #define GCAP_FILTER_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -42,6 +43,19 @@ int gcap_filter_compile(const char *expr, int linktype, uint32_t snaplen,
  */
 int gcap_filter_compile_on(pcap_t *p, const char *expr, struct bpf_program *prog,
 			   char *errbuf);
+
+/**
+ * Either of the above, with libpcap's optimizer on or off (tcpdump -O
+ * turns it off: a longer program that matches the same packets).
+ *
+ * @param p         an open handle, as gcap_filter_compile_on(); or NULL:
+ *                  compiled for linktype and snaplen, as
+ *                  gcap_filter_compile()
+ * @param optimize  whether libpcap optimizes the program
+ * @return as gcap_filter_compile().
+ */
+int gcap_filter_compile_opt(pcap_t *p, const char *expr, int linktype, uint32_t snaplen,
+			    bool optimize, struct bpf_program *prog, char *errbuf);
 
 /** Free a program from gcap_filter_compile(). */
 void gcap_filter_free(struct bpf_program *prog);

@@ -314,9 +314,13 @@ coverage(const struct unit *u, unsigned nu, const char *what, int all_known)
 
 /* ---- tcpdump expressions (bpf_gen.h) ---- */
 
-START_TEST(test_expressions)
+/* Every expression compiled as tcpdump does, optimised or (tcpdump -O)
+ * not: the unoptimised programs are longer, with the same verdicts. */
+static void
+run_expressions(bool optimize)
 {
 	static struct bpf_program progs[NEXPRS];
+	unsigned long len = 0, len_opt = 0; /* instructions, with -O */
 	struct unit *u = calloc(MAX_UNITS, sizeof(*u));
 	unsigned nu = 0, n_en10mb = 0;
 	unsigned long evals;
@@ -325,11 +329,21 @@ START_TEST(test_expressions)
 
 	load_corpus();
 	for (unsigned i = 0; i < NEXPRS; i++) {
-		int r = gcap_filter_compile(exprs[i].e, exprs[i].dlt, SNAPLEN, &progs[i],
-					    eb);
+		int r = gcap_filter_compile_opt(NULL, exprs[i].e, exprs[i].dlt, SNAPLEN,
+						optimize, &progs[i], eb);
 
 		ck_assert_msg(r == 0, "compile \"%s\": %s", exprs[i].e, eb);
 		ck_assert_int_eq(gcap_bpfc_check(&progs[i], eb), 0);
+		if (!optimize) { /* the optimiser was off: longer programs */
+			struct bpf_program opt;
+
+			ck_assert_int_eq(gcap_filter_compile(exprs[i].e, exprs[i].dlt,
+							     SNAPLEN, &opt, eb),
+					 0);
+			len_opt += opt.bf_len;
+			len += progs[i].bf_len;
+			gcap_filter_free(&opt);
+		}
 		n_en10mb += exprs[i].dlt == DLT_EN10MB;
 		/* consecutive expressions of one link type form a unit (<= 64) */
 		if (nu == 0 || u[nu - 1].dlt != exprs[i].dlt ||
@@ -343,12 +357,17 @@ START_TEST(test_expressions)
 		u[nu - 1].n++;
 	}
 	ck_assert_uint_ge(n_en10mb, 60);
+	if (!optimize)
+		ck_assert_msg(len > len_opt + len_opt / 4,
+			      "%lu instructions not optimised, %lu optimised", len,
+			      len_opt);
 	build_units(u, nu, &so);
 	mismatches = 0;
 	evals = run_units(u, nu, pkts, npkts);
-	printf("expressions: %zu (%u for EN10MB) in %u units, %lu evaluations, "
+	printf("expressions%s: %zu (%u for EN10MB) in %u units, %lu evaluations, "
 	       "%lu mismatches\n",
-	       NEXPRS, n_en10mb, nu, evals, mismatches);
+	       optimize ? "" : " (not optimised)", NEXPRS, n_en10mb, nu, evals,
+	       mismatches);
 	ck_assert_uint_gt(evals, 0);
 	ck_assert_uint_eq(mismatches, 0);
 	ck_assert_uint_eq(coverage(u, nu, "libpcap-emitted opcodes", 0), 0);
@@ -356,6 +375,17 @@ START_TEST(test_expressions)
 	for (unsigned i = 0; i < NEXPRS; i++)
 		gcap_filter_free(&progs[i]);
 	free(u);
+}
+
+START_TEST(test_expressions)
+{
+	run_expressions(true);
+}
+END_TEST
+
+START_TEST(test_expressions_unoptimized)
+{
+	run_expressions(false);
 }
 END_TEST
 
@@ -717,6 +747,7 @@ bpfc_suite(void)
 
 	tcase_set_timeout(t, 600);
 	tcase_add_test(t, test_expressions);
+	tcase_add_test(t, test_expressions_unoptimized);
 	tcase_add_test(t, test_random_programs);
 	tcase_add_test(t, test_backward_jumps);
 	tcase_add_test(t, test_protochain);
