@@ -63,6 +63,8 @@ enum {
 	/* capture fidelity */
 	OPT_TS_PRECISION,
 	OPT_NANO,
+	OPT_MICRO,
+	OPT_PRINT,
 	OPT_NO_TIME_ORDER,
 	OPT_TIME_ORDER_WINDOW,
 	/* -r */
@@ -79,6 +81,7 @@ static const struct option long_opts[] = {
 	{ "capture-comment", required_argument, NULL, OPT_CAPTURE_COMMENT },
 	{ "direction", required_argument, NULL, 'Q' },
 	{ "snaplen", required_argument, NULL, 's' },
+	{ "snapshot-length", required_argument, NULL, 's' },
 	{ "count", required_argument, NULL, 'c' },
 	{ "file-size", required_argument, NULL, 'C' },
 	{ "rotate-seconds", required_argument, NULL, 'G' },
@@ -134,6 +137,7 @@ static const struct option long_opts[] = {
 	{ "list-time-stamp-types", no_argument, NULL, 'J' },
 	{ "time-stamp-precision", required_argument, NULL, OPT_TS_PRECISION },
 	{ "nano", no_argument, NULL, OPT_NANO },
+	{ "micro", no_argument, NULL, OPT_MICRO },
 	{ "no-promiscuous-mode", no_argument, NULL, 'p' },
 	{ "ring-buffer", required_argument, NULL, 'b' },
 	{ "no-time-order", no_argument, NULL, OPT_NO_TIME_ORDER },
@@ -142,12 +146,23 @@ static const struct option long_opts[] = {
 	{ "cpu-workers", required_argument, NULL, OPT_CPU_WORKERS },
 	{ "find-threads", required_argument, NULL, OPT_FIND_THREADS },
 	{ "find", required_argument, NULL, OPT_FIND },
+	/* tcpdump's long forms of its printing options (taken and ignored:
+	 * see short_opts) and of -O; --print is refused */
+	{ "no-optimize", no_argument, NULL, 'O' },
+	{ "number", no_argument, NULL, '#' },
+	{ "dont-verify-checksums", no_argument, NULL, 'K' },
+	{ "absolute-tcp-sequence-numbers", no_argument, NULL, 'S' },
+	{ "print", no_argument, NULL, OPT_PRINT },
 	{ NULL, 0, NULL, 0 },
 };
 
 /* tcpdump's letters, and dumpcap's -f and -P; no leading '+': options
- * after the expression count, as tcpdump's (glibc's getopt permutes) */
-static const char short_opts[] = "i:r:V:w:F:f:s:c:C:G:W:qUvdhDLy:B:a:Z:gj:JpPnQ:z:b:";
+ * after the expression count, as tcpdump's (glibc's getopt permutes).
+ * The last twelve, from A, change only how tcpdump prints packets, which
+ * gpu-capture does not: taken and ignored, as tcpdump ignores them with
+ * -w */
+static const char short_opts[] =
+	"i:r:V:w:F:f:s:c:C:G:W:qUvdhDLy:B:a:Z:gj:JpPnOQ:z:b:AeHKlNStuxX#";
 
 /* Strict unsigned parse: digits only, in [min, max]. */
 static int
@@ -299,7 +314,8 @@ fidelity_opt(int c, const char *arg, struct app_opts *o)
 		o->ts_given = true;
 		return 1;
 	case OPT_NANO:
-		o->ts_micro = false;
+	case OPT_MICRO:
+		o->ts_micro = c == OPT_MICRO;
 		o->ts_given = true;
 		return 1;
 	case 'p': o->no_promisc = true; return 1;
@@ -530,6 +546,23 @@ parse_args(struct app_opts *o, struct app_config *cfg, const struct app_config_a
 		case 'P': o->fmt = GCAP_FMT_PCAP; break;
 		/* tcpdump's "no name resolution": gpu-capture resolves none */
 		case 'n': break;
+		case 'O': o->no_optimize = true; break;
+		/* tcpdump's printing options */
+		case 'A':
+		case 'e':
+		case 'H':
+		case 'K':
+		case 'l':
+		case 'N':
+		case 'S':
+		case 't':
+		case 'u':
+		case 'x':
+		case 'X':
+		case '#': break;
+		case OPT_PRINT:
+			return -app_err("--print: gpu-capture prints no packets; "
+					"-w - | tcpdump -r - prints them");
 		case 'Q':
 			if (app_args_direction(o, optarg) < 0)
 				return -1;
@@ -662,7 +695,8 @@ app_parse_options(int argc, char **argv, struct app_opts *o)
 	if (o->read_file == NULL && o->nports == 0)
 		return -app_err("no input: give -i PORT or -r FILE (see --help)");
 	if (o->dump_level == 0 && !o->dump_gpu_code && o->nouts == 0 && !o->list_tstamp)
-		return -app_err("no output: give -w FILE (\"-w -\" writes to stdout)");
+		return -app_err("no output: give -w FILE (gpu-capture prints no packets: "
+				"-w - | tcpdump -r - prints them)");
 	if (o->max_files != 0 && o->rotate_bytes == 0 && o->rotate_secs == 0 &&
 	    o->rotate_packets == 0)
 		return -app_err("-W needs -C or -G");

@@ -49,6 +49,7 @@ struct app_opts {
 	bool quiet;                /* -q */
 	bool packet_buffered;      /* -U */
 	int dump_level;            /* -d, -dd, -ddd */
+	bool no_optimize;          /* -O: libpcap's optimizer off */
 	bool dump_gpu_code;        /* --dump-gpu-code */
 	bool verbose;              /* -v */
 	unsigned stats_secs;       /* --stats */

@@ -143,10 +143,10 @@ app_compile_filters(struct app *a)
 	for (unsigned i = 0; i < n; i++) {
 		const char *e = o->nouts ? o->outs[i].filter : o->expr;
 
-		int r = a->file != NULL ?
-				gcap_filter_compile_on(a->file, e, &a->progs[i], a->err) :
-				gcap_filter_compile(e, a->linktype, o->snaplen,
-						    &a->progs[i], a->err);
+		/* a file's own handle where there is one (libpcap builds some
+		 * link types' programs differently for a savefile) */
+		int r = gcap_filter_compile_opt(a->file, e, a->linktype, o->snaplen,
+						!o->no_optimize, &a->progs[i], a->err);
 
 		if (r < 0 && (e == NULL || e[0] == '\0')) {
 			app_err("%s", a->err); /* the input's link type */
@@ -176,7 +176,7 @@ dump_accept_all(struct app *a)
 	struct bpf_program prog;
 	int r = -1;
 
-	if (p != NULL && pcap_compile(p, &prog, "", 1, 0) == 0) {
+	if (p != NULL && pcap_compile(p, &prog, "", a->o->no_optimize ? 0 : 1, 0) == 0) {
 		r = gcap_filter_dump(stdout, &prog, a->o->dump_level);
 		pcap_freecode(&prog);
 	}

@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # The command line as tcpdump's: options after the expression, -F FILE
 # for the expression, the output format spelled --format, dumpcap's -f,
-# -P and --capture-comment and tcpdump's -n and -Q taken; an output's
-# expression split over several words, and an expression no output uses,
-# refused with one line before any file is created.
+# -P and --capture-comment and tcpdump's -n, -O, -Q and printing options
+# taken; an output's expression split over several words, and an
+# expression no output uses, refused with one line before any file is
+# created.
 . "$(dirname "$0")/lib.sh"
 need tcpdump
 F=$LIVE1
@@ -96,6 +97,35 @@ gc -r "$F" -w "$T/p.pcap" || fail "no -P: $(cat "$T/gc.err")"
 cmp -s "$T/p.pcapng" "$T/p.pcap" || fail "-P into a .pcapng name differs from the pcap file"
 # a word may cluster many options: more options than words
 gc -r "$F" -w "$T/pr3.pcap" "-$(head -c 4000 /dev/zero | tr '\0' n)" || fail "-nnn...: $(cat "$T/gc.err")"
+
+# tcpdump's printing options change nothing in a file: taken and ignored
+# as tcpdump ignores them with -w, clustered as users type them
+gc -AeHKlNS -ttttt -u -xx -XX -# -r "$F" -w "$T/pr.pcap" --number --dont-verify-checksums \
+	--absolute-tcp-sequence-numbers -nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn udp port 53 ||
+	fail "tcpdump's printing options: $(cat "$T/gc.err")"
+cmp -s "$T/pr.pcap" "$T/df.pcap" || fail "tcpdump's printing options changed the file"
+gc -r "$F" -w "$T/pr2.pcap" --print; rc=$?
+refused $rc "--print" "$T/pr2.pcap"
+grep -q "^gpu-capture: --print: gpu-capture prints no packets; -w - | tcpdump -r - prints them$" \
+	"$T/gc.err" || fail "--print: $(cat "$T/gc.err")"
+gc -r "$F" udp; rc=$?
+refused $rc "no -w"
+grep -q "prints no packets: -w - | tcpdump -r - prints them" "$T/gc.err" || fail "no -w: $(cat "$T/gc.err")"
+# -O (--no-optimize): libpcap's optimizer off, as tcpdump -O: the
+# program tcpdump -O -d prints (longer), the same records
+E='tcp port 80 or udp port 53'
+gc -r "$F" -O -d "$E" >"$T/o.txt" || fail "-O -d: $(cat "$T/gc.err")"
+tcpdump -r "$F" -O -d "$E" 2>/dev/null | cmp -s - "$T/o.txt" || fail "-O -d differs from tcpdump -O -d"
+gc -r "$F" -d "$E" >"$T/o2.txt" || fail "-d: $(cat "$T/gc.err")"
+[ "$(wc -l <"$T/o.txt")" -gt "$(wc -l <"$T/o2.txt")" ] || fail "-O: no longer than the optimised program"
+gc -r "$F" --no-optimize -w "$T/o3.pcap" "$E" || fail "--no-optimize: $(cat "$T/gc.err")"
+tdump "$F" "$T/refo.pcap" "$E" || fail "tcpdump $E"
+"$CMP" -q --usec "$T/o3.pcap" "$T/refo.pcap" || fail "-O: records differ from tcpdump's"
+# tcpdump's long forms --snapshot-length (-s) and --micro
+gc -r "$F" -w "$T/sl.pcap" --snapshot-length 60 --micro || fail "--snapshot-length --micro: $(cat "$T/gc.err")"
+gc -r "$F" -w "$T/sl2.pcap" -s 60 --time-stamp-precision micro || fail "-s 60 micro: $(cat "$T/gc.err")"
+cmp -s "$T/sl.pcap" "$T/sl2.pcap" || fail "--snapshot-length 60 --micro differs from -s 60 --time-stamp-precision micro"
+[ "$(head -c 4 "$T/sl.pcap" | od -An -tx1 | tr -d ' ')" = d4c3b2a1 ] || fail "--micro: not a microsecond pcap"
 
 # -Q (tcpdump's direction): RX queues see what comes in, so -Q in and
 # inout are taken on a port and -Q out refused there before anything

@@ -14,7 +14,9 @@ for l in $longs; do
 	grep -qE -- "--$l([^a-z-]|$)" "$T/help" || fail "--$l is not in --help"
 	grep -qE -- "--$l([^a-z-]|$)" "$T/man" || fail "--$l is not in the man page"
 done
-shorts=$(sed -n 's/^static const char short_opts\[\] = "\(.*\)";/\1/p' "$OPTS" | tr -d ':')
+# the literal, on the declaration's line or the next ones, without ':'
+shorts=$(sed -n '/^static const char short_opts\[\] =/,/;/p' "$OPTS" | tr -d '\n' |
+	sed -n 's/^[^"]*"\([^"]*\)";.*/\1/p' | tr -d ':')
 [ -n "$shorts" ] || fail "no short options read from $OPTS"
 for ((i = 0; i < ${#shorts}; i++)); do
 	c=${shorts:i:1}
