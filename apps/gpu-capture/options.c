@@ -65,6 +65,7 @@ enum {
 	OPT_NANO,
 	OPT_MICRO,
 	OPT_PRINT,
+	OPT_COUNT_MODE,
 	OPT_NO_TIME_ORDER,
 	OPT_TIME_ORDER_WINDOW,
 	/* -r */
@@ -82,7 +83,6 @@ static const struct option long_opts[] = {
 	{ "direction", required_argument, NULL, 'Q' },
 	{ "snaplen", required_argument, NULL, 's' },
 	{ "snapshot-length", required_argument, NULL, 's' },
-	{ "count", required_argument, NULL, 'c' },
 	{ "file-size", required_argument, NULL, 'C' },
 	{ "rotate-seconds", required_argument, NULL, 'G' },
 	{ "file-count", required_argument, NULL, 'W' },
@@ -147,12 +147,14 @@ static const struct option long_opts[] = {
 	{ "find-threads", required_argument, NULL, OPT_FIND_THREADS },
 	{ "find", required_argument, NULL, OPT_FIND },
 	/* tcpdump's long forms of its printing options (taken and ignored:
-	 * see short_opts) and of -O; --print is refused */
+	 * see short_opts) and of -O; --print is refused; --count prints
+	 * the count of what matched */
 	{ "no-optimize", no_argument, NULL, 'O' },
 	{ "number", no_argument, NULL, '#' },
 	{ "dont-verify-checksums", no_argument, NULL, 'K' },
 	{ "absolute-tcp-sequence-numbers", no_argument, NULL, 'S' },
 	{ "print", no_argument, NULL, OPT_PRINT },
+	{ "count", no_argument, NULL, OPT_COUNT_MODE },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -560,6 +562,7 @@ parse_args(struct app_opts *o, struct app_config *cfg, const struct app_config_a
 		case 'x':
 		case 'X':
 		case '#': break;
+		case OPT_COUNT_MODE: o->count_mode = true; break;
 		case OPT_PRINT:
 			return -app_err("--print: gpu-capture prints no packets; "
 					"-w - | tcpdump -r - prints them");
@@ -694,9 +697,21 @@ app_parse_options(int argc, char **argv, struct app_opts *o)
 		return -app_err("-r and -i cannot be used together");
 	if (o->read_file == NULL && o->nports == 0)
 		return -app_err("no input: give -i PORT or -r FILE (see --help)");
+	/* --count alone: what matches goes nowhere but into the count */
+	if (o->count_mode && o->nouts == 0 && o->dump_level == 0 && !o->dump_gpu_code &&
+	    !o->list_tstamp) {
+		o->outs[0].path = strdup("/dev/null");
+		if (o->outs[0].path == NULL)
+			return -app_err("out of memory");
+		o->nouts = 1;
+	}
 	if (o->dump_level == 0 && !o->dump_gpu_code && o->nouts == 0 && !o->list_tstamp)
 		return -app_err("no output: give -w FILE (gpu-capture prints no packets: "
 				"-w - | tcpdump -r - prints them)");
+	for (unsigned i = 0; i < o->nouts && o->count_mode; i++)
+		if (strcmp(o->outs[i].path, "-") == 0)
+			return -app_err("--count prints the count on stdout, where -w - "
+					"writes the packets");
 	if (o->max_files != 0 && o->rotate_bytes == 0 && o->rotate_secs == 0 &&
 	    o->rotate_packets == 0)
 		return -app_err("-W needs -C or -G");

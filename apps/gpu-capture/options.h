@@ -50,6 +50,7 @@ struct app_opts {
 	bool packet_buffered;      /* -U */
 	int dump_level;            /* -d, -dd, -ddd */
 	bool no_optimize;          /* -O: libpcap's optimizer off */
+	bool count_mode;           /* --count: the count on stdout */
 	bool dump_gpu_code;        /* --dump-gpu-code */
 	bool verbose;              /* -v */
 	unsigned stats_secs;       /* --stats */

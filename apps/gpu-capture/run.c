@@ -462,6 +462,11 @@ app_finish(struct app *a, const struct gcap_writer_if_stats *st, int rc)
 		rc = 1;
 	if (!a->o->quiet)
 		app_report_summary(a, captured, secs);
+	/* tcpdump's --count: the count alone on stdout */
+	if (a->o->count_mode && rc == 0 &&
+	    (printf("%" PRIu64 " packet%s\n", captured, captured == 1 ? "" : "s") < 0 ||
+	     fflush(stdout) != 0))
+		rc = app_err("--count: cannot write to stdout");
 	if (a->o->summary_json != NULL && app_report_json(a, secs) < 0)
 		rc = 1;
 	return rc;

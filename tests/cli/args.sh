@@ -127,6 +127,22 @@ gc -r "$F" -w "$T/sl2.pcap" -s 60 --time-stamp-precision micro || fail "-s 60 mi
 cmp -s "$T/sl.pcap" "$T/sl2.pcap" || fail "--snapshot-length 60 --micro differs from -s 60 --time-stamp-precision micro"
 [ "$(head -c 4 "$T/sl.pcap" | od -An -tx1 | tr -d ' ')" = d4c3b2a1 ] || fail "--micro: not a microsecond pcap"
 
+# --count, as tcpdump's: the count of what matched on stdout ("N
+# packets", "1 packet"), nothing written without -w, the file as well
+# with it; with -w - (stdout too) refused
+gc -r "$F" --count udp port 53 >"$T/cnt" || fail "--count: $(cat "$T/gc.err")"
+timeout 60 tcpdump -r "$F" --count udp port 53 2>/dev/null | cmp -s - "$T/cnt" ||
+	fail "--count: '$(cat "$T/cnt")', tcpdump's '$(tcpdump -r "$F" --count udp port 53 2>/dev/null)'"
+[ "$(cat "$T/cnt")" = "$(count "$T/df.pcap") packets" ] || fail "--count: $(cat "$T/cnt")"
+gc -r "$F" --count -c 1 udp port 53 >"$T/cnt" || fail "--count -c 1: $(cat "$T/gc.err")"
+[ "$(cat "$T/cnt")" = "1 packet" ] || fail "--count -c 1: $(cat "$T/cnt")"
+gc -r "$F" --count -w "$T/cnt.pcap" udp port 53 >"$T/cnt" || fail "--count -w: $(cat "$T/gc.err")"
+cmp -s "$T/cnt.pcap" "$T/df.pcap" || fail "--count -w: not the file without --count"
+[ "$(cat "$T/cnt")" = "$(count "$T/df.pcap") packets" ] || fail "--count -w: $(cat "$T/cnt")"
+gc -r "$F" --count -w - udp >"$T/cnt"; rc=$?
+refused $rc "--count -w -"
+[ -s "$T/cnt" ] && fail "--count -w -: wrote to stdout"
+
 # -Q (tcpdump's direction): RX queues see what comes in, so -Q in and
 # inout are taken on a port and -Q out refused there before anything
 # starts; with -r every -Q is taken and ignored, as tcpdump does
