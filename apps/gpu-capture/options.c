@@ -64,14 +64,15 @@ enum {
 	OPT_TS_PRECISION,
 	OPT_NANO,
 	OPT_MICRO,
-	OPT_PRINT,
-	OPT_COUNT_MODE,
 	OPT_NO_TIME_ORDER,
 	OPT_TIME_ORDER_WINDOW,
 	/* -r */
 	OPT_CPU_WORKERS,
 	OPT_FIND_THREADS,
 	OPT_FIND,
+	/* tcpdump's --print (refused) and --count */
+	OPT_PRINT,
+	OPT_COUNT_MODE,
 };
 
 static const struct option long_opts[] = {
@@ -602,6 +603,17 @@ parse_args(struct app_opts *o, struct app_config *cfg, const struct app_config_a
 			break;
 		case '?':
 		default:
+			/* --flag=VALUE: getopt names the flag's letter, or
+			 * takes it for a missing value */
+			if (optopt != 0 && strncmp(argv[optind - 1], "--", 2) == 0 &&
+			    strchr(argv[optind - 1], '=') != NULL)
+				return -app_err("option '%.*s' takes no value%s",
+						(int)(strchr(argv[optind - 1], '=') -
+						      argv[optind - 1]),
+						argv[optind - 1],
+						optopt == OPT_COUNT_MODE ?
+							" (-c N stops after N packets)" :
+							"");
 			if (optopt != 0 && strchr("irVwFfscCGWyBaZjzbQ", optopt) != NULL)
 				return -app_err("option -%c needs a value", optopt);
 			if (optopt > 0xff) /* a long option's value */
@@ -697,7 +709,15 @@ app_parse_options(int argc, char **argv, struct app_opts *o)
 		return -app_err("-r and -i cannot be used together");
 	if (o->read_file == NULL && o->nports == 0)
 		return -app_err("no input: give -i PORT or -r FILE (see --help)");
+	if (o->count_mode && o->read_file == NULL)
+		return -app_err("--count counts what -r reads, as tcpdump's (for ports "
+				"the summary says what was captured)");
 	/* --count alone: what matches goes nowhere but into the count */
+	if (o->count_mode && o->nouts == 0 &&
+	    (o->rotate_bytes || o->rotate_secs || o->max_files || o->rotate_packets ||
+	     o->postrotate || o->autostop_files || o->autostop_bytes))
+		return -app_err("--count without -w writes no file: -C, -G, -W, -b, -z "
+				"and -a files:/filesize: need -w");
 	if (o->count_mode && o->nouts == 0 && o->dump_level == 0 && !o->dump_gpu_code &&
 	    !o->list_tstamp) {
 		o->outs[0].path = strdup("/dev/null");

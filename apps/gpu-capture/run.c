@@ -462,8 +462,9 @@ app_finish(struct app *a, const struct gcap_writer_if_stats *st, int rc)
 		rc = 1;
 	if (!a->o->quiet)
 		app_report_summary(a, captured, secs);
-	/* tcpdump's --count: the count alone on stdout */
-	if (a->o->count_mode && rc == 0 &&
+	/* tcpdump's --count: the count alone on stdout, after a read error
+	 * too (what was read before it) */
+	if (a->o->count_mode &&
 	    (printf("%" PRIu64 " packet%s\n", captured, captured == 1 ? "" : "s") < 0 ||
 	     fflush(stdout) != 0))
 		rc = app_err("--count: cannot write to stdout");

@@ -314,6 +314,20 @@ coverage(const struct unit *u, unsigned nu, const char *what, int all_known)
 
 /* ---- tcpdump expressions (bpf_gen.h) ---- */
 
+/* The first corpus packet of link type dlt on which a and b disagree
+ * (bpf_filter's verdicts), or -1. */
+static long
+differs(const struct bpf_program *a, const struct bpf_program *b, int dlt)
+{
+	for (unsigned k = 0; k < npkts; k++)
+		if (pkts[k].dlt == dlt &&
+		    gcap_filter_run(a, pkts[k].data, pkts[k].wirelen, pkts[k].caplen) !=
+			    gcap_filter_run(b, pkts[k].data, pkts[k].wirelen,
+					    pkts[k].caplen))
+			return (long)k;
+	return -1;
+}
+
 /* Every expression compiled as tcpdump does, optimised or (tcpdump -O)
  * not: the unoptimised programs are longer, with the same verdicts. */
 static void
@@ -334,7 +348,9 @@ run_expressions(bool optimize)
 
 		ck_assert_msg(r == 0, "compile \"%s\": %s", exprs[i].e, eb);
 		ck_assert_int_eq(gcap_bpfc_check(&progs[i], eb), 0);
-		if (!optimize) { /* the optimiser was off: longer programs */
+		if (!optimize) {
+			/* the optimiser was off: a longer program, libpcap's
+			 * verdicts the optimised one's (what -O promises) */
 			struct bpf_program opt;
 
 			ck_assert_int_eq(gcap_filter_compile(exprs[i].e, exprs[i].dlt,
@@ -342,6 +358,9 @@ run_expressions(bool optimize)
 					 0);
 			len_opt += opt.bf_len;
 			len += progs[i].bf_len;
+			ck_assert_msg(differs(&opt, &progs[i], exprs[i].dlt) < 0,
+				      "\"%s\": packet %ld's verdict differs with -O",
+				      exprs[i].e, differs(&opt, &progs[i], exprs[i].dlt));
 			gcap_filter_free(&opt);
 		}
 		n_en10mb += exprs[i].dlt == DLT_EN10MB;

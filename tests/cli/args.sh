@@ -119,13 +119,21 @@ tcpdump -r "$F" -O -d "$E" 2>/dev/null | cmp -s - "$T/o.txt" || fail "-O -d diff
 gc -r "$F" -d "$E" >"$T/o2.txt" || fail "-d: $(cat "$T/gc.err")"
 [ "$(wc -l <"$T/o.txt")" -gt "$(wc -l <"$T/o2.txt")" ] || fail "-O: no longer than the optimised program"
 gc -r "$F" --no-optimize -w "$T/o3.pcap" "$E" || fail "--no-optimize: $(cat "$T/gc.err")"
-tdump "$F" "$T/refo.pcap" "$E" || fail "tcpdump $E"
-"$CMP" -q --usec "$T/o3.pcap" "$T/refo.pcap" || fail "-O: records differ from tcpdump's"
-# tcpdump's long forms --snapshot-length (-s) and --micro
-gc -r "$F" -w "$T/sl.pcap" --snapshot-length 60 --micro || fail "--snapshot-length --micro: $(cat "$T/gc.err")"
-gc -r "$F" -w "$T/sl2.pcap" -s 60 --time-stamp-precision micro || fail "-s 60 micro: $(cat "$T/gc.err")"
+tdump "$F" "$T/refo.pcap" -O "$E" || fail "tcpdump -O $E"
+"$CMP" -q --usec "$T/o3.pcap" "$T/refo.pcap" || fail "-O: records differ from tcpdump -O's"
+gc -r "$F" --no-optimize=1 -w "$T/o4.pcap"; rc=$?
+refused $rc "--no-optimize=1" "$T/o4.pcap"
+grep -q "^gpu-capture: option '--no-optimize' takes no value$" "$T/gc.err" ||
+	fail "--no-optimize=1: $(cat "$T/gc.err")"
+# tcpdump's long forms --snapshot-length (-s) and --micro, on a
+# nanosecond input (which -r keeps nanosecond unless told)
+NS=$DATA/eth-snap96-ns.pcap
+gc -r "$NS" -w "$T/sl.pcap" --snapshot-length 60 --micro || fail "--snapshot-length --micro: $(cat "$T/gc.err")"
+gc -r "$NS" -w "$T/sl2.pcap" -s 60 --time-stamp-precision micro || fail "-s 60 micro: $(cat "$T/gc.err")"
 cmp -s "$T/sl.pcap" "$T/sl2.pcap" || fail "--snapshot-length 60 --micro differs from -s 60 --time-stamp-precision micro"
 [ "$(head -c 4 "$T/sl.pcap" | od -An -tx1 | tr -d ' ')" = d4c3b2a1 ] || fail "--micro: not a microsecond pcap"
+gc -r "$NS" -w "$T/sl3.pcap" -s 60 || fail "-s 60: $(cat "$T/gc.err")"
+cmp -s "$T/sl.pcap" "$T/sl3.pcap" && fail "--micro: the same file as without it"
 
 # --count, as tcpdump's: the count of what matched on stdout ("N
 # packets", "1 packet"), nothing written without -w, the file as well
@@ -142,6 +150,25 @@ cmp -s "$T/cnt.pcap" "$T/df.pcap" || fail "--count -w: not the file without --co
 gc -r "$F" --count -w - udp >"$T/cnt"; rc=$?
 refused $rc "--count -w -"
 [ -s "$T/cnt" ] && fail "--count -w -: wrote to stdout"
+# with what only a file has (rotation, -z), on a port, with a value:
+# refused in one line
+gc -r "$F" --count -C 1 udp >"$T/cnt"; rc=$?
+refused $rc "--count -C 1 without -w"
+grep -q "^gpu-capture: --count without -w writes no file" "$T/gc.err" || fail "--count -C 1: $(cat "$T/gc.err")"
+gc -r "$F" --count -z true udp >"$T/cnt"; rc=$?
+refused $rc "--count -z without -w"
+gc -i "net_pcap0,rx_pcap=$F" --backend cpu --count -w "$T/cnt2.pcap"; rc=$?
+refused $rc "--count on a port" "$T/cnt2.pcap"
+grep -q "^gpu-capture: --count counts what -r reads" "$T/gc.err" || fail "--count on a port: $(cat "$T/gc.err")"
+gc -r "$F" --count=50 >"$T/cnt"; rc=$?
+refused $rc "--count=50"
+grep -q "takes no value (-c N stops after N packets)$" "$T/gc.err" || fail "--count=50: $(cat "$T/gc.err")"
+# a read error ends the run (exit 1), and the count of what was read
+# before it is said, as tcpdump says it
+gc -r "$DATA/damaged-trunc.pcap" --count >"$T/cnt"; rc=$?
+[ $rc -eq 1 ] || fail "--count of a truncated file: exit $rc"
+timeout 60 tcpdump -r "$DATA/damaged-trunc.pcap" --count 2>/dev/null | cmp -s - "$T/cnt" ||
+	fail "--count of a truncated file: '$(cat "$T/cnt")'"
 
 # -Q (tcpdump's direction): RX queues see what comes in, so -Q in and
 # inout are taken on a port and -Q out refused there before anything

@@ -20,7 +20,7 @@ read = $in
 write = $out/f1.pcap
 write = $out/f2.pcapng:udp
 snaplen = 96
-count = 50
+autostop = packets:50
 packet-buffered = true
 verbose = false
 backend = cpu
@@ -32,7 +32,7 @@ gc -r "$in" -w "$out/c1.pcap" -w "$out/c2.pcapng:udp" -s 96 -c 50 -U --backend c
 	die "command line: $(cat "$T/gc.err")"
 cmp -s "$out/f1.pcap" "$out/c1.pcap" || fail "f1.pcap differs from the command line's"
 "$CMP" -q "$out/f2.pcapng" "$out/c2.pcapng" || fail "f2.pcapng differs from the command line's"
-[ "$(count "$out/f1.pcap")" -eq 50 ] || fail "count = 50 gave $(count "$out/f1.pcap") records"
+[ "$(count "$out/f1.pcap")" -eq 50 ] || fail "autostop = packets:50 gave $(count "$out/f1.pcap") records"
 
 # precedence: -s and the expression on the command line win; -w replaces
 # both of the file's outputs; -r replaces the file's input
@@ -60,19 +60,21 @@ bad() { # bad LINE PATTERN CONTENT...
 	[ "$(wc -l <"$T/gc.err")" -eq 1 ] || fail "more than one line: $(cat "$T/gc.err")"
 	[ ! -e "$out/bad.pcap" ] || fail "$*: the output was created"
 }
-bad 3 "unknown key 'snaplne'" "# x" "count = 5" "snaplne = 96"
-bad 2 "invalid value 'abc'" "count = 5" "snaplen = abc"
+bad 3 "unknown key 'snaplne'" "# x" "quiet = true" "snaplne = 96"
+bad 2 "invalid value 'abc'" "quiet = true" "snaplen = abc"
 bad 1 "invalid value 'maybe' for quiet" "quiet = maybe"
-bad 2 "expected 'key = value'" "count = 5" "snaplen"
-bad 2 "unknown section \[other\]" "[gpu-capture]" "[other]" "count = 5"
+bad 2 "expected 'key = value'" "quiet = true" "snaplen"
+bad 2 "unknown section \[other\]" "[gpu-capture]" "[other]" "quiet = true"
 bad 1 "unknown key 'config'" "config = /etc/passwd"
+# count is tcpdump's --count, a flag: the packet limit is autostop
+bad 1 "invalid value '50' for count" "count = 50"
 bad 2 "--backend 'fast'" "" "backend = fast"
 bad 1 "line longer than" "expression = $(printf 'tcp or %.0s' $(seq 60))tcp"
 gc --config "$T/none.conf" -r "$in" -w "$out/bad.pcap" && fail "a missing file ran"
 grep -q "cannot read configuration '$T/none.conf'" "$T/gc.err" || fail "missing: $(cat "$T/gc.err")"
 
 # every long option of --help is a key: each one's value error names the line
-for k in snaplen count batch ring rxd queues stats duration gpu-blocks; do
+for k in snaplen batch ring rxd queues stats duration gpu-blocks; do
 	printf '\n%s = x\n' "$k" >"$T/k.conf"
 	gc --config "$T/k.conf" -r "$in" -w "$out/k.pcap" && fail "$k = x ran"
 	grep -q "k.conf:2: invalid value 'x'" "$T/gc.err" || fail "$k = x: $(cat "$T/gc.err")"
