@@ -125,6 +125,10 @@ gc -r "$F" --no-optimize=1 -w "$T/o4.pcap"; rc=$?
 refused $rc "--no-optimize=1" "$T/o4.pcap"
 grep -q "^gpu-capture: option '--no-optimize' takes no value$" "$T/gc.err" ||
 	fail "--no-optimize=1: $(cat "$T/gc.err")"
+# an unknown letter after a --NAME=VALUE word is that letter's error
+gc -r "$F" --snaplen=96 -Yn -w "$T/o5.pcap"; rc=$?
+refused $rc "--snaplen=96 -Yn" "$T/o5.pcap"
+grep -q "^gpu-capture: unknown option -Y" "$T/gc.err" || fail "--snaplen=96 -Yn: $(cat "$T/gc.err")"
 # tcpdump's long forms --snapshot-length (-s) and --micro, on a
 # nanosecond input (which -r keeps nanosecond unless told)
 NS=$DATA/eth-snap96-ns.pcap
