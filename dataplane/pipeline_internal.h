@@ -52,8 +52,8 @@
  * while its port may be filling; one that sleeps between idle polls
  * (IDLE_SLEEP_NS, and the timer's slack) marks again well within it. So
  * a record the merge writes without waiting for a quiet queue is at most
- * about this much (and one pass of the merge) later than a packet the
- * queue's port stamps after. */
+ * about this much later than a packet the queue's port stamps after (the
+ * merge reads the clock again where its pass began long before). */
 #define ORDER_QUIET_NS 250000u
 #define ORDER_QUIET_STEP_NS 10000u
 
@@ -358,6 +358,9 @@ int gcap_pl_order_run(struct gcap_pipeline *pl, uint64_t now, bool all, bool *an
  * round trip; a held buffer's XBUF_HOLD_NS at most), unless the queue's
  * lcore lost its CPU, and the window bounds the wait. */
 bool gcap_pl_order_soon(const struct gcap_pipeline *pl);
+/* The monotonic clock the merge reads where the now it was given may be
+ * stale (NULL: CLOCK_MONOTONIC's); tests give their own. */
+void gcap_pl_order_set_clock(struct gcap_pipeline *pl, uint64_t (*clock)(void));
 /* Give every held buffer back to its queue; lost: its records that were
  * not written count as write_failed. */
 void gcap_pl_order_release(struct gcap_pipeline *pl, bool lost);

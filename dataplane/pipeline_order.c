@@ -63,13 +63,14 @@ typedef unsigned __int128 order_key;
 
 struct pl_order {
 	uint64_t window_ns;
-	unsigned m;     /* leaves: nqueues rounded up to a power of two */
-	unsigned win;   /* the queue with the earliest record (nhave > 0) */
-	unsigned nhave; /* queues with a record (n > 0) */
-	bool stale;     /* a queue got a record: every match again */
-	bool soon;      /* the last run waits for records on their way */
-	unsigned *tree; /* [1, m): each match's loser; [m, 3m): rebuild's */
-	order_key *key; /* per leaf: queue i's next record, or NO_REC */
+	unsigned m;              /* leaves: nqueues rounded up to a power of two */
+	unsigned win;            /* the queue with the earliest record (nhave > 0) */
+	unsigned nhave;          /* queues with a record (n > 0) */
+	bool stale;              /* a queue got a record: every match again */
+	bool soon;               /* the last run waits for records on their way */
+	uint64_t (*clock)(void); /* monotonic ns, read where now is stale */
+	unsigned *tree;          /* [1, m): each match's loser; [m, 3m): rebuild's */
+	order_key *key;          /* per leaf: queue i's next record, or NO_REC */
 	struct pl_order_q q[];
 };
 
@@ -224,6 +225,13 @@ gcap_pl_write_run(struct gcap_pipeline *pl, const struct gcap_xbuf *xb, uint32_t
 	return (uint32_t)n;
 }
 
+/* The merge's clock (gcap_pl_order_set_clock) */
+static uint64_t
+mono_clock(void)
+{
+	return now_ns(CLOCK_MONOTONIC);
+}
+
 int
 gcap_pl_order_create(struct gcap_pipeline *pl, char *errbuf)
 {
@@ -236,6 +244,7 @@ gcap_pl_order_create(struct gcap_pipeline *pl, char *errbuf)
 	if (o == NULL)
 		return gcap_err(errbuf, ENOMEM, "out of memory (time order)");
 	o->window_ns = (uint64_t)c->order_window_ms * 1000000u;
+	o->clock = mono_clock;
 	for (o->m = 2; o->m < c->nqueues;)
 		o->m *= 2;
 	o->tree = calloc(3 * o->m, sizeof(*o->tree));
@@ -406,6 +415,8 @@ idle_behind(struct gcap_pipeline *pl, uint64_t ts, uint64_t now, bool *any,
 static int
 empty_quiet(struct gcap_pipeline *pl, uint64_t now, bool *any)
 {
+	bool fresh = false;
+
 	for (unsigned i = 0; i < pl->conf.nqueues; i++) {
 		uint64_t at;
 		int r;
@@ -415,6 +426,19 @@ empty_quiet(struct gcap_pipeline *pl, uint64_t now, bool *any)
 		r = empty_read(pl, i, &pl->q[i].quiet_at, now, any, &at);
 		if (r <= 0)
 			return r;
+		/* now is the pass's start, and a pass of a writer behind can
+		 * take milliseconds: a mark that looks quiet by it is looked
+		 * at again by the clock, read after the mark (else a lcore
+		 * that lost its CPU that long ago passes as quiet, and its
+		 * port's packets since go after later records) */
+		if (at != 0 && at != UINT64_MAX && !fresh &&
+		    !(now > at && now - at >= ORDER_QUIET_NS)) {
+			uint64_t t = pl->order->clock();
+
+			if (t > now)
+				now = t;
+			fresh = true;
+		}
 		/* (an lcore's clock may be read after the writer's now) */
 		if (at == 0 || (now > at && now - at >= ORDER_QUIET_NS))
 			return 2;
@@ -547,6 +571,13 @@ gcap_pl_order_run(struct gcap_pipeline *pl, uint64_t now, bool all, bool *any)
 		}
 	}
 	return 0;
+}
+
+void
+gcap_pl_order_set_clock(struct gcap_pipeline *pl, uint64_t (*clock)(void))
+{
+	if (pl->order != NULL)
+		pl->order->clock = clock != NULL ? clock : mono_clock;
 }
 
 bool

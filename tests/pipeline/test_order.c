@@ -177,6 +177,16 @@ model_fill(struct model *m, unsigned nq, unsigned n, uint64_t seed, bool two)
 	}
 }
 
+/* The merge's clock where the now it was given may be stale (0: no
+ * later than that now). */
+static uint64_t test_mono;
+
+static uint64_t
+test_clock(void)
+{
+	return test_mono;
+}
+
 /* Open nw writers (pcap, no I/O thread) and the merge (time order). */
 static void
 model_open(struct model *m, struct gcap_writer **w, unsigned nw, bool order,
@@ -204,6 +214,8 @@ model_open(struct model *m, struct gcap_writer **w, unsigned nw, bool order,
 	pl->conf.max_packets = max_packets;
 	pthread_mutex_init(&pl->err_lock, NULL);
 	ck_assert_int_eq(gcap_pl_order_create(pl, eb), 0);
+	gcap_pl_order_set_clock(pl, test_clock);
+	test_mono = 0;
 	for (unsigned q = 0; q < m->nq; q++)
 		for (unsigned x = 0; x < m->used[q]; x++)
 			ck_assert_int_eq(
@@ -397,20 +409,23 @@ END_TEST
  * every record it wrote so (order_forced), those of a run too. Under
  * --backpressure it waits while that queue is not quiet (its records are
  * on their way, or its quiet poll is ORDER_QUIET_NS old: its lcore may
- * have lost its CPU since), then goes on once it is (or its lcore has
- * handed over all it will), or once the window passed. */
+ * have lost its CPU since, also where the pass began in time but ran
+ * long: the clock read then says), then goes on once it is (or its lcore
+ * has handed over all it will), or once the window passed. */
 START_TEST(test_merge_forced)
 {
 	static struct model m;
 	static unsigned ids[MAXREC];
-	static const char *const what[] = { "forced", "--backpressure, quiet",
+	static const char *const what[] = { "forced",
+					    "--backpressure, quiet",
 					    "--backpressure, the window",
 					    "--backpressure, quiet again",
-					    "--backpressure, its lcore done" };
+					    "--backpressure, its lcore done",
+					    "--backpressure, quiet by a stale now" };
 	const uint64_t now = 1000000000u, window = 60000ull * 1000000u;
 	struct gcap_writer *w[1];
 
-	for (unsigned c = 0; c < 5; c++) {
+	for (unsigned c = 0; c < 6; c++) {
 		bool any = false;
 		unsigned got;
 
@@ -423,9 +438,17 @@ START_TEST(test_merge_forced)
 		/* case 3: its quiet poll is too old */
 		if (c == 3)
 			atomic_store(&m.pl.q[1].quiet_at, now - ORDER_QUIET_NS);
+		/* case 5: quiet by the now the run was given, not by the clock
+		 * (the pass began that long before: a writer behind) */
+		if (c == 5) {
+			atomic_store(&m.pl.q[1].quiet_at, now - ORDER_QUIET_NS + 1);
+			test_mono = now + 1000000u;
+		}
 		if (c > 0) {
 			/* queue 1 is not quiet: nothing goes, however full */
 			ck_assert_int_eq(gcap_pl_order_run(&m.pl, now, false, &any), 0);
+			if (c == 5)
+				test_mono = now + window + 1000000u;
 			ck_assert_int_eq(
 				gcap_pl_order_run(&m.pl, now + window - 1, false, &any),
 				0);
@@ -442,6 +465,9 @@ START_TEST(test_merge_forced)
 		/* case 4: its lcore has handed over all it will */
 		if (c == 4)
 			atomic_store(&m.pl.q[1].quiet_at, UINT64_MAX);
+		/* case 5: a poll just before the clock's now */
+		if (c == 5)
+			atomic_store(&m.pl.q[1].quiet_at, test_mono - 1);
 		ck_assert_int_eq(gcap_pl_order_run(&m.pl, c == 2 ? now + window : now,
 						   false, &any),
 				 0);
