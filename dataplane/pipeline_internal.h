@@ -52,8 +52,9 @@
  * while its port may be filling; one that sleeps between idle polls
  * (IDLE_SLEEP_NS, and the timer's slack) marks again well within it. So
  * a record the merge writes without waiting for a quiet queue is at most
- * about this much later than a packet the queue's port stamps after (the
- * merge reads the clock again where its pass began long before). */
+ * about this much later than a packet the queue's port stamps after (a
+ * mark is judged by the clock, read after the mark, not by when the
+ * merge's pass began). */
 #define ORDER_QUIET_NS 250000u
 #define ORDER_QUIET_STEP_NS 10000u
 

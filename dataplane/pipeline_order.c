@@ -429,8 +429,9 @@ empty_quiet(struct gcap_pipeline *pl, uint64_t now, bool *any)
 		/* now is the pass's start, and a pass of a writer behind can
 		 * take milliseconds: a mark that looks quiet by it is looked
 		 * at again by the clock, read after the mark (else a lcore
-		 * that lost its CPU that long ago passes as quiet, and its
-		 * port's packets since go after later records) */
+		 * that lost its CPU that long ago passes as quiet, and the
+		 * records another queue brought in the pass since, stamped
+		 * later, go before its port's packets) */
 		if (at != 0 && at != UINT64_MAX && !fresh &&
 		    !(now > at && now - at >= ORDER_QUIET_NS)) {
 			uint64_t t = pl->order->clock();
