@@ -6,7 +6,8 @@
  * reads it), an output's own expression in one argument (-w FILE:EXPR),
  * no expression that no output would use; and the tcpdump and dumpcap
  * options that map onto gpu-capture's own: -D, -L, -y, -i N (portlist.c),
- * -B, --immediate-mode, -a, -Q, --capture-comment.
+ * -B, --immediate-mode, -a, -Q, --capture-comment; and what a bad option
+ * was, in one line.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -430,4 +431,39 @@ app_args_check_habits(const struct app_opts *o)
 					 ".pcapng");
 	}
 	return 0;
+}
+
+/* Whether getopt's error is for word, a flag of longopts (val) given as
+ * --NAME=VALUE (NAME as getopt takes it: whole or a prefix); not where
+ * word only precedes a cluster whose letter was the error. */
+static bool
+flag_with_value(const char *word, int val, const struct option *longopts)
+{
+	size_t len = strcspn(word, "=");
+
+	if (val == 0 || strncmp(word, "--", 2) != 0 || word[len] != '=')
+		return false;
+	for (const struct option *l = longopts; l->name != NULL; l++)
+		if (l->has_arg == no_argument && l->val == val &&
+		    strncmp(l->name, word + 2, len - 2) == 0)
+			return true;
+	return false;
+}
+
+int
+app_args_bad_option(const char *word, int optopt, const struct option *longopts,
+		    const char *with_value, const char *hint)
+{
+	/* --flag=VALUE: getopt names the flag's letter, or takes it for a
+	 * missing value */
+	if (flag_with_value(word, optopt, longopts))
+		return -app_err("option '%.*s' takes no value%s", (int)strcspn(word, "="),
+				word, hint);
+	if (optopt > 0 && optopt <= 0xff && strchr(with_value, optopt) != NULL)
+		return -app_err("option -%c needs a value", optopt);
+	if (optopt > 0xff) /* a long option's value */
+		return -app_err("option '%s' needs a value", word);
+	if (optopt != 0)
+		return -app_err("unknown option -%c (see --help)", optopt);
+	return -app_err("unknown or incomplete option '%s' (see --help)", word);
 }

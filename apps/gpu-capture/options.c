@@ -167,23 +167,6 @@ static const struct option long_opts[] = {
 static const char short_opts[] =
 	"i:r:V:w:F:f:s:c:C:G:W:qUvdhDLy:B:a:Z:gj:JpPnOQ:z:b:AeHKlNStuxX#";
 
-/* Whether getopt's error is for word, a flag of long_opts (val) given as
- * --NAME=VALUE (NAME as getopt takes it: whole or a prefix); not where
- * word only precedes a cluster whose letter was the error. */
-static bool
-flag_with_value(const char *word, int val)
-{
-	size_t len = strcspn(word, "=");
-
-	if (val == 0 || strncmp(word, "--", 2) != 0 || word[len] != '=')
-		return false;
-	for (const struct option *l = long_opts; l->name != NULL; l++)
-		if (l->has_arg == no_argument && l->val == val &&
-		    strncmp(l->name, word + 2, len - 2) == 0)
-			return true;
-	return false;
-}
-
 /* Strict unsigned parse: digits only, in [min, max]. */
 static int
 parse_u64(const char *opt, const char *s, uint64_t min, uint64_t max, uint64_t *out)
@@ -620,25 +603,12 @@ parse_args(struct app_opts *o, struct app_config *cfg, const struct app_config_a
 			break;
 		case '?':
 		default:
-			/* --flag=VALUE: getopt names the flag's letter, or
-			 * takes it for a missing value */
-			if (flag_with_value(argv[optind - 1], optopt))
-				return -app_err("option '%.*s' takes no value%s",
-						(int)strcspn(argv[optind - 1], "="),
-						argv[optind - 1],
-						optopt == OPT_COUNT_MODE ?
-							" (-c N stops after N packets)" :
-							"");
-			if (optopt != 0 && strchr("irVwFfscCGWyBaZjzbQ", optopt) != NULL)
-				return -app_err("option -%c needs a value", optopt);
-			if (optopt > 0xff) /* a long option's value */
-				return -app_err("option '%s' needs a value",
-						argv[optind - 1]);
-			if (optopt != 0)
-				return -app_err("unknown option -%c (see --help)",
-						optopt);
-			return -app_err("unknown or incomplete option '%s' (see --help)",
-					argv[optind - 1]);
+			return app_args_bad_option(
+				argv[optind - 1], optopt, long_opts,
+				"irVwFfscCGWyBaZjzbQ",
+				optopt == OPT_COUNT_MODE ?
+					" (-c N stops after N packets)" :
+					"");
 		}
 	}
 	app_err_where = NULL;
