@@ -10,7 +10,8 @@
 #  3. the corpus: every classic EN10MB capture of the tcpdump tests whose
 #     packets fit a data room, one after the other in one pass, 64
 #     expressions as 64 outputs: each equals tcpdump -r -w EXPR, compiled
-#     and interpreted, byte for byte with one queue, as a multiset with 4;
+#     and interpreted, byte for byte with one queue, as a multiset with 4,
+#     and compiled from libpcap's unoptimised programs (-O, one queue);
 #  4. the four example inline kernels: records and state equal to the cpu
 #     executor's on the same NIC;
 #  5. SANITIZER=path/compute-sanitizer: memcheck and racecheck of a
@@ -18,7 +19,8 @@
 # usage: gpunic.sh GPU_CAPTURE PCAP_CMP SOURCE_ROOT
 # env: TCPDUMP ("tcpdump"), CORPUS, MIX, SANITIZER, PARTS ("1 2 3 4 5"),
 #      RX_FLOOR (bench/rx_floor; default beside GPU_CAPTURE),
-#      CORPUS_RUNS (filters:queues, "compiled:1 compiled:4 interp:1 interp:4"),
+#      CORPUS_RUNS (filters:queues, "compiled:1 compiled:4 interp:1 interp:4
+#      unopt:1"; unopt: compiled with -O),
 #      SAN_TOOLS ("memcheck racecheck")
 set -uo pipefail
 G=$(realpath "$1") CMP=$(realpath "$2") SRC=$(realpath "$3")
@@ -250,11 +252,12 @@ PY
 		fi
 	done
 	echo "corpus: $n packets, $ne of ${#exprs[@]} expressions"
-	for run in ${CORPUS_RUNS:-compiled:1 compiled:4 interp:1 interp:4}; do
+	for run in ${CORPUS_RUNS:-compiled:1 compiled:4 interp:1 interp:4 unopt:1}; do
 		fm=${run%:*} q=${run#*:}
 		{
 			extra=()
 			[ $fm = interp ] && extra=(--gpu-interp)
+			[ $fm = unopt ] && extra=(-O)
 			rm -f "$tmp"/out*.pcap
 			gc "$tmp/c.err" --backend gpu --mem gpu -i "gpunic0,rx_pcap=$tmp/all.pcap" \
 				--queues $q -c "$n" --duration 120 --backpressure "${extra[@]}" "${outs[@]}" ||
