@@ -451,15 +451,19 @@ flag_with_value(const char *word, int val, const struct option *longopts)
 }
 
 int
-app_args_bad_option(const char *word, int optopt, const struct option *longopts,
-		    const char *with_value, const char *hint)
+app_args_bad_option(const char *word, int optopt, const char *shortopts,
+		    const struct option *longopts, const char *hint)
 {
+	const char *letter = optopt > 0 && optopt <= 0xff && optopt != ':' ?
+				     strchr(shortopts, optopt) :
+				     NULL;
+
 	/* --flag=VALUE: getopt names the flag's letter, or takes it for a
 	 * missing value */
 	if (flag_with_value(word, optopt, longopts))
 		return -app_err("option '%.*s' takes no value%s", (int)strcspn(word, "="),
 				word, hint);
-	if (optopt > 0 && optopt <= 0xff && strchr(with_value, optopt) != NULL)
+	if (letter != NULL && letter[1] == ':')
 		return -app_err("option -%c needs a value", optopt);
 	if (optopt > 0xff) /* a long option's value */
 		return -app_err("option '%s' needs a value", word);

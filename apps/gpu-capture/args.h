@@ -71,11 +71,12 @@ int app_args_finish(struct app_opts *o);
 
 /*
  * getopt's error for word (argv[optind - 1]) and optopt, in one line: a
- * flag given a value (hint follows), a letter of with_value without its
- * value, a long option without its value, or an unknown option.
+ * flag given a value (hint follows), a letter that takes one (':' after
+ * it in shortopts) without it, a long option without its value, or an
+ * unknown option.
  * @return -1 after printing it.
  */
-int app_args_bad_option(const char *word, int optopt, const struct option *longopts,
-			const char *with_value, const char *hint);
+int app_args_bad_option(const char *word, int optopt, const char *shortopts,
+			const struct option *longopts, const char *hint);
 
 #endif

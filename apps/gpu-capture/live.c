@@ -5,10 +5,12 @@
  * starts; then the main thread watches the capture (stop, --duration,
  * --stats) until it ends, and takes everything down in order.
  */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <rte_eal.h>
 #include <rte_errno.h>
@@ -142,13 +144,30 @@ list_tstamp_types(const struct app *a)
 	return fflush(stdout) == 0 ? 0 : 1;
 }
 
+/* tcpdump -v -w: "Got N" (the records written) once a second where it
+ * changed, over itself (\r); on a terminal only, where a person reads it,
+ * not into a service's journal. */
+static void
+got_line(const struct app *a, uint64_t *prev)
+{
+	uint64_t n = gcap_pipeline_written(a->pl);
+
+	if (n != *prev) {
+		fprintf(stderr, "Got %" PRIu64 "\r", n);
+		fflush(stderr);
+		*prev = n;
+	}
+}
+
 /* The main thread while the RX lcores capture: every 20 ms, the stop
- * conditions (a signal, the pipeline done, --duration, its health), and
- * the --stats line with its kernel state snapshot. */
+ * conditions (a signal, the pipeline done, --duration, its health), the
+ * --stats line with its kernel state snapshot and -v's count. */
 static int
 capture_loop(struct app *a)
 {
 	const struct app_opts *o = a->o;
+	const bool got = o->verbose && !o->quiet && isatty(STDERR_FILENO);
+	uint64_t next_got = a->t_start + 1000000000u, got_prev = UINT64_MAX;
 	uint64_t next_stats = a->t_start + (uint64_t)o->stats_secs * 1000000000u;
 	uint64_t last = a->t_start,
 		 end = o->duration ? a->t_start + (uint64_t)o->duration * 1000000000u :
@@ -171,6 +190,10 @@ capture_loop(struct app *a)
 		app_service_tick(a, now);
 		if (now >= end)
 			break;
+		if (got && now >= next_got) {
+			got_line(a, &got_prev);
+			next_got += 1000000000u;
+		}
 		if (app_stats_asked()) /* SIGUSR1: the line now, the capture goes on */
 			app_report_stats_line(a, &prev, (double)(now - last) / 1e9);
 		if (o->stats_secs && now >= next_stats) {

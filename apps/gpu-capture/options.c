@@ -156,16 +156,17 @@ static const struct option long_opts[] = {
 	{ "absolute-tcp-sequence-numbers", no_argument, NULL, 'S' },
 	{ "print", no_argument, NULL, OPT_PRINT },
 	{ "count", no_argument, NULL, OPT_COUNT_MODE },
+	{ "monitor-mode", no_argument, NULL, 'I' },
 	{ NULL, 0, NULL, 0 },
 };
 
 /* tcpdump's letters, and dumpcap's -f and -P; no leading '+': options
  * after the expression count, as tcpdump's (glibc's getopt permutes).
- * The last twelve, from A, change only how tcpdump prints packets, which
+ * The last sixteen, from A, change only how tcpdump prints packets, which
  * gpu-capture does not: taken and ignored, as tcpdump ignores them with
- * -w */
+ * -w (-E, -m and -T with their values) */
 static const char short_opts[] =
-	"i:r:V:w:F:f:s:c:C:G:W:qUvdhDLy:B:a:Z:gj:JpPnOQ:z:b:AeHKlNStuxX#";
+	"i:r:V:w:F:f:s:c:C:G:W:qUvdhDLy:B:a:Z:gj:JpPnOQ:z:b:IAeHKlNStuxX#E:m:T:";
 
 /* Strict unsigned parse: digits only, in [min, max]. */
 static int
@@ -562,7 +563,13 @@ parse_args(struct app_opts *o, struct app_config *cfg, const struct app_config_a
 		case 'u':
 		case 'x':
 		case 'X':
-		case '#': break;
+		case '#':
+		case 'E': /* an ESP secret, a MIB, a packet type: for printing */
+		case 'm':
+		case 'T': break;
+		case 'I':
+			return -app_err("-I: monitor mode is a Wi-Fi interface's; "
+					"DPDK ports have none");
 		case OPT_COUNT_MODE: o->count_mode = true; break;
 		case OPT_PRINT:
 			return -app_err("--print: gpu-capture prints no packets; "
@@ -604,8 +611,7 @@ parse_args(struct app_opts *o, struct app_config *cfg, const struct app_config_a
 		case '?':
 		default:
 			return app_args_bad_option(
-				argv[optind - 1], optopt, long_opts,
-				"irVwFfscCGWyBaZjzbQ",
+				argv[optind - 1], optopt, short_opts, long_opts,
 				optopt == OPT_COUNT_MODE ?
 					" (-c N stops after N packets)" :
 					"");

@@ -104,6 +104,20 @@ gc -AeHKlNS -ttttt -u -xx -XX -# -r "$F" -w "$T/pr.pcap" --number --dont-verify-
 	--absolute-tcp-sequence-numbers -nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn udp port 53 ||
 	fail "tcpdump's printing options: $(cat "$T/gc.err")"
 cmp -s "$T/pr.pcap" "$T/df.pcap" || fail "tcpdump's printing options changed the file"
+# those with a value take it, whatever it is, and change nothing either
+gc -r "$F" -w "$T/pr4.pcap" -T vxlan -E 'hmac-sha1:0x1234' -m /nonexistent/MIB -Tsnmp udp port 53 ||
+	fail "-E -m -T: $(cat "$T/gc.err")"
+cmp -s "$T/pr4.pcap" "$T/df.pcap" || fail "-E -m -T changed the file"
+gc -r "$F" -w "$T/pr5.pcap" -T; rc=$?
+refused $rc "-T without its value" "$T/pr5.pcap"
+grep -q "^gpu-capture: option -T needs a value$" "$T/gc.err" || fail "-T: $(cat "$T/gc.err")"
+# monitor mode (tcpdump's and dumpcap's -I): no DPDK port has it
+for m in -I --monitor-mode; do
+	gc -r "$F" -w "$T/pr6.pcap" $m; rc=$?
+	refused $rc "$m" "$T/pr6.pcap"
+	grep -q "^gpu-capture: -I: monitor mode is a Wi-Fi interface's; DPDK ports have none$" \
+		"$T/gc.err" || fail "$m: $(cat "$T/gc.err")"
+done
 gc -r "$F" -w "$T/pr2.pcap" --print; rc=$?
 refused $rc "--print" "$T/pr2.pcap"
 grep -q "^gpu-capture: --print: gpu-capture prints no packets; -w - | tcpdump -r - prints them$" \

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # tcpdump's -B and --immediate-mode, dumpcap's -a autostop conditions:
 # taken, mapped onto the ring, the polling and the writer, and bad values
-# refused before anything starts.
+# refused before anything starts; tcpdump's -v -w count on a terminal.
 . "$(dirname "$0")/lib.sh"
 # -B KiB: the ring that holds as much (2 KiB an mbuf), --ring's limits
 gc -r "$LIVE1" -B 65536 -w "$T/b.pcap" || fail "-B 65536: $(cat "$T/gc.err")"
@@ -58,4 +58,27 @@ gc -r "$LIVE1" -a files:2 -w "$T/nf.pcap"; rc=$?
 [ $rc -eq 1 ] && [ ! -e "$T/nf.pcap" ] || fail "-a files: without -C/-G: exit $rc"
 gc -r "$LIVE1" -a filesize:10 -C 1 -w "$T/nf.pcap"; rc=$?
 [ $rc -eq 1 ] && [ ! -e "$T/nf.pcap" ] || fail "-a filesize: with -C: exit $rc"
+# -v -w on a terminal (script(1) gives the capture one): "Got N", the
+# records written so far, once a second over itself, as tcpdump's; the
+# capture stops at -c, a few seconds at --rx-rate however loaded
+got() { # OUT ARGS...
+	local out=$1
+	shift
+	script -qefc "$(printf '%q ' "$GC" -i "net_pcap0,rx_pcap=$LOOP,infinite_rx=1" \
+		--backend cpu --rx-rate 1000 -c 3000 --duration 120 -w "$T/got.pcap" "$@")" \
+		/dev/null >"$out" 2>&1
+}
+got "$T/got.txt" -v || fail "-v on a terminal: exit $?: $(tr '\r' '\n' <"$T/got.txt" | tail -3)"
+n=$(grep -ao 'Got [0-9]*'$'\r' "$T/got.txt" | tr -dc '0-9\n' | sort -n | tail -1)
+[ -n "$n" ] && [ "$n" -gt 0 ] && [ "$n" -le 3000 ] ||
+	fail "-v: no 'Got N' line with 0 < N <= 3000: $(tr '\r' '\n' <"$T/got.txt" | head -5)"
+[ "$(count "$T/got.pcap")" -eq 3000 ] || fail "-v: $(count "$T/got.pcap") records, -c 3000"
+got "$T/got2.txt" || fail "no -v: exit $?"
+grep -aq 'Got [0-9]' "$T/got2.txt" && fail "'Got N' without -v"
+got "$T/got3.txt" -v -q || fail "-v -q: exit $?"
+grep -aq 'Got [0-9]' "$T/got3.txt" && fail "'Got N' with -q"
+# not where stderr is no terminal (a service's journal, a file)
+gc -i "net_pcap0,rx_pcap=$LOOP,infinite_rx=1" --backend cpu --rx-rate 1000 -c 3000 -v \
+	-w "$T/got4.pcap" || fail "-v: $(tail -2 "$T/gc.err")"
+grep -aq 'Got [0-9]' "$T/gc.err" && fail "'Got N' into a file"
 finish
