@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Output files opened so that a symbolic link planted in a sticky,
- * world-writable directory is refused (see gcap_outfile.h): a root run
- * writing /tmp/x.pcap must not overwrite or create another file.
+ * Output files opened so that no other user can redirect or take them
+ * (see gcap_outfile.h): with the file-system identity of the user a run
+ * drops to, symbolic links in sticky world-writable directories followed
+ * only where the kernel's fs.protected_symlinks would follow them, and
+ * another user's file or FIFO there refused, as fs.protected_regular=2
+ * and fs.protected_fifos=2 would, whatever those sysctls are set to.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -10,44 +13,197 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/fsuid.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "gpucap/gcap_common.h"
 #include "gpucap/gcap_outfile.h"
 
-/* Whether path's directory is sticky and writable by others. */
-static bool
-in_shared_dir(const char *path)
-{
-	char dir[PATH_MAX];
-	const char *sl = strrchr(path, '/');
-	struct stat st;
+/* gcap_outfile_as: set once, before any thread that opens outputs */
+static bool as_set;
+static uid_t as_uid;
+static gid_t as_gid;
 
-	if (sl == NULL)
-		snprintf(dir, sizeof(dir), ".");
-	else if (sl == path)
-		snprintf(dir, sizeof(dir), "/");
-	else if ((size_t)(sl - path) >= sizeof(dir))
-		return true; /* cannot tell: the safe side */
-	else
-		snprintf(dir, sizeof(dir), "%.*s", (int)(sl - path), path);
-	if (stat(dir, &st) != 0)
-		return false; /* the open fails on its own */
-	return (st.st_mode & S_ISVTX) && (st.st_mode & S_IWOTH);
+void
+gcap_outfile_as(uid_t uid, gid_t gid)
+{
+	as_uid = uid;
+	as_gid = gid;
+	as_set = true;
+}
+
+/* Whether the opens take another identity: root, for a run that drops
+ * to a user later. */
+static bool
+opens_as(void)
+{
+	return as_set && geteuid() == 0 && as_uid != 0;
+}
+
+/* The user the kernel checks an open against. */
+static uid_t
+opener(void)
+{
+	return opens_as() ? as_uid : geteuid();
+}
+
+/* open(2) as that user: setfsuid/setfsgid change the calling thread's
+ * file-system ids only (the kernel drops root's file capabilities with
+ * the uid and gives them back after), so the other threads are not
+ * touched and the open is checked as the user's own would be. */
+static int
+open_as(const char *path, int flags, mode_t mode)
+{
+	int fd, e;
+
+	if (!opens_as())
+		return open(path, flags, mode);
+	(void)setfsgid(as_gid);
+	(void)setfsuid(as_uid);
+	fd = open(path, flags, mode);
+	e = errno;
+	(void)setfsuid(0);
+	(void)setfsgid(getegid());
+	errno = e;
+	return fd;
+}
+
+/* path's directory (len bytes at dir). @return false when too long. */
+static bool
+parent_of(const char *path, size_t plen, char *dir, size_t len)
+{
+	while (plen > 1 && path[plen - 1] == '/')
+		plen--;
+	while (plen > 0 && path[plen - 1] != '/')
+		plen--;
+	while (plen > 1 && path[plen - 1] == '/')
+		plen--;
+	if (plen == 0)
+		return snprintf(dir, len, ".") < (int)len;
+	return snprintf(dir, len, "%.*s", (int)plen, path) < (int)len;
+}
+
+static bool
+sticky_shared(const struct stat *d)
+{
+	return (d->st_mode & S_ISVTX) && (d->st_mode & S_IWOTH);
+}
+
+/* What a sticky world-writable directory d may hold for the opener: its
+ * own, or its owner's (the kernel's rule for links, regular files and
+ * FIFOs there). */
+static bool
+owned_ok(const struct stat *st, const struct stat *d)
+{
+	return st->st_uid == opener() || st->st_uid == d->st_uid;
+}
+
+/* Every directory on path's way: a symbolic link in a sticky
+ * world-writable directory that is neither the opener's nor the
+ * directory owner's is refused, as fs.protected_symlinks refuses it
+ * (the last name is opened with O_NOFOLLOW there). A name missing on
+ * the way fails here: it must not be made a link between this check and
+ * the open. @return 0, or -errno with errbuf set. */
+static int
+check_way(const char *path, char *errbuf)
+{
+	char pre[PATH_MAX], dir[PATH_MAX];
+	struct stat st, d;
+	size_t n = strlen(path);
+
+	/* the last name's start: what comes before it is the way */
+	while (n > 0 && path[n - 1] == '/')
+		n--;
+	while (n > 0 && path[n - 1] != '/')
+		n--;
+	for (size_t i = 1; i < n; i++) {
+		if (path[i] != '/' || path[i - 1] == '/')
+			continue;
+		if (i >= sizeof(pre))
+			return gcap_err(errbuf, ENAMETOOLONG, "cannot write '%s': %s",
+					path, strerror(ENAMETOOLONG));
+		memcpy(pre, path, i);
+		pre[i] = '\0';
+		if (lstat(pre, &st) != 0) /* as the open would say it */
+			return gcap_err(errbuf, errno, "cannot write '%s': %s", path,
+					strerror(errno));
+		if (!S_ISLNK(st.st_mode))
+			continue;
+		if (!parent_of(pre, i, dir, sizeof(dir)))
+			return gcap_err(errbuf, ENAMETOOLONG, "cannot write '%s': %s",
+					path, strerror(ENAMETOOLONG));
+		if (stat(dir, &d) != 0)
+			return gcap_err(errbuf, errno, "cannot write '%s': %s", path,
+					strerror(errno));
+		if (sticky_shared(&d) && !owned_ok(&st, &d))
+			return gcap_err(
+				errbuf, ELOOP,
+				"cannot write '%s': %s is another user's symbolic "
+				"link in a sticky world-writable directory, not "
+				"followed",
+				path, pre);
+	}
+	return 0;
 }
 
 int
 gcap_open_output(const char *path, int flags, mode_t mode, char *errbuf)
 {
-	bool shared = in_shared_dir(path);
-	int fd = open(path, flags | (shared ? O_NOFOLLOW : 0), mode);
+	char dir[PATH_MAX];
+	struct stat d, st;
+	bool shared;
+	int fd, r;
 
-	if (fd >= 0)
-		return fd;
-	if (errno == ELOOP && shared)
+	r = check_way(path, errbuf);
+	if (r < 0)
+		return r;
+	if (!parent_of(path, strlen(path), dir, sizeof(dir)))
+		return gcap_err(errbuf, ENAMETOOLONG, "cannot write '%s': %s", path,
+				strerror(ENAMETOOLONG));
+	shared = stat(dir, &d) == 0 && sticky_shared(&d);
+	if (!shared)
+		return (fd = open_as(path, flags, mode)) >= 0 ?
+			       fd :
+			       gcap_err(errbuf, errno, "cannot write '%s': %s", path,
+					strerror(errno));
+	/* there: no link followed, a FIFO not waited for before its owner
+	 * is known, a file not cut before it */
+	fd = open_as(path, (flags & ~O_TRUNC) | O_NOFOLLOW | O_NONBLOCK, mode);
+	if (fd < 0 && errno == ENXIO && !(flags & O_NONBLOCK) && lstat(path, &st) == 0 &&
+	    S_ISFIFO(st.st_mode) && owned_ok(&st, &d))
+		fd = open_as(path, (flags & ~O_TRUNC) | O_NOFOLLOW,
+			     mode); /* its reader */
+	if (fd < 0 && (errno == ELOOP || errno == EMLINK))
 		return gcap_err(errbuf, ELOOP,
 				"cannot write '%s': a symbolic link in a sticky "
 				"world-writable directory, not followed",
 				path);
-	return gcap_err(errbuf, errno, "cannot write '%s': %s", path, strerror(errno));
+	if (fd < 0)
+		return gcap_err(errbuf, errno, "cannot write '%s': %s", path,
+				strerror(errno));
+	if (fstat(fd, &st) != 0) {
+		r = gcap_err(errbuf, errno, "cannot write '%s': %s", path,
+			     strerror(errno));
+		close(fd);
+		return r;
+	}
+	if (!owned_ok(&st, &d)) {
+		r = gcap_err(
+			errbuf, EPERM,
+			"cannot write '%s': another user's file (uid %u) in a sticky "
+			"world-writable directory, not written",
+			path, (unsigned)st.st_uid);
+		close(fd);
+		return r;
+	}
+	if (((flags & O_TRUNC) && S_ISREG(st.st_mode) && ftruncate(fd, 0) != 0) ||
+	    (!(flags & O_NONBLOCK) &&
+	     fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0)) {
+		r = gcap_err(errbuf, errno, "cannot write '%s': %s", path,
+			     strerror(errno));
+		close(fd);
+		return r;
+	}
+	return fd;
 }

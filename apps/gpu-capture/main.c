@@ -10,6 +10,7 @@
  * interruptible), the options, which run, and what outlives the run.
  */
 #include <string.h>
+#include <sys/stat.h>
 
 #include "gpucap/gcap_filter.h"
 #include "app_err.h"
@@ -30,6 +31,10 @@ main(int argc, char **argv)
 		app_free_options(&o);
 		return r > 0 ? 0 : 1;
 	}
+	/* -g: whatever the run creates (its captures, --summary-json, the
+	 * kernel state) is group-readable at most, not the captures alone */
+	if (o.group_read)
+		umask(umask(0) | 027);
 	memset(&a, 0, sizeof(a));
 	a.o = &o;
 	if (o.doctor) {

@@ -15,10 +15,12 @@
 #include "gcap_config.h"
 #include "gpucap/gcap_capfile.h"
 #include "gpucap/gcap_filter.h"
+#include "gpucap/gcap_outfile.h"
 #include "app_err.h"
 #include "metrics.h"
 #include "args.h"
 #include "preflight.h"
+#include "privs.h"
 #include "options.h"
 
 enum {
@@ -766,6 +768,16 @@ app_parse_options(int argc, char **argv, struct app_opts *o)
 		o->outs[i].filter = o->outs[i].expr ? o->outs[i].expr : o->expr;
 	if (o->mbufs == 0)
 		o->mbufs = o->nb_rxd + o->batch * (o->ring + 2) + 512;
+	/* -Z: root opens the outputs as the user from the first one on, as
+	 * after the drop (no link that user planted is followed as root) */
+	if (o->user != NULL && o->dump_level == 0 && !o->dump_gpu_code) {
+		struct app_creds c;
+
+		if (app_privs_lookup(o->user, &c) < 0)
+			return -1;
+		if (c.drop)
+			gcap_outfile_as(c.uid, c.gid);
+	}
 	/* what the values cost, and where the run writes, before anything
 	 * is allocated (-d and --dump-gpu-code write nothing) */
 	if (o->dump_level == 0 && !o->dump_gpu_code &&

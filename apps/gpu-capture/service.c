@@ -24,18 +24,24 @@
 #include "run.h"
 #include "service.h"
 
-/* the pid a pidfile holds, or 0 (none, not a pid, a link) */
+/* the pid a pidfile holds, or 0 (none, not a pid, a link, not a
+ * regular file: a FIFO planted there must not hang the start) */
 static pid_t
 pidfile_pid(const char *path)
 {
 	char buf[32];
-	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
 	ssize_t n;
 	long v;
 	char *end;
 
 	if (fd < 0)
 		return 0;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return 0;
+	}
 	n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
 	if (n <= 0)

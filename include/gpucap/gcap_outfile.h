@@ -2,8 +2,10 @@
 /**
  * @file
  * Opening the files a run writes (capture files, --summary-json, the
- * kernel state) so that a symbolic link another user planted in a shared
- * directory such as /tmp is not followed.
+ * kernel state) so that no other user can redirect or take them: not
+ * through a symbolic link or a file planted in a shared directory such
+ * as /tmp, nor through a directory the user a root run drops to can
+ * write.
  */
 #ifndef GCAP_OUTFILE_H
 #define GCAP_OUTFILE_H
@@ -15,14 +17,30 @@ extern "C" {
 #endif
 
 /**
- * open(2) for an output file. Where the file's directory is sticky and
- * writable by others (/tmp), O_NOFOLLOW is added, as the kernel's
- * fs.protected_symlinks would: a symbolic link there, dangling or not,
- * is refused rather than written through or created at its target.
+ * Open the outputs from now on with uid's and gid's file-system identity
+ * (setfsuid, the calling thread only) where the process is root: a run
+ * that drops to a user (-Z) opens its first files as it will open its
+ * later ones, so that what that user can plant in its own directories
+ * (a link to /etc/passwd) gets no more than the user could. Call once,
+ * before any thread that opens outputs starts.
+ */
+void gcap_outfile_as(uid_t uid, gid_t gid);
+
+/**
+ * open(2) for an output file, as gcap_outfile_as says. Where a directory
+ * on the way or the file's own is sticky and writable by others (/tmp),
+ * what the kernel's fs.protected_symlinks, fs.protected_regular=2 and
+ * fs.protected_fifos=2 refuse is refused whatever they are set to: a
+ * symbolic link on the way that is neither the opener's nor the
+ * directory owner's, the file itself as a link (O_NOFOLLOW), and an
+ * existing file or FIFO that is neither's (checked before O_TRUNC cuts
+ * it; a FIFO is waited on for its reader only once it is known to be
+ * theirs).
  * @param errbuf  GCAP_ERRBUF_SIZE bytes (NULL allowed): "cannot write
  *                'PATH': why", one line
- * @return the descriptor; -ELOOP (a symbolic link refused); open's
- *         -errno.
+ * @return the descriptor; -ELOOP (a symbolic link refused); -EPERM
+ *         (another user's file refused); -ENAMETOOLONG; lstat's, stat's
+ *         or open's -errno.
  */
 int gcap_open_output(const char *path, int flags, mode_t mode, char *errbuf);
 
