@@ -79,7 +79,7 @@ dir_unsafe(const struct stat *st, bool last)
 }
 
 int
-gcap_cache_dir_prepare(const char *dir, char *warn)
+gcap_cache_dir_prepare(char *dir, size_t len, char *warn)
 {
 	char canon[PATH_MAX];
 	struct stat st;
@@ -124,8 +124,15 @@ gcap_cache_dir_prepare(const char *dir, char *warn)
 		}
 		*p = c;
 		if (last)
-			return 0;
+			break;
 	}
+	/* the directory checked is the one used: a link on the way that
+	 * another user could point elsewhere after the check is not */
+	if (strlen(canon) >= len)
+		return gcap_err(warn, ENAMETOOLONG, "cache directory %s: %s", dir,
+				strerror(ENAMETOOLONG));
+	memmove(dir, canon, strlen(canon) + 1);
+	return 0;
 }
 
 int

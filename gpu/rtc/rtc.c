@@ -432,8 +432,8 @@ gcap_rtc_compile(const char *src, const char *name, int cc_major, int cc_minor,
 				 "compiled without cache",
 				 strerror(-r));
 			use_cache = 0;
-		} else if ((r = gcap_cache_dir_prepare(dir, info->cache_warning)) ==
-			   -EPERM) {
+		} else if ((r = gcap_cache_dir_prepare(dir, sizeof(dir),
+						       info->cache_warning)) == -EPERM) {
 			/* another user could plant entries: one line says why */
 			size_t l = strlen(info->cache_warning);
 

@@ -50,11 +50,16 @@ int gcap_mkdirs(const char *dir);
  * can plant or swap its entries: it is a directory owned by the effective
  * user and not writable by group or others, and each directory above it
  * (symbolic links resolved) is the user's or root's and writable by
- * others only when sticky. A cache that fails is not to be used.
+ * others only when sticky. A cache that fails is not to be used; one
+ * that passes is used by the path checked: dir becomes it (symbolic
+ * links resolved), since a link on the way may be another user's to
+ * point elsewhere after the check.
+ * @param dir   the directory (len bytes): its resolved path on success
  * @param warn  GCAP_ERRBUF_SIZE bytes (NULL allowed): why, one line
- * @return 0; -EPERM (unsafe); mkdir's or realpath's -errno.
+ * @return 0; -EPERM (unsafe); -ENAMETOOLONG; mkdir's or realpath's
+ *         -errno.
  */
-int gcap_cache_dir_prepare(const char *dir, char *warn);
+int gcap_cache_dir_prepare(char *dir, size_t len, char *warn);
 
 /**
  * Open a cache entry for reading, refusing one another user could have

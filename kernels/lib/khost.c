@@ -89,7 +89,7 @@ cache_dir(const struct gcap_khost_opts *o)
 		p[0] = '\0';
 	if (!p[0])
 		return NULL;
-	if (gcap_cache_dir_prepare(p, warn) == -EPERM) {
+	if (gcap_cache_dir_prepare(p, sizeof(p), warn) == -EPERM) {
 		khost_warn(warn);
 		return NULL;
 	}

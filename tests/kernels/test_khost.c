@@ -785,6 +785,28 @@ START_TEST(cache_temp_links)
 }
 END_TEST
 
+/* A cache named through a symbolic link is used by the directory the
+ * link named when it was checked, not by the link: one on the way that
+ * another user owns could point elsewhere after the check. */
+START_TEST(cache_by_resolved_path)
+{
+	char real[] = "/tmp/gcap-kr-XXXXXX", link[64], canon[PATH_MAX];
+	ck_assert_ptr_nonnull(mkdtemp(real));
+	ck_assert_ptr_nonnull(realpath(real, canon));
+	snprintf(link, sizeof(link), "%s.link", real);
+	ck_assert_int_eq(symlink(real, link), 0);
+	char *good = kt_write_tmp("good.c", good_src);
+	struct gcap_khost *k = load_in(good, link);
+	const char *obj = gcap_khost_object(k);
+	size_t n = strlen(canon);
+	ck_assert_msg(strncmp(obj, canon, n) == 0 && obj[n] == '/',
+		      "object %s, not in %s", obj, canon);
+	gcap_khost_free(k);
+	ck_assert_int_eq(unlink(link), 0);
+	free(good);
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -810,6 +832,7 @@ suite(void)
 	tcase_add_test(t, oob_bounded);
 	tcase_add_test(t, cache_key_checked);
 	tcase_add_test(t, cache_temp_links);
+	tcase_add_test(t, cache_by_resolved_path);
 	suite_add_tcase(s, t);
 	return s;
 }
