@@ -433,6 +433,12 @@ gcap_capfile_use_map(struct gcap_capfile *cf, bool on)
 	cf->use_map = on && cf->map != NULL;
 }
 
+void
+gcap_capfile_stop(struct gcap_capfile *cf)
+{
+	__atomic_store_n(&cf->src.stopped, 1, __ATOMIC_RELEASE);
+}
+
 int
 gcap_capfile_fill(struct gcap_capfile *cf, uint8_t *buf, uint32_t size,
 		  struct gcap_pkt *desc, uint64_t *raw, unsigned max, uint32_t *used)
@@ -445,7 +451,9 @@ gcap_capfile_fill(struct gcap_capfile *cf, uint8_t *buf, uint32_t size,
 	}
 	size_t have = 0, pos = 0, adv = 0;
 	unsigned n = 0;
-	bool short_read = false;
+	/* a pipe's complete records go before a read that may wait (those
+	 * the carry held too): a stop must not find them still here */
+	bool short_read = cf->size == 0;
 	int r;
 
 	*used = 0;
@@ -509,6 +517,11 @@ gcap_capfile_fill(struct gcap_capfile *cf, uint8_t *buf, uint32_t size,
 		want = want > size - have ? size - have : want;
 		ssize_t got = gcap_cf_src_read(&cf->src, buf + have, want);
 
+		if (got == -ECANCELED) { /* a stop: what is complete goes first */
+			if (n == 0)
+				return -ECANCELED;
+			break;
+		}
 		if (got < 0) {
 			snprintf(cf->msg, sizeof(cf->msg), "%s", cf->src.rmsg);
 			if (n == 0)
@@ -521,8 +534,9 @@ gcap_capfile_fill(struct gcap_capfile *cf, uint8_t *buf, uint32_t size,
 			cf->src_eof = true;
 		have += (size_t)got;
 		/* a pipe that has no more now: what is complete goes now (a
-		 * capture still being written is passed on as it comes) */
-		if (cf->size == 0 && (size_t)got < want && n > 0)
+		 * capture still being written is passed on as it comes), the
+		 * records of this read too */
+		if (cf->size == 0 && (size_t)got < want)
 			short_read = true;
 	}
 	if (pos < have && gcap_cf_buf_add(&cf->carry, &cf->carry_len, &cf->carry_cap,

@@ -114,8 +114,10 @@ struct gcap_cf_src {
 	void *z;                     /* the codec's state */
 	struct gcap_cf_ahead *ahead; /* the codec's thread (capfile_ahead.c) */
 	struct gcap_cf_par *par;     /* or its threads (capfile_par.c) */
-	char msg[256];               /* what the codec and the reads say of an error */
-	char rmsg[256];              /* the reader's copy, for the error of
+	bool may_wait;               /* not a regular file: a read may wait for bytes */
+	int stopped;    /* gcap_capfile_stop (atomic: a codec's thread reads it) */
+	char msg[256];  /* what the codec and the reads say of an error */
+	char rmsg[256]; /* the reader's copy, for the error of
 			 * gcap_cf_src_read(): the codec's threads may still
 			 * write msg */
 };

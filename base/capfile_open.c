@@ -129,6 +129,11 @@ src_open(struct gcap_capfile *cf, const char *path, unsigned decoders, char *err
 		s->headpos = s->nhead;
 	}
 	s->headpos = 0;
+	/* a pipe: its reads from now on wait only until gcap_capfile_stop
+	 * (set before any codec thread starts) */
+	struct stat st;
+
+	s->may_wait = fstat(s->fd, &st) == 0 && !S_ISREG(st.st_mode);
 	if ((r = src_skippable(s, magic)) < 0)
 		return gcap_err(errbuf, (int)-r, "%s: %s", path, s->msg);
 	const struct gcap_cf_codec *k = gcap_cf_codec_find(magic, s->nhead);

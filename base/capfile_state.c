@@ -6,11 +6,38 @@
  * table rows (formats, codecs) call them; they call nothing of either.
  */
 #include <errno.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "capfile_internal.h"
+
+/* How often a read that waits for a pipe's bytes asks whether to stop. */
+#define CF_STOP_POLL_MS 50
+
+/* Wait until the fd has bytes (or its end, or an error: the read says
+ * which), in slices, looking for a stop between them (the reader would
+ * sit in read(2) otherwise). @return 0; -ECANCELED. */
+static int
+wait_readable(struct gcap_cf_src *s)
+{
+	struct pollfd p = { .fd = s->fd, .events = POLLIN };
+
+	if (!s->may_wait)
+		return 0;
+	for (;;) {
+		int r = poll(&p, 1, CF_STOP_POLL_MS);
+
+		if (r > 0 || (r < 0 && errno != EINTR))
+			return 0;
+		if (__atomic_load_n(&s->stopped, __ATOMIC_ACQUIRE)) {
+			snprintf(s->msg, sizeof(s->msg),
+				 "stopped while waiting for input");
+			return -ECANCELED;
+		}
+	}
+}
 
 ssize_t
 gcap_cf_raw_read(struct gcap_cf_src *s, uint8_t *buf, size_t len)
@@ -31,6 +58,8 @@ gcap_cf_raw_read(struct gcap_cf_src *s, uint8_t *buf, size_t len)
 		s->backpos += n;
 		return (ssize_t)n;
 	}
+	if ((r = wait_readable(s)) < 0)
+		return r;
 	do
 		r = read(s->fd, buf, len);
 	while (r < 0 && errno == EINTR);

@@ -133,8 +133,8 @@ file_run_one(struct gcap_pipeline *pl, struct gcap_capfile *cf, uint16_t port_ba
 			break;
 		n = gcap_capfile_fill(cf, b->stage, b->stage_size, b->pkts, raw,
 				      pl->conf.batch_max, &used);
-		if (n <= 0) {
-			r = n == 0 ? 0 : file_fail(pl, cf, n, false);
+		if (n <= 0) { /* -ECANCELED: a stop ended a pipe's wait */
+			r = n == 0 || n == -ECANCELED ? 0 : file_fail(pl, cf, n, false);
 			break;
 		}
 		file_describe(pl, q, b, (unsigned)n, port_base, raw, NULL, 0);
@@ -186,7 +186,7 @@ file_run_span(struct gcap_pipeline *pl, struct gcap_capfile *cf, uint16_t port_b
 						   &span);
 		ahead = false;
 		if (n <= 0) {
-			r = n == 0 ? 0 : file_fail(pl, cf, n, false);
+			r = n == 0 || n == -ECANCELED ? 0 : file_fail(pl, cf, n, false);
 			break;
 		}
 		gcap_pl_copier_post(cp, b->stage, span, used);
@@ -244,7 +244,7 @@ cursor_ready(struct gcap_pipeline *pl, struct cursor *c, uint32_t size)
 			      &used);
 	if (n <= 0) {
 		c->end = true;
-		return n;
+		return n == -ECANCELED ? 0 : n; /* a stop ended a pipe's wait */
 	}
 	c->n = (unsigned)n;
 	c->i = 0;
@@ -492,8 +492,12 @@ gcap_pipeline_run_inputs(struct gcap_pipeline *pl, struct gcap_capfile *const *i
 		}
 		now = now_ns(CLOCK_MONOTONIC);
 		if (deadline == 0 &&
-		    (atomic_load(&pl->stop_rx) || atomic_load(&pl->finished)))
+		    (atomic_load(&pl->stop_rx) || atomic_load(&pl->finished))) {
 			deadline = now + READER_STOP_WAIT_NS;
+			/* a reader waiting for a pipe's bytes comes back */
+			for (unsigned i = 0; i < nin; i++)
+				gcap_capfile_stop(in[i]);
+		}
 		if (deadline != 0 && now > deadline) {
 			/* the reader never came back from the executor: left
 			 * running, with fr and the inputs (it still uses

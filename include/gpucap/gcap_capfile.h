@@ -160,10 +160,21 @@ gcap_capfile_if(const struct gcap_capfile *cf, unsigned i, struct gcap_writer_if
  *         shrank while it was read (the records that end within its new
  *         size were returned; records of earlier batches that lay past it
  *         now read zeros); -E2BIG when a record is larger than size;
- *         -ENOMEM.
+ *         -ECANCELED when gcap_capfile_stop() ended a wait for a pipe's
+ *         bytes (every record complete before was returned); -ENOMEM. From a pipe, the complete records
+ *         read go out before a read that may wait for more.
  */
 int gcap_capfile_fill(struct gcap_capfile *cf, uint8_t *buf, uint32_t size,
 		      struct gcap_pkt *desc, uint64_t *raw, unsigned max, uint32_t *used);
+
+/**
+ * Stop the waits for bytes of an input that is not a regular file (a pipe,
+ * a FIFO): a read that waits for them now, or would later, ends with
+ * -ECANCELED within 50 ms instead of waiting on for the pipe's writer.
+ * Regular files never wait. Any thread may call it, at any time before
+ * gcap_capfile_close() (one atomic store).
+ */
+void gcap_capfile_stop(struct gcap_capfile *cf);
 
 /** @return the input's name as opened ("-": standard input; "" for one
  *          from gcap_capfile_from_pcap). */

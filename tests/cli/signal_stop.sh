@@ -2,7 +2,10 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # SIGTERM and SIGINT mid-capture (infinite replay): exit 0, and the file
 # (pcap and pcapng) reads back with libpcap and holds packets (--rx-rate
-# keeps the files small).
+# keeps the files small). -r from a FIFO whose writer went quiet: the
+# records read go on (-U: into the file) without waiting for more bytes,
+# and SIGINT and -c end the run (exit 0) with every record read in the
+# file, not with the reader left waiting for the writer's next bytes.
 . "$(dirname "$0")/lib.sh"
 for sig in TERM INT; do
 	for o in out.pcap out.pcapng; do
@@ -20,5 +23,55 @@ for sig in TERM INT; do
 		[ $((SECONDS - start)) -le 10 ] || fail "SIG$sig $o: took $((SECONDS - start)) s to stop"
 		check_readable "$T/$o" 100 && note "SIG$sig $o: $(count "$T/$o") records"
 	done
+done
+# a feeder that writes FILE into the FIFO and, once the reader has taken
+# every byte, FILE's records again (a burst that starts a batch: the
+# reader holds no record then), waits until those are taken too, says so
+# (a file), then keeps the FIFO open, quiet
+feed() { # FILE FIFO MARK
+	python3 - "$@" <<'PY' &
+import array, fcntl, os, sys, termios, time
+data = open(sys.argv[1], 'rb').read()
+fd = os.open(sys.argv[2], os.O_WRONLY)
+def drained():
+    left = array.array('i', [0])
+    while True:
+        fcntl.ioctl(fd, termios.FIONREAD, left)
+        if left[0] == 0:
+            return
+        time.sleep(0.05)
+os.write(fd, data)
+drained()
+time.sleep(0.5)
+os.write(fd, data[24:])
+drained()
+open(sys.argv[3], 'w').close()
+time.sleep(600)
+PY
+	fpid=$!
+}
+want=$((2 * $(count "$LIVE1")))
+for how in INT c; do
+	rm -f "$T/in.fifo" "$T/drained" "$T/f.pcap"
+	mkfifo "$T/in.fifo"
+	feed "$LIVE1" "$T/in.fifo" "$T/drained"
+	# -U: each record in the file as it is handed on
+	x=(-U)
+	[ $how = c ] && x=(-c $((want - 1)))
+	"$GC" -q --backend cpu -r "$T/in.fifo" -w "$T/f.pcap" "${x[@]}" 2>"$T/gc.err" &
+	pid=$!
+	wait_for 60 test -e "$T/drained" || fail "-r FIFO $how: the feeder's bytes were never taken"
+	if [ $how = INT ]; then
+		# what was read goes on while the writer is quiet
+		wait_for 60 has_records "$T/f.pcap" "$want" ||
+			fail "-r FIFO: $(count "$T/f.pcap") of $want records on while the pipe was quiet"
+		kill -INT "$pid"
+	fi
+	wait "$pid"; rc=$?
+	kill "$fpid" 2>/dev/null
+	wait "$fpid" 2>/dev/null
+	n=$([ $how = c ] && echo $((want - 1)) || echo "$want")
+	[ $rc -eq 0 ] || fail "-r FIFO, $how: exit $rc: $(cat "$T/gc.err")"
+	[ "$(count "$T/f.pcap")" -eq "$n" ] || fail "-r FIFO, $how: $(count "$T/f.pcap") records of $n"
 done
 finish
