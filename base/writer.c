@@ -114,13 +114,25 @@ put_rot_stats(struct gcap_writer *w)
 	return w->fmt->put_stats(w, w->rot_st, w->clock_ns);
 }
 
-/* Close the current file and open the next one under name (cnt, chars). */
+/* Close the current file and open the next one under name (cnt, chars).
+ * keep: where that is the current file's own name, the file goes on
+ * (-G's name without a time format finer than the period, or SIGHUP twice
+ * in its second): reopening it would cut what it holds. A ring (-C -W)
+ * reopens its names on purpose. */
 static int
-next_file(struct gcap_writer *w, unsigned cnt, int chars)
+next_file(struct gcap_writer *w, unsigned cnt, int chars, bool keep)
 {
-	char eb[GCAP_ERRBUF_SIZE], closed[WR_NAME_MAX];
+	char eb[GCAP_ERRBUF_SIZE], closed[WR_NAME_MAX], name[WR_NAME_MAX];
 	int rc;
 
+	rc = make_name(w, cnt, chars, name);
+	if (rc != 0)
+		return gcap_wr_fail(w, -rc,
+				    "cannot make the next file name from "
+				    "'%s': %s",
+				    w->tmpl, strerror(-rc));
+	if (keep && strcmp(name, w->cur) == 0)
+		return 0;
 	if (w->stop_files != 0 && ++w->nrotated >= w->stop_files)
 		return stop_done(w); /* -a files: that many are written */
 	rc = put_rot_stats(w);
@@ -133,12 +145,7 @@ next_file(struct gcap_writer *w, unsigned cnt, int chars)
 		memcpy(closed, w->cur, strlen(w->cur) + 1);
 		w->closed_fn(w->closed_arg, closed);
 	}
-	rc = make_name(w, cnt, chars, w->cur);
-	if (rc != 0)
-		return gcap_wr_fail(w, -rc,
-				    "cannot make the next file name from "
-				    "'%s': %s",
-				    w->tmpl, strerror(-rc));
+	memcpy(w->cur, name, strlen(name) + 1);
 	rc = gcap_wr_file_open(w, eb);
 	if (rc != 0)
 		return gcap_wr_fail(w, -rc, "%s", eb);
@@ -165,7 +172,7 @@ time_rotate(struct gcap_writer *w, bool force)
 	/* tcpdump: the new period starts now, the -C number restarts */
 	w->period_ns = w->clock_ns;
 	w->cflag_count = 0;
-	return next_file(w, 0, wr_numbered(w) ? w->wchars : 0);
+	return next_file(w, 0, wr_numbered(w) ? w->wchars : 0, true);
 }
 
 /* -C: a new file when the current one is larger than rotate_bytes; -b
@@ -179,7 +186,7 @@ size_rotate(struct gcap_writer *w, bool force)
 	w->cflag_count++;
 	if (w->max_files > 0 && w->cflag_count >= w->max_files)
 		w->cflag_count = 0;
-	return next_file(w, w->cflag_count, w->wchars);
+	return next_file(w, w->cflag_count, w->wchars, false);
 }
 
 /* ---- records ---- */

@@ -256,6 +256,29 @@ START_TEST(test_rotate_G_C)
 }
 END_TEST
 
+/* -G where the next name is the current file's (no time format, or one
+ * coarser than the period; SIGHUP twice in its second): the file goes on
+ * whole, where reopening it (tcpdump's way) would cut what it holds */
+START_TEST(test_rotate_G_same_name)
+{
+	struct gcap_writer_conf c = wt_conf1(wt_path("same.pcap"));
+	struct gcap_writer *w;
+
+	utc();
+	c.rotate_secs = 1;
+	w = wt_open(&c);
+	wt_write_n(w, 0, 2, 100, 1);
+	ck_assert_int_eq(gcap_writer_tick(w, T0 + 2 * NS), 0); /* a period later */
+	wt_write_n(w, 2, 2, 100, 1);
+	ck_assert_int_eq(gcap_writer_rotate(w), 0); /* SIGHUP */
+	wt_write_n(w, 4, 2, 100, 1);
+	ck_assert_str_eq(gcap_writer_filename(w), wt_path("same.pcap"));
+	wt_close(w, NULL);
+	wt_check_file(wt_path("same.pcap"), 0, 6, 100, 65535, DLT_EN10MB);
+	ck_assert_uint_eq(wt_count_files(), 1);
+}
+END_TEST
+
 START_TEST(test_rotate_no_strftime_without_G)
 {
 	const char *p = wt_path("lit-%Y.pcap");
@@ -278,6 +301,7 @@ wt_tcase_rotation(void)
 	tcase_add_test(tc, test_rotate_G);
 	tcase_add_test(tc, test_rotate_G_W_stops);
 	tcase_add_test(tc, test_rotate_G_C);
+	tcase_add_test(tc, test_rotate_G_same_name);
 	tcase_add_test(tc, test_rotate_no_strftime_without_G);
 	return tc;
 }
