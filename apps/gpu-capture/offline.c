@@ -4,7 +4,8 @@
  * link type, plain or compressed) through the pipeline's one file queue,
  * several merged in time order. Filters compile on the first input's own
  * handle, as tcpdump's do; the outputs describe the inputs' own
- * interfaces. On a terminal, a progress line while the inputs are read.
+ * interfaces. On a terminal, a progress line while the inputs are read;
+ * --duration stops the reading as a signal would.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -13,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <pcap/pcap.h>
@@ -229,15 +231,19 @@ inputs_ifs(struct inputs *in, unsigned *nifs)
 	return w;
 }
 
-/* ---- the progress line ---- */
+/* ---- the progress line, and --duration ---- */
 
+/* A thread beside the reading: the progress line on a terminal each
+ * second, and the stop a signal would make once --duration (-a
+ * duration:) has passed (an input from a pipe may never end). */
 struct progress {
 	struct app *a;
 	struct inputs *in;
 	pthread_t thr;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
-	bool stop, shown;
+	uint64_t stop_at; /* monotonic ns; 0: none */
+	bool line, stop, shown;
 };
 
 static void
@@ -276,29 +282,48 @@ static void *
 progress_main(void *arg)
 {
 	struct progress *pg = arg;
-	uint64_t t0 = app_mono_ns();
+	uint64_t t0 = app_mono_ns(), next = t0 + 1000000000u;
 
 	pthread_mutex_lock(&pg->lock);
 	while (!pg->stop) {
+		uint64_t now = app_mono_ns(), until = next;
 		struct timespec ts;
 
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_sec += 1;
-		pthread_cond_timedwait(&pg->cond, &pg->lock, &ts);
-		if (!pg->stop)
-			progress_line(pg, (double)(app_mono_ns() - t0) / 1e9);
+		if (pg->stop_at != 0 && pg->stop_at < until)
+			until = pg->stop_at;
+		if (until > now) {
+			clock_gettime(CLOCK_REALTIME, &ts);
+			uint64_t ns = (uint64_t)ts.tv_nsec + (until - now);
+
+			ts.tv_sec += (time_t)(ns / 1000000000u);
+			ts.tv_nsec = (long)(ns % 1000000000u);
+			pthread_cond_timedwait(&pg->cond, &pg->lock, &ts);
+			continue; /* the times again: woken early, or stopped */
+		}
+		if (pg->stop_at != 0 && now >= pg->stop_at) {
+			gcap_pipeline_request_stop(pg->a->pl);
+			pg->stop_at = 0;
+		}
+		if (now >= next) {
+			if (pg->line)
+				progress_line(pg, (double)(now - t0) / 1e9);
+			next = now + 1000000000u;
+		}
 	}
 	pthread_mutex_unlock(&pg->lock);
 	return NULL;
 }
 
-/* A progress line on a terminal (stderr), not with -q. @return whether
- * it runs. */
+/* The progress line on a terminal (stderr), not with -q, and the
+ * --duration stop. @return whether the thread runs. */
 static bool
 progress_start(struct progress *pg, struct app *a, struct inputs *in)
 {
 	memset(pg, 0, sizeof(*pg));
-	if (a->o->quiet || !isatty(STDERR_FILENO))
+	pg->line = !a->o->quiet && isatty(STDERR_FILENO);
+	if (a->o->duration != 0)
+		pg->stop_at = a->t_start + (uint64_t)a->o->duration * 1000000000u;
+	if (!pg->line && pg->stop_at == 0)
 		return false;
 	pg->a = a;
 	pg->in = in;

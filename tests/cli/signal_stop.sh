@@ -4,8 +4,9 @@
 # (pcap and pcapng) reads back with libpcap and holds packets (--rx-rate
 # keeps the files small). -r from a FIFO whose writer went quiet: the
 # records read go on (-U: into the file) without waiting for more bytes,
-# and SIGINT and -c end the run (exit 0) with every record read in the
-# file, not with the reader left waiting for the writer's next bytes.
+# and SIGINT, -c and -a duration: end the run (exit 0) with every record
+# read in the file, not with the reader left waiting for the writer's
+# next bytes.
 . "$(dirname "$0")/lib.sh"
 for sig in TERM INT; do
 	for o in out.pcap out.pcapng; do
@@ -51,14 +52,15 @@ PY
 	fpid=$!
 }
 want=$((2 * $(count "$LIVE1")))
-for how in INT c; do
+for how in INT c duration; do
 	rm -f "$T/in.fifo" "$T/drained" "$T/f.pcap"
 	mkfifo "$T/in.fifo"
 	feed "$LIVE1" "$T/in.fifo" "$T/drained"
 	# -U: each record in the file as it is handed on
 	x=(-U)
 	[ $how = c ] && x=(-c $((want - 1)))
-	"$GC" -q --backend cpu -r "$T/in.fifo" -w "$T/f.pcap" "${x[@]}" 2>"$T/gc.err" &
+	[ $how = duration ] && x=(-a duration:1)
+	timeout -k 5 120 "$GC" -q --backend cpu -r "$T/in.fifo" -w "$T/f.pcap" "${x[@]}" 2>"$T/gc.err" &
 	pid=$!
 	wait_for 60 test -e "$T/drained" || fail "-r FIFO $how: the feeder's bytes were never taken"
 	if [ $how = INT ]; then
