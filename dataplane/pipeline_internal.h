@@ -208,10 +208,11 @@ struct gcap_pipeline {
 	 * could still bring an earlier one: the window had passed or a
 	 * queue's held buffers filled their share (the writer's, relaxed) */
 	uint64_t order_forced;
-	uint64_t handed[GCAP_MAX_OUTPUTS];  /* records taken by writer i */
-	alignas(64) struct pl_order *order; /* the time-order merge, or NULL */
-	atomic_int want_flush;              /* gcap_pipeline_request_flush() */
-	atomic_int want_rotate;             /* gcap_pipeline_request_rotate() */
+	uint64_t handed[GCAP_MAX_OUTPUTS];   /* records taken by writer i */
+	uint64_t out_lost[GCAP_MAX_OUTPUTS]; /* of those, not in its files */
+	alignas(64) struct pl_order *order;  /* the time-order merge, or NULL */
+	atomic_int want_flush;               /* gcap_pipeline_request_flush() */
+	atomic_int want_rotate;              /* gcap_pipeline_request_rotate() */
 	/* --poll-phases: ns = cycles * ph_mult >> 20; long span in cycles */
 	uint64_t ph_mult, ph_long;
 	int64_t real_off; /* CLOCK_REALTIME - CLOCK_MONOTONIC (ns) */

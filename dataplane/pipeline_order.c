@@ -181,23 +181,30 @@ gcap_pl_write_rec(struct gcap_pipeline *pl, const struct gcap_rec *rec,
 	m = rec->outmask & outs;
 	if (m == 0)
 		return 0; /* a kernel's GCAP_OUTPUT(i) past the outputs */
+	bool taken = false;
+	int r = 0;
+
 	for (; m != 0; m &= m - 1) {
 		unsigned wi = (unsigned)__builtin_ctzll(m);
 		struct gcap_writer *w = c->writers[wi];
-		int r = gcap_writer_write(w, rec, data);
 
+		r = gcap_writer_write(w, rec, data);
 		if (r < 0 && r != -ECANCELED)
 			pl_set_error(pl, r, gcap_writer_errmsg(w));
 		if (r < 0)
-			return r;
+			break;
 		pl->handed[wi]++;
+		taken = true;
 	}
-	/* the writer thread alone counts: no locked add */
-	atomic_store_explicit(&pl->written,
-			      atomic_load_explicit(&pl->written, memory_order_relaxed) +
-				      1,
-			      memory_order_relaxed);
-	return 0;
+	/* written once an output took it, though a later one stopped (-a
+	 * filesize: reached there); the writer thread alone counts: no
+	 * locked add */
+	if (taken)
+		atomic_store_explicit(
+			&pl->written,
+			atomic_load_explicit(&pl->written, memory_order_relaxed) + 1,
+			memory_order_relaxed);
+	return r;
 }
 
 uint32_t

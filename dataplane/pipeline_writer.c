@@ -119,8 +119,10 @@ serve_requests(struct gcap_pipeline *pl, bool *failed)
 }
 
 /* At the end: what is buffered goes to the files, and what a failed
- * write cut back (records taken but not in the file) counts as lost, so
- * that written is what the files hold. */
+ * write cut back (records taken but not in the file) counts as lost, an
+ * output's own (gcap_pipeline_output_lost) and the run's. With one output
+ * written is then what its files hold; with several, a record one of them
+ * lost may be in another's, so written stays what any output took. */
 static void
 count_lost(struct gcap_pipeline *pl)
 {
@@ -134,11 +136,12 @@ count_lost(struct gcap_pipeline *pl)
 		if (r < 0 && r != -ECANCELED)
 			pl_set_error(pl, r, gcap_writer_errmsg(c->writers[j]));
 		gcap_writer_counts(c->writers[j], &kept, NULL);
-		if (pl->handed[j] > kept)
-			lost += pl->handed[j] - kept;
+		pl->out_lost[j] = pl->handed[j] > kept ? pl->handed[j] - kept : 0;
+		lost += pl->out_lost[j];
 	}
 	STAT_ADD(pl->write_failed, lost);
-	atomic_store(&pl->written, w > lost ? w - lost : 0);
+	if (c->nwriters == 1)
+		atomic_store(&pl->written, w > lost ? w - lost : 0);
 }
 
 /* File mode, nothing to write: sleep until the reader rings (records,
@@ -366,6 +369,12 @@ uint64_t
 gcap_pipeline_write_failed(const struct gcap_pipeline *pl)
 {
 	return __atomic_load_n(&pl->write_failed, __ATOMIC_RELAXED);
+}
+
+uint64_t
+gcap_pipeline_output_lost(const struct gcap_pipeline *pl, unsigned i)
+{
+	return i < pl->conf.nwriters ? pl->out_lost[i] : 0;
 }
 
 uint64_t

@@ -45,9 +45,12 @@ struct app {
 	struct gcap_exec *ex;
 	struct gcap_writer *writers[GCAP_MAX_OUTPUTS];
 	unsigned nwriters;
-	/* the closed outputs' waits for their storage (gcap_writer_io_wait),
-	 * for the reports that come after the close */
+	/* the closed outputs' waits for their storage (gcap_writer_io_wait)
+	 * and the records each one's files hold, for the reports that come
+	 * after the close */
 	uint64_t io_waits, io_wait_ns;
+	uint64_t out_kept[GCAP_MAX_OUTPUTS];
+	unsigned nclosed;
 	struct gcap_port ports[APP_MAX_PORTS];
 	unsigned nports;
 	struct gcap_pipeline_queue *queues;

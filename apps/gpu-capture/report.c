@@ -225,6 +225,17 @@ app_report_summary(const struct app *a, uint64_t captured, double secs)
 
 	sum_queues(a, 0, true, &t);
 	fprintf(stderr, "%" PRIu64 " packets captured\n", captured);
+	/* several outputs: what each one's files hold (a packet may be in
+	 * several, and one output's failed write loses it there only) */
+	for (unsigned i = 0; a->nclosed > 1 && i < a->nclosed; i++) {
+		uint64_t lost = gcap_pipeline_output_lost(a->pl, i);
+
+		fprintf(stderr, "  %" PRIu64 " written to %s", a->out_kept[i],
+			a->o->outs[i].path);
+		if (lost > 0)
+			fprintf(stderr, " (%" PRIu64 " lost at a failed write)", lost);
+		fputc('\n', stderr);
+	}
 	fprintf(stderr, "%" PRIu64 " packets received by filter\n", t.q.rx_pkts);
 	fprintf(stderr,
 		"%" PRIu64 " packets dropped (imissed %" PRIu64 ", rx_nombuf %" PRIu64
@@ -429,6 +440,19 @@ json_summary(struct gcap_json *j, const struct app *a, const struct app_totals *
 	gcap_json_key_u64(j, "received_bytes", q->rx_bytes);
 	gcap_json_key_u64(j, "captured", q->captured);
 	gcap_json_key_u64(j, "written", gcap_pipeline_written(a->pl));
+	/* several outputs: each one's (the summary's lines) */
+	if (a->nclosed > 1) {
+		gcap_json_array_begin(j, "outputs");
+		for (unsigned i = 0; i < a->nclosed; i++) {
+			gcap_json_object_begin(j, NULL);
+			gcap_json_key_str(j, "path", a->o->outs[i].path);
+			gcap_json_key_u64(j, "written", a->out_kept[i]);
+			gcap_json_key_u64(j, "write_failed",
+					  gcap_pipeline_output_lost(a->pl, i));
+			gcap_json_object_end(j);
+		}
+		gcap_json_array_end(j);
+	}
 	gcap_json_key_u64(j, "order_forced", gcap_pipeline_order_forced(a->pl));
 	uint64_t waits, wait_ns;
 

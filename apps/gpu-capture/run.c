@@ -390,6 +390,7 @@ app_close_writers(struct app *a, const struct gcap_writer_if_stats *st)
 		gcap_writer_io_wait(a->writers[i], &n, &ns);
 		a->io_waits += n;
 		a->io_wait_ns += ns;
+		gcap_writer_counts(a->writers[i], &a->out_kept[i], NULL);
 		/* a write error was reported when it happened: say it once */
 		snprintf(prev, sizeof(prev), "%s", a->err);
 		if (gcap_writer_close(a->writers[i], st, a->err) < 0) {
@@ -399,6 +400,8 @@ app_close_writers(struct app *a, const struct gcap_writer_if_stats *st)
 		}
 		a->writers[i] = NULL;
 	}
+	if (a->nwriters > 0)
+		a->nclosed = a->nwriters;
 	a->nwriters = 0;
 	return rc;
 }

@@ -412,15 +412,22 @@ void gcap_pipeline_queue_stats(const struct gcap_pipeline *pl, unsigned q,
  *  @return the count (a relaxed snapshot); 0 for a q out of range. */
 uint64_t gcap_pipeline_beat(const struct gcap_pipeline *pl, unsigned q);
 
-/** Records written by the writer (each record once, whatever its outputs).
- *  Once stopped: what reached the files (records a failed write cut back
- *  are not counted; with several outputs, those lost from any of them). */
+/** Records written by the writer (each record once, whatever its outputs,
+ *  once an output took it). Once stopped, with one output: what reached
+ *  its files (records a failed write cut back are not counted); with
+ *  several, what any output took (gcap_pipeline_output_lost says what
+ *  each lost). */
 uint64_t gcap_pipeline_written(const struct gcap_pipeline *pl);
 
-/** Records the writer took that reached no file: those a failed write
- *  cut back, those after a write error, and those a stop gave up on when
- *  an output's reader stalled past its timeout. Valid once stopped. */
+/** Records an output took that did not reach its file, summed over the
+ *  outputs: those a failed write cut back, those after a write error, and
+ *  those a stop gave up on when an output's reader stalled past its
+ *  timeout. Valid once stopped. */
 uint64_t gcap_pipeline_write_failed(const struct gcap_pipeline *pl);
+
+/** Of those, output i's (the conf's writers[i]); 0 for i out of range.
+ *  Valid once stopped. */
+uint64_t gcap_pipeline_output_lost(const struct gcap_pipeline *pl, unsigned i);
 
 /** Records the time-order merge wrote while a queue that had nothing
  *  could still bring an earlier one, because --time-order-window had

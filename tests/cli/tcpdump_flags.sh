@@ -41,6 +41,14 @@ sz=$(stat -c %s "$T/fs.pcap")
 n=$(count "$T/fs.pcap")
 { tdump "$LIVE1" "$T/fsref.pcap" -c "$n" && "$CMP" -q --usec "$T/fs.pcap" "$T/fsref.pcap"; } ||
 	fail "-a filesize:10: not the first $n records"
+# two outputs (pcapng's records take more room: it ends first): a record
+# the pcap output took counts, though the pcapng one stopped at it
+gc -r "$LIVE1" -a filesize:5 -w "$T/fs2.pcap" -w "$T/fs2.pcapng" --summary-json "$T/fs2.json" ||
+	fail "-a filesize:5, two outputs: $(cat "$T/gc.err")"
+na=$(count "$T/fs2.pcap") nb=$(count "$T/fs2.pcapng")
+[ "$na" -ne "$nb" ] || fail "-a filesize:5, two outputs: both hold $na: the case proves nothing"
+python3 -c "import json,sys; w=json.load(open(sys.argv[1]))['written']; sys.exit(w != max(int(sys.argv[2]), int(sys.argv[3])))" \
+	"$T/fs2.json" "$na" "$nb" || fail "-a filesize:5, two outputs: written $(grep -o '"written": [0-9]*' "$T/fs2.json" | head -1), files $na and $nb"
 # the larger cases need ../shared's mix (several MB)
 if [ -f "$MIX" ]; then
 	gc -r "$MIX" -a filesize:100 -w "$T/fs.pcapng" || fail "-a filesize:100 pcapng: $(cat "$T/gc.err")"
