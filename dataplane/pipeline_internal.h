@@ -336,10 +336,12 @@ gcap_pl_write_xbuf(struct gcap_pipeline *pl, const struct gcap_xbuf *xb, uint32_
 
 struct pl_order;
 
-/* One record to the outputs its outmask names. @return 0; 1 when -c is
- * reached (the record not written); a writer's negative errno. */
+/* One record to the outputs its outmask names; *taken: whether one of
+ * them took it (then it is written, though a later one failed or
+ * stopped). @return 0; 1 when -c is reached (the record not written); a
+ * writer's negative errno. */
 int gcap_pl_write_rec(struct gcap_pipeline *pl, const struct gcap_rec *rec,
-		      const uint8_t *data);
+		      const uint8_t *data, bool *taken);
 /* Records of xb from *off on, up to max, while each one's time is at
  * most ts_max, written as one run (gcap_writer_write_run) where there is
  * one output. @return the records written, *off past them; 0 where

@@ -168,7 +168,7 @@ rebuild(struct pl_order *o)
 
 int
 gcap_pl_write_rec(struct gcap_pipeline *pl, const struct gcap_rec *rec,
-		  const uint8_t *data)
+		  const uint8_t *data, bool *taken)
 {
 	const struct gcap_pipeline_conf *c = &pl->conf;
 	const uint64_t outs =
@@ -181,8 +181,9 @@ gcap_pl_write_rec(struct gcap_pipeline *pl, const struct gcap_rec *rec,
 	m = rec->outmask & outs;
 	if (m == 0)
 		return 0; /* a kernel's GCAP_OUTPUT(i) past the outputs */
-	bool taken = false;
 	int r = 0;
+
+	*taken = false;
 
 	for (; m != 0; m &= m - 1) {
 		unsigned wi = (unsigned)__builtin_ctzll(m);
@@ -194,12 +195,12 @@ gcap_pl_write_rec(struct gcap_pipeline *pl, const struct gcap_rec *rec,
 		if (r < 0)
 			break;
 		pl->handed[wi]++;
-		taken = true;
+		*taken = true;
 	}
 	/* written once an output took it, though a later one stopped (-a
 	 * filesize: reached there); the writer thread alone counts: no
 	 * locked add */
-	if (taken)
+	if (*taken)
 		atomic_store_explicit(
 			&pl->written,
 			atomic_load_explicit(&pl->written, memory_order_relaxed) + 1,
@@ -525,11 +526,16 @@ gcap_pl_order_run(struct gcap_pipeline *pl, uint64_t now, bool all, bool *any)
 			const struct gcap_xbuf *xb = q->xb[q->head];
 			const uint64_t ts = q->rec.ts_ns;
 			uint64_t ts_max;
-			int r = gcap_pl_write_rec(pl, &q->rec, q->data);
-			bool same;
+			bool same, taken;
+			int r = gcap_pl_write_rec(pl, &q->rec, q->data, &taken);
 
-			if (r != 0)
-				return r; /* the record stays: counted by the release */
+			if (r != 0) {
+				/* the record stays, counted by the release, unless
+				 * an output took it before another failed */
+				if (taken)
+					q->idx++;
+				return r;
+			}
 			*any = true;
 			if (forced)
 				STAT_ADD(pl->order_forced, 1);

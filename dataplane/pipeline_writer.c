@@ -34,7 +34,7 @@ gcap_pl_write_xbuf(struct gcap_pipeline *pl, const struct gcap_xbuf *xb, uint32_
 	const bool raw = pl->raw_ts != NULL && !(xb->flags & GCAP_XBUF_RAW_TS);
 	/* where a run takes nothing (one output of several, rotation, -U),
 	 * the rest of the buffer goes record by record */
-	bool run = !raw;
+	bool run = !raw, taken;
 	const uint8_t *data;
 	struct gcap_rec rec;
 	uint32_t off = 0;
@@ -57,9 +57,12 @@ gcap_pl_write_xbuf(struct gcap_pipeline *pl, const struct gcap_xbuf *xb, uint32_
 			return -EINVAL;
 		if (raw)
 			rec.ts_ns = pl->raw_ts[rec.seq & pl->raw_mask];
-		r = gcap_pl_write_rec(pl, &rec, data);
-		if (r != 0)
+		r = gcap_pl_write_rec(pl, &rec, data, &taken);
+		if (r != 0) {
+			if (taken) /* in a file: not among those lost */
+				*done = i + 1;
 			return r;
+		}
 	}
 	if (c->max_packets != 0 &&
 	    atomic_load_explicit(&pl->written, memory_order_relaxed) >= c->max_packets)

@@ -226,7 +226,7 @@ app_report_summary(const struct app *a, uint64_t captured, double secs)
 	sum_queues(a, 0, true, &t);
 	fprintf(stderr, "%" PRIu64 " packets captured\n", captured);
 	/* several outputs: what each one's files hold (a packet may be in
-	 * several, and one output's failed write loses it there only) */
+	 * several; what a failed write cut back is lost there only) */
 	for (unsigned i = 0; a->nclosed > 1 && i < a->nclosed; i++) {
 		uint64_t lost = gcap_pipeline_output_lost(a->pl, i);
 

@@ -419,10 +419,11 @@ uint64_t gcap_pipeline_beat(const struct gcap_pipeline *pl, unsigned q);
  *  each lost). */
 uint64_t gcap_pipeline_written(const struct gcap_pipeline *pl);
 
-/** Records an output took that did not reach its file, summed over the
- *  outputs: those a failed write cut back, those after a write error, and
- *  those a stop gave up on when an output's reader stalled past its
- *  timeout. Valid once stopped. */
+/** Records that did not reach a file they were for: each output's own
+ *  (those a failed write cut back: gcap_pipeline_output_lost), summed, and
+ *  those that reached no output, after a write error or when a stop gave
+ *  up on an output whose reader stalled past its timeout. Valid once
+ *  stopped. */
 uint64_t gcap_pipeline_write_failed(const struct gcap_pipeline *pl);
 
 /** Of those, output i's (the conf's writers[i]); 0 for i out of range.
