@@ -13,6 +13,7 @@
 #define _GNU_SOURCE
 #endif
 #include <errno.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -208,6 +209,11 @@ lp_fill(struct gcap_capfile *cf, uint8_t *buf, uint32_t size, struct gcap_pkt *d
 				break;
 			}
 			if (r < 0) {
+				/* a stop ended a pipe's wait: the input's end */
+				if (__atomic_load_n(&cf->src.stopped, __ATOMIC_ACQUIRE)) {
+					cf->done = true;
+					break;
+				}
 				if (!cf->shrank)
 					snprintf(cf->msg, sizeof(cf->msg), "%s",
 						 pcap_geterr(cf->lp));
@@ -427,6 +433,24 @@ map_fill(struct gcap_capfile *cf, uint8_t *buf, uint32_t size, struct gcap_pkt *
 	return (int)n;
 }
 
+/* Whether the next read of a pipe would wait for its writer: no bytes
+ * held and none in the pipe now (a compressed one: after a short read,
+ * as its decoder's input cannot be told). Regular files never wait. */
+static bool
+pipe_waits(const struct gcap_capfile *cf)
+{
+	const struct gcap_cf_src *s = &cf->src;
+	struct pollfd p = { .fd = s->fd, .events = POLLIN };
+
+	if (cf->size != 0 || !s->may_wait)
+		return false;
+	if (s->codec != NULL)
+		return true;
+	if (s->headpos < s->nhead || s->backpos < s->nback)
+		return false;
+	return poll(&p, 1, 0) == 0;
+}
+
 void
 gcap_capfile_use_map(struct gcap_capfile *cf, bool on)
 {
@@ -451,9 +475,9 @@ gcap_capfile_fill(struct gcap_capfile *cf, uint8_t *buf, uint32_t size,
 	}
 	size_t have = 0, pos = 0, adv = 0;
 	unsigned n = 0;
-	/* a pipe's complete records go before a read that may wait (those
+	/* a pipe's complete records go before a read that would wait (those
 	 * the carry held too): a stop must not find them still here */
-	bool short_read = cf->size == 0;
+	bool short_read = pipe_waits(cf);
 	int r;
 
 	*used = 0;
@@ -536,7 +560,7 @@ gcap_capfile_fill(struct gcap_capfile *cf, uint8_t *buf, uint32_t size,
 		/* a pipe that has no more now: what is complete goes now (a
 		 * capture still being written is passed on as it comes), the
 		 * records of this read too */
-		if (cf->size == 0 && (size_t)got < want)
+		if ((size_t)got < want && pipe_waits(cf))
 			short_read = true;
 	}
 	if (pos < have && gcap_cf_buf_add(&cf->carry, &cf->carry_len, &cf->carry_cap,

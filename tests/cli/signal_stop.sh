@@ -6,7 +6,8 @@
 # records read go on (-U: into the file) without waiting for more bytes,
 # and SIGINT, -c and -a duration: end the run (exit 0) with every record
 # read in the file, not with the reader left waiting for the writer's
-# next bytes.
+# next bytes; so does SIGINT where libpcap reads the pipe (a link type
+# the reader leaves to it).
 . "$(dirname "$0")/lib.sh"
 for sig in TERM INT; do
 	for o in out.pcap out.pcapng; do
@@ -52,14 +53,22 @@ PY
 	fpid=$!
 }
 want=$((2 * $(count "$LIVE1")))
-for how in INT c duration; do
+# LIVE1 as link type 220 (USB): libpcap reads it, not the reader's parser
+python3 -c "import sys; d = bytearray(open(sys.argv[1], 'rb').read()); d[20:24] = (220).to_bytes(4, 'little'); open(sys.argv[2], 'wb').write(d)" \
+	"$LIVE1" "$T/usb.pcap"
+for how in INT c duration lp; do
 	rm -f "$T/in.fifo" "$T/drained" "$T/f.pcap"
 	mkfifo "$T/in.fifo"
-	feed "$LIVE1" "$T/in.fifo" "$T/drained"
+	src=$LIVE1
+	[ $how = lp ] && src=$T/usb.pcap
+	feed "$src" "$T/in.fifo" "$T/drained"
 	# -U: each record in the file as it is handed on
 	x=(-U)
 	[ $how = c ] && x=(-c $((want - 1)))
 	[ $how = duration ] && x=(-a duration:1)
+	# batches of 8: the 184 records end a batch, so that the stop finds
+	# libpcap waiting with no record of its own
+	[ $how = lp ] && x=(--batch 8)
 	timeout -k 5 120 "$GC" -q --backend cpu -r "$T/in.fifo" -w "$T/f.pcap" "${x[@]}" 2>"$T/gc.err" &
 	pid=$!
 	wait_for 60 test -e "$T/drained" || fail "-r FIFO $how: the feeder's bytes were never taken"
@@ -67,8 +76,10 @@ for how in INT c duration; do
 		# what was read goes on while the writer is quiet
 		wait_for 60 has_records "$T/f.pcap" "$want" ||
 			fail "-r FIFO: $(count "$T/f.pcap") of $want records on while the pipe was quiet"
-		kill -INT "$pid"
 	fi
+	# (libpcap's reads hold what they read until the next bytes or the
+	# stop: the stop alone is checked there)
+	[ $how = INT ] || [ $how = lp ] && kill -INT "$pid"
 	wait "$pid"; rc=$?
 	kill "$fpid" 2>/dev/null
 	wait "$fpid" 2>/dev/null
