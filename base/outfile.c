@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Output files opened so that no other user can redirect or take them
- * (see gcap_outfile.h): with the file-system identity of the user a run
- * drops to, symbolic links in sticky world-writable directories followed
- * only where the kernel's fs.protected_symlinks would follow them, and
- * another user's file or FIFO there refused, as fs.protected_regular=2
- * and fs.protected_fifos=2 would, whatever those sysctls are set to.
+ * (see gcap_outfile.h): with the identity (file-system ids and groups)
+ * of the user a run drops to; in a directory other users can write (a
+ * sticky /tmp, a group's, another user's), symbolic links followed only
+ * where the kernel's fs.protected_symlinks would follow them in /tmp,
+ * and another user's file or FIFO refused, as fs.protected_regular=2
+ * and fs.protected_fifos=2 would there, whatever those sysctls say.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -15,6 +16,7 @@
 #include <string.h>
 #include <sys/fsuid.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "gpucap/gcap_common.h"
@@ -24,13 +26,21 @@
 static bool as_set;
 static uid_t as_uid;
 static gid_t as_gid;
+static gid_t as_groups[GCAP_OUTFILE_GROUPS_MAX];
+static int as_ngroups;
 
-void
-gcap_outfile_as(uid_t uid, gid_t gid)
+int
+gcap_outfile_as(uid_t uid, gid_t gid, const gid_t *groups, int ngroups)
 {
+	if (ngroups < 0 || ngroups > GCAP_OUTFILE_GROUPS_MAX ||
+	    (ngroups > 0 && groups == NULL))
+		return -EINVAL;
+	memcpy(as_groups, groups, (size_t)ngroups * sizeof(*groups));
+	as_ngroups = ngroups;
 	as_uid = uid;
 	as_gid = gid;
 	as_set = true;
+	return 0;
 }
 
 /* Whether the opens take another identity: root, for a run that drops
@@ -48,23 +58,29 @@ opener(void)
 	return opens_as() ? as_uid : geteuid();
 }
 
-/* open(2) as that user: setfsuid/setfsgid change the calling thread's
- * file-system ids only (the kernel drops root's file capabilities with
- * the uid and gives them back after), so the other threads are not
- * touched and the open is checked as the user's own would be. */
+/* open(2) as that user: its groups (the setgroups system call itself,
+ * not glibc's, which would change every thread), then setfsgid and
+ * setfsuid, all the calling thread's alone (the kernel drops root's file
+ * capabilities with the uid and gives them back after), so the open is
+ * checked as the user's own after the drop would be. */
 static int
 open_as(const char *path, int flags, mode_t mode)
 {
-	int fd, e;
+	gid_t saved[GCAP_OUTFILE_GROUPS_MAX];
+	int fd, e, nsaved;
 
 	if (!opens_as())
 		return open(path, flags, mode);
+	nsaved = getgroups(GCAP_OUTFILE_GROUPS_MAX, saved);
+	if (nsaved < 0 || syscall(SYS_setgroups, as_ngroups, as_groups) != 0)
+		return -1; /* errno set: the open is not made as root */
 	(void)setfsgid(as_gid);
 	(void)setfsuid(as_uid);
 	fd = open(path, flags, mode);
 	e = errno;
 	(void)setfsuid(0);
 	(void)setfsgid(getegid());
+	(void)syscall(SYS_setgroups, nsaved, saved);
 	errno = e;
 	return fd;
 }
@@ -84,25 +100,29 @@ parent_of(const char *path, size_t plen, char *dir, size_t len)
 	return snprintf(dir, len, "%.*s", (int)plen, path) < (int)len;
 }
 
+/* Whether a directory lets a user other than the opener and root put or
+ * swap names in it: writable by others (a sticky /tmp among them) or by
+ * its group, or another user's own. */
 static bool
-sticky_shared(const struct stat *d)
+others_write(const struct stat *d)
 {
-	return (d->st_mode & S_ISVTX) && (d->st_mode & S_IWOTH);
+	return (d->st_mode & (S_IWOTH | S_IWGRP)) ||
+	       (d->st_uid != 0 && d->st_uid != opener());
 }
 
-/* What a sticky world-writable directory d may hold for the opener: its
- * own, or its owner's (the kernel's rule for links, regular files and
- * FIFOs there). */
+/* What a directory others can write may hold for the opener: its own,
+ * or the directory owner's (the kernel's rule for links, regular files
+ * and FIFOs in a sticky one). */
 static bool
 owned_ok(const struct stat *st, const struct stat *d)
 {
 	return st->st_uid == opener() || st->st_uid == d->st_uid;
 }
 
-/* Every directory on path's way: a symbolic link in a sticky
- * world-writable directory that is neither the opener's nor the
- * directory owner's is refused, as fs.protected_symlinks refuses it
- * (the last name is opened with O_NOFOLLOW there). A name missing on
+/* Every directory on path's way: a symbolic link in a directory others
+ * can write that is neither the opener's nor the directory owner's is
+ * refused, as fs.protected_symlinks refuses it in /tmp (the last name is
+ * opened with O_NOFOLLOW there). A name missing on
  * the way fails here: it must not be made a link between this check and
  * the open. @return 0, or -errno with errbuf set. */
 static int
@@ -136,15 +156,25 @@ check_way(const char *path, char *errbuf)
 		if (stat(dir, &d) != 0)
 			return gcap_err(errbuf, errno, "cannot write '%s': %s", path,
 					strerror(errno));
-		if (sticky_shared(&d) && !owned_ok(&st, &d))
+		if (others_write(&d) && !owned_ok(&st, &d))
 			return gcap_err(
 				errbuf, ELOOP,
 				"cannot write '%s': %s is another user's symbolic "
-				"link in a sticky world-writable directory, not "
+				"link in a directory other users can write, not "
 				"followed",
 				path, pre);
 	}
 	return 0;
+}
+
+/* The refusal of a file or FIFO another user put where others can write. */
+static int
+other_users(char *errbuf, const char *path, uid_t uid)
+{
+	return gcap_err(errbuf, EPERM,
+			"cannot write '%s': another user's file (uid %u) in a directory "
+			"other users can write, not written",
+			path, (unsigned)uid);
 }
 
 int
@@ -161,7 +191,7 @@ gcap_open_output(const char *path, int flags, mode_t mode, char *errbuf)
 	if (!parent_of(path, strlen(path), dir, sizeof(dir)))
 		return gcap_err(errbuf, ENAMETOOLONG, "cannot write '%s': %s", path,
 				strerror(ENAMETOOLONG));
-	shared = stat(dir, &d) == 0 && sticky_shared(&d);
+	shared = stat(dir, &d) == 0 && others_write(&d);
 	if (!shared)
 		return (fd = open_as(path, flags, mode)) >= 0 ?
 			       fd :
@@ -170,14 +200,18 @@ gcap_open_output(const char *path, int flags, mode_t mode, char *errbuf)
 	/* there: no link followed, a FIFO not waited for before its owner
 	 * is known, a file not cut before it */
 	fd = open_as(path, (flags & ~O_TRUNC) | O_NOFOLLOW | O_NONBLOCK, mode);
-	if (fd < 0 && errno == ENXIO && !(flags & O_NONBLOCK) && lstat(path, &st) == 0 &&
-	    S_ISFIFO(st.st_mode) && owned_ok(&st, &d))
-		fd = open_as(path, (flags & ~O_TRUNC) | O_NOFOLLOW,
-			     mode); /* its reader */
+	if (fd < 0 && errno == ENXIO && lstat(path, &st) == 0 && S_ISFIFO(st.st_mode)) {
+		if (!owned_ok(&st, &d))
+			return other_users(errbuf, path, st.st_uid);
+		if (!(flags & O_NONBLOCK)) /* its reader, for a FIFO of theirs */
+			fd = open_as(path, (flags & ~O_TRUNC) | O_NOFOLLOW, mode);
+		else
+			errno = ENXIO;
+	}
 	if (fd < 0 && (errno == ELOOP || errno == EMLINK))
 		return gcap_err(errbuf, ELOOP,
-				"cannot write '%s': a symbolic link in a sticky "
-				"world-writable directory, not followed",
+				"cannot write '%s': a symbolic link in a directory "
+				"other users can write, not followed",
 				path);
 	if (fd < 0)
 		return gcap_err(errbuf, errno, "cannot write '%s': %s", path,
@@ -189,13 +223,8 @@ gcap_open_output(const char *path, int flags, mode_t mode, char *errbuf)
 		return r;
 	}
 	if (!owned_ok(&st, &d)) {
-		r = gcap_err(
-			errbuf, EPERM,
-			"cannot write '%s': another user's file (uid %u) in a sticky "
-			"world-writable directory, not written",
-			path, (unsigned)st.st_uid);
 		close(fd);
-		return r;
+		return other_users(errbuf, path, st.st_uid);
 	}
 	if (((flags & O_TRUNC) && S_ISREG(st.st_mode) && ftruncate(fd, 0) != 0) ||
 	    (!(flags & O_NONBLOCK) &&

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <grp.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
@@ -773,10 +774,16 @@ app_parse_options(int argc, char **argv, struct app_opts *o)
 	if (o->user != NULL && o->dump_level == 0 && !o->dump_gpu_code) {
 		struct app_creds c;
 
+		gid_t groups[GCAP_OUTFILE_GROUPS_MAX];
+		int ng = GCAP_OUTFILE_GROUPS_MAX;
+
 		if (app_privs_lookup(o->user, &c) < 0)
 			return -1;
-		if (c.drop)
-			gcap_outfile_as(c.uid, c.gid);
+		/* its groups as initgroups will give them at the drop */
+		if (c.drop && (getgrouplist(c.name, c.gid, groups, &ng) < 0 ||
+			       gcap_outfile_as(c.uid, c.gid, groups, ng) < 0))
+			return -app_err("-Z %s: more than %d groups", c.name,
+					GCAP_OUTFILE_GROUPS_MAX);
 	}
 	/* what the values cost, and where the run writes, before anything
 	 * is allocated (-d and --dump-gpu-code write nothing) */

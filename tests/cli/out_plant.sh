@@ -4,9 +4,10 @@
 # user could do, whatever fs.protected_* say: with -Z nobody, a link
 # nobody put in its own directory (where the run writes) is opened as
 # nobody, so root's file behind it is neither written nor created; in a
-# sticky world-writable directory another user's file or FIFO is refused
-# (not cut, not handed the packets, not waited on) and so is another
-# user's link on the way; a FIFO at --pidfile does not hang the start;
+# directory other users can write (a sticky one, or one of theirs)
+# another user's file or FIFO is refused (not cut, not handed the
+# packets, not waited on) and so is another user's link, on the way or
+# at the name; root's groups do not count for a -Z open; a FIFO at --pidfile does not hang the start;
 # -g makes --summary-json and --kernel-state group-readable at most too.
 . "$(dirname "$0")/lib.sh"
 [ "$(id -u)" -eq 0 ] || skip "needs root (acts as nobody too)"
@@ -34,6 +35,14 @@ as_nobody ln -s "$T/created-by-json" "$T/z/s.json"
 gc -Z nobody -r "$LIVE1" -w "$T/z/ok.pcap" --summary-json "$T/z/s.json"; rc=$?
 [ $rc -eq 1 ] && [ ! -e "$T/created-by-json" ] ||
 	fail "-Z: --summary-json's dangling link's target created (exit $rc)"
+# root's groups do not count (a root:root 0664 file behind nobody's link,
+# the run started with group 0 among its groups, as under sudo)
+victim "$T/gvictim"
+chmod 664 "$T/gvictim"
+as_nobody ln -s "$T/gvictim" "$T/z/g.pcap"
+setpriv --groups=0 timeout 60 "$GC" -q -Z nobody -r "$LIVE1" -w "$T/z/g.pcap" 2>"$T/gc.err"; rc=$?
+[ $rc -eq 1 ] || fail "-Z with root's groups: exit $rc"
+intact "$T/gvictim" || fail "-Z: root's group-writable file written through nobody's link"
 # nobody's own files there are written, as after the drop
 gc -Z nobody -r "$LIVE1" -w "$T/z/good.pcap" || fail "-Z into nobody's directory: $(cat "$T/gc.err")"
 [ "$(stat -c %U "$T/z/good.pcap")" = nobody ] || fail "-Z: good.pcap is $(stat -c %U "$T/z/good.pcap")'s"
@@ -59,6 +68,7 @@ wait $cpid 2>/dev/null
 as_nobody mkfifo -m 622 "$T/tmp/fifo2.pcap"
 timeout 60 "$GC" -q -r "$LIVE1" -w "$T/tmp/fifo2.pcap" 2>"$T/gc.err"; rc=$?
 [ $rc -eq 1 ] || fail "nobody's FIFO without a reader: exit $rc (124: it waited)"
+grep -q "another user's file" "$T/gc.err" || fail "nobody's FIFO without a reader: $(cat "$T/gc.err")"
 # root's own FIFO there is root's: its reader gets the records
 mkfifo -m 600 "$T/tmp/mine.pcap"
 timeout 60 cat "$T/tmp/mine.pcap" >"$T/mine.out" &
@@ -74,6 +84,14 @@ gc -r "$LIVE1" -w "$T/tmp/captures/run.pcap"; rc=$?
 [ $rc -eq 1 ] || fail "nobody's link on the way: exit $rc"
 grep -q "another user's symbolic link" "$T/gc.err" || fail "link on the way: $(cat "$T/gc.err")"
 intact "$T/rootdir/run.pcap" || fail "written through nobody's link on the way"
+# nobody's own directory there, a link inside it: not followed either
+victim "$T/rootdir/run2.pcap"
+as_nobody mkdir "$T/tmp/ndir"
+as_nobody ln -s "$T/rootdir/run2.pcap" "$T/tmp/ndir/run.pcap"
+gc -r "$LIVE1" -w "$T/tmp/ndir/run.pcap"; rc=$?
+[ $rc -eq 1 ] || fail "a link in nobody's directory: exit $rc"
+grep -q "symbolic link" "$T/gc.err" || fail "a link in nobody's directory: $(cat "$T/gc.err")"
+intact "$T/rootdir/run2.pcap" || fail "written through a link in nobody's directory"
 ln -s "$T/rootdir" "$T/tmp/mine"
 gc -r "$LIVE1" -w "$T/tmp/mine/new.pcap" || fail "root's link on the way: $(cat "$T/gc.err")"
 [ "$(count "$T/rootdir/new.pcap")" -eq "$(count "$LIVE1")" ] || fail "root's link on the way: records"
