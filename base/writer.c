@@ -64,24 +64,35 @@ wflag_chars(uint32_t w)
  * (under -G, local time of the period start), then the number cnt padded
  * to chars digits unless both are 0.
  */
+/* The name's part before the number for the period that starts at
+ * period_ns (PATH_MAX bytes at base). @return 0 or -errno. */
 static int
-make_name(struct gcap_writer *w, unsigned cnt, int chars, char *out)
+period_base(const struct gcap_writer *w, uint64_t period_ns, char *base)
 {
-	char base[PATH_MAX];
-
 	if (w->rotate_ns != 0) {
-		time_t t = (time_t)(w->period_ns / GCAP_WR_NS_PER_SEC);
+		time_t t = (time_t)(period_ns / GCAP_WR_NS_PER_SEC);
 		struct tm tm;
 
 		if (localtime_r(&t, &tm) == NULL)
 			return -EINVAL;
-		if (strftime(base, sizeof(base), w->tmpl, &tm) == 0)
+		if (strftime(base, PATH_MAX, w->tmpl, &tm) == 0)
 			return -ENAMETOOLONG;
 	} else {
-		if (strlen(w->tmpl) >= sizeof(base))
+		if (strlen(w->tmpl) >= PATH_MAX)
 			return -ENAMETOOLONG;
 		strcpy(base, w->tmpl);
 	}
+	return 0;
+}
+
+static int
+make_name(struct gcap_writer *w, unsigned cnt, int chars, char *out)
+{
+	char base[PATH_MAX];
+	int rc = period_base(w, w->period_ns, base);
+
+	if (rc != 0)
+		return rc;
 	if (cnt == 0 && chars == 0) {
 		strcpy(out, base);
 		return 0;
@@ -152,6 +163,8 @@ next_file(struct gcap_writer *w, unsigned cnt, int chars, bool keep)
 	return 0;
 }
 
+static int size_rotate(struct gcap_writer *w, bool force);
+
 /* -G: a new file once rotate_secs have passed since the period start
  * (or now, with force). */
 static int
@@ -168,6 +181,18 @@ time_rotate(struct gcap_writer *w, bool force)
 
 		w->done = true;
 		return rc != 0 ? rc : -ECANCELED;
+	}
+	/* the new period's names are the last one's (FILE without a time
+	 * format finer than the period, SIGHUP twice in its second): its
+	 * files go on, -C's numbers too; opening its first name again would
+	 * cut what that file holds (SIGHUP still starts -C's next file). A
+	 * period counts towards -W all the same (-G 60 -W 1: a minute) */
+	char was[PATH_MAX], now[PATH_MAX];
+
+	if (period_base(w, w->period_ns, was) == 0 &&
+	    period_base(w, w->clock_ns, now) == 0 && strcmp(was, now) == 0) {
+		w->period_ns = w->clock_ns;
+		return force && wr_numbered(w) ? size_rotate(w, true) : 0;
 	}
 	/* tcpdump: the new period starts now, the -C number restarts */
 	w->period_ns = w->clock_ns;

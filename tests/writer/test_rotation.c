@@ -279,6 +279,31 @@ START_TEST(test_rotate_G_same_name)
 }
 END_TEST
 
+/* -G with -C where the new period's names are the last one's: the files
+ * go on, numbered on, where restarting the numbers would reopen the
+ * first file and cut it */
+START_TEST(test_rotate_G_C_same_names)
+{
+	struct gcap_writer_conf c = wt_conf1(wt_path("gcs.pcap"));
+	struct gcap_writer *w;
+
+	utc();
+	c.rotate_secs = 10;
+	c.rotate_bytes = 24 + R100; /* 2 records a file */
+	w = wt_open(&c);
+	wt_write_n(w, 0, 5, 100, 1);
+	ck_assert_int_eq(gcap_writer_tick(w, T0 + 10 * NS), 0); /* a period later */
+	wt_write_n(w, 5, 2, 100, 1);
+	ck_assert_str_eq(gcap_writer_filename(w), wt_path("gcs.pcap3"));
+	wt_close(w, NULL);
+	wt_check_file(wt_path("gcs.pcap"), 0, 2, 100, 65535, DLT_EN10MB);
+	wt_check_file(wt_path("gcs.pcap1"), 2, 2, 100, 65535, DLT_EN10MB);
+	wt_check_file(wt_path("gcs.pcap2"), 4, 2, 100, 65535, DLT_EN10MB);
+	wt_check_file(wt_path("gcs.pcap3"), 6, 1, 100, 65535, DLT_EN10MB);
+	ck_assert_uint_eq(wt_count_files(), 4);
+}
+END_TEST
+
 START_TEST(test_rotate_no_strftime_without_G)
 {
 	const char *p = wt_path("lit-%Y.pcap");
@@ -302,6 +327,7 @@ wt_tcase_rotation(void)
 	tcase_add_test(tc, test_rotate_G_W_stops);
 	tcase_add_test(tc, test_rotate_G_C);
 	tcase_add_test(tc, test_rotate_G_same_name);
+	tcase_add_test(tc, test_rotate_G_C_same_names);
 	tcase_add_test(tc, test_rotate_no_strftime_without_G);
 	return tc;
 }
