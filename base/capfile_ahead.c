@@ -50,7 +50,9 @@ ahead_main(void *arg)
 		pthread_mutex_unlock(&a->lock);
 		if (stop)
 			break;
-		while (got < AHEAD_CHUNK &&
+		/* a pipe's chunk goes once its writer has no more for now:
+		 * what was decoded must not wait for the next bytes */
+		while (got < AHEAD_CHUNK && (got == 0 || !gcap_cf_src_idle(s)) &&
 		       (r = s->codec->read(s, a->buf[k] + got, AHEAD_CHUNK - got)) > 0)
 			got += (size_t)r;
 		pthread_mutex_lock(&a->lock);

@@ -62,6 +62,8 @@ gz_stream(struct gcap_cf_src *s, uint8_t *buf, size_t len, bool one_member)
 		int r;
 
 		if (g->z.avail_in == 0 && !g->end) {
+			if (g->z.next_out > buf && gcap_cf_src_idle(s))
+				break; /* what is decoded goes: the pipe is quiet */
 			ssize_t n = gcap_cf_raw_read(s, g->in, sizeof(g->in));
 
 			if (n < 0)

@@ -122,6 +122,10 @@ struct gcap_cf_src {
 			 * write msg */
 };
 
+/** Whether the source is a pipe whose next read would wait: no byte
+ *  now, none held back. A codec returns what it decoded rather than read
+ *  on then (a quiet pipe's records must not wait for the next bytes). */
+bool gcap_cf_src_idle(const struct gcap_cf_src *s);
 /** Decompress on a thread of its own from now on. @return 0 or -errno
  *  with a message in errbuf. */
 int gcap_cf_ahead_start(struct gcap_cf_src *s, char *errbuf);

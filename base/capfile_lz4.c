@@ -99,6 +99,8 @@ lz_stream(struct gcap_cf_src *s, uint8_t *buf, size_t len, bool one_frame)
 
 			if (z->end)
 				break;
+			if (done > 0 && gcap_cf_src_idle(s))
+				break; /* what is decoded goes: the pipe is quiet */
 			n = gcap_cf_raw_read(s, z->in, sizeof(z->in));
 			if (n < 0)
 				return cf_fail(&z->err, done, (int)n);

@@ -39,6 +39,15 @@ wait_readable(struct gcap_cf_src *s)
 	}
 }
 
+bool
+gcap_cf_src_idle(const struct gcap_cf_src *s)
+{
+	struct pollfd p = { .fd = s->fd, .events = POLLIN };
+
+	return s->may_wait && s->headpos >= s->nhead && s->backpos >= s->nback &&
+	       poll(&p, 1, 0) == 0;
+}
+
 ssize_t
 gcap_cf_raw_read(struct gcap_cf_src *s, uint8_t *buf, size_t len)
 {

@@ -89,6 +89,8 @@ zs_stream(struct gcap_cf_src *s, uint8_t *buf, size_t len, bool one_frame)
 
 			if (z->end)
 				break;
+			if (out.pos > 0 && gcap_cf_src_idle(s))
+				break; /* what is decoded goes: the pipe is quiet */
 			n = gcap_cf_raw_read(s, z->inbuf, z->insize);
 			if (n < 0)
 				return cf_fail(&z->err, out.pos, (int)n);

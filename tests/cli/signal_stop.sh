@@ -87,4 +87,24 @@ for how in INT c duration lp; do
 	[ $rc -eq 0 ] || fail "-r FIFO, $how: exit $rc: $(cat "$T/gc.err")"
 	[ "$(count "$T/f.pcap")" -eq "$n" ] || fail "-r FIFO, $how: $(count "$T/f.pcap") records of $n"
 done
+# a gzip'd FIFO decoded on one thread (one CPU: no parallel decoding):
+# what it decoded goes on while the pipe is quiet, and -a duration: ends
+# the run (the decoder kept reading for a whole chunk)
+gzip -c "$LIVE1" >"$T/in.gz"
+rm -f "$T/in.fifo" "$T/f.pcap"
+mkfifo "$T/in.fifo"
+python3 - "$T/in.gz" "$T/in.fifo" <<'PY' &
+import os, sys, time
+fd = os.open(sys.argv[2], os.O_WRONLY)
+os.write(fd, open(sys.argv[1], 'rb').read())
+time.sleep(600)
+PY
+fpid=$!
+taskset -c 0 timeout -k 5 120 "$GC" -q --backend cpu -r "$T/in.fifo" -w "$T/f.pcap" -a duration:2 \
+	2>"$T/gc.err"; rc=$?
+kill "$fpid" 2>/dev/null
+wait "$fpid" 2>/dev/null
+[ $rc -eq 0 ] || fail "-r gzip'd FIFO, duration: exit $rc: $(cat "$T/gc.err")"
+[ "$(count "$T/f.pcap")" -eq "$(count "$LIVE1")" ] ||
+	fail "-r gzip'd FIFO: $(count "$T/f.pcap") records of $(count "$LIVE1")"
 finish
