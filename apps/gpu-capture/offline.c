@@ -292,11 +292,10 @@ progress_main(void *arg)
 		if (pg->stop_at != 0 && pg->stop_at < until)
 			until = pg->stop_at;
 		if (until > now) {
-			clock_gettime(CLOCK_REALTIME, &ts);
-			uint64_t ns = (uint64_t)ts.tv_nsec + (until - now);
-
-			ts.tv_sec += (time_t)(ns / 1000000000u);
-			ts.tv_nsec = (long)(ns % 1000000000u);
+			/* the condition's clock is the monotonic one: a step
+			 * of the wall clock moves neither the line nor the stop */
+			ts.tv_sec = (time_t)(until / 1000000000u);
+			ts.tv_nsec = (long)(until % 1000000000u);
 			pthread_cond_timedwait(&pg->cond, &pg->lock, &ts);
 			continue; /* the times again: woken early, or stopped */
 		}
@@ -328,7 +327,12 @@ progress_start(struct progress *pg, struct app *a, struct inputs *in)
 	pg->a = a;
 	pg->in = in;
 	pthread_mutex_init(&pg->lock, NULL);
-	pthread_cond_init(&pg->cond, NULL);
+	pthread_condattr_t ca;
+
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&pg->cond, &ca);
+	pthread_condattr_destroy(&ca);
 	return pthread_create(&pg->thr, NULL, progress_main, pg) == 0;
 }
 
