@@ -175,6 +175,7 @@ gcap_pl_write_rec(struct gcap_pipeline *pl, const struct gcap_rec *rec,
 		c->nwriters >= 64 ? UINT64_MAX : (UINT64_C(1) << c->nwriters) - 1;
 	uint64_t m;
 
+	*taken = false;
 	if (c->max_packets != 0 &&
 	    atomic_load_explicit(&pl->written, memory_order_relaxed) >= c->max_packets)
 		return 1;
@@ -182,8 +183,6 @@ gcap_pl_write_rec(struct gcap_pipeline *pl, const struct gcap_rec *rec,
 	if (m == 0)
 		return 0; /* a kernel's GCAP_OUTPUT(i) past the outputs */
 	int r = 0;
-
-	*taken = false;
 
 	for (; m != 0; m &= m - 1) {
 		unsigned wi = (unsigned)__builtin_ctzll(m);
