@@ -6,7 +6,6 @@
  */
 #include <errno.h>
 #include <getopt.h>
-#include <grp.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
@@ -16,7 +15,6 @@
 #include "gcap_config.h"
 #include "gpucap/gcap_capfile.h"
 #include "gpucap/gcap_filter.h"
-#include "gpucap/gcap_outfile.h"
 #include "app_err.h"
 #include "metrics.h"
 #include "args.h"
@@ -769,22 +767,10 @@ app_parse_options(int argc, char **argv, struct app_opts *o)
 		o->outs[i].filter = o->outs[i].expr ? o->outs[i].expr : o->expr;
 	if (o->mbufs == 0)
 		o->mbufs = o->nb_rxd + o->batch * (o->ring + 2) + 512;
-	/* -Z: root opens the outputs as the user from the first one on, as
-	 * after the drop (no link that user planted is followed as root) */
-	if (o->user != NULL && o->dump_level == 0 && !o->dump_gpu_code) {
-		struct app_creds c;
-
-		gid_t groups[GCAP_OUTFILE_GROUPS_MAX];
-		int ng = GCAP_OUTFILE_GROUPS_MAX;
-
-		if (app_privs_lookup(o->user, &c) < 0)
-			return -1;
-		/* its groups as initgroups will give them at the drop */
-		if (c.drop && (getgrouplist(c.name, c.gid, groups, &ng) < 0 ||
-			       gcap_outfile_as(c.uid, c.gid, groups, ng) < 0))
-			return -app_err("-Z %s: more than %d groups", c.name,
-					GCAP_OUTFILE_GROUPS_MAX);
-	}
+	/* -Z: the outputs opened as the user from the first one on */
+	if (o->user != NULL && o->dump_level == 0 && !o->dump_gpu_code &&
+	    app_privs_open_as(o->user) < 0)
+		return -1;
 	/* what the values cost, and where the run writes, before anything
 	 * is allocated (-d and --dump-gpu-code write nothing) */
 	if (o->dump_level == 0 && !o->dump_gpu_code &&

@@ -8,6 +8,7 @@
  * the capture starts.
  */
 #include <errno.h>
+#include <grp.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 
 #include <cap-ng.h>
 
+#include "gpucap/gcap_outfile.h"
 #include "app_err.h"
 #include "privs.h"
 
@@ -37,6 +39,23 @@ app_privs_lookup(const char *user, struct app_creds *c)
 	c->uid = pw->pw_uid;
 	c->gid = pw->pw_gid;
 	c->drop = (getuid() == 0 || geteuid() == 0) && pw->pw_uid != 0;
+	return 0;
+}
+
+int
+app_privs_open_as(const char *user)
+{
+	gid_t groups[GCAP_OUTFILE_GROUPS_MAX];
+	int ng = GCAP_OUTFILE_GROUPS_MAX;
+	struct app_creds c;
+
+	if (app_privs_lookup(user, &c) < 0)
+		return -1;
+	/* its groups as initgroups will give them at the drop */
+	if (c.drop && (getgrouplist(c.name, c.gid, groups, &ng) < 0 ||
+		       gcap_outfile_as(c.uid, c.gid, groups, ng) < 0))
+		return -app_err("-Z %s: more than %d groups", c.name,
+				GCAP_OUTFILE_GROUPS_MAX);
 	return 0;
 }
 

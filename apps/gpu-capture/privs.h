@@ -25,6 +25,14 @@ struct app_creds {
 int app_privs_lookup(const char *user, struct app_creds *c);
 
 /*
+ * -Z USER, before set-up: root opens the outputs with USER's uid, gid and
+ * groups (gcap_outfile_as) from the first one on, as after the drop, so
+ * that no link USER planted is followed as root. Nothing where nothing
+ * is dropped. @return 0, or -1 after printing the error.
+ */
+int app_privs_open_as(const char *user);
+
+/*
  * Become c->uid with c->gid and USER's supplementary groups, every
  * thread without capabilities (libcap-ng), and check it. Nothing to do
  * unless c->drop. @return 0, or -1 after printing the error.
