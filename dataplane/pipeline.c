@@ -183,11 +183,37 @@ gcap_pipeline_abandoned(const struct gcap_pipeline *pl)
 	return atomic_load(&((struct gcap_pipeline *)pl)->abandoned) != 0;
 }
 
+/* Take every queue's completed batches to the writer, again and again
+ * until none is in flight or the clock passes until (once: one pass).
+ * @return the batches still in flight. */
+static uint64_t
+take_done(struct gcap_pipeline *pl, uint64_t until, bool once)
+{
+	const struct gcap_pipeline_conf *c = &pl->conf;
+
+	for (;;) {
+		uint64_t left = 0;
+
+		for (unsigned i = 0; i < c->nqueues; i++) {
+			gcap_pl_poll_done(pl, i, c->queues != NULL);
+			left += pl->q[i].inflight;
+		}
+		pl_bell_ring(&pl->wbell); /* file mode's writer sleeps */
+		if (left == 0 || once || now_ns(CLOCK_MONOTONIC) > until)
+			return left;
+		struct timespec ts = { 0, 20000 };
+
+		nanosleep(&ts, NULL);
+	}
+}
+
 int
 gcap_pipeline_stop(struct gcap_pipeline *pl, unsigned timeout_ms, char *errbuf)
 {
 	const struct gcap_pipeline_conf *c = &pl->conf;
+	const uint64_t quarter = (uint64_t)timeout_ms * 250000u;
 	char msg[GCAP_ERRBUF_SIZE] = "";
+	uint64_t left = 0;
 	int r;
 
 	uint64_t now = now_ns(CLOCK_MONOTONIC);
@@ -196,7 +222,7 @@ gcap_pipeline_stop(struct gcap_pipeline *pl, unsigned timeout_ms, char *errbuf)
 	/* the lcores and the writer are done by then; the lcores' drain may
 	 * wait (for the writer's room) three quarters of it: the rest is
 	 * theirs to return in, and the writer's to finish */
-	atomic_store(&pl->drain_by, now + (uint64_t)timeout_ms * 750000u);
+	atomic_store(&pl->drain_by, by - quarter);
 	atomic_store(&pl->stop_rx, 1);
 	if (pl->lcores_started) {
 		/* bounded: an lcore inside an inline kernel that never returns
@@ -210,8 +236,18 @@ gcap_pipeline_stop(struct gcap_pipeline *pl, unsigned timeout_ms, char *errbuf)
 	 * gcap_pipeline_run_file()) still owns its queues */
 	bool ours_left = atomic_load(&pl->abandoned);
 
-	/* the executor finishes what is in flight, then its workers quit */
-	r = c->ops->stop(c->ex, timeout_ms, msg);
+	/* file mode drains here (live mode's lcores have drained already):
+	 * batches are taken as they complete, before the executor's stop,
+	 * which waits its whole time for one that never completes (a stuck
+	 * inline kernel); those done before it are written meanwhile */
+	if (!ours_left)
+		left = take_done(pl, by - quarter, false);
+	/* the executor finishes what is in flight, then its workers quit,
+	 * within what is left of the stop's time (a quarter at least) */
+	now = now_ns(CLOCK_MONOTONIC);
+	r = c->ops->stop(c->ex,
+			 (unsigned)((by > now + quarter ? by - now : quarter) / 1000000u),
+			 msg);
 	if (r < 0)
 		pl_set_error(pl, r, msg);
 	if (r == -EBUSY)
@@ -220,38 +256,18 @@ gcap_pipeline_stop(struct gcap_pipeline *pl, unsigned timeout_ms, char *errbuf)
 		pl_set_error(pl, -EBUSY,
 			     "a capture thread did not return from the executor by the "
 			     "stop: left running");
-	/* file mode drains here; live mode's lcores have drained already,
-	 * but a slow executor may have finished batches since. With a worker
-	 * of the executor left running (-EBUSY), what is done is taken once:
-	 * the rest never will be */
-	if (!ours_left) {
-		uint64_t deadline =
-			now_ns(CLOCK_MONOTONIC) + (uint64_t)timeout_ms * 1000000u;
-
-		for (;;) {
-			uint64_t left = 0;
-
-			for (unsigned i = 0; i < c->nqueues; i++) {
-				gcap_pl_poll_done(pl, i, c->queues != NULL);
-				left += pl->q[i].inflight;
-			}
-			pl_bell_ring(&pl->wbell); /* file mode's writer sleeps */
-			if (left == 0 || r == -EBUSY)
-				break;
-			if (now_ns(CLOCK_MONOTONIC) > deadline) {
-				pl_set_error(
-					pl, -ETIMEDOUT,
-					"batches still in flight after the stop timeout");
-				break;
-			}
-			struct timespec ts = { 0, 20000 };
-
-			nanosleep(&ts, NULL);
-		}
-	}
-	/* bounded too, by the same mark: an output whose reader stalls is
-	 * given up on (the writer has written all along, and has at least
-	 * the quarter the lcores' drain leaves) */
+	/* what the executor finished since; with a worker of it left running
+	 * (-EBUSY) what is done is taken once: the rest never will be */
+	now = now_ns(CLOCK_MONOTONIC);
+	if (by < now + quarter)
+		by = now + quarter; /* the writer's quarter, to write it */
+	if (!ours_left && left > 0 && take_done(pl, by - quarter, r == -EBUSY) > 0 &&
+	    r != -EBUSY)
+		pl_set_error(pl, -ETIMEDOUT,
+			     "batches still in flight after the stop timeout");
+	/* bounded too: an output whose reader stalls is given up on (the
+	 * writer has written all along, and has a quarter of the time at
+	 * least after the last batch came) */
 	gcap_pl_writer_join_by(pl, by);
 	if (pl->error < 0)
 		return gcap_err(errbuf, -pl->error, "%s", pl->errmsg);

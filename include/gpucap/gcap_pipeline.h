@@ -370,12 +370,16 @@ bool gcap_pipeline_finished(const struct gcap_pipeline *pl);
 /**
  * Stop the RX lcores, drain the batches in flight (a batch waiting for the
  * writer's room waits up to three quarters of timeout_ms, then is counted
- * as writer behind), stop the executor, let the writer write everything,
- * join it. The writer's wait ends timeout_ms after the call: an output
- * still blocked then is interrupted and the records left are counted in
- * gcap_pipeline_write_failed() (-ETIMEDOUT). So is the wait for each RX
- * lcore: one still inside the executor then (an inline kernel that never
- * returns) is left running, and gcap_pipeline_abandoned() is true.
+ * as writer behind; completed batches are taken to the writer as they
+ * come for as long), stop the executor within what is left of timeout_ms
+ * (a quarter at least), let the writer write everything, join it. The
+ * writer's wait ends timeout_ms after the call, or a quarter of it after
+ * the executor's stop where that ends later: an output still blocked then
+ * is interrupted and the records left are counted in
+ * gcap_pipeline_write_failed() (-ETIMEDOUT). The wait for each RX lcore
+ * ends timeout_ms after the call: one still inside the executor then (an
+ * inline kernel that never returns) is left running, and
+ * gcap_pipeline_abandoned() is true.
  * @return 0, or the first error of the run (writer, executor; -EBUSY: a
  *         thread left running), message in errbuf.
  */

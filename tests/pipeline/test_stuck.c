@@ -3,10 +3,12 @@
  * A batch that never completes, in the -r pipeline: the gpu executor's
  * case of an inline kernel stuck on the GPU (its stop cannot end the
  * block inside the kernel and returns -EBUSY), played by the cpu executor
- * behind a mock that never reports one batch done. The stop must return
+ * behind a mock that never reports one batch done and, as the gpu one
+ * does, spends its whole stop time waiting for it. The stop must return
  * (-EBUSY, the executor's message), the pipeline must say a worker was
  * left running, and the batches done before the stuck one must reach the
- * file.
+ * file: taken as they complete, not after the executor's wait, with the
+ * writer's time to write them.
  */
 #include <check.h>
 #include <errno.h>
@@ -14,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <pcap/pcap.h>
@@ -46,8 +49,11 @@ mock_poll(struct gcap_exec *ex, unsigned q)
 static int
 mock_stop(struct gcap_exec *ex, unsigned timeout_ms, char *errbuf)
 {
+	struct timespec ts = { timeout_ms / 1000u,
+			       (long)(timeout_ms % 1000u) * 1000000L };
+
 	(void)ex;
-	(void)timeout_ms;
+	nanosleep(&ts, NULL); /* the stuck batch's wait, to its end */
 	return gcap_err(errbuf, EBUSY, "mock: a worker inside a batch was left running");
 }
 
