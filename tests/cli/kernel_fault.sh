@@ -77,12 +77,11 @@ fi
 # wait (bounded) until the kernel of pid has created the file $2 (cpu) or
 # 15 s (gpu): the kernel is looping
 spin_wait() {
-	local i
 	if [ "$BE" = gpu ]; then
 		sleep 15
 		return 0
 	fi
-	for i in $(seq 600); do
+	for _ in $(seq 600); do
 		[ -e "$2" ] && return 0
 		kill -0 "$1" 2>/dev/null || return 1
 		sleep 0.1
@@ -106,7 +105,7 @@ bounded() {
 # background with a kernel that creates $T/spin as it loops; SIGTERM once it
 # loops; it must end (bounded) as check_stuck wants
 term_stuck() {
-	local what=$1 out=$2 min=$3 pid rc s i
+	local what=$1 out=$2 min=$3 pid rc s
 	shift 3
 	rm -f "$out" "$T/spin"
 	if [ -n "${ENDLESS:-}" ]; then
@@ -123,7 +122,7 @@ term_stuck() {
 	# bounded without a guard subshell: one killed as soon as it is
 	# forked can run this shell's EXIT trap (removing $T) before bash
 	# resets the traps in it
-	for i in $(seq 600); do
+	for _ in $(seq 600); do
 		kill -0 $pid 2>/dev/null || break
 		sleep 0.1
 	done
@@ -139,7 +138,7 @@ timeout -k 5 120 "$GC" -q -r "$IN" --backend "$BE" --kernel "$T/loop.c" --kernel
 	--batch 16 -w "$T/wd.pcap" 2>"$T/gc.err"
 check_stuck "-r, watchdog" $? "$T/wd.pcap" 32
 bounded "-r, watchdog" $((SECONDS - s))
-[ "$(count "$T/wd.pcap")" -eq 32 ] || fail "-r, watchdog: $(count "$T/wd.pcap") records, want the 32 before the stuck batch"
+[ "$(count "$T/wd.pcap")" -eq 32 ] || fail "-r, watchdog: $(count "$T/wd.pcap") records, want the 32 before the stuck batch: $(cat "$T/gc.err")"
 
 # 2. SIGTERM ends a -r run whose kernel is stuck (default budget). On the
 # GPU the input is endless (IN's records again and again through a pipe,
