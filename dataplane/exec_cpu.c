@@ -627,15 +627,18 @@ cpu_stop(struct gcap_exec *ex, unsigned timeout_ms, char *errbuf)
 	 * already); workers finish what was submitted (bounded), then quit */
 	struct cpu_queue *q = &ex->q[0];
 	struct timespec ts = { 0, 100000 };
+	/* by the clock: a sleep's passes take longer than asked */
+	const uint64_t until =
+		clock_ns(CLOCK_MONOTONIC) + (uint64_t)timeout_ms * 1000000u;
 	int r;
 
-	for (unsigned waited = 0; ex->nthr > 0 && waited < timeout_ms * 10u; waited++) {
+	while (ex->nthr > 0) {
 		uint32_t k;
 
 		for (k = q->tail; k != q->head; k++)
 			if (atomic_load(&q->slots[k & ex->mask].state) != SLOT_DONE)
 				break;
-		if (k == q->head)
+		if (k == q->head || clock_ns(CLOCK_MONOTONIC) > until)
 			break;
 		nanosleep(&ts, NULL);
 	}

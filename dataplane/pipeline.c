@@ -190,18 +190,24 @@ static uint64_t
 take_done(struct gcap_pipeline *pl, uint64_t until, bool once)
 {
 	const struct gcap_pipeline_conf *c = &pl->conf;
+	long nap = 20000;
 
 	for (;;) {
 		uint64_t left = 0;
+		unsigned n = 0;
 
 		for (unsigned i = 0; i < c->nqueues; i++) {
-			gcap_pl_poll_done(pl, i, c->queues != NULL);
+			n += gcap_pl_poll_done(pl, i, c->queues != NULL);
 			left += pl->q[i].inflight;
 		}
-		pl_bell_ring(&pl->wbell); /* file mode's writer sleeps */
+		if (n > 0)
+			pl_bell_ring(&pl->wbell); /* file mode's writer sleeps */
 		if (left == 0 || once || now_ns(CLOCK_MONOTONIC) > until)
 			return left;
-		struct timespec ts = { 0, 20000 };
+		/* a batch that does not come (a stuck kernel) is looked for
+		 * less and less often, up to every millisecond */
+		nap = n > 0 ? 20000 : (nap < 500000 ? nap * 2 : 1000000);
+		struct timespec ts = { 0, nap };
 
 		nanosleep(&ts, NULL);
 	}
@@ -245,9 +251,11 @@ gcap_pipeline_stop(struct gcap_pipeline *pl, unsigned timeout_ms, char *errbuf)
 	/* the executor finishes what is in flight, then its workers quit,
 	 * within what is left of the stop's time (a quarter at least) */
 	now = now_ns(CLOCK_MONOTONIC);
-	r = c->ops->stop(c->ex,
-			 (unsigned)((by > now + quarter ? by - now : quarter) / 1000000u),
-			 msg);
+	r = c->ops->stop(
+		c->ex,
+		(unsigned)(((by > now + quarter ? by - now : quarter) + 999999u) /
+			   1000000u),
+		msg);
 	if (r < 0)
 		pl_set_error(pl, r, msg);
 	if (r == -EBUSY)

@@ -512,14 +512,15 @@ gcap_gpu_stop(struct gcap_exec *ex, unsigned timeout_ms, char *errbuf)
 			if (ex->kernel != NULL)
 				/* a batch the inline kernel never finished: the
 				 * block inside it cannot see the quit flag */
-				rc = gcap_err(
-					errbuf, EBUSY,
-					"inline kernel %s is stuck: a batch on the "
-					"GPU did not finish within %u ms of the stop, "
-					"and " KERNEL_NAME " cannot see its quit flag "
-					"inside it; left running until the process "
-					"ends",
-					gcap_khost_path(ex->kernel), timeout_ms);
+				rc = gcap_err(errbuf, EBUSY,
+					      "inline kernel %s is stuck: a batch on the "
+					      "GPU did not finish within %u ms of the "
+					      "executor's stop, "
+					      "and " KERNEL_NAME
+					      " cannot see its quit flag "
+					      "inside it; left running until the process "
+					      "ends",
+					      gcap_khost_path(ex->kernel), timeout_ms);
 			else if (!rc)
 				rc = gcap_err(errbuf, ETIMEDOUT,
 					      "persistent "
@@ -539,11 +540,11 @@ gcap_gpu_stop(struct gcap_exec *ex, unsigned timeout_ms, char *errbuf)
 	/* a kernel left running still reads the rings and pools: the caller
 	 * must not take them down (gcap_exec_ops.stop) */
 	if (ex->kernel_alive && rc != -EBUSY)
-		rc = gcap_err(errbuf, EBUSY,
-			      "persistent kernel " KERNEL_NAME
-			      " did not end within %u ms "
-			      "of the stop; left running until the process ends",
-			      timeout_ms);
+		rc = gcap_err(
+			errbuf, EBUSY,
+			"persistent kernel " KERNEL_NAME " did not end within %u ms "
+			"of the executor's stop; left running until the process ends",
+			timeout_ms);
 	ex->stop_rc = rc;
 	return rc;
 }

@@ -7,8 +7,9 @@
  * does, spends its whole stop time waiting for it. The stop must return
  * (-EBUSY, the executor's message), the pipeline must say a worker was
  * left running, and the batches done before the stuck one must reach the
- * file: taken as they complete, not after the executor's wait, with the
- * writer's time to write them.
+ * file: those done as the stop begins are taken before the executor's
+ * wait (taken_first), those done within that wait after it, with the
+ * writer's time to write them (done_in_wait).
  */
 #include <check.h>
 #include <errno.h>
@@ -30,9 +31,11 @@
 
 static struct gcap_exec_ops mock;
 static uint64_t polled; /* batches handed back done */
-/* no batch is seen done until set: completions come after the reader
+/* no batch is seen done until then: completions come after the reader
  * has submitted its last batch, as a GPU's may */
 static bool late;
+static bool late_in_wait;    /* set by the executor's stop, at its start */
+static uint64_t polled_then; /* polled as the executor's stop began */
 
 static struct gcap_batch *
 mock_poll(struct gcap_exec *ex, unsigned q)
@@ -53,6 +56,9 @@ mock_stop(struct gcap_exec *ex, unsigned timeout_ms, char *errbuf)
 			       (long)(timeout_ms % 1000u) * 1000000L };
 
 	(void)ex;
+	polled_then = polled;
+	if (late_in_wait)
+		late = true;
 	nanosleep(&ts, NULL); /* the stuck batch's wait, to its end */
 	return gcap_err(errbuf, EBUSY, "mock: a worker inside a batch was left running");
 }
@@ -73,7 +79,11 @@ count_records(const char *path)
 	return n;
 }
 
-START_TEST(test_executor_left_running)
+/* The -r run of 48 packets whose third batch never completes, stopped;
+ * the two batches before it complete as the stop begins or (in_wait)
+ * only within the executor's stop. */
+static void
+run_stuck(bool in_wait)
 {
 	const char *root = getenv("GCAP_SOURCE_ROOT");
 	char in_path[4096], dir[] = "/tmp/gcap-stuck-XXXXXX", out[4096];
@@ -105,6 +115,9 @@ START_TEST(test_executor_left_running)
 	pcap_t *in;
 	int r;
 
+	polled = polled_then = 0;
+	late = false;
+	late_in_wait = in_wait;
 	memset(&all, 0, sizeof(all)); /* no instructions: every packet */
 	snprintf(in_path, sizeof(in_path), "%s/tests/data/eth-be.pcap",
 		 root ? root : ".");
@@ -138,11 +151,14 @@ START_TEST(test_executor_left_running)
 	r = gcap_pipeline_run_file(pl, in, err);
 	ck_assert_msg(r == 0, "run_file: %d: %s", r, err);
 	ck_assert(!gcap_pipeline_abandoned(pl));
-	late = true;
+	if (!in_wait)
+		late = true;
 	r = gcap_pipeline_stop(pl, 1000, err);
 	ck_assert_int_eq(r, -EBUSY);
 	ck_assert_msg(strstr(err, "mock: a worker inside a batch") != NULL, "%s", err);
 	ck_assert(gcap_pipeline_abandoned(pl));
+	/* done as the stop began: taken before the executor's wait */
+	ck_assert_uint_eq(polled_then, in_wait ? 0 : STUCK);
 	/* what was done before the stuck batch is in the file */
 	ck_assert_uint_eq(gcap_pipeline_written(pl), STUCK * BATCH);
 	ck_assert_int_eq(gcap_writer_close(w, NULL, err), 0);
@@ -155,6 +171,17 @@ START_TEST(test_executor_left_running)
 	unlink(out);
 	rmdir(dir);
 }
+
+START_TEST(test_taken_first)
+{
+	run_stuck(false);
+}
+END_TEST
+
+START_TEST(test_done_in_wait)
+{
+	run_stuck(true);
+}
 END_TEST
 
 int
@@ -165,7 +192,8 @@ main(void)
 	SRunner *sr;
 	int nf;
 
-	tcase_add_test(tc, test_executor_left_running);
+	tcase_add_test(tc, test_taken_first);
+	tcase_add_test(tc, test_done_in_wait);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
