@@ -234,8 +234,10 @@ inputs_ifs(struct inputs *in, unsigned *nifs)
 /* ---- the progress line, and --duration ---- */
 
 /* A thread beside the reading: the progress line on a terminal each
- * second, and the stop a signal would make once --duration (-a
- * duration:) has passed (an input from a pipe may never end). */
+ * second, the stop a signal would make once --duration (-a duration:)
+ * has passed (an input from a pipe may never end), and, under systemd,
+ * STATUS= and the watchdog (app_service_tick: the main thread is the
+ * pipeline's watcher until the reading ends). */
 struct progress {
 	struct app *a;
 	struct inputs *in;
@@ -282,7 +284,13 @@ static void *
 progress_main(void *arg)
 {
 	struct progress *pg = arg;
-	uint64_t t0 = app_mono_ns(), next = t0 + 1000000000u;
+	const struct app_service *svc = &pg->a->svc;
+	/* the service's turn: a quarter of the watchdog's interval, at most
+	 * a second (STATUS='s) */
+	const uint64_t turn = svc->wd_ns > 0 && svc->wd_ns / 4 < 1000000000u ?
+				      svc->wd_ns / 4 :
+				      1000000000u;
+	uint64_t t0 = app_mono_ns(), next = t0 + 1000000000u, tick = t0 + turn;
 
 	pthread_mutex_lock(&pg->lock);
 	while (!pg->stop) {
@@ -291,6 +299,8 @@ progress_main(void *arg)
 
 		if (pg->stop_at != 0 && pg->stop_at < until)
 			until = pg->stop_at;
+		if (svc->notify && tick < until)
+			until = tick;
 		if (until > now) {
 			/* the condition's clock is the monotonic one: a step
 			 * of the wall clock moves neither the line nor the stop */
@@ -308,13 +318,17 @@ progress_main(void *arg)
 				progress_line(pg, (double)(now - t0) / 1e9);
 			next = now + 1000000000u;
 		}
+		if (svc->notify && now >= tick) {
+			app_service_tick(pg->a, now);
+			tick = now + turn;
+		}
 	}
 	pthread_mutex_unlock(&pg->lock);
 	return NULL;
 }
 
-/* The progress line on a terminal (stderr), not with -q, and the
- * --duration stop. @return whether the thread runs. */
+/* The progress line on a terminal (stderr), not with -q, the --duration
+ * stop and the service's messages. @return whether the thread runs. */
 static bool
 progress_start(struct progress *pg, struct app *a, struct inputs *in)
 {
@@ -322,7 +336,7 @@ progress_start(struct progress *pg, struct app *a, struct inputs *in)
 	pg->line = !a->o->quiet && isatty(STDERR_FILENO);
 	if (a->o->duration != 0)
 		pg->stop_at = a->t_start + (uint64_t)a->o->duration * 1000000000u;
-	if (!pg->line && pg->stop_at == 0)
+	if (!pg->line && pg->stop_at == 0 && !a->svc.notify)
 		return false;
 	pg->a = a;
 	pg->in = in;

@@ -1,19 +1,26 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * gpu-capture as a service (see service.h). sd_notify() does nothing
- * where NOTIFY_SOCKET is unset, so a run outside systemd pays nothing;
- * the watchdog is fed from the main loop only while the pipeline's
+ * gpu-capture as a service (see service.h). systemd's notify messages
+ * go only where NOTIFY_SOCKET is set, so a run outside systemd pays
+ * nothing, and never wait: sd_notify() blocks while the socket's queue
+ * is full, and a supervisor that does not read it (a stale socket, a
+ * stalled manager) must not stop the main loop, which serves the stop.
+ * The watchdog is fed from the main loop only while the pipeline's
  * threads move, never by a timer of its own.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <rte_log.h>
@@ -101,13 +108,52 @@ app_pidfile_remove(struct app_service *s)
 	s->pidfile = NULL;
 }
 
+/* The notify socket (NOTIFY_SOCKET: a path, or @ for the abstract
+ * namespace), its datagram socket non-blocking; false where unset. */
+static bool
+notify_open(struct app_service *s)
+{
+	const char *ns = getenv("NOTIFY_SOCKET");
+	size_t n = ns != NULL ? strlen(ns) : 0;
+
+	if (n < 2 || (ns[0] != '/' && ns[0] != '@') || n > sizeof(s->nsa.sun_path))
+		return false;
+	memset(&s->nsa, 0, sizeof(s->nsa));
+	s->nsa.sun_family = AF_UNIX;
+	memcpy(s->nsa.sun_path, ns, n);
+	if (ns[0] == '@')
+		s->nsa.sun_path[0] = '\0';
+	s->nsa_len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n);
+	s->nfd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	return s->nfd >= 0;
+}
+
+/* One message; dropped where the socket's queue is full (EAGAIN): the
+ * next status or watchdog message says as much. */
+__attribute__((format(printf, 2, 3))) static void
+notify(struct app_service *s, const char *fmt, ...)
+{
+	char msg[640];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (n <= 0)
+		return;
+	(void)sendto(s->nfd, msg, (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1,
+		     MSG_DONTWAIT | MSG_NOSIGNAL, (const struct sockaddr *)&s->nsa,
+		     s->nsa_len);
+}
+
 static void
 send_status(struct app *a, double dt)
 {
 	char st[512];
 
 	app_report_status(a, a->svc.prev, dt, st, sizeof(st));
-	sd_notifyf(0, "STATUS=%s", st);
+	notify(&a->svc, "STATUS=%s", st);
 }
 
 void
@@ -115,10 +161,10 @@ app_service_ready(struct app *a)
 {
 	struct app_service *s = &a->svc;
 	uint64_t usec = 0;
-	const char *ns = getenv("NOTIFY_SOCKET");
 
+	s->nfd = -1;
 	s->prev = calloc(1, sizeof(*s->prev));
-	s->notify = ns != NULL && ns[0] != '\0' && s->prev != NULL;
+	s->notify = s->prev != NULL && notify_open(s);
 	if (!s->notify)
 		return;
 	if (sd_watchdog_enabled(0, &usec) > 0 && usec > 0 && a->pl != NULL) {
@@ -127,23 +173,25 @@ app_service_ready(struct app *a)
 			s->wd_ns = usec * 1000u;
 	}
 	s->last_pet = s->last_stat = a->t_start;
-	sd_notifyf(0, "READY=1\nMAINPID=%ld", (long)getpid());
+	notify(s, "READY=1\nMAINPID=%ld", (long)getpid());
 	send_status(a, 1);
 }
 
 /* Whether every RX lcore and the writer turned their loops since the
- * last pet; the beats seen become the new marks. */
+ * last pet; the beats seen become the new marks. A -r run (no ports) has
+ * the writer's alone: its reader may wait on a quiet pipe for ever, as it
+ * should, and one stuck in the executor is the executor's watchdog's. */
 static bool
 progressed(struct app *a)
 {
 	struct app_service *s = &a->svc;
+	const unsigned nq = a->nports > 0 ? a->nqueues : 0;
 
-	for (unsigned q = 0; q <= a->nqueues; q++)
-		if (gcap_pipeline_beat(a->pl, q < a->nqueues ? q : UINT_MAX) ==
-		    s->beats[q])
+	for (unsigned q = 0; q <= nq; q++)
+		if (gcap_pipeline_beat(a->pl, q < nq ? q : UINT_MAX) == s->beats[q])
 			return false;
-	for (unsigned q = 0; q <= a->nqueues; q++)
-		s->beats[q] = gcap_pipeline_beat(a->pl, q < a->nqueues ? q : UINT_MAX);
+	for (unsigned q = 0; q <= nq; q++)
+		s->beats[q] = gcap_pipeline_beat(a->pl, q < nq ? q : UINT_MAX);
 	return true;
 }
 
@@ -160,7 +208,7 @@ app_service_tick(struct app *a, uint64_t now)
 	}
 	/* fed at most four times an interval, and only on progress */
 	if (s->wd_ns > 0 && now - s->last_pet >= s->wd_ns / 4 && progressed(a)) {
-		sd_notify(0, "WATCHDOG=1");
+		notify(s, "WATCHDOG=1");
 		s->last_pet = now;
 	}
 }
@@ -169,7 +217,7 @@ void
 app_service_stopping(struct app *a)
 {
 	if (a->svc.notify)
-		sd_notify(0, "STOPPING=1\nSTATUS=stopping: draining the pipeline");
+		notify(&a->svc, "STOPPING=1\nSTATUS=stopping: draining the pipeline");
 }
 
 /* DPDK's messages to the journal: each line with its level (RTE_LOG_EMERG
@@ -214,4 +262,8 @@ app_service_free(struct app_service *s)
 	free(s->prev);
 	s->beats = NULL;
 	s->prev = NULL;
+	if (s->notify && s->nfd >= 0)
+		close(s->nfd);
+	s->nfd = -1;
+	s->notify = false;
 }

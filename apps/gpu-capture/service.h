@@ -1,20 +1,25 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * gpu-capture as a service: systemd's notify protocol (READY, STATUS,
- * STOPPING, the watchdog fed by the pipeline's progress) through
- * libsystemd's sd_notify, and --pidfile.
+ * STOPPING, the watchdog fed by the pipeline's progress), sent without
+ * ever waiting, and --pidfile.
  */
 #ifndef GCAP_APP_SERVICE_H
 #define GCAP_APP_SERVICE_H
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 
 struct app;
 struct app_totals;
 
 struct app_service {
-	bool notify;        /* NOTIFY_SOCKET is set */
+	bool notify;            /* NOTIFY_SOCKET is set (and nfd open) */
+	int nfd;                /* the notify datagram socket, non-blocking */
+	struct sockaddr_un nsa; /* NOTIFY_SOCKET's address */
+	socklen_t nsa_len;
 	uint64_t wd_ns;     /* the watchdog's interval (0: none) */
 	uint64_t last_pet;  /* when WATCHDOG=1 was sent (monotonic ns) */
 	uint64_t last_stat; /* when STATUS= was sent */

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # gpu-capture as a systemd service: the unit in the repo passes
 # systemd-analyze verify; READY=1, STATUS= with the rates, WATCHDOG=1 and
-# STOPPING=1 arrive on a notify socket (python3 listens), and the
+# STOPPING=1 arrive on a notify socket (python3 listens), a -r run's
+# too, a socket nobody reads blocks nothing, and the
 # watchdog stops being fed while the writer is stuck (a FIFO nobody
 # reads), though the process and its STATUS= go on; errors, warnings
 # and DPDK's lines carry journal levels when stderr is the journal;
@@ -45,6 +46,33 @@ nwd=$(grep -c ' WATCHDOG=1$' "$T/n.log")
 [ "$nwd" -ge 3 ] || fail "WATCHDOG=1 $nwd times in 3 s (every 50 ms expected)"
 [ "$(grep ' STOPPING=1' "$T/n.log" | wc -l)" -eq 1 ] || fail "no STOPPING=1"
 check_readable "$T/n.pcap" 100
+
+# -r under the watchdog (the unit's WatchdogSec= with a read = key): fed
+# while the writer turns, though the reader waits on a quiet pipe
+(cat "$DATA/eth-be.pcap"; sleep 2) | WATCHDOG_USEC=200000 python3 "$listen" "$T/notify3" \
+	"$T/r.log" "$GC" -q -r - -w "$T/r.pcap" 2>"$T/gc.err" || fail "-r notify run: $(cat "$T/gc.err")"
+nwd=$(grep -c ' WATCHDOG=1$' "$T/r.log")
+[ "$nwd" -ge 3 ] || fail "-r: WATCHDOG=1 $nwd times in 2 s: $(cat "$T/r.log")"
+grep -q ' STATUS=capturing: .* received 80 ' "$T/r.log" || fail "-r: no STATUS= with the records: $(cat "$T/r.log")"
+grep -q ' STOPPING=1' "$T/r.log" || fail "-r: no STOPPING=1"
+
+# a notify socket nobody reads (a stale or stalled supervisor): its
+# queue fills, and the messages must not block the main loop, which ends
+# the run at --duration
+python3 -c '
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)
+s.bind(sys.argv[1])
+time.sleep(120)' "$T/deaf" &
+deaf=$!
+for _ in $(seq 100); do [ -S "$T/deaf" ] && break; sleep 0.1; done
+NOTIFY_SOCKET=$T/deaf WATCHDOG_USEC=20000 timeout -k 5 60 "$GC" -q -i "$port" -w "$T/deaf.pcap" \
+	--duration 2 --rx-rate 20000 2>"$T/gc.err"
+rc=$?
+kill $deaf 2>/dev/null
+[ $rc -eq 0 ] || fail "a notify socket nobody reads: exit $rc (124, 137: hung): $(cat "$T/gc.err")"
+check_readable "$T/deaf.pcap" 1
 
 # no watchdog without progress: the writer blocks on a full FIFO that is
 # open but never read; the capture and STATUS= go on
