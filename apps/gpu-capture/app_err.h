@@ -46,17 +46,30 @@ app_err_journal(void)
  */
 static inline int __attribute__((format(printf, 1, 2))) app_err(const char *fmt, ...)
 {
+	/* one write for the whole line: another thread's line (DPDK's)
+	 * must not land inside it, between its level and its text */
+	char line[8192];
+	size_t n;
 	va_list ap;
 
-	if (app_err_journal())
-		fputs(strncmp(fmt, "warning:", 8) == 0 ? SD_WARNING : SD_ERR, stderr);
-	fputs("gpu-capture: ", stderr);
-	if (app_err_where != NULL)
-		fprintf(stderr, "%s: ", app_err_where);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
+	n = (size_t)snprintf(line, sizeof(line), "%sgpu-capture: %s%s",
+			     !app_err_journal()               ? "" :
+			     strncmp(fmt, "warning:", 8) == 0 ? SD_WARNING :
+								SD_ERR,
+			     app_err_where != NULL ? app_err_where : "",
+			     app_err_where != NULL ? ": " : "");
+	if (n < sizeof(line)) {
+		va_start(ap, fmt);
+		int m = vsnprintf(line + n, sizeof(line) - n, fmt, ap);
+
+		va_end(ap);
+		n = m < 0 ? n : n + (size_t)m;
+	}
+	if (n > sizeof(line) - 2)
+		n = sizeof(line) - 2; /* cut, still one line */
+	line[n++] = '\n';
+	fflush(stderr); /* what was printed before goes first */
+	(void)!write(STDERR_FILENO, line, n);
 	return 1;
 }
 

@@ -194,8 +194,10 @@ capture_loop(struct app *a)
 			got_line(a, &got_prev);
 			next_got += 1000000000u;
 		}
-		if (app_stats_asked()) /* SIGUSR1: the line now, the capture goes on */
+		if (app_stats_asked()) { /* SIGUSR1: the line now, the capture goes on */
 			app_report_stats_line(a, &prev, (double)(now - last) / 1e9);
+			last = now; /* the next line's rates: since this one */
+		}
 		if (o->stats_secs && now >= next_stats) {
 			app_report_stats_line(a, &prev, (double)(now - last) / 1e9);
 			/* the kernel's state while running: the file is

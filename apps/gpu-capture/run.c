@@ -68,8 +68,11 @@ on_signal(int sig)
 		raise(sig); /* delivered, with its default, on return */
 		return;
 	}
-	if (g_pl != NULL)
-		gcap_pipeline_request_stop(g_pl);
+	/* one read: the capture's end sets it to NULL meanwhile */
+	struct gcap_pipeline *pl = g_pl;
+
+	if (pl != NULL)
+		gcap_pipeline_request_stop(pl);
 }
 
 int

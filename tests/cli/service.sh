@@ -24,6 +24,11 @@ if command -v systemd-analyze >/dev/null; then
 			fail "systemd-analyze verify: $(cat "$T/sa.err")"
 		grep -q '^Type=notify$' "$T/gpu-capture.service" || fail "the unit is not Type=notify"
 		grep -q '^WatchdogSec=' "$T/gpu-capture.service" || fail "the unit has no WatchdogSec="
+		# a start failing again and again must end as failed: more
+		# than StartLimitBurst restarts RestartSec apart fit the interval
+		awk -F= '/^StartLimitIntervalSec=/ { i = $2 + 0 } /^StartLimitBurst=/ { b = $2 + 0 }
+			/^RestartSec=/ { r = $2 + 0 } END { exit !(i > 0 && b > 0 && b * r < i) }' \
+			"$T/gpu-capture.service" || fail "the unit's start limit never trips with its RestartSec="
 	else
 		note "SKIP systemd-analyze verify: it cannot run here: $(head -1 "$T/sa.err")"
 	fi

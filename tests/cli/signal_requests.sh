@@ -6,6 +6,7 @@
 # FILE1, ...; a pcapng file closed so gets its ISBs). The input is replayed
 # slowly (--rx-rate, small batches) and the capture ends by itself (-c): the files hold
 # every packet of tcpdump's offline run, in order, across the rotation.
+# SIGUSR1's rates are those since its last line.
 . "$(dirname "$0")/lib.sh"
 need tcpdump
 need mergecap
@@ -38,4 +39,31 @@ for out in s.pcap s.pcapng; do
 	[ ! -e "$T/${out}2" ] || fail "$out: a file too many"
 	rm -f "$T/$out" "$T/${out}1"
 done
+
+# SIGUSR1's rates are since its last line, not since the start: two
+# lines 2 s apart, the second's rate against what its received count
+# grew by over the time between the signals (the main loop answers
+# within 20 ms; since the start would read half)
+"$GC" -q -i "net_pcap0,rx_pcap=$LOOP,infinite_rx=1" -w /dev/null --rx-rate 200000 \
+	--duration 60 2>"$T/u.err" &
+pid=$!
+sleep 2
+kill -USR1 "$pid"
+t1=$(date +%s.%N)
+wait_for 10 grep -q "Mpps" "$T/u.err" || fail "SIGUSR1: no first line: $(cat "$T/u.err")"
+sleep 2
+kill -USR1 "$pid"
+t2=$(date +%s.%N)
+wait_for 10 test "$(grep -c Mpps "$T/u.err")" -ge 2 || fail "SIGUSR1: no second line"
+kill -INT "$pid"
+wait "$pid"
+python3 - "$T/u.err" "$t1" "$t2" <<'PY' || fail "SIGUSR1: $(grep Mpps "$T/u.err")"
+import re, sys
+lines = [l for l in open(sys.argv[1]) if "Mpps" in l][:2]
+(r1, n1), (r2, n2) = [(float(m.group(1)), int(m.group(2))) for m in
+                      (re.search(r"([0-9.]+) Mpps .*received ([0-9]+)", l) for l in lines)]
+want = (n2 - n1) / (float(sys.argv[3]) - float(sys.argv[2])) / 1e6
+print("second line %.3f Mpps, its count over the time between the signals %.3f" % (r2, want))
+sys.exit(0 if want > 0 and 0.75 < r2 / want < 1.33 else 1)
+PY
 finish
