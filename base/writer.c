@@ -487,12 +487,20 @@ gcap_writer_close(struct gcap_writer *w, const struct gcap_writer_if_stats *stat
 		rc = w->fmt->put_stats(w, stats, end);
 	}
 	/* errors are sticky: after one this writes nothing, it only closes */
+	bool whole = rc == 0 && w->fd >= 0;
+
 	if (rc == 0)
 		rc = gcap_wr_file_close(w);
 	else
 		(void)gcap_wr_file_close(w);
 	if (rc != 0)
 		gcap_err(errbuf, -rc, "%s", w->msg);
+	/* an output the writer ended itself (-G with -W, -a files: or
+	 * filesize:) ends with a whole last file: closed_fn has it too, as
+	 * tcpdump runs -z on the file -G's last period closes; not a file a
+	 * stop cut short */
+	else if (whole && w->done && w->closed_fn != NULL)
+		w->closed_fn(w->closed_arg, w->cur);
 	wr_free(w);
 	return rc;
 }
@@ -591,10 +599,17 @@ check_conf(const struct gcap_writer_conf *c, char *errbuf)
 	if (c->ncomments > 0 && c->comments == NULL)
 		return gcap_err(errbuf, EINVAL, "writer: %u comments, none given",
 				c->ncomments);
-	for (unsigned i = 0; i < c->ncomments; i++)
+	size_t cbytes = 0;
+
+	for (unsigned i = 0; i < c->ncomments; i++) {
 		if (c->comments[i] == NULL || strlen(c->comments[i]) > WR_STR_MAX)
 			return gcap_err(errbuf, EINVAL,
 					"writer: comment %u missing or too long", i + 1);
+		cbytes += 4 + ((strlen(c->comments[i]) + 3) & ~(size_t)3);
+	}
+	if (cbytes > GCAP_WRITER_COMMENTS_MAX_BYTES)
+		return gcap_err(errbuf, EINVAL, "writer: comments over %u bytes in all",
+				GCAP_WRITER_COMMENTS_MAX_BYTES);
 	if (strcmp(c->path, "-") == 0 && (c->rotate_bytes != 0 || c->rotate_secs != 0 ||
 					  c->rotate_packets != 0 || c->max_files != 0))
 		return gcap_err(errbuf, EINVAL,

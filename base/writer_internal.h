@@ -188,7 +188,7 @@ struct gcap_writer {
 
 	/* state */
 	int err;   /* sticky negative errno, 0 if none */
-	bool done; /* -W with -G: last file written */
+	bool done; /* -W with -G, -a files: or filesize:: last file written */
 	uint64_t nrec;
 	uint64_t nbytes;
 	/* the caller's waits for a free buffer of the I/O thread's ring and

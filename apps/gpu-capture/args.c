@@ -331,8 +331,9 @@ app_args_finish(struct app_opts *o)
 	if (o->autostop_bytes != 0 && o->rotate_bytes != 0)
 		return -app_err(
 			"-a filesize: and -C both end a file by its size: give one");
-	if (o->autostop_files != 0 && o->rotate_bytes == 0 && o->rotate_secs == 0)
-		return -app_err("-a files: counts the files of -C or -G: give one");
+	if (o->autostop_files != 0 && o->rotate_bytes == 0 && o->rotate_secs == 0 &&
+	    o->rotate_packets == 0)
+		return -app_err("-a files: counts the files of -C, -G or -b packets: give one");
 	if (o->autostop_bytes != 0 || o->autostop_files != 0)
 		for (unsigned i = 0; i < o->nouts; i++)
 			if (strcmp(o->outs[i].path, "-") == 0)
@@ -398,6 +399,11 @@ app_args_comment(struct app_opts *o, const char *text)
 	if (!utf8_valid(text))
 		return -app_err("--capture-comment: not UTF-8 text (pcapng's strings are "
 				"UTF-8)");
+	o->comments_bytes += 4 + ((strlen(text) + 3) & ~(size_t)3);
+	if (o->comments_bytes > GCAP_WRITER_COMMENTS_MAX_BYTES)
+		return -app_err("--capture-comment: more than %u KiB in all (libpcap "
+				"refuses a section header over 1 MiB)",
+				GCAP_WRITER_COMMENTS_MAX_BYTES / 1024u);
 	o->comments[o->ncomments++] = text;
 	return 0;
 }

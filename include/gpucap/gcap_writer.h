@@ -15,6 +15,10 @@
 
 /** Most SHB comments a writer takes (gcap_writer_conf.comments). */
 #define GCAP_WRITER_MAX_COMMENTS 64u
+/** The most bytes the SHB's comments take in all (each 4 of option header
+ *  and its text padded to 4): libpcap refuses a section header block
+ *  over 1 MiB, and the SHB's other options need the rest. */
+#define GCAP_WRITER_COMMENTS_MAX_BYTES (960u * 1024u)
 
 #include <errno.h>
 #include <stdbool.h>
@@ -104,7 +108,8 @@ struct gcap_writer_if_stats {
 typedef void (*gcap_writer_stats_fn)(void *arg, struct gcap_writer_if_stats *st,
 				     unsigned nifs);
 
-/** A file of the output was closed by rotation (tcpdump's -z). */
+/** A file of the output was closed by rotation, or closed whole by
+ *  gcap_writer_close() after the writer ended the output (tcpdump's -z). */
 typedef void (*gcap_writer_closed_fn)(void *arg, const char *path);
 
 /** What a writer is opened with. */
@@ -127,7 +132,7 @@ struct gcap_writer_conf {
 	 *  this many bytes (0: off; not with rotate_bytes) */
 	uint64_t stop_bytes;
 	/** dumpcap's -a files: done instead of opening file stop_files + 1
-	 *  (0: off; with rotate_bytes or rotate_secs) */
+	 *  (0: off; with rotate_bytes, rotate_secs or rotate_packets) */
 	uint32_t stop_files;
 	const char *filter_expr; /**< recorded in the pcapng IDB (if_filter), may be NULL */
 	const char *app_name;    /**< shb_userappl, may be NULL */
@@ -172,7 +177,8 @@ struct gcap_writer_conf {
 	const char *shb_hardware; /**< shb_hardware, may be NULL */
 	/** pcapng: the SHB's comments (opt_comment), in order, as dumpcap's
 	 *  --capture-comment writes them; pcap has no place for them (the
-	 *  caller refuses them there). At most GCAP_WRITER_MAX_COMMENTS */
+	 *  caller refuses them there). At most GCAP_WRITER_MAX_COMMENTS,
+	 *  GCAP_WRITER_COMMENTS_MAX_BYTES in all */
 	const char *const *comments;
 	unsigned ncomments;
 	/** dumpcap's -b packets:N: a new file (named as -C names them) once
@@ -182,7 +188,9 @@ struct gcap_writer_conf {
 	 *  (pcapng; without it, only the last file gets ISBs) */
 	gcap_writer_stats_fn stats_fn;
 	void *stats_arg;
-	/** NULL, or told the name of each file rotation closed */
+	/** NULL, or told the name of each file rotation closed, and of the
+	 *  last where the writer ended the output itself (-G with -W, stop_files,
+	 *  stop_bytes) once gcap_writer_close() closed it */
 	gcap_writer_closed_fn closed_fn;
 	void *closed_arg;
 	/** the snap length the file header (pcap) and IDBs (pcapng) say,

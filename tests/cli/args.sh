@@ -231,6 +231,16 @@ gc -r "$F" -w "$T/cm7.pcapng" --capture-comment "$(printf 'bad \377')"; rc=$?
 refused $rc "--capture-comment not UTF-8" "$T/cm7.pcapng"
 gc -r "$F" -w "$T/cm8.pcapng" --capture-comment ''; rc=$?
 refused $rc "--capture-comment empty" "$T/cm8.pcapng"
+# comments that would make an SHB libpcap refuses (over 1 MiB)
+big=$(head -c 65532 /dev/zero | tr '\0' z)
+cmany=()
+for _ in $(seq 16); do cmany+=(--capture-comment "$big"); done
+gc -r "$F" -w "$T/cm10.pcapng" "${cmany[@]}"; rc=$?
+refused $rc "--capture-comment over 1 MiB in all" "$T/cm10.pcapng"
+grep -q -- "--capture-comment: more than 960 KiB in all" "$T/gc.err" ||
+	fail "--capture-comment over 1 MiB: $(cat "$T/gc.err")"
+gc -r "$F" -w "$T/cm11.pcapng" "${cmany[@]:0:28}" || fail "14 comments of 64 KiB: $(cat "$T/gc.err")"
+tcpdump -r "$T/cm11.pcapng" -c 1 >/dev/null 2>"$T/td.err" || fail "libpcap refuses 14 comments of 64 KiB: $(cat "$T/td.err")"
 gc -r "$F" -w "$T/cm9.pcapng" --capture-comment; rc=$?
 refused $rc "--capture-comment without a value" "$T/cm9.pcapng"
 grep -q "option '--capture-comment' needs a value" "$T/gc.err" || fail "--capture-comment without a value: $(cat "$T/gc.err")"

@@ -3,7 +3,8 @@
 # dumpcap's -b ring buffer conditions and tcpdump's -z: -b packets:N makes
 # a new file every N packets (named as -C names them), -b files:N keeps a
 # ring of N, -b filesize:KB is -C in kB; -z COMMAND runs COMMAND FILE on
-# each file a rotation closes (not the last: as tcpdump), execed without a
+# each file a rotation closes (not the last, as tcpdump, unless the output
+# ended itself: -a files:, as -G with -W), execed without a
 # shell (a name with a space and a ';' arrives whole), the file complete,
 # and no child left a zombie. Bad values are refused before anything runs.
 . "$(dirname "$0")/lib.sh"
@@ -22,11 +23,11 @@ nfiles=$(((n + 39) / 40))
 "$GC" -q -i "net_pcap0,rx_pcap=$LIVE1" -w "$out" -b packets:40 -z "$T/z.sh" \
 	--batch 4 --duration 20 2>"$T/gc.err" &
 pid=$!
-for i in $(seq 1 100); do
+for _ in $(seq 1 100); do
 	[ "$(cat "$T/z.log" 2>/dev/null | wc -l)" -ge $((nfiles - 1)) ] && break
 	sleep 0.1
 done
-for i in $(seq 1 50); do # (a loaded machine may run the handler late)
+for _ in $(seq 1 50); do # (a loaded machine may run the handler late)
 	z=$(ps -o stat= --ppid "$pid" 2>/dev/null | grep -c '^Z')
 	[ "$z" -eq 0 ] && break
 	sleep 0.1
@@ -50,6 +51,14 @@ zlines() { [ "$(wc -l <"$T/z.log" 2>/dev/null || echo 0)" -ge "$1" ]; }
 wait_for 60 zlines $((nfiles - 1))
 [ "$(wc -l <"$T/z.log")" -eq $((nfiles - 1)) ] || fail "-z ran $(wc -l <"$T/z.log") times, want $((nfiles - 1)): $(cat "$T/z.log")"
 grep -qxF "1 $out 40" "$T/z.log" || fail "-z: not told of '$out' whole: $(cat "$T/z.log")"
+
+# an output that ends itself (-a files:2, as -G with -W) hands its last
+# file to -z too, once closed (tcpdump's -G -W does)
+: >"$T/z.log"
+gc -r "$LIVE1" -w "$T/end.pcap" -b packets:40 -a files:2 -z "$T/z.sh" || fail "-a files:2 -z: $(cat "$T/gc.err")"
+wait_for 60 zlines 2
+grep -qxF "1 $T/end.pcap 40" "$T/z.log" && grep -qxF "1 $T/end.pcap1 40" "$T/z.log" ||
+	fail "-a files:2 -z: not told of both files whole: $(cat "$T/z.log")"
 
 # -b files:3 with packets:20: a ring of three (FILE0..FILE2)
 gc -i "net_pcap0,rx_pcap=$LIVE1" -w "$T/ring.pcap" -b packets:20 -b files:3 -c "$n" --duration 60 ||

@@ -23,6 +23,11 @@ gc -i "net_pcap0,rx_pcap=$LIVE1" --immediate-mode --backend cpu -w "$T/im.pcap" 
 grep -q '"latency_no_gap_us"' "$T/im.json" || fail "--immediate-mode did not busy-poll"
 gc -i "net_pcap0,rx_pcap=$LIVE1" --backend cpu -w "$T/im2.pcap" --duration 1 --summary-json "$T/im2.json"
 grep -q '"latency_no_gap_us"' "$T/im2.json" && fail "latency_no_gap_us without --busy-poll: the check proves nothing"
+# -a files:N with -b packets:N, as dumpcap: N files of N packets, then done
+gc -r "$LIVE1" -b packets:5 -a files:2 -w "$T/bp.pcapng" || fail "-b packets:5 -a files:2: $(cat "$T/gc.err")"
+[ "$(count "$T/bp.pcapng")" -eq 5 ] && [ "$(count "$T/bp.pcapng1")" -eq 5 ] && [ ! -e "$T/bp.pcapng2" ] ||
+	fail "-b packets:5 -a files:2: $(echo "$T"/bp*)"
+
 # -a packets:N and duration:S (the first met stops)
 gc -r "$LIVE1" -a packets:7 -w "$T/a.pcap" || fail "-a packets:7: $(cat "$T/gc.err")"
 [ "$(count "$T/a.pcap")" -eq 7 ] || fail "-a packets:7 wrote $(count "$T/a.pcap")"
