@@ -223,6 +223,20 @@ bad_port(const struct gcap_writer *w, const struct gcap_rec *rec)
 	return w->fmt->per_if && rec->port >= w->nifs;
 }
 
+/* A record's time moves the writer's clock (-G's periods, the ISBs' end)
+ * unless it is further ahead of the caller's clock (the last tick) than a
+ * period or 10 s: one record stamped in the future (a NIC clock that
+ * jumped) would hold -G's rotation until real time caught up with it,
+ * where tcpdump's -G follows the wall clock alone. */
+static inline void
+rec_clock(struct gcap_writer *w, uint64_t t)
+{
+	const uint64_t ahead = w->rotate_ns > 10000000000u ? w->rotate_ns : 10000000000u;
+
+	if (t > w->clock_ns && t - w->tick_ns <= ahead)
+		w->clock_ns = t;
+}
+
 /* Checks and rotation before one record. */
 static int
 pre_rec(struct gcap_writer *w, const struct gcap_rec *rec)
@@ -235,10 +249,7 @@ pre_rec(struct gcap_writer *w, const struct gcap_rec *rec)
 		return stop_done(w); /* -a filesize: reached */
 	if (bad_port(w, rec))
 		return -EINVAL;
-	uint64_t t = gcap_wr_ts_ns(w, rec);
-
-	if (t > w->clock_ns)
-		w->clock_ns = t;
+	rec_clock(w, gcap_wr_ts_ns(w, rec));
 	/* tcpdump's order: the time check first, then the size check
 	 * (neither called per record where it is off) */
 	int rc = w->rotate_ns != 0 ? time_rotate(w, false) : 0;
@@ -263,8 +274,7 @@ lane_put(struct gcap_writer *w, const struct gcap_rec *rec, const void *data)
 	n = w->fmt->put_live(w, rec, incl, data, w->buf + w->len);
 	if (n == 0)
 		return false;
-	if (rec->ts_ns > w->clock_ns)
-		w->clock_ns = rec->ts_ns;
+	rec_clock(w, rec->ts_ns);
 	gcap_wr_took(w, rec, n);
 	return true;
 }
@@ -377,6 +387,8 @@ gcap_writer_tick(struct gcap_writer *w, uint64_t now_ns)
 		return w->err;
 	if (w->done)
 		return -ECANCELED;
+	if (now_ns > w->tick_ns)
+		w->tick_ns = now_ns;
 	if (now_ns > w->clock_ns)
 		w->clock_ns = now_ns;
 	return time_rotate(w, false); /* -C is only checked before a record */
@@ -396,6 +408,8 @@ gcap_writer_rotate(struct gcap_writer *w)
 	/* -G: the new period starts now (its name from now's time) */
 	uint64_t now = gcap_wr_clock_ns(CLOCK_REALTIME);
 
+	if (now > w->tick_ns)
+		w->tick_ns = now;
 	if (now > w->clock_ns)
 		w->clock_ns = now;
 	return time_rotate(w, true);
@@ -784,7 +798,7 @@ gcap_writer_open(const struct gcap_writer_conf *conf, char *errbuf)
 	if (w->rotate_ns != 0)
 		tzset(); /* -G names use the local time: read TZ now */
 	w->period_ns = w->start_ns;
-	w->clock_ns = w->start_ns;
+	w->clock_ns = w->tick_ns = w->start_ns;
 
 	gcap_wr_ts_setup(w);
 	w->hdr_len = fmt->hdr_len(w);

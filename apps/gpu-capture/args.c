@@ -333,7 +333,8 @@ app_args_finish(struct app_opts *o)
 			"-a filesize: and -C both end a file by its size: give one");
 	if (o->autostop_files != 0 && o->rotate_bytes == 0 && o->rotate_secs == 0 &&
 	    o->rotate_packets == 0)
-		return -app_err("-a files: counts the files of -C, -G or -b packets: give one");
+		return -app_err(
+			"-a files: counts the files of -C, -G or -b packets: give one");
 	if (o->autostop_bytes != 0 || o->autostop_files != 0)
 		for (unsigned i = 0; i < o->nouts; i++)
 			if (strcmp(o->outs[i].path, "-") == 0)

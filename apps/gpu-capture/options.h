@@ -40,7 +40,7 @@ struct app_opts {
 	enum gcap_fmt fmt;                              /* --format, -P */
 	const char *comments[GCAP_WRITER_MAX_COMMENTS]; /* --capture-comment */
 	unsigned ncomments;
-	size_t comments_bytes; /* what they take in the SHB */
+	size_t comments_bytes;     /* what they take in the SHB */
 	uint32_t snaplen;          /* -s */
 	bool snaplen_given;        /* -s was given */
 	uint64_t count;            /* -c */

@@ -143,14 +143,22 @@ START_TEST(test_rotate_G)
 	ck_assert_int_eq(gcap_writer_write(w, &r.h, r.data), 0);
 	/* a record's own time rotates too (the writer's clock) */
 	wt_mkrec(&r, 2, 100, 1);
-	r.h.ts_ns = T0 + 25 * NS;
+	r.h.ts_ns = T0 + 22 * NS;
 	ck_assert_int_eq(gcap_writer_write(w, &r.h, r.data), 0);
-	ck_assert_str_eq(gcap_writer_filename(w), wt_path("g-20240102-030430.pcap"));
+	ck_assert_str_eq(gcap_writer_filename(w), wt_path("g-20240102-030427.pcap"));
+	/* but not one stamped further ahead of the ticks than a period (a
+	 * clock that jumped): the next tick rotates as ever */
+	wt_mkrec(&r, 3, 100, 1);
+	r.h.ts_ns = T0 + 10 * 365 * 86400 * NS;
+	ck_assert_int_eq(gcap_writer_write(w, &r.h, r.data), 0);
+	ck_assert_str_eq(gcap_writer_filename(w), wt_path("g-20240102-030427.pcap"));
+	ck_assert_int_eq(gcap_writer_tick(w, T0 + 33 * NS), 0);
+	ck_assert_str_eq(gcap_writer_filename(w), wt_path("g-20240102-030438.pcap"));
 	wt_close(w, NULL);
 	wt_check_file(wt_path("g-20240102-030405.pcap"), 0, 1, 100, 65535, DLT_EN10MB);
-	ck_assert_uint_eq(wt_count_files(), 3);
+	ck_assert_uint_eq(wt_count_files(), 4);
 	ck_assert_int_eq(wt_fsize(wt_path("g-20240102-030417.pcap")), 24 + R100);
-	ck_assert_int_eq(wt_fsize(wt_path("g-20240102-030430.pcap")), 24 + R100);
+	ck_assert_int_eq(wt_fsize(wt_path("g-20240102-030427.pcap")), 24 + 2 * R100);
 }
 END_TEST
 
@@ -176,7 +184,7 @@ START_TEST(test_rotate_G_W_stops)
 	ck_assert_int_eq(gcap_writer_write(w, &r.h, r.data), 0);
 	/* the next period would be file 3: done */
 	wt_mkrec(&r, 3, 100, 1);
-	r.h.ts_ns = T0 + 121 * NS;
+	r.h.ts_ns = T0 + 120 * NS;
 	ck_assert_int_eq(gcap_writer_write(w, &r.h, r.data), -ECANCELED);
 	ck_assert_int_eq(gcap_writer_write(w, &r.h, r.data), -ECANCELED);
 	ck_assert_int_eq(gcap_writer_tick(w, T0 + 500 * NS), -ECANCELED);
