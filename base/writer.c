@@ -173,8 +173,13 @@ time_rotate(struct gcap_writer *w, bool force)
 	if (!force && (w->rotate_ns == 0 || w->clock_ns < w->period_ns ||
 		       w->clock_ns - w->period_ns < w->rotate_ns))
 		return 0;
-	w->gflag_count++;
-	if (!wr_numbered(w) && w->max_files > 0 && w->gflag_count >= w->max_files) {
+	/* -W counts -G's periods: a file SIGHUP starts (force) is not one,
+	 * and does not end the capture (-G 60 -W 1: a minute, whatever
+	 * SIGHUP asks meanwhile) */
+	if (!force)
+		w->gflag_count++;
+	if (!force && !wr_numbered(w) && w->max_files > 0 &&
+	    w->gflag_count >= w->max_files) {
 		/* done, as tcpdump exits here; the last file stays open so
 		 * that close can still append its blocks (pcapng ISBs) */
 		int rc = gcap_wr_flush(w);

@@ -287,6 +287,32 @@ START_TEST(test_rotate_G_same_name)
 }
 END_TEST
 
+/* -G with -W: a file SIGHUP starts is not one of -W's periods and does
+ * not end the output; the period's end does */
+START_TEST(test_rotate_G_W_sighup)
+{
+	struct gcap_writer_conf c = wt_conf1(wt_path("gh-%H%M%S.pcap"));
+	struct gcap_writer *w;
+	struct timespec now;
+	struct wt_rec r;
+
+	utc();
+	c.rotate_secs = 60;
+	c.max_files = 1;
+	w = wt_open(&c);
+	wt_write_n(w, 0, 1, 100, 1);
+	ck_assert_int_eq(gcap_writer_rotate(w), 0); /* SIGHUP: a new file, now */
+	clock_gettime(CLOCK_REALTIME, &now);
+	wt_mkrec(&r, 1, 100, 1);
+	r.h.ts_ns = (uint64_t)now.tv_sec * NS + (uint64_t)now.tv_nsec;
+	ck_assert_int_eq(gcap_writer_write(w, &r.h, r.data), 0);
+	/* its period over: the one file -W allows is done */
+	ck_assert_int_eq(gcap_writer_tick(w, r.h.ts_ns + 61 * NS), -ECANCELED);
+	wt_close(w, NULL);
+	ck_assert_uint_eq(wt_count_files(), 2);
+}
+END_TEST
+
 /* -G with -C where the new period's names are the last one's: the files
  * go on, numbered on, where restarting the numbers would reopen the
  * first file and cut it */
@@ -335,6 +361,7 @@ wt_tcase_rotation(void)
 	tcase_add_test(tc, test_rotate_G_W_stops);
 	tcase_add_test(tc, test_rotate_G_C);
 	tcase_add_test(tc, test_rotate_G_same_name);
+	tcase_add_test(tc, test_rotate_G_W_sighup);
 	tcase_add_test(tc, test_rotate_G_C_same_names);
 	tcase_add_test(tc, test_rotate_no_strftime_without_G);
 	return tc;
