@@ -28,7 +28,8 @@ struct cfg_parse {
 	bool indented; /* the line read last starts with a blank */
 	bool failed;
 	const struct option *longopts;
-	const int *seen; /* what getopt returned for the command line */
+	const int *seen;            /* what getopt returned for the command line */
+	const char *const *seenarg; /* and its optarg (NULL: none) */
 	int nseen;
 };
 
@@ -134,16 +135,36 @@ cfg_push(struct cfg_parse *p, char *arg)
 	return 1;
 }
 
-/* Whether the command line gives val, or for -i and -r, another input
- * (-i, -r, -V): an input on the command line replaces the file's. */
-static bool
-cmdline_gives(const struct cfg_parse *p, int val)
+/* The KEY of -b's and -a's KEY:VALUE (its length up to the ':'). */
+static size_t
+cond_key(const char *v)
 {
-	for (int i = 0; i < p->nseen; i++)
+	const char *c = strchr(v, ':');
+
+	return c != NULL ? (size_t)(c - v) : strlen(v);
+}
+
+/* Whether the command line gives val (with value v), or for -i and -r,
+ * another input (-i, -r, -V): an input on the command line replaces the
+ * file's. -b and -a hold several conditions: one replaces the file's of
+ * its own KEY only (-b packets:N leaves the file's files:N a bound). */
+static bool
+cmdline_gives(const struct cfg_parse *p, int val, const char *v)
+{
+	for (int i = 0; i < p->nseen; i++) {
+		if ((val == 'b' || val == 'a') && p->seen[i] == val) {
+			const char *s = p->seenarg[i];
+			size_t n = cond_key(v);
+
+			if (s != NULL && cond_key(s) == n && strncmp(s, v, n) == 0)
+				return true;
+			continue;
+		}
 		if (p->seen[i] == val ||
 		    ((val == 'i' || val == 'r') &&
 		     (p->seen[i] == 'i' || p->seen[i] == 'r' || p->seen[i] == 'V')))
 			return true;
+	}
 	return false;
 }
 
@@ -209,7 +230,7 @@ cfg_key(void *user, const char *section, const char *name, const char *value)
 	/* every entry is checked by the options parser, replaced or not */
 	if (cfg_add(&c->all, p->line, arg) < 0)
 		return cfg_err(p, "out of memory");
-	if (cmdline_gives(p, o->val))
+	if (cmdline_gives(p, o->val, value))
 		return 1; /* the command line's wins */
 	return cfg_push(p, strdup(arg));
 }
@@ -247,15 +268,20 @@ app_config_merge(int argc, char **argv, const char *shortopts,
 	struct cfg_parse p = { .cfg = cfg, .longopts = longopts };
 	size_t nopts = 1;
 	int *seen, c, rc = -1;
+	const char **seenarg;
 
 	/* one option a letter at most: a word may cluster several (-nnvU) */
 	for (int i = 1; i < argc; i++)
 		nopts += strlen(argv[i]);
 	seen = calloc(nopts, sizeof(*seen));
+	seenarg = calloc(nopts, sizeof(*seenarg));
 
 	memset(cfg, 0, sizeof(*cfg));
-	if (seen == NULL)
+	if (seen == NULL || seenarg == NULL) {
+		free(seen);
+		free(seenarg);
 		return -app_err("out of memory");
+	}
 	/* which options the command line gives, and the file */
 	optind = 0;
 	opterr = 0;
@@ -268,10 +294,12 @@ app_config_merge(int argc, char **argv, const char *shortopts,
 			app_err("out of memory");
 			goto out;
 		}
+		seenarg[p.nseen] = optarg;
 		seen[p.nseen++] = c;
 	}
 	optind = 0;
 	p.seen = seen;
+	p.seenarg = seenarg;
 	if (cfg_push(&p, strdup(argv[0])) == 0 ||
 	    cfg_add(&cfg->all, 0, strdup(argv[0])) < 0)
 		goto out;
@@ -284,6 +312,7 @@ app_config_merge(int argc, char **argv, const char *shortopts,
 	rc = 0;
 out:
 	free(seen);
+	free(seenarg);
 	return rc;
 }
 

@@ -88,6 +88,7 @@ static const struct option long_opts[] = {
 	{ "file-size", required_argument, NULL, 'C' },
 	{ "rotate-seconds", required_argument, NULL, 'G' },
 	{ "file-count", required_argument, NULL, 'W' },
+	{ "postrotate-command", required_argument, NULL, 'z' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "packet-buffered", no_argument, NULL, 'U' },
 	{ "verbose", no_argument, NULL, 'v' },

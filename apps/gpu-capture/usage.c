@@ -283,7 +283,7 @@ app_usage(void)
 	       "  --buffer-size -B, --autostop -a, --relinquish-privileges -Z,\n"
 	       "  --group-read -g, --time-stamp-type -j, --list-time-stamp-types -J,\n"
 	       "  --direction -Q,\n"
-	       "  --no-promiscuous-mode -p, --ring-buffer -b,\n"
+	       "  --no-promiscuous-mode -p, --ring-buffer -b, --postrotate-command -z,\n"
 	       "  --nano, --micro (= --time-stamp-precision nano, micro)\n"
 	       "\n"
 	       "Exit status: 0 on success, 1 on any error (nothing is started on bad "

@@ -45,6 +45,21 @@ gc --config "$T/a.conf" -r "$LIVE2" -w "$out/r2.pcap" || fail "-r over the file'
 printf 'interface = net_null0\nwrite = %s/i.pcap\n' "$out" >"$T/i.conf"
 gc --config "$T/i.conf" -r "$in" -d >/dev/null || fail "-r over the file's interface: $(cat "$T/gc.err")"
 
+# -b and -a hold several conditions: the command line's replaces the
+# file's of its own KEY only (the file's files:2 stays a bound); and -z
+# has a key, postrotate-command
+printf 'ring-buffer = files:2\nring-buffer = packets:20\n' >"$T/b.conf"
+rm -f "$out"/*
+gc --config "$T/b.conf" -r "$in" -w "$out/b.pcap" -b packets:30 || fail "-b over the file's: $(cat "$T/gc.err")"
+[ -e "$out/b.pcap0" ] && [ -e "$out/b.pcap1" ] && [ ! -e "$out/b.pcap2" ] ||
+	fail "-b packets:30 over the file's ring-buffer: not a ring of 2: $(echo "$out"/b*)"
+printf '#!/bin/sh\necho "$1" >>%s/z.log\n' "$T" >"$T/z.sh"
+chmod +x "$T/z.sh"
+printf 'ring-buffer = packets:40\nautostop = files:2\npostrotate-command = %s/z.sh\n' "$T" >"$T/z.conf"
+gc --config "$T/z.conf" -r "$in" -w "$out/z.pcap" || fail "postrotate-command: $(cat "$T/gc.err")"
+wait_for 30 test "$(wc -l <"$T/z.log" 2>/dev/null)" = 2 ||
+	fail "postrotate-command: ran for $(cat "$T/z.log" 2>/dev/null)"
+
 # errors: FILE:LINE and nothing created
 bad() { # bad LINE PATTERN CONTENT...
 	local line=$1 pat=$2
