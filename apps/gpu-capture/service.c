@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
@@ -62,35 +63,64 @@ pidfile_pid(const char *path)
 	return (pid_t)v;
 }
 
+/* The pidfile, open for writing: the file at path itself, replaced where
+ * it is not a regular file of ours (a link is not followed, a FIFO does
+ * not hang the start, another user's file is not written). -1 and errno
+ * on failure. */
+static int
+pidfile_open(const char *path)
+{
+	int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
+	struct stat st;
+
+	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+	    st.st_uid == geteuid())
+		return fd;
+	if (fd < 0 && errno != ELOOP)
+		return -1;
+	if (fd >= 0)
+		close(fd);
+	if (unlink(path) != 0 && errno != ENOENT)
+		return -1;
+	return open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+}
+
 int
 app_pidfile_write(struct app_service *s, const char *path)
 {
-	char tmp[PATH_MAX];
-	pid_t old;
-	int fd, n;
+	int fd, e;
 
+	s->pidfd = -1;
 	if (path == NULL)
 		return 0;
-	old = pidfile_pid(path);
-	if (old > 0 && old != getpid() && (kill(old, 0) == 0 || errno == EPERM))
-		return -app_err("--pidfile %s: process %ld is running", path, (long)old);
-	if (snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >= (int)sizeof(tmp))
-		return -app_err("--pidfile %s: name too long", path);
-	fd = mkostemp(tmp, O_CLOEXEC);
+	fd = pidfile_open(path);
 	if (fd < 0)
 		return -app_err("--pidfile %s: %s", path, strerror(errno));
-	n = dprintf(fd, "%ld\n", (long)getpid());
-	if (n <= 0 || fchmod(fd, 0644) != 0 || close(fd) != 0 || rename(tmp, path) != 0) {
-		int e = errno;
-
-		(void)unlink(tmp);
+	/* a lock held for the process's life says whether the file's process
+	 * runs (a stale file's pid may be another process's by now), taken
+	 * before anything is written: two starts cannot both pass */
+	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+		e = errno;
+		close(fd);
+		if (e == EWOULDBLOCK)
+			return -app_err("--pidfile %s: process %ld is running", path,
+					(long)pidfile_pid(path));
+		return -app_err("--pidfile %s: %s", path, strerror(e));
+	}
+	if (ftruncate(fd, 0) != 0 || dprintf(fd, "%ld\n", (long)getpid()) <= 0 ||
+	    fchmod(fd, 0644) != 0) {
+		e = errno;
+		(void)unlink(path);
+		close(fd);
 		return -app_err("--pidfile %s: %s", path, strerror(e));
 	}
 	s->pidfile = strdup(path);
 	if (s->pidfile == NULL) {
 		(void)unlink(path);
+		close(fd);
 		return -app_err("out of memory");
 	}
+	s->pidfd = fd;
 	/* a signal during set-up ends the process: the file goes with it */
 	app_signals_remove_at_setup_stop(path);
 	return 0;
@@ -101,11 +131,16 @@ app_pidfile_remove(struct app_service *s)
 {
 	if (s->pidfile == NULL)
 		return;
+	/* removed before its lock goes: a start meanwhile finds it held (and
+	 * refuses), or no file */
 	if (pidfile_pid(s->pidfile) == getpid() && unlink(s->pidfile) != 0)
 		app_err("warning: cannot remove --pidfile %s: %s", s->pidfile,
 			strerror(errno));
 	free(s->pidfile);
 	s->pidfile = NULL;
+	if (s->pidfd >= 0)
+		close(s->pidfd);
+	s->pidfd = -1;
 }
 
 /* The notify socket (NOTIFY_SOCKET: a path, or @ for the abstract

@@ -26,12 +26,14 @@ struct app_service {
 	uint64_t *beats;    /* each queue's beat at the last pet; the writer's last */
 	struct app_totals *prev; /* the counters at the last STATUS= */
 	char *pidfile;           /* written by this run, removed at exit */
+	int pidfd;               /* it, open and locked for the process's life */
 };
 
 /*
- * --pidfile: refuse a file that names a live process, then write our pid
- * through a temporary file renamed over it (no link followed, never a
- * partial file). Nothing to do for path NULL.
+ * --pidfile: refuse a file another live gpu-capture holds (its lock), else
+ * take it, locked for the process's life, and write our pid (no link
+ * followed; a stale file's pid is not asked about: it may be another
+ * process's by now). Nothing to do for path NULL.
  * @return 0, or -1 after printing the error.
  */
 int app_pidfile_write(struct app_service *s, const char *path);

@@ -7,8 +7,9 @@
 # watchdog stops being fed while the writer is stuck (a FIFO nobody
 # reads), though the process and its STATUS= go on; errors, warnings
 # and DPDK's lines carry journal levels when stderr is the journal;
-# --pidfile holds the pid, refuses a live one, replaces a stale one or a
-# link without following it, and is removed at exit.
+# --pidfile holds the pid, refuses one a live run holds, replaces a stale
+# one (its pid another process's or none) or a link without following it,
+# and is removed at exit.
 . "$(dirname "$0")/lib.sh"
 need python3
 listen=$SRC/tests/cli/notify_listen.py
@@ -133,6 +134,13 @@ wait "$dead"
 echo "$dead" >"$pf"
 gc -r "$LIVE1" -w "$T/p3.pcap" --pidfile "$pf" || fail "a stale pidfile was not replaced: $(cat "$T/gc.err")"
 [ ! -e "$pf" ] || fail "--pidfile left after a file run"
+# a stale file whose pid is another live process's now (pids are reused):
+# no gpu-capture holds it, so it is taken
+sleep 30 &
+other=$!
+echo "$other" >"$pf"
+gc -r "$LIVE1" -w "$T/p5.pcap" --pidfile "$pf" || fail "a stale pidfile naming a live pid: $(cat "$T/gc.err")"
+kill "$other" 2>/dev/null
 echo keep >"$T/target"
 ln -s "$T/target" "$pf"
 gc -r "$LIVE1" -w "$T/p4.pcap" --pidfile "$pf" || fail "pidfile over a link: $(cat "$T/gc.err")"
