@@ -15,6 +15,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +32,11 @@
 #include "gpucap/gcap_outfile.h"
 #include "kfile.h"
 #include "ktext.h"
+
+/* The signals that end a process by default and that a program stops on:
+ * held back while the private directory exists (a stop would leave it
+ * and its files in the cache), delivered once it is gone. */
+static const int stop_sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
 
 extern char **environ;
 
@@ -293,8 +300,20 @@ compile(struct gcap_khost *k, const struct gcap_khost_opts *o, const char *cc,
 			envp[ne++] = environ[i];
 	envp[ne++] = "LC_ALL=C";
 	envp[ne] = NULL;
+	/* the compiler with the signals build_and_bind() holds back let
+	 * through: a terminal's Ctrl-C ends it at once */
+	posix_spawnattr_t sa;
+	sigset_t mask;
+
+	posix_spawnattr_init(&sa);
+	pthread_sigmask(SIG_SETMASK, NULL, &mask);
+	for (size_t i = 0; i < sizeof(stop_sigs) / sizeof(stop_sigs[0]); i++)
+		sigdelset(&mask, stop_sigs[i]);
+	posix_spawnattr_setsigmask(&sa, &mask);
+	posix_spawnattr_setflags(&sa, POSIX_SPAWN_SETSIGMASK);
 	pid_t pid;
-	rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, envp);
+	rc = posix_spawnp(&pid, argv[0], &fa, &sa, argv, envp);
+	posix_spawnattr_destroy(&sa);
 	free(envp);
 	posix_spawn_file_actions_destroy(&fa);
 	if (rc != 0) {
@@ -375,11 +394,30 @@ bind_object(struct gcap_khost *k, const char *obj, const struct gcap_khost_opts 
  * so that no other user can plant or redirect the unit, the log or the
  * object, and load the object from there; then, with dest, move it into
  * the cache. The directory is removed; k->object names dest, or the
- * object as loaded.
+ * object as loaded. A stop signal meanwhile waits for that.
  */
+static int build_in(struct gcap_khost *k, const struct gcap_khost_opts *o, const char *cc,
+		    const char *extra, char *tmpl, const char *dest, char *errbuf);
+
 static int
 build_and_bind(struct gcap_khost *k, const struct gcap_khost_opts *o, const char *cc,
 	       const char *extra, char *tmpl, const char *dest, char *errbuf)
+{
+	sigset_t hold, old;
+	int rc;
+
+	sigemptyset(&hold);
+	for (size_t i = 0; i < sizeof(stop_sigs) / sizeof(stop_sigs[0]); i++)
+		sigaddset(&hold, stop_sigs[i]);
+	pthread_sigmask(SIG_BLOCK, &hold, &old);
+	rc = build_in(k, o, cc, extra, tmpl, dest, errbuf);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return rc;
+}
+
+static int
+build_in(struct gcap_khost *k, const struct gcap_khost_opts *o, const char *cc,
+	 const char *extra, char *tmpl, const char *dest, char *errbuf)
 {
 	char unit[PATH_MAX], logp[PATH_MAX], obj[PATH_MAX];
 	int rc;

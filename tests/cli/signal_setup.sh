@@ -4,13 +4,32 @@
 # by the signal, no output file left. A 3,000-term filter compiles for
 # far longer than the 2 s before SIGINT. And a -r run signalled right
 # after its start either died in set-up (no file) or stopped reading an
-# input without an end: exit 0, a valid file, the summary.
+# input without an end: exit 0, a valid file, the summary. SIGTERM while
+# an inline kernel compiles leaves none of the compile's files.
 . "$(dirname "$0")/lib.sh"
 f="host 10.0.0.1"
 for i in $(seq 2 3000); do f="$f or host 10.$((i / 62500)).$((i / 250 % 250)).$((i % 250))"; done
 timeout --preserve-status -k 20 -s INT 2 "$GC" -q -r "$LOOP" -w "$T/s.pcap" "$f" 2>"$T/gc.err"; rc=$?
 [ $rc -eq 130 ] || fail "SIGINT while compiling: exit $rc (expected 130, killed by SIGINT): $(cat "$T/gc.err")"
 [ ! -e "$T/s.pcap" ] || fail "SIGINT while compiling left $T/s.pcap"
+# SIGTERM while a kernel compiles (systemctl stop during set-up): the
+# compile's private directory and its files go before the process dies
+# by the signal; the compiler (a wrapper that says it started, then waits)
+# is let through the signal, as a terminal's Ctrl-C reaches it
+printf '#!/bin/sh\ntouch %s/cc.started\nsleep 3\nexec cc "$@"\n' "$T" >"$T/slowcc"
+chmod +x "$T/slowcc"
+mkdir "$T/kc"
+GCAP_CC=$T/slowcc GCAP_KERNEL_CACHE=$T/kc "$GC" -q -r "$LOOP" --backend cpu \
+	--kernel "$SRC/kernels/examples/flowfirst/flowfirst.c" -w "$T/k.pcap" 2>"$T/gc.err" &
+pid=$!
+wait_for 60 test -e "$T/cc.started" || fail "the kernel's compile never started: $(cat "$T/gc.err")"
+kill -TERM "$pid"
+wait "$pid"; rc=$?
+[ $rc -eq 143 ] || fail "SIGTERM while compiling a kernel: exit $rc (expected 143): $(cat "$T/gc.err")"
+left=$(find "$T/kc" -mindepth 1 -name '.tmp-*' | head -3)
+[ -z "$left" ] || fail "SIGTERM while compiling a kernel left $left"
+[ ! -e "$T/k.pcap" ] || fail "SIGTERM while compiling a kernel left $T/k.pcap"
+
 # ~200 MB: eth-mix.pcap's records appended to one header
 big=$T/big.pcap
 { cat "$DATA/eth-mix.pcap"; for _ in $(seq 3800); do tail -c +25 "$DATA/eth-mix.pcap"; done; } >"$big"
