@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <ini.h>
 
@@ -240,10 +242,24 @@ cfg_read_file(struct cfg_parse *p)
 {
 	int r;
 
+	struct stat st;
+
 	p->f = fopen(p->cfg->path, "re");
 	if (p->f == NULL)
 		return -app_err("cannot read configuration '%s': %s", p->cfg->path,
 				strerror(errno));
+	/* as root the file says what runs as root (kernel =, eal = -d
+	 * PLUGIN, where root writes): only root may have written it, as
+	 * sudo and logrotate ask of theirs */
+	if (geteuid() == 0 && fstat(fileno(p->f), &st) == 0 &&
+	    (st.st_uid != 0 || (st.st_mode & 022) != 0)) {
+		fclose(p->f);
+		return -app_err("configuration '%s' is %s: a run as root takes its keys "
+				"from root's file only (chown root, chmod go-w)",
+				p->cfg->path,
+				st.st_uid != 0 ? "not root's" :
+						 "writable by others than root");
+	}
 	/* a value is the whole rest of its line: '; ' belongs to a path */
 	ini_allow_inline_comments = false;
 	r = ini_parse_stream(cfg_read, p, cfg_key, p);

@@ -60,6 +60,21 @@ gc --config "$T/z.conf" -r "$in" -w "$out/z.pcap" || fail "postrotate-command: $
 wait_for 30 test "$(wc -l <"$T/z.log" 2>/dev/null)" = 2 ||
 	fail "postrotate-command: ran for $(cat "$T/z.log" 2>/dev/null)"
 
+# as root, only root's file, written by root alone, is read (its keys run
+# as root: kernel =, eal =)
+if [ "$(id -u)" -eq 0 ]; then
+	printf 'quiet = true\n' >"$T/o.conf"
+	for how in "chmod 666" "chmod 620" "chown nobody"; do
+		cp "$T/o.conf" "$T/o2.conf"
+		$how "$T/o2.conf"
+		rm -f "$out/o.pcap"
+		gc --config "$T/o2.conf" -r "$in" -w "$out/o.pcap" && fail "$how: a root run read the file"
+		grep -q "configuration '$T/o2.conf' is .*root" "$T/gc.err" && [ "$(wc -l <"$T/gc.err")" -eq 1 ] ||
+			fail "$how: $(cat "$T/gc.err")"
+		[ ! -e "$out/o.pcap" ] || fail "$how: the output was created"
+	done
+fi
+
 # errors: FILE:LINE and nothing created
 bad() { # bad LINE PATTERN CONTENT...
 	local line=$1 pat=$2
