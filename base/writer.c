@@ -18,6 +18,7 @@
 
 #include <pcap/dlt.h>
 
+#include "gpucap/gcap_utf8.h"
 #include "writer_internal.h"
 
 #define WR_BUF_SIZE (1u << 20)      /* the output buffer, at least */
@@ -730,10 +731,14 @@ gcap_writer_open(const struct gcap_writer_conf *conf, char *errbuf)
 	sp += WR_NAME_MAX;
 	if (conf->filter_expr != NULL)
 		WR_DUP(w->filter_expr, conf->filter_expr);
-#define WR_DUP_OPT(dst, src)              \
-	do {                              \
-		if ((src) != NULL)        \
-			WR_DUP(dst, src); \
+/* pcapng's strings are UTF-8: a port's name is whatever bytes its path
+ * holds, a host's names whatever uname gives */
+#define WR_DUP_OPT(dst, src)                               \
+	do {                                               \
+		if ((src) != NULL) {                       \
+			(dst) = gcap_utf8_copy(sp, (src)); \
+			sp += strlen(sp) + 1;              \
+		}                                          \
 	} while (0)
 	WR_DUP_OPT(w->app_name, conf->app_name);
 	WR_DUP_OPT(w->shb_os, conf->shb_os);

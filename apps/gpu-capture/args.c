@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "gpucap/gcap_utf8.h"
 #include "app_err.h"
 #include "args.h"
 #include "portlist.h"
@@ -352,42 +353,6 @@ app_args_finish(struct app_opts *o)
 	return 0;
 }
 
-/* Whether s is UTF-8 text: well-formed sequences, no overlong form, no
- * surrogate, nothing past U+10FFFF. */
-static bool
-utf8_valid(const char *s)
-{
-	const unsigned char *p = (const unsigned char *)s;
-
-	while (*p != '\0') {
-		unsigned n, c = *p;
-		uint32_t cp;
-
-		if (c < 0x80) {
-			p++;
-			continue;
-		}
-		if (c >= 0xc2 && c <= 0xdf)
-			n = 1, cp = c & 0x1f;
-		else if (c >= 0xe0 && c <= 0xef)
-			n = 2, cp = c & 0x0f;
-		else if (c >= 0xf0 && c <= 0xf4)
-			n = 3, cp = c & 0x07;
-		else
-			return false;
-		for (unsigned k = 1; k <= n; k++) {
-			if ((p[k] & 0xc0) != 0x80)
-				return false;
-			cp = cp << 6 | (p[k] & 0x3f);
-		}
-		if ((n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) || cp > 0x10ffff ||
-		    (cp >= 0xd800 && cp <= 0xdfff))
-			return false;
-		p += n + 1;
-	}
-	return true;
-}
-
 int
 app_args_comment(struct app_opts *o, const char *text)
 {
@@ -397,7 +362,7 @@ app_args_comment(struct app_opts *o, const char *text)
 	/* a pcapng option's value: 16 bits of length, padded */
 	if (text[0] == '\0' || strlen(text) > 0xfffc)
 		return -app_err("--capture-comment: 1 to 65532 bytes");
-	if (!utf8_valid(text))
+	if (!gcap_utf8_valid(text))
 		return -app_err("--capture-comment: not UTF-8 text (pcapng's strings are "
 				"UTF-8)");
 	o->comments_bytes += 4 + ((strlen(text) + 3) & ~(size_t)3);

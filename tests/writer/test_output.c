@@ -55,6 +55,29 @@ START_TEST(test_header_on_open_and_flush)
 }
 END_TEST
 
+/* pcapng's strings are UTF-8: an interface's name of other bytes (a
+ * port's path holds any) is written with each stray byte as '?', text
+ * kept as it is */
+START_TEST(test_if_strings_utf8)
+{
+	struct gcap_writer_if ifs[1] = { { .name = "a\xff" "b\xc3\xbc"
+						  "c\xe2\x82",
+					   .description = "\xc0\xafok",
+					   .linktype = DLT_EN10MB } };
+	struct gcap_writer_conf c = wt_conf1(wt_path("u.pcapng"));
+	struct gcap_writer *w;
+	struct wt_ng ni;
+
+	c.ifs = ifs;
+	w = wt_open(&c);
+	wt_close(w, NULL);
+	wt_ng_parse(wt_path("u.pcapng"), &ni);
+	ck_assert_uint_eq(ni.nidb, 1);
+	ck_assert_str_eq(ni.ifname[0], "a?b\xc3\xbc" "c??");
+	ck_assert_str_eq(ni.if_descr[0], "??ok");
+}
+END_TEST
+
 START_TEST(test_large_records)
 {
 	/* records larger than the 1 MiB buffer go straight to the file */
@@ -575,6 +598,7 @@ wt_tcase_durability(void)
 
 	tcase_add_test(tc, test_header_on_open_and_flush);
 	tcase_add_test(tc, test_large_records);
+	tcase_add_test(tc, test_if_strings_utf8);
 	tcase_add_test(tc, test_fast_lane_same_bytes);
 	return tc;
 }
