@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpucap/gcap_thread.h"
 #include "capfile_internal.h"
 
 #define AHEAD_CHUNK (1u << 20)
@@ -96,7 +97,7 @@ gcap_cf_ahead_start(struct gcap_cf_src *s, char *errbuf)
 	pthread_mutex_init(&a->lock, NULL);
 	pthread_cond_init(&a->cond, NULL);
 	s->ahead = a;
-	r = pthread_create(&a->thr, NULL, ahead_main, s);
+	r = gcap_thread_start(&a->thr, NULL, ahead_main, s);
 	if (r != 0) {
 		s->ahead = NULL;
 		for (unsigned i = 0; i < AHEAD_CHUNKS; i++)

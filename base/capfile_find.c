@@ -37,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpucap/gcap_thread.h"
 #include "capfile_internal.h"
 
 /* a chunk: a megabyte (the fuzz target builds it smaller) */
@@ -223,7 +224,7 @@ gcap_cf_find_start(struct gcap_capfile *cf, unsigned finders)
 	pthread_mutex_init(&f->lock, NULL);
 	pthread_cond_init(&f->cond, NULL);
 	for (; f->nthr < finders; f->nthr++) {
-		if (pthread_create(&f->thr[f->nthr], NULL, find_main, f) != 0)
+		if (gcap_thread_start(&f->thr[f->nthr], NULL, find_main, f) != 0)
 			break;
 		pthread_setname_np(f->thr[f->nthr], "gcap-find"); /* for top -H */
 	}

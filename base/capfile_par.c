@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpucap/gcap_thread.h"
 #include "capfile_internal.h"
 
 #define PAR_MAX 16u
@@ -308,7 +309,7 @@ gcap_cf_par_start(struct gcap_cf_src *s, unsigned n, char *errbuf)
 		}
 		a->p = p;
 		a->i = started;
-		r = pthread_create(&p->thr[started], NULL, par_main, a);
+		r = gcap_thread_start(&p->thr[started], NULL, par_main, a);
 		if (r != 0) {
 			free(a);
 			break;

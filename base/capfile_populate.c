@@ -18,6 +18,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "gpucap/gcap_thread.h"
 #include "capfile_internal.h"
 
 #ifndef MADV_POPULATE_READ
@@ -107,7 +108,7 @@ gcap_cf_pop_start(struct gcap_capfile *cf)
 	p->want = cf->map_pos + POP_WINDOW < p->len ? cf->map_pos + POP_WINDOW : p->len;
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->cond, NULL);
-	if (pthread_create(&p->thr, NULL, pop_main, p) != 0) {
+	if (gcap_thread_start(&p->thr, NULL, pop_main, p) != 0) {
 		pthread_cond_destroy(&p->cond);
 		pthread_mutex_destroy(&p->lock);
 		free(p);

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpucap/gcap_thread.h"
 #include "writer_internal.h"
 
 /* the one being filled and up to 3 being written; 2 MiB each, a huge
@@ -151,7 +152,7 @@ gcap_wr_behind_start(struct gcap_writer *w, char *errbuf)
 	sigdelset(&all, SIGILL);
 	sigdelset(&all, SIGABRT);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	r = pthread_create(&b->thr, NULL, behind_main, w);
+	r = gcap_thread_start(&b->thr, NULL, behind_main, w);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (r != 0) {
 		w->behind = NULL;

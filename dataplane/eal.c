@@ -17,6 +17,7 @@
 #include <rte_errno.h>
 #include <rte_lcore.h>
 
+#include "gpucap/gcap_thread.h"
 #include "port_internal.h"
 
 #define EAL_ARGS_MAX 128
@@ -186,7 +187,13 @@ gcap_eal_init(const struct gcap_eal_conf *c, char *errbuf)
 	 * that answers anyone who can connect) is the owner's alone,
 	 * whatever the umask: a socket's mode is the umask's */
 	old_mask = umask(077);
+	/* its threads (lcores, interrupts, telemetry) leave the program its
+	 * signals (gcap_thread.h) */
+	sigset_t old_sigs;
+
+	gcap_sigs_hold(&old_sigs);
 	r = rte_eal_init(argc, argv);
+	gcap_sigs_restore(&old_sigs);
 	umask(old_mask);
 	if (r < 0) {
 		int e = rte_errno ? rte_errno : EINVAL;

@@ -33,6 +33,7 @@
 
 #include <pcap/pcap.h>
 
+#include "gpucap/gcap_thread.h"
 #include "gpucap/gcap_exec.h"
 #include "gpucap/gcap_filter.h"
 #include "gpucap/gcap_kernel.h"
@@ -467,7 +468,7 @@ workers_start(struct gcap_exec *ex, char *errbuf)
 		int r;
 
 		ex->w[i].ex = ex;
-		r = pthread_create(&ex->w[i].thr, NULL, worker_main, &ex->w[i]);
+		r = gcap_thread_start(&ex->w[i].thr, NULL, worker_main, &ex->w[i]);
 
 		if (r != 0) {
 			workers_join(ex);

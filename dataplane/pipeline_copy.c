@@ -21,6 +21,7 @@
 
 #include <rte_pause.h>
 
+#include "gpucap/gcap_thread.h"
 #include "pipeline_internal.h"
 
 /* pauses a helper spins for the next job before it sleeps: about the
@@ -130,7 +131,8 @@ gcap_pl_copier_start(unsigned nthreads, int *err)
 
 		c->hs[k].c = c;
 		c->hs[k].k = k;
-		if ((r = pthread_create(&c->th[k], NULL, helper_main, &c->hs[k])) != 0) {
+		if ((r = gcap_thread_start(&c->th[k], NULL, helper_main, &c->hs[k])) !=
+		    0) {
 			*err = -r;
 			break;
 		}

@@ -41,6 +41,7 @@
 
 #include <pcap/pcap.h>
 
+#include "gpucap/gcap_thread.h"
 #include "gpucap/gcap_capfile.h"
 #include "pipeline_internal.h"
 
@@ -462,7 +463,7 @@ gcap_pipeline_run_inputs(struct gcap_pipeline *pl, struct gcap_capfile *const *i
 	fr->port_base = port_base;
 	fr->nin = nin;
 	r = gcap_pl_writer_start(pl, errbuf);
-	if (r == 0 && (r = pthread_create(&pl->reader, NULL, file_reader, fr)) != 0)
+	if (r == 0 && (r = gcap_thread_start(&pl->reader, NULL, file_reader, fr)) != 0)
 		r = gcap_err(errbuf, r, "cannot start the file reader: %s", strerror(r));
 	else if (r == 0)
 		pthread_setname_np(pl->reader, "gcap-reader"); /* for top -H */

@@ -18,6 +18,7 @@
 
 #include <rte_pause.h>
 
+#include "gpucap/gcap_thread.h"
 #include "pipeline_internal.h"
 
 /* The longest the writer spins while the merge waits for records on
@@ -303,7 +304,7 @@ gcap_pl_writer_start(struct gcap_pipeline *pl, char *errbuf)
 	r = gcap_pl_order_create(pl, errbuf);
 	if (r < 0)
 		return r;
-	r = pthread_create(&pl->writer, NULL, writer_main, pl);
+	r = gcap_thread_start(&pl->writer, NULL, writer_main, pl);
 	if (r != 0) {
 		gcap_pl_order_destroy(pl);
 		return gcap_err(errbuf, r, "cannot start the writer thread: %s",

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpucap/gcap_thread.h"
 #include "gpucap/gcap_common.h"
 #include "cuda_internal.h"
 
@@ -141,7 +142,13 @@ cu_load_once(void)
 	       "cuOccupancyMaxActiveBlocksPerMultiprocessor");
 #undef CU_OPT
 
+	/* the driver's threads, started here, leave the program its
+	 * signals (gcap_thread.h) */
+	sigset_t old;
+
+	gcap_sigs_hold(&old);
 	r = g_cu.Init(0);
+	gcap_sigs_restore(&old);
 	if (r != CUDA_SUCCESS) {
 		const char *n = "?";
 

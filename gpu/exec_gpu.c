@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpucap/gcap_thread.h"
 #include "gpucap/gcap_exec.h"
 #include "exec_gpu_internal.h"
 
@@ -98,8 +99,12 @@ dev_open(struct gcap_exec *ex, struct gpu_dev *d, int ordinal, char *errbuf)
 				"with unified addressing",
 				ordinal);
 	cu->DeviceGetAttribute(&d->sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, d->dev);
+	sigset_t old;
+
+	gcap_sigs_hold(&old); /* the context's threads (gcap_thread.h) */
 	rc = gcap_cu_err(cu, cu->DevicePrimaryCtxRetain(&d->ctx, d->dev), errbuf,
 			 "cuDevicePrimaryCtxRetain");
+	gcap_sigs_restore(&old);
 	if (rc)
 		return rc;
 	d->ctx_held = true;

@@ -26,6 +26,7 @@
 #include <rte_mempool.h>
 #include <rte_ring.h>
 
+#include "gpucap/gcap_thread.h"
 #include "gpucap/gcap_gpunic.h"
 #include "exec_gpu_internal.h"
 #include "gpunic_internal.h"
@@ -169,8 +170,12 @@ nic_cuda_setup(struct gcap_gpunic *nic, char *errbuf)
 	CUdeviceptr dp = 0;
 	int rc;
 
+	sigset_t old;
+
+	gcap_sigs_hold(&old); /* the context's threads (gcap_thread.h) */
 	rc = gcap_cu_err(cu, cu->DevicePrimaryCtxRetain(&nic->ctx, nic->dev), errbuf,
 			 "cuDevicePrimaryCtxRetain");
+	gcap_sigs_restore(&old);
 	if (rc)
 		return rc;
 	rc = gcap_cu_err(cu, cu->CtxSetCurrent(nic->ctx), errbuf, "cuCtxSetCurrent");

@@ -30,6 +30,7 @@
 #include <rte_ring.h>
 #include <rte_ring_elem.h>
 
+#include "gpucap/gcap_thread.h"
 #include "gpucap/gcap_gpunic.h"
 #include "exec_gpu_internal.h"
 #include "gpunic_nic.h"
@@ -448,7 +449,7 @@ gcap_gpunic_start(struct gcap_gpunic *nic, char *errbuf)
 		f->nic = nic;
 		f->first = i;
 		f->step = n;
-		r = pthread_create(&nic->th[i], &attr, nic_feeder, f);
+		r = gcap_thread_start(&nic->th[i], &attr, nic_feeder, f);
 		if (r != 0) {
 			free(f);
 			pthread_attr_destroy(&attr);

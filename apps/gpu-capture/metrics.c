@@ -19,6 +19,7 @@
 
 #include <microhttpd.h>
 
+#include "gpucap/gcap_thread.h"
 #include "gcap_config.h"
 #include "app_err.h"
 #include "metrics.h"
@@ -459,11 +460,15 @@ app_metrics_start(const char *spec)
 		free(m);
 		return NULL;
 	}
+	sigset_t old;
+
+	gcap_sigs_hold(&old); /* its thread leaves us our signals */
 	m->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD, 0, NULL, NULL,
 				on_request, m, MHD_OPTION_LISTEN_SOCKET, m->fd,
 				MHD_OPTION_CONNECTION_LIMIT, (unsigned)16,
 				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10,
 				MHD_OPTION_END);
+	gcap_sigs_restore(&old);
 	if (m->d == NULL) {
 		app_err("--metrics %s: the HTTP server did not start", spec);
 		close(m->fd);

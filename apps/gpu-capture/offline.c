@@ -19,6 +19,7 @@
 
 #include <pcap/pcap.h>
 
+#include "gpucap/gcap_thread.h"
 #include "gpucap/gcap_capfile.h"
 #include "app_err.h"
 #include "filerule.h"
@@ -347,7 +348,7 @@ progress_start(struct progress *pg, struct app *a, struct inputs *in)
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&pg->cond, &ca);
 	pthread_condattr_destroy(&ca);
-	return pthread_create(&pg->thr, NULL, progress_main, pg) == 0;
+	return gcap_thread_start(&pg->thr, NULL, progress_main, pg) == 0;
 }
 
 static void

@@ -15,7 +15,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -30,13 +29,9 @@
 #include "gpucap/gcap_cache.h"
 #include "gpucap/gcap_khost.h"
 #include "gpucap/gcap_outfile.h"
+#include "gpucap/gcap_thread.h"
 #include "kfile.h"
 #include "ktext.h"
-
-/* The signals that end a process by default and that a program stops on:
- * held back while the private directory exists (a stop would leave it
- * and its files in the cache), delivered once it is gone. */
-static const int stop_sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
 
 extern char **environ;
 
@@ -303,12 +298,14 @@ compile(struct gcap_khost *k, const struct gcap_khost_opts *o, const char *cc,
 	/* the compiler with the signals build_and_bind() holds back let
 	 * through: a terminal's Ctrl-C ends it at once */
 	posix_spawnattr_t sa;
-	sigset_t mask;
+	sigset_t mask, held;
 
 	posix_spawnattr_init(&sa);
 	pthread_sigmask(SIG_SETMASK, NULL, &mask);
-	for (size_t i = 0; i < sizeof(stop_sigs) / sizeof(stop_sigs[0]); i++)
-		sigdelset(&mask, stop_sigs[i]);
+	gcap_sigs_set(&held);
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sigismember(&held, sig) == 1)
+			sigdelset(&mask, sig);
 	posix_spawnattr_setsigmask(&sa, &mask);
 	posix_spawnattr_setflags(&sa, POSIX_SPAWN_SETSIGMASK);
 	pid_t pid;
@@ -403,15 +400,16 @@ static int
 build_and_bind(struct gcap_khost *k, const struct gcap_khost_opts *o, const char *cc,
 	       const char *extra, char *tmpl, const char *dest, char *errbuf)
 {
-	sigset_t hold, old;
+	sigset_t old;
 	int rc;
 
-	sigemptyset(&hold);
-	for (size_t i = 0; i < sizeof(stop_sigs) / sizeof(stop_sigs[0]); i++)
-		sigaddset(&hold, stop_sigs[i]);
-	pthread_sigmask(SIG_BLOCK, &hold, &old);
+	/* the program's stop and request signals (gcap_thread.h) held back
+	 * while the private directory exists (a stop would leave it and its
+	 * files in the cache), delivered once it is gone; the threads gpucap
+	 * and DPDK start hold them too, so none of them takes one meanwhile */
+	gcap_sigs_hold(&old);
 	rc = build_in(k, o, cc, extra, tmpl, dest, errbuf);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	gcap_sigs_restore(&old);
 	return rc;
 }
 

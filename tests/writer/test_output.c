@@ -60,8 +60,9 @@ END_TEST
  * kept as it is */
 START_TEST(test_if_strings_utf8)
 {
-	struct gcap_writer_if ifs[1] = { { .name = "a\xff" "b\xc3\xbc"
-						  "c\xe2\x82",
+	struct gcap_writer_if ifs[1] = { { .name = "a\xff"
+						   "b\xc3\xbc"
+						   "c\xe2\x82",
 					   .description = "\xc0\xafok",
 					   .linktype = DLT_EN10MB } };
 	struct gcap_writer_conf c = wt_conf1(wt_path("u.pcapng"));
@@ -73,7 +74,8 @@ START_TEST(test_if_strings_utf8)
 	wt_close(w, NULL);
 	wt_ng_parse(wt_path("u.pcapng"), &ni);
 	ck_assert_uint_eq(ni.nidb, 1);
-	ck_assert_str_eq(ni.ifname[0], "a?b\xc3\xbc" "c??");
+	ck_assert_str_eq(ni.ifname[0], "a?b\xc3\xbc"
+				       "c??");
 	ck_assert_str_eq(ni.if_descr[0], "??ok");
 }
 END_TEST
