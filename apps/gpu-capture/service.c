@@ -63,56 +63,89 @@ pidfile_pid(const char *path)
 	return (pid_t)v;
 }
 
-/* The pidfile, open for writing: the file at path itself, replaced where
- * it is not a regular file of ours (a link is not followed, a FIFO does
- * not hang the start, another user's file is not written). -1 and errno
- * on failure. */
+/* What is at path stands in the way of ours: gone (1) where it is a
+ * link, not a regular file, or a stale pidfile (no process holds its
+ * lock: this one takes it, so no other start can claim it, and removes
+ * it only while it is still the one at path); 0 where a running process
+ * holds it; -1 and errno on failure. */
 static int
-pidfile_open(const char *path)
+pidfile_clear(const char *path)
 {
-	int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
-	struct stat st;
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	struct stat st, now;
+	int r = 1;
 
-	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-	    st.st_uid == geteuid())
-		return fd;
-	if (fd < 0 && errno != ELOOP)
-		return -1;
-	if (fd >= 0)
-		close(fd);
-	if (unlink(path) != 0 && errno != ENOENT)
-		return -1;
-	return open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		if (errno == ENOENT)
+			return 1;
+		/* a link (not followed), or a file we may not read */
+		return unlink(path) == 0 || errno == ENOENT ? 1 : -1;
+	}
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+		if (flock(fd, LOCK_EX | LOCK_NB) != 0)
+			r = errno == EWOULDBLOCK ? 0 : -1;
+		else if (lstat(path, &now) != 0 || now.st_dev != st.st_dev ||
+			 now.st_ino != st.st_ino)
+			r = 1; /* replaced meanwhile: look again */
+		else if (unlink(path) != 0 && errno != ENOENT)
+			r = -1;
+	} else if (unlink(path) != 0 && errno != ENOENT) {
+		r = -1;
+	}
+	int e = errno;
+
+	close(fd);
+	errno = e;
+	return r;
 }
 
 int
 app_pidfile_write(struct app_service *s, const char *path)
 {
-	int fd, e;
+	char tmp[PATH_MAX];
+	int fd, r = -1, e = 0;
 
 	s->pidfd = -1;
 	if (path == NULL)
 		return 0;
-	fd = pidfile_open(path);
+	if (snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >= (int)sizeof(tmp))
+		return -app_err("--pidfile %s: name too long", path);
+	/* ours, whole and locked before anyone can see it: a lock held for
+	 * the process's life says whether a pidfile's process runs (a stale
+	 * file's pid may be another process's by now); linked in at path
+	 * only where nothing is there, so two starts cannot both pass, and
+	 * no file there (a link, another's) is ever written */
+	fd = mkostemp(tmp, O_CLOEXEC);
 	if (fd < 0)
 		return -app_err("--pidfile %s: %s", path, strerror(errno));
-	/* a lock held for the process's life says whether the file's process
-	 * runs (a stale file's pid may be another process's by now), taken
-	 * before anything is written: two starts cannot both pass */
-	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+	if (flock(fd, LOCK_EX | LOCK_NB) != 0 ||
+	    dprintf(fd, "%ld\n", (long)getpid()) <= 0 || fchmod(fd, 0644) != 0)
 		e = errno;
-		close(fd);
-		if (e == EWOULDBLOCK)
+	for (int tries = 0; e == 0 && tries < 8; tries++) {
+		if (link(tmp, path) == 0) {
+			r = 0;
+			break;
+		}
+		if (errno != EEXIST) {
+			e = errno;
+			break;
+		}
+		int c = pidfile_clear(path);
+
+		if (c == 0) {
+			(void)unlink(tmp);
+			close(fd);
 			return -app_err("--pidfile %s: process %ld is running", path,
 					(long)pidfile_pid(path));
-		return -app_err("--pidfile %s: %s", path, strerror(e));
+		}
+		if (c < 0)
+			e = errno;
 	}
-	if (ftruncate(fd, 0) != 0 || dprintf(fd, "%ld\n", (long)getpid()) <= 0 ||
-	    fchmod(fd, 0644) != 0) {
-		e = errno;
-		(void)unlink(path);
+	(void)unlink(tmp);
+	if (r != 0) {
 		close(fd);
-		return -app_err("--pidfile %s: %s", path, strerror(e));
+		return -app_err("--pidfile %s: %s", path,
+				e != 0 ? strerror(e) : "another start keeps taking it");
 	}
 	s->pidfile = strdup(path);
 	if (s->pidfile == NULL) {

@@ -31,9 +31,11 @@ struct app_service {
 
 /*
  * --pidfile: refuse a file another live gpu-capture holds (its lock), else
- * take it, locked for the process's life, and write our pid (no link
- * followed; a stale file's pid is not asked about: it may be another
- * process's by now). Nothing to do for path NULL.
+ * put ours there, locked for the process's life: written and locked under
+ * a temporary name, linked in where nothing is (a stale file, a link,
+ * anything not a regular file removed first; nothing there written). A
+ * stale file's pid is not asked about: it may be another process's by
+ * now. Nothing to do for path NULL.
  * @return 0, or -1 after printing the error.
  */
 int app_pidfile_write(struct app_service *s, const char *path);

@@ -141,6 +141,22 @@ other=$!
 echo "$other" >"$pf"
 gc -r "$LIVE1" -w "$T/p5.pcap" --pidfile "$pf" || fail "a stale pidfile naming a live pid: $(cat "$T/gc.err")"
 kill "$other" 2>/dev/null
+# a hard link at the name to a file of the same owner: replaced, the
+# file behind it neither written nor made readable
+echo secret >"$T/secret"
+chmod 600 "$T/secret"
+ln "$T/secret" "$pf"
+gc -r "$LIVE1" -w "$T/p6.pcap" --pidfile "$pf" || fail "pidfile over a hard link: $(cat "$T/gc.err")"
+[ "$(cat "$T/secret")" = secret ] && [ "$(stat -c %a "$T/secret")" = 600 ] ||
+	fail "the pidfile was written through a hard link: $(stat -c %a "$T/secret") $(cat "$T/secret")"
+# two starts at once: one runs, the other is refused
+for k in 1 2; do
+	(cat "$LOOP"; sleep 3) | "$GC" -q -r - -w "$T/two$k.pcap" --pidfile "$pf" 2>"$T/two$k.err" &
+done
+wait
+n_ok=0
+for k in 1 2; do grep -q 'is running' "$T/two$k.err" || n_ok=$((n_ok + 1)); done
+[ "$n_ok" -eq 1 ] || fail "two starts at once: $n_ok ran: $(cat "$T/two1.err" "$T/two2.err")"
 echo keep >"$T/target"
 ln -s "$T/target" "$pf"
 gc -r "$LIVE1" -w "$T/p4.pcap" --pidfile "$pf" || fail "pidfile over a link: $(cat "$T/gc.err")"
