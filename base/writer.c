@@ -174,9 +174,8 @@ time_rotate(struct gcap_writer *w, bool force)
 	if (!force && (w->rotate_ns == 0 || w->clock_ns < w->period_ns ||
 		       w->clock_ns - w->period_ns < w->rotate_ns))
 		return 0;
-	/* -W counts -G's periods: a file SIGHUP starts (force) is not one,
-	 * and does not end the capture (-G 60 -W 1: a minute, whatever
-	 * SIGHUP asks meanwhile) */
+	/* -W counts -G's periods that ran out: a file SIGHUP starts (force)
+	 * starts a period anew and does not end the capture */
 	if (!force)
 		w->gflag_count++;
 	if (!force && !wr_numbered(w) && w->max_files > 0 &&
@@ -229,17 +228,17 @@ bad_port(const struct gcap_writer *w, const struct gcap_rec *rec)
 	return w->fmt->per_if && rec->port >= w->nifs;
 }
 
-/* A record's time moves the writer's clock (-G's periods, the ISBs' end)
- * unless it is further ahead of the caller's clock (the last tick) than a
- * period or 10 s: one record stamped in the future (a NIC clock that
- * jumped) would hold -G's rotation until real time caught up with it,
- * where tcpdump's -G follows the wall clock alone. */
+/* A record's time moves the writer's clock (-G's periods, the ISBs' end);
+ * once the caller ticks (it keeps the clock), not a record further ahead
+ * of the last tick than a period or 10 s: one record stamped in the
+ * future (a NIC clock that jumped) would hold -G's rotation until real
+ * time caught up with it, where tcpdump's -G follows the wall clock. */
 static inline void
 rec_clock(struct gcap_writer *w, uint64_t t)
 {
 	const uint64_t ahead = w->rotate_ns > 10000000000u ? w->rotate_ns : 10000000000u;
 
-	if (t > w->clock_ns && t - w->tick_ns <= ahead)
+	if (t > w->clock_ns && (w->tick_ns == 0 || t - w->tick_ns <= ahead))
 		w->clock_ns = t;
 }
 
@@ -808,7 +807,7 @@ gcap_writer_open(const struct gcap_writer_conf *conf, char *errbuf)
 	if (w->rotate_ns != 0)
 		tzset(); /* -G names use the local time: read TZ now */
 	w->period_ns = w->start_ns;
-	w->clock_ns = w->tick_ns = w->start_ns;
+	w->clock_ns = w->start_ns; /* tick_ns: 0 until the first tick */
 
 	gcap_wr_ts_setup(w);
 	w->hdr_len = fmt->hdr_len(w);

@@ -185,7 +185,7 @@ struct gcap_writer {
 	uint64_t start_ns;    /* capture start (isb_starttime) */
 	uint64_t period_ns;   /* start of the current -G period */
 	uint64_t clock_ns;    /* latest of ticks and record timestamps */
-	uint64_t tick_ns;     /* latest of ticks (the caller's clock), the open */
+	uint64_t tick_ns;     /* latest of ticks (the caller's clock); 0: none yet */
 
 	/* state */
 	int err;   /* sticky negative errno, 0 if none */

@@ -232,8 +232,8 @@ struct gcap_writer *gcap_writer_open(const struct gcap_writer_conf *conf, char *
  * the snap length; rec->port names the pcapng interface (ignored for pcap).
  * Before the record, -G (time) and then -C (size) rotation are checked;
  * the writer's clock is the latest of rec->ts_ns and gcap_writer_tick's
- * now_ns (a record further ahead of the last tick than a period or 10 s
- * does not move it).
+ * now_ns (once the caller ticks, a record further ahead of the last tick
+ * than a period or 10 s does not move it).
  * @return 0; -EINVAL for rec->port >= nifs (pcapng; nothing written);
  *         -ENOSPC/-EIO/-EFBIG/... on a write error (the file stays valid up
  *         to its last whole record, further calls fail the same way; the

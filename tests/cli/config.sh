@@ -6,6 +6,9 @@
 # line and an unknown section each stop the run with FILE:LINE before
 # anything is created; the example configuration in the repo parses.
 . "$(dirname "$0")/lib.sh"
+# the files written here are root's alone when root runs this (a root run
+# reads no other), whatever umask the caller had
+umask 022
 in=$LIVE1
 out=$T/out
 mkdir "$out"
@@ -127,8 +130,12 @@ done
 note "$nk long options, each a key"
 cd - >/dev/null || die "cd"
 
-# the example in the repo: every key parses (-d stops before any set-up)
-ex=$SRC/etc/gpu-capture.conf
-[ -f "$ex" ] || die "no $ex"
+# the example in the repo: every key parses (-d stops before any set-up);
+# a copy of ours, as a root run reads only root's file and the checkout
+# may be another user's
+[ -f "$SRC/etc/gpu-capture.conf" ] || die "no $SRC/etc/gpu-capture.conf"
+ex=$T/example.conf
+cp "$SRC/etc/gpu-capture.conf" "$ex"
+chmod 644 "$ex"
 "$GC" --config "$ex" -d >/dev/null 2>"$T/gc.err" || fail "example: $(cat "$T/gc.err")"
 finish

@@ -287,6 +287,27 @@ START_TEST(test_rotate_G_same_name)
 }
 END_TEST
 
+/* -G of a caller that never ticks: the records' own times are its clock,
+ * however far apart */
+START_TEST(test_rotate_G_records_only)
+{
+	struct gcap_writer_conf c = wt_conf1(wt_path("gr-%H%M%S.pcap"));
+	struct gcap_writer *w;
+	struct wt_rec r;
+
+	utc();
+	c.rotate_secs = 10;
+	w = wt_open(&c);
+	wt_write_n(w, 0, 1, 100, 1);
+	wt_mkrec(&r, 1, 100, 1);
+	r.h.ts_ns = T0 + 3600 * NS;
+	ck_assert_int_eq(gcap_writer_write(w, &r.h, r.data), 0);
+	ck_assert_str_eq(gcap_writer_filename(w), wt_path("gr-040405.pcap"));
+	wt_close(w, NULL);
+	ck_assert_uint_eq(wt_count_files(), 2);
+}
+END_TEST
+
 /* -G with -W: a file SIGHUP starts is not one of -W's periods and does
  * not end the output; the period's end does */
 START_TEST(test_rotate_G_W_sighup)
@@ -362,6 +383,7 @@ wt_tcase_rotation(void)
 	tcase_add_test(tc, test_rotate_G_C);
 	tcase_add_test(tc, test_rotate_G_same_name);
 	tcase_add_test(tc, test_rotate_G_W_sighup);
+	tcase_add_test(tc, test_rotate_G_records_only);
 	tcase_add_test(tc, test_rotate_G_C_same_names);
 	tcase_add_test(tc, test_rotate_no_strftime_without_G);
 	return tc;
