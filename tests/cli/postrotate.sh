@@ -48,7 +48,7 @@ done
 [ ! -e "$out$nfiles" ] || fail "-b packets:40: a file too many"
 # the command ran once per closed file, with its whole name and its records
 zlines() { [ "$(wc -l <"$T/z.log" 2>/dev/null || echo 0)" -ge "$1" ]; }
-wait_for 60 zlines $((nfiles - 1))
+wait_for 300 zlines $((nfiles - 1))
 [ "$(wc -l <"$T/z.log")" -eq $((nfiles - 1)) ] || fail "-z ran $(wc -l <"$T/z.log") times, want $((nfiles - 1)): $(cat "$T/z.log")"
 grep -qxF "1 $out 40" "$T/z.log" || fail "-z: not told of '$out' whole: $(cat "$T/z.log")"
 
@@ -56,7 +56,7 @@ grep -qxF "1 $out 40" "$T/z.log" || fail "-z: not told of '$out' whole: $(cat "$
 # file to -z too, once closed (tcpdump's -G -W does)
 : >"$T/z.log"
 gc -r "$LIVE1" -w "$T/end.pcap" -b packets:40 -a files:2 -z "$T/z.sh" || fail "-a files:2 -z: $(cat "$T/gc.err")"
-wait_for 60 zlines 2
+wait_for 300 zlines 2 # (at the lowest priority: late on a loaded machine)
 grep -qxF "1 $T/end.pcap 40" "$T/z.log" && grep -qxF "1 $T/end.pcap1 40" "$T/z.log" ||
 	fail "-a files:2 -z: not told of both files whole: $(cat "$T/z.log")"
 
