@@ -64,13 +64,13 @@ build() { # TARGET
 	decoders)
 		# the capture file reader alone (gcap_base's capfile sources)
 		$cc $flags $(pkg-config --cflags libpcap zlib libzstd liblz4 libxxhash) \
-			-I"$root" "$root/fuzz/fuzz_decoders.c" "$root"/base/capfile*.c "$root/base/common.c" \
+			-I"$root" "$root/fuzz/fuzz_decoders.c" "$root"/base/capfile*.c "$root/base/common.c" "$root/base/thread.c" \
 			$(pkg-config --libs libpcap zlib libzstd liblz4 libxxhash) -lpthread \
 			-o "$out/fuzz_decoders" ;;
 	finders)
 		# small chunks, so that a fuzzed file has many
 		$cc $flags -DGCAP_CF_FIND_SHIFT=9 $(pkg-config --cflags libpcap zlib libzstd liblz4 libxxhash) \
-			-I"$root" "$root/fuzz/fuzz_finders.c" "$root"/base/capfile*.c "$root/base/common.c" \
+			-I"$root" "$root/fuzz/fuzz_finders.c" "$root"/base/capfile*.c "$root/base/common.c" "$root/base/thread.c" \
 			$(pkg-config --libs libpcap zlib libzstd liblz4 libxxhash) -lpthread \
 			-o "$out/fuzz_finders" ;;
 	kpkt)
