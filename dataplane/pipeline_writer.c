@@ -178,6 +178,10 @@ writer_main(void *arg)
 	bool failed = false;     /* ... because a write failed or the stop aborted */
 	uint64_t spin_since = 0; /* the merge waits for records on their way */
 
+	/* the outputs' clock is the wall clock, ticked from before the first
+	 * record: one stamped far ahead then does not move it */
+	for (unsigned j = 0; j < c->nwriters; j++)
+		(void)gcap_writer_tick(c->writers[j], now_ns(CLOCK_REALTIME));
 	for (;;) {
 		bool any = false;
 		bool done = atomic_load(&pl->producers_done);

@@ -369,14 +369,6 @@ app_open_writers(struct app *a, const struct gcap_writer_if *ifs, unsigned nifs)
 			return -1;
 		}
 		a->nwriters++;
-		/* the run keeps the writer's clock (the wall clock, ticked by
-		 * the writer thread from now): a record stamped far ahead
-		 * does not move it (gcap_writer_write) */
-		struct timespec now;
-
-		clock_gettime(CLOCK_REALTIME, &now);
-		(void)gcap_writer_tick(a->writers[i], (uint64_t)now.tv_sec * 1000000000u +
-							      (uint64_t)now.tv_nsec);
 		/* a file this run made (not one it truncated, not a FIFO, nor
 		 * a rotation's numbered name) goes if set-up is interrupted */
 		if (!existed &&

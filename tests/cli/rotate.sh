@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # -C MBYTES / -W FILES rotation: every file reads back with libpcap; the
 # files together hold what one file would (without -W), and with -W the
-# ring keeps at most FILES files, each at most about -C.
+# ring keeps at most FILES files, each at most about -C. -G follows the
+# wall clock, not a record stamped years ahead.
 . "$(dirname "$0")/lib.sh"
 # the shared mix when it is there, else data/sample.pcap's records
 # repeated 20 times (one header, records appended: still a valid pcap)
@@ -34,4 +35,22 @@ gc -r "$in" -w "$T/w/ring.pcap" -C 1 -W 2 || die "-C 1 -W 2: $(cat "$T/gc.err")"
 nw=$(ls "$T/w" | wc -l)
 [ "$nw" -eq 2 ] || [ "$total" -lt 3000 ] || fail "-W 2 left $nw files: $(ls "$T/w")"
 for f in "$T"/w/*; do check_readable "$f" 1; done
+
+# -G follows the wall clock: a record stamped years ahead (a NIC clock
+# that jumped) neither rotates to its year nor holds rotation there
+python3 - "$T/future.pcap" <<'PY'
+import struct, sys, time
+now = int(time.time())
+with open(sys.argv[1], "wb") as f:
+    f.write(struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1))
+    for i in range(6):
+        t = now + 10 * 365 * 86400 if i == 2 else now
+        pkt = b"\xff" * 12 + b"\x08\x00" + bytes(46)
+        f.write(struct.pack("<IIII", t, i, len(pkt), len(pkt)) + pkt)
+PY
+mkdir "$T/g"
+gc -r "$T/future.pcap" -G 3600 -w "$T/g/g%Y.pcap" || fail "-G with a future record: $(cat "$T/gc.err")"
+ng=$(find "$T/g" -type f | wc -l)
+[ "$ng" -eq 1 ] && [ -f "$T/g/g$(date +%Y).pcap" ] ||
+	fail "-G with a record ten years ahead: $(find "$T/g" -type f)"
 finish
