@@ -138,19 +138,13 @@ START_TEST(test_rotate_G)
 	ck_assert_str_eq(gcap_writer_filename(w), wt_path("g-20240102-030417.pcap"));
 	/* the clock never goes back */
 	ck_assert_int_eq(gcap_writer_tick(w, T0), 0);
-	wt_mkrec(&r, 1, 100, 1);
-	r.h.ts_ns = T0 + 13 * NS;
-	ck_assert_int_eq(gcap_writer_write(w, &r.h, r.data), 0);
+	ck_assert_int_eq(wt_write_at(w, 1, T0 + 13 * NS), 0);
 	/* a record's own time rotates too (the writer's clock) */
-	wt_mkrec(&r, 2, 100, 1);
-	r.h.ts_ns = T0 + 22 * NS;
-	ck_assert_int_eq(gcap_writer_write(w, &r.h, r.data), 0);
+	ck_assert_int_eq(wt_write_at(w, 2, T0 + 22 * NS), 0);
 	ck_assert_str_eq(gcap_writer_filename(w), wt_path("g-20240102-030427.pcap"));
 	/* but not one stamped further ahead of the ticks than a period (a
 	 * clock that jumped): the next tick rotates as ever */
-	wt_mkrec(&r, 3, 100, 1);
-	r.h.ts_ns = T0 + 10 * 365 * 86400 * NS;
-	ck_assert_int_eq(gcap_writer_write(w, &r.h, r.data), 0);
+	ck_assert_int_eq(wt_write_at(w, 3, T0 + 10 * 365 * 86400 * NS), 0);
 	ck_assert_str_eq(gcap_writer_filename(w), wt_path("g-20240102-030427.pcap"));
 	ck_assert_int_eq(gcap_writer_tick(w, T0 + 33 * NS), 0);
 	ck_assert_str_eq(gcap_writer_filename(w), wt_path("g-20240102-030438.pcap"));
@@ -179,15 +173,12 @@ START_TEST(test_rotate_G_W_stops)
 	wt_write_n(w, 0, 2, 100, 1);
 	ck_assert_int_eq(gcap_writer_tick(w, T0 + 60 * NS), 0);
 	ck_assert_str_eq(gcap_writer_filename(w), wt_path("gw-030505.pcapng"));
-	wt_mkrec(&r, 2, 100, 1);
-	r.h.ts_ns = T0 + 61 * NS;
-	ck_assert_int_eq(gcap_writer_write(w, &r.h, r.data), 0);
+	ck_assert_int_eq(wt_write_at(w, 2, T0 + 61 * NS), 0);
 	/* the next period would be file 3: done */
-	wt_mkrec(&r, 3, 100, 1);
-	r.h.ts_ns = T0 + 120 * NS;
-	ck_assert_int_eq(gcap_writer_write(w, &r.h, r.data), -ECANCELED);
-	ck_assert_int_eq(gcap_writer_write(w, &r.h, r.data), -ECANCELED);
+	ck_assert_int_eq(wt_write_at(w, 3, T0 + 120 * NS), -ECANCELED);
+	ck_assert_int_eq(wt_write_at(w, 3, T0 + 120 * NS), -ECANCELED);
 	ck_assert_int_eq(gcap_writer_tick(w, T0 + 500 * NS), -ECANCELED);
+	wt_mkrec(&r, 3, 100, 1);
 	ck_assert_int_eq(
 		gcap_writer_write_buf(w, (const uint8_t *)&r, GCAP_REC_SIZE(100), 0),
 		-ECANCELED);
@@ -223,7 +214,6 @@ START_TEST(test_rotate_G_C)
 {
 	struct gcap_writer_conf c = wt_conf1(wt_path("gc-%M%S.pcap"));
 	struct gcap_writer *w;
-	struct wt_rec r;
 
 	utc();
 	c.rotate_secs = 10;
@@ -234,9 +224,7 @@ START_TEST(test_rotate_G_C)
 	wt_write_n(w, 0, 5, 100, 1); /* all at T0 + ~5 ms */
 	ck_assert_str_eq(gcap_writer_filename(w), wt_path("gc-0405.pcap2"));
 	/* a time rotation restarts the numbering */
-	wt_mkrec(&r, 5, 100, 1);
-	r.h.ts_ns = T0 + 10 * NS;
-	ck_assert_int_eq(gcap_writer_write(w, &r.h, r.data), 0);
+	ck_assert_int_eq(wt_write_at(w, 5, T0 + 10 * NS), 0);
 	ck_assert_str_eq(gcap_writer_filename(w), wt_path("gc-0415.pcap"));
 	wt_close(w, NULL);
 	wt_check_file(wt_path("gc-0405.pcap"), 0, 2, 100, 65535, DLT_EN10MB);
@@ -293,15 +281,12 @@ START_TEST(test_rotate_G_records_only)
 {
 	struct gcap_writer_conf c = wt_conf1(wt_path("gr-%H%M%S.pcap"));
 	struct gcap_writer *w;
-	struct wt_rec r;
 
 	utc();
 	c.rotate_secs = 10;
 	w = wt_open(&c);
 	wt_write_n(w, 0, 1, 100, 1);
-	wt_mkrec(&r, 1, 100, 1);
-	r.h.ts_ns = T0 + 3600 * NS;
-	ck_assert_int_eq(gcap_writer_write(w, &r.h, r.data), 0);
+	ck_assert_int_eq(wt_write_at(w, 1, T0 + 3600 * NS), 0);
 	ck_assert_str_eq(gcap_writer_filename(w), wt_path("gr-040405.pcap"));
 	wt_close(w, NULL);
 	ck_assert_uint_eq(wt_count_files(), 2);
@@ -315,7 +300,7 @@ START_TEST(test_rotate_G_W_sighup)
 	struct gcap_writer_conf c = wt_conf1(wt_path("gh-%H%M%S.pcap"));
 	struct gcap_writer *w;
 	struct timespec now;
-	struct wt_rec r;
+	uint64_t t;
 
 	utc();
 	c.rotate_secs = 60;
@@ -324,11 +309,10 @@ START_TEST(test_rotate_G_W_sighup)
 	wt_write_n(w, 0, 1, 100, 1);
 	ck_assert_int_eq(gcap_writer_rotate(w), 0); /* SIGHUP: a new file, now */
 	clock_gettime(CLOCK_REALTIME, &now);
-	wt_mkrec(&r, 1, 100, 1);
-	r.h.ts_ns = (uint64_t)now.tv_sec * NS + (uint64_t)now.tv_nsec;
-	ck_assert_int_eq(gcap_writer_write(w, &r.h, r.data), 0);
+	t = (uint64_t)now.tv_sec * NS + (uint64_t)now.tv_nsec;
+	ck_assert_int_eq(wt_write_at(w, 1, t), 0);
 	/* its period over: the one file -W allows is done */
-	ck_assert_int_eq(gcap_writer_tick(w, r.h.ts_ns + 61 * NS), -ECANCELED);
+	ck_assert_int_eq(gcap_writer_tick(w, t + 61 * NS), -ECANCELED);
 	wt_close(w, NULL);
 	ck_assert_uint_eq(wt_count_files(), 2);
 }

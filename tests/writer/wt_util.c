@@ -159,6 +159,16 @@ wt_close(struct gcap_writer *w, const struct gcap_writer_if_stats *st)
 	ck_assert_msg(rc == 0, "close: %d %s", rc, eb);
 }
 
+int
+wt_write_at(struct gcap_writer *w, unsigned i, uint64_t ts_ns)
+{
+	struct wt_rec r;
+
+	wt_mkrec(&r, i, 100, 1);
+	r.h.ts_ns = ts_ns;
+	return gcap_writer_write(w, &r.h, r.data);
+}
+
 /* write records [first, first+n) of the given lengths */
 void
 wt_write_n(struct gcap_writer *w, unsigned first, unsigned n, uint32_t caplen,

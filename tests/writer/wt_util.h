@@ -70,6 +70,9 @@ struct gcap_writer_conf wt_conf1(const char *path);
 struct gcap_writer *wt_open(const struct gcap_writer_conf *c);
 /** Close, failing the test with the message if it fails. */
 void wt_close(struct gcap_writer *w, const struct gcap_writer_if_stats *st);
+/** Write record i (100 bytes, one interface) stamped ts_ns. @return
+ *  gcap_writer_write()'s. */
+int wt_write_at(struct gcap_writer *w, unsigned i, uint64_t ts_ns);
 /** Write records [first, first+n) of caplen bytes (0: varied). */
 void wt_write_n(struct gcap_writer *w, unsigned first, unsigned n, uint32_t caplen,
 		unsigned nifs);
