@@ -2,7 +2,8 @@
 /*
  * Capture file writer, the part every format shares: the public API of
  * gcap_writer.h, the configuration and the choice of format, tcpdump-style
- * rotation (-C/-G/-W) and file names, stdout, the counters. The output to
+ * and dumpcap-style rotation (-C/-G/-W, -b: when a file ends; its next
+ * name is writer_name.c's), stdout, the counters. The output to
  * one file (buffer, write(2), cut back on a failed write) is writer_io.c,
  * its write(2)s on a thread of their own writer_behind.c;
  * the bytes of a file come from its format (writer_pcap.c,
@@ -21,10 +22,9 @@
 #include "gpucap/gcap_utf8.h"
 #include "writer_internal.h"
 
-#define WR_BUF_SIZE (1u << 20)      /* the output buffer, at least */
-#define WR_DEFAULT_SNAPLEN 262144u  /* libpcap's MAXIMUM_SNAPLEN */
-#define WR_NAME_MAX (PATH_MAX + 16) /* a file name with its number */
-#define WR_STR_MAX 0xfffcu          /* longest string kept: a pcapng option value */
+#define WR_BUF_SIZE (1u << 20)     /* the output buffer, at least */
+#define WR_DEFAULT_SNAPLEN 262144u /* libpcap's MAXIMUM_SNAPLEN */
+#define WR_STR_MAX 0xfffcu         /* longest string kept: a pcapng option value */
 /* How far ahead of the record it frames a run reads its buffer in: the
  * records come from memory this thread has not touched (the GPU wrote
  * them over PCIe, or an RX lcore on another CPU), and without it each
@@ -47,60 +47,6 @@ static bool
 wr_numbered(const struct gcap_writer *w)
 {
 	return w->rotate_bytes != 0 || w->rotate_packets != 0;
-}
-
-/* tcpdump's width of the file number under -W: digits of W-1. */
-static int
-wflag_chars(uint32_t w)
-{
-	int c = 0;
-
-	for (uint32_t x = w > 0 ? w - 1 : 0; x > 0; x /= 10)
-		c++;
-	return c;
-}
-
-/*
- * The name of a file, as tcpdump makes it: the path through strftime(3)
- * (under -G, local time of the period start), then the number cnt padded
- * to chars digits unless both are 0.
- */
-/* The name's part before the number for the period that starts at
- * period_ns (PATH_MAX bytes at base). @return 0 or -errno. */
-static int
-period_base(const struct gcap_writer *w, uint64_t period_ns, char *base)
-{
-	if (w->rotate_ns != 0) {
-		time_t t = (time_t)(period_ns / GCAP_WR_NS_PER_SEC);
-		struct tm tm;
-
-		if (localtime_r(&t, &tm) == NULL)
-			return -EINVAL;
-		if (strftime(base, PATH_MAX, w->tmpl, &tm) == 0)
-			return -ENAMETOOLONG;
-	} else {
-		if (strlen(w->tmpl) >= PATH_MAX)
-			return -ENAMETOOLONG;
-		strcpy(base, w->tmpl);
-	}
-	return 0;
-}
-
-static int
-make_name(struct gcap_writer *w, unsigned cnt, int chars, char *out)
-{
-	char base[PATH_MAX];
-	int rc = period_base(w, w->period_ns, base);
-
-	if (rc != 0)
-		return rc;
-	if (cnt == 0 && chars == 0) {
-		strcpy(out, base);
-		return 0;
-	}
-	if (snprintf(out, WR_NAME_MAX, "%s%0*u", base, chars, cnt) >= WR_NAME_MAX)
-		return -ENAMETOOLONG;
-	return 0;
 }
 
 /* Done, as tcpdump exits at -W with -G: the file stays open so that close
@@ -134,10 +80,10 @@ put_rot_stats(struct gcap_writer *w)
 static int
 next_file(struct gcap_writer *w, unsigned cnt, int chars, bool keep)
 {
-	char eb[GCAP_ERRBUF_SIZE], closed[WR_NAME_MAX], name[WR_NAME_MAX];
+	char eb[GCAP_ERRBUF_SIZE], closed[GCAP_WR_NAME_MAX], name[GCAP_WR_NAME_MAX];
 	int rc;
 
-	rc = make_name(w, cnt, chars, name);
+	rc = gcap_wr_name_next(w, cnt, chars, name);
 	if (rc != 0)
 		return gcap_wr_fail(w, -rc,
 				    "cannot make the next file name from "
@@ -157,14 +103,25 @@ next_file(struct gcap_writer *w, unsigned cnt, int chars, bool keep)
 		memcpy(closed, w->cur, strlen(w->cur) + 1);
 		w->closed_fn(w->closed_arg, closed);
 	}
+	gcap_wr_name_expire(w);
 	memcpy(w->cur, name, strlen(name) + 1);
 	rc = gcap_wr_file_open(w, eb);
 	if (rc != 0)
 		return gcap_wr_fail(w, -rc, "%s", eb);
+	gcap_wr_name_opened(w);
 	return 0;
 }
 
 static int size_rotate(struct gcap_writer *w, bool force);
+
+/* dumpcap's -b: the next file, numbered on, whichever condition ended
+ * the last one; -b duration: counts from its start. */
+static int
+dc_next(struct gcap_writer *w)
+{
+	w->period_ns = w->clock_ns;
+	return next_file(w, 0, 0, false);
+}
 
 /* -G: a new file once rotate_secs have passed since the period start
  * (or now, with force). */
@@ -174,6 +131,8 @@ time_rotate(struct gcap_writer *w, bool force)
 	if (!force && (w->rotate_ns == 0 || w->clock_ns < w->period_ns ||
 		       w->clock_ns - w->period_ns < w->rotate_ns))
 		return 0;
+	if (w->names == GCAP_NAMES_DUMPCAP)
+		return dc_next(w);
 	/* -W counts -G's periods that ran out: a file SIGHUP starts (force)
 	 * starts a period anew and does not end the capture */
 	if (!force)
@@ -194,8 +153,8 @@ time_rotate(struct gcap_writer *w, bool force)
 	 * period counts towards -W all the same (-G 60 -W 1: a minute) */
 	char was[PATH_MAX], now[PATH_MAX];
 
-	if (period_base(w, w->period_ns, was) == 0 &&
-	    period_base(w, w->clock_ns, now) == 0 && strcmp(was, now) == 0) {
+	if (gcap_wr_name_base(w, w->period_ns, was) == 0 &&
+	    gcap_wr_name_base(w, w->clock_ns, now) == 0 && strcmp(was, now) == 0) {
 		w->period_ns = w->clock_ns;
 		return force && wr_numbered(w) ? size_rotate(w, true) : 0;
 	}
@@ -213,6 +172,8 @@ size_rotate(struct gcap_writer *w, bool force)
 	if (!force && (w->rotate_bytes == 0 || w->file_off + w->len <= w->rotate_bytes) &&
 	    (w->rotate_packets == 0 || w->file_recs < w->rotate_packets))
 		return 0;
+	if (w->names == GCAP_NAMES_DUMPCAP)
+		return dc_next(w);
 	w->cflag_count++;
 	if (w->max_files > 0 && w->cflag_count >= w->max_files)
 		w->cflag_count = 0;
@@ -284,6 +245,23 @@ lane_put(struct gcap_writer *w, const struct gcap_rec *rec, const void *data)
 	return true;
 }
 
+/* After a record of the general path: dumpcap's -a filesize: and -b
+ * packets:/filesize: end the file with the record that fills it, as
+ * dumpcap switches (or stops) right after writing it, not at a next
+ * record that an idle link may never bring. The record is written
+ * whatever follows: an end (-a) or a failed switch is what the next call
+ * returns (w->done, the sticky error). */
+static inline void
+post_rec(struct gcap_writer *w)
+{
+	if (w->stop_bytes != 0 && w->file_off + w->len >= w->stop_bytes)
+		(void)stop_done(w);
+	else if (w->names == GCAP_NAMES_DUMPCAP &&
+		 ((w->rotate_packets != 0 && w->file_recs >= w->rotate_packets) ||
+		  (w->rotate_bytes != 0 && w->file_off + w->len >= w->rotate_bytes)))
+		(void)dc_next(w);
+}
+
 /* One record: the fast lane where it takes it, else the general path. */
 static inline int
 put_one(struct gcap_writer *w, const struct gcap_rec *rec, const void *data)
@@ -293,7 +271,11 @@ put_one(struct gcap_writer *w, const struct gcap_rec *rec, const void *data)
 	if (w->lane && w->err == 0 && !w->done && lane_put(w, rec, data))
 		return 0;
 	rc = pre_rec(w, rec);
-	return rc != 0 ? rc : gcap_wr_put_rec(w, rec, data);
+	if (rc == 0)
+		rc = gcap_wr_put_rec(w, rec, data);
+	if (rc == 0)
+		post_rec(w);
+	return rc;
 }
 
 int
@@ -484,6 +466,7 @@ static void
 wr_free(struct gcap_writer *w)
 {
 	gcap_wr_behind_stop(w);
+	gcap_wr_name_free(w);
 	free(w->mem);
 	free(w);
 }
@@ -638,6 +621,14 @@ check_conf(const struct gcap_writer_conf *c, char *errbuf)
 	    c->rotate_packets == 0)
 		return gcap_err(errbuf, EINVAL,
 				"writer: a file count (-W) needs -C or -G");
+	if (c->names != GCAP_NAMES_TCPDUMP && c->names != GCAP_NAMES_DUMPCAP)
+		return gcap_err(errbuf, EINVAL, "writer: unknown naming %d",
+				(int)c->names);
+	if (c->names == GCAP_NAMES_DUMPCAP && c->rotate_bytes == 0 &&
+	    c->rotate_secs == 0 && c->rotate_packets == 0)
+		return gcap_err(errbuf, EINVAL,
+				"writer: dumpcap's names (-b) need a condition to "
+				"switch files (packets:, filesize: or duration:)");
 	return 0;
 }
 
@@ -690,7 +681,7 @@ gcap_writer_open(const struct gcap_writer_conf *conf, char *errbuf)
 	}
 
 	/* one allocation for the writer, its interfaces and strings */
-	strs = strlen(conf->path) + 1 + WR_NAME_MAX;
+	strs = strlen(conf->path) + 1 + GCAP_WR_NAME_MAX;
 	if (conf->filter_expr != NULL)
 		strs += strlen(conf->filter_expr) + 1;
 	const char *const top[] = { conf->app_name, conf->shb_os, conf->shb_hardware };
@@ -727,7 +718,7 @@ gcap_writer_open(const struct gcap_writer_conf *conf, char *errbuf)
 	} while (0)
 	WR_DUP(w->tmpl, conf->path);
 	w->cur = sp;
-	sp += WR_NAME_MAX;
+	sp += GCAP_WR_NAME_MAX;
 	if (conf->filter_expr != NULL)
 		WR_DUP(w->filter_expr, conf->filter_expr);
 /* pcapng's strings are UTF-8: a port's name is whatever bytes its path
@@ -786,7 +777,6 @@ gcap_writer_open(const struct gcap_writer_conf *conf, char *errbuf)
 	w->max_files = conf->max_files;
 	w->stop_bytes = conf->stop_bytes;
 	w->stop_files = conf->stop_files;
-	w->wchars = wflag_chars(conf->max_files);
 	w->flush_each = conf->flush_each;
 	w->file_mode = conf->file_mode != 0 ? conf->file_mode : 0666;
 	w->set_owner = conf->set_owner;
@@ -808,6 +798,10 @@ gcap_writer_open(const struct gcap_writer_conf *conf, char *errbuf)
 		tzset(); /* -G names use the local time: read TZ now */
 	w->period_ns = w->start_ns;
 	w->clock_ns = w->start_ns; /* tick_ns: 0 until the first tick */
+	if (gcap_wr_name_setup(w, conf) != 0) {
+		wr_free(w);
+		return gcap_err_null(errbuf, ENOMEM, "writer: out of memory");
+	}
 
 	gcap_wr_ts_setup(w);
 	w->hdr_len = fmt->hdr_len(w);
@@ -837,7 +831,7 @@ gcap_writer_open(const struct gcap_writer_conf *conf, char *errbuf)
 	if (w->is_stdout) {
 		strcpy(w->cur, "-");
 	} else {
-		rc = make_name(w, 0, wr_numbered(w) ? w->wchars : 0, w->cur);
+		rc = gcap_wr_name_next(w, 0, wr_numbered(w) ? w->wchars : 0, w->cur);
 		if (rc != 0) {
 			gcap_err(errbuf, -rc, "cannot make a file name from '%s': %s",
 				 w->tmpl, strerror(-rc));
@@ -852,5 +846,6 @@ gcap_writer_open(const struct gcap_writer_conf *conf, char *errbuf)
 		errno = -rc;
 		return NULL;
 	}
+	gcap_wr_name_opened(w);
 	return w;
 }

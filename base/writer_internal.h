@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Shared by the writer's core (writer.c, writer_io.c, writer_out.c,
- * writer_behind.c) and its file formats (writer_pcap.c, writer_pcapng.c):
+ * writer_behind.c, writer_name.c) and its file formats (writer_pcap.c, writer_pcapng.c):
  * the writer's state, the table row a format fills in (struct
  * gcap_wr_fmt), and the core's helpers. The core
  * reaches a format only through its row; a format calls gcap_wr_emit and
@@ -12,6 +12,7 @@
 #ifndef GCAP_WRITER_INTERNAL_H
 #define GCAP_WRITER_INTERNAL_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -25,6 +26,9 @@
 #define GCAP_WR_NS_PER_SEC 1000000000ull
 #define GCAP_WR_RHDR_MAX 28u /* longest record header a format writes */
 #define GCAP_WR_RTRL_MAX 32u /* longest record trailer (padding, options, length) */
+/* a file name made from the path: tcpdump's number or dumpcap's
+ * "_NNNNN_YYYYmmddHHMMSS" added */
+#define GCAP_WR_NAME_MAX (PATH_MAX + 32)
 
 struct gcap_writer;
 
@@ -119,6 +123,16 @@ struct gcap_wr_if {
 	int64_t tsoffset; /* GCAP_TS_UNITS: seconds (written as if_tsoffset) */
 };
 
+/** A file of dumpcap's ring (GCAP_NAMES_DUMPCAP with max_files), kept
+ *  so that the one that falls out of the ring is removed, and only if it
+ *  is still the file the writer made. */
+struct gcap_wr_kept {
+	int64_t t; /* seconds: the time in its name */
+	dev_t dev;
+	ino_t ino;
+	bool used;
+};
+
 struct gcap_writer {
 	/* configuration, copied at open */
 	char *tmpl;              /* conf->path */
@@ -141,6 +155,10 @@ struct gcap_writer {
 	uint32_t stop_files; /* -a files */
 	uint32_t nrotated;   /* files opened after the first */
 	int wchars;          /* digits of the file number under -W */
+	enum gcap_names names;
+	size_t dc_split; /* dumpcap's names: bytes of tmpl before its suffix */
+	uint64_t dc_seq; /* dumpcap's names: files opened so far */
+	struct gcap_wr_kept *dc_kept; /* dumpcap's ring: max_files slots, or NULL */
 	bool flush_each;
 	/* records go by fmt->put_live: it has one, every interface is
 	 * GCAP_TS_NS and nothing is checked before a record (no -G, -C, -b
@@ -203,6 +221,26 @@ struct gcap_writer {
 
 /** Set each interface's written resolution (out_res) for w's format. */
 void gcap_wr_ts_setup(struct gcap_writer *w);
+
+/* ---- file names (writer_name.c) ---- */
+
+/** Set the naming of w from conf (w->tmpl, max_files set): -W's width,
+ *  dumpcap's split and ring. @return 0 or -ENOMEM. */
+int gcap_wr_name_setup(struct gcap_writer *w, const struct gcap_writer_conf *conf);
+/** Free what gcap_wr_name_setup allocated. */
+void gcap_wr_name_free(struct gcap_writer *w);
+/** The part of a tcpdump name before its number, for the -G period that
+ *  starts at period_ns (PATH_MAX bytes at base). @return 0 or -errno. */
+int gcap_wr_name_base(const struct gcap_writer *w, uint64_t period_ns, char *base);
+/** The name of the next file (GCAP_WR_NAME_MAX bytes at out): tcpdump's
+ *  with number cnt padded to chars digits (neither: none), dumpcap's
+ *  with the next number and the writer's clock. @return 0 or -errno. */
+int gcap_wr_name_next(const struct gcap_writer *w, unsigned cnt, int chars, char *out);
+/** Before the next file opens: dumpcap's ring removes the file that
+ *  falls out of it. */
+void gcap_wr_name_expire(struct gcap_writer *w);
+/** The next file (w->cur, w->fd) is open: dumpcap's count and ring. */
+void gcap_wr_name_opened(struct gcap_writer *w);
 
 /** rec's time as the format writes it (see gcap_wr_fmt.ts_units). */
 uint64_t gcap_wr_ts(const struct gcap_writer *w, const struct gcap_rec *rec);

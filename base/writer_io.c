@@ -174,6 +174,14 @@ gcap_wr_file_open(struct gcap_writer *w, char *errbuf)
 					 w->file_mode, errbuf);
 		if (w->fd >= 0)
 			w->created = true;
+		else if (w->fd == -EEXIST && w->names == GCAP_NAMES_DUMPCAP)
+			/* a name of dumpcap's is new: what is there is another
+			 * capture's (the same -w within that second) */
+			(void)gcap_err(errbuf, EEXIST,
+				       "cannot write '%s': it exists (another capture "
+				       "into the same -w within that second?), not "
+				       "written over",
+				       w->cur);
 		else if (w->fd == -EEXIST)
 			w->fd = gcap_open_output(w->cur,
 						 O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,

@@ -298,6 +298,33 @@ apply_buffer(struct app_opts *o)
 	return 0;
 }
 
+/* -C, -G, -W (tcpdump's names) and -b (dumpcap's): one kind, a
+ * condition that ends a file, files to name. @return 0, or -1 after the
+ * error line. */
+static int
+rotation_check(const struct app_opts *o)
+{
+	bool rotates =
+		o->rotate_bytes != 0 || o->rotate_secs != 0 || o->rotate_packets != 0;
+
+	/* the two name their files apart: tcpdump FILE, FILE1, ...;
+	 * dumpcap PREFIX_00001_TIME.EXT, ... */
+	if (o->ring_buffer && o->tcpdump_rotation)
+		return -app_err("-b names files as dumpcap does, -C, -G and -W as "
+				"tcpdump does: give one kind");
+	if (o->ring_buffer && !rotates)
+		return -app_err("-b files: needs a condition to switch files: -b "
+				"packets:N, filesize:KB or duration:SECONDS");
+	if (o->max_files != 0 && !rotates)
+		return -app_err("-W needs -C or -G");
+	for (unsigned i = 0; i < o->nouts && (rotates || o->max_files != 0); i++)
+		if (strcmp(o->outs[i].path, "-") == 0)
+			return -app_err("%s write%s files, not standard output (-w -)",
+					o->ring_buffer ? "-b" : "-C, -G and -W",
+					o->ring_buffer ? "s" : "");
+	return 0;
+}
+
 int
 app_args_finish(struct app_opts *o)
 {
@@ -329,13 +356,15 @@ app_args_finish(struct app_opts *o)
 		o->duration = o->autostop_secs;
 	if (o->autostop_packets != 0 && (o->count == 0 || o->autostop_packets < o->count))
 		o->count = o->autostop_packets;
+	if (rotation_check(o) < 0)
+		return -1;
 	if (o->autostop_bytes != 0 && o->rotate_bytes != 0)
 		return -app_err(
-			"-a filesize: and -C both end a file by its size: give one");
+			"-a filesize: and %s both end a file by its size: give one",
+			o->ring_buffer ? "-b filesize:" : "-C");
 	if (o->autostop_files != 0 && o->rotate_bytes == 0 && o->rotate_secs == 0 &&
 	    o->rotate_packets == 0)
-		return -app_err(
-			"-a files: counts the files of -C, -G or -b packets: give one");
+		return -app_err("-a files: counts the files of -C, -G or -b: give one");
 	if (o->autostop_bytes != 0 || o->autostop_files != 0)
 		for (unsigned i = 0; i < o->nouts; i++)
 			if (strcmp(o->outs[i].path, "-") == 0)

@@ -146,14 +146,28 @@ cond_key(const char *v)
 	return c != NULL ? (size_t)(c - v) : strlen(v);
 }
 
+/* tcpdump's rotation (-C, -G, -W) and dumpcap's (-b) name files apart
+ * and do not mix: either kind on the command line replaces the file's of
+ * the other. */
+static bool
+other_rotation(int a, int b)
+{
+	bool ta = a == 'C' || a == 'G' || a == 'W', tb = b == 'C' || b == 'G' || b == 'W';
+
+	return (ta && b == 'b') || (a == 'b' && tb);
+}
+
 /* Whether the command line gives val (with value v), or for -i and -r,
  * another input (-i, -r, -V): an input on the command line replaces the
- * file's. -b and -a hold several conditions: one replaces the file's of
- * its own KEY only (-b packets:N leaves the file's files:N a bound). */
+ * file's, and a rotation of one kind the file's of the other. -b and -a
+ * hold several conditions: one replaces the file's of its own KEY only
+ * (-b packets:N leaves the file's files:N a bound). */
 static bool
 cmdline_gives(const struct cfg_parse *p, int val, const char *v)
 {
 	for (int i = 0; i < p->nseen; i++) {
+		if (other_rotation(val, p->seen[i]))
+			return true;
 		if ((val == 'b' || val == 'a') && p->seen[i] == val) {
 			const char *s = p->seenarg[i];
 			size_t n = cond_key(v);

@@ -255,8 +255,8 @@ parse_gpus(const char *s, struct app_opts *o)
 
 /* ---- capture fidelity: -j, -J, -p, -z, -b, time stamps and order ---- */
 
-/* -b KEY:VALUE, dumpcap's ring buffer conditions, onto -C/-G/-W and the
- * count of packets per file. */
+/* -b KEY:VALUE, dumpcap's ring buffer conditions, onto the rotation's
+ * fields; any -b names the files as dumpcap does (ring_buffer). */
 static int
 parse_ring_buffer(const char *s, struct app_opts *o)
 {
@@ -264,6 +264,7 @@ parse_ring_buffer(const char *s, struct app_opts *o)
 	size_t k = val != NULL ? (size_t)(val - s) : 0;
 	uint64_t v;
 
+	o->ring_buffer = true;
 #define RB_KEY(name) (k == strlen(name) && strncmp(s, name, k) == 0)
 	if (val != NULL && RB_KEY("packets")) {
 		if (parse_u64("-b packets", val + 1, 1, UINT64_MAX, &v) < 0)
@@ -448,9 +449,16 @@ parse_args(struct app_opts *o, struct app_config *cfg, const struct app_config_a
 		case 'C':
 			PARSE_U("-C", optarg, 1, UINT64_MAX / 1000000u, mb);
 			o->rotate_bytes = mb * 1000000u;
+			o->tcpdump_rotation = true;
 			break;
-		case 'G': PARSE_U("-G", optarg, 1, UINT32_MAX, o->rotate_secs); break;
-		case 'W': PARSE_U("-W", optarg, 1, 100000, o->max_files); break;
+		case 'G':
+			PARSE_U("-G", optarg, 1, UINT32_MAX, o->rotate_secs);
+			o->tcpdump_rotation = true;
+			break;
+		case 'W':
+			PARSE_U("-W", optarg, 1, 100000, o->max_files);
+			o->tcpdump_rotation = true;
+			break;
 		case 'q': o->quiet = true; break;
 		case 'U': o->packet_buffered = true; break;
 		case 'v': o->verbose = true; break;
@@ -725,9 +733,6 @@ app_parse_options(int argc, char **argv, struct app_opts *o)
 		if (strcmp(o->outs[i].path, "-") == 0)
 			return -app_err("--count prints the count on stdout, where -w - "
 					"writes the packets");
-	if (o->max_files != 0 && o->rotate_bytes == 0 && o->rotate_secs == 0 &&
-	    o->rotate_packets == 0)
-		return -app_err("-W needs -C or -G");
 	if (fidelity_check(o) < 0)
 		return -1;
 	if (o->kernel_state != NULL && o->kernel == NULL)

@@ -116,6 +116,8 @@ struct app_opts {
 	unsigned order_window_ms; /* --time-order-window */
 	const char *postrotate;   /* -z */
 	uint64_t rotate_packets;  /* -b packets:N */
+	bool ring_buffer;         /* -b given: files named as dumpcap names them */
+	bool tcpdump_rotation;    /* -C, -G or -W given */
 };
 
 /*

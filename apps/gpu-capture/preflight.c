@@ -278,8 +278,9 @@ app_preflight_outputs(const struct app_opts *o)
 
 		if (strcmp(p, "-") == 0)
 			continue;
-		/* numbered (-W) or strftime (-G) names: their directory */
-		if (o->max_files != 0 || (o->rotate_secs != 0 && strchr(p, '%'))) {
+		/* numbered (-W, -b) or strftime (-G) names: their directory */
+		if (o->max_files != 0 || o->ring_buffer ||
+		    (o->rotate_secs != 0 && strchr(p, '%'))) {
 			if (check_dir(p) < 0)
 				return -1;
 		} else if (check_output("-w", p) < 0)

@@ -354,6 +354,7 @@ app_open_writers(struct app *a, const struct gcap_writer_if *ifs, unsigned nifs)
 			.comments = o->comments,
 			.ncomments = o->ncomments,
 			.rotate_packets = o->rotate_packets,
+			.names = o->ring_buffer ? GCAP_NAMES_DUMPCAP : GCAP_NAMES_TCPDUMP,
 			.stats_fn = writer_stats,
 			.stats_arg = a,
 			.closed_fn = o->postrotate != NULL ? app_postrotate_run : NULL,
@@ -370,11 +371,14 @@ app_open_writers(struct app *a, const struct gcap_writer_if *ifs, unsigned nifs)
 		}
 		a->nwriters++;
 		/* a file this run made (not one it truncated, not a FIFO, nor
-		 * a rotation's numbered name) goes if set-up is interrupted */
-		if (!existed &&
-		    strcmp(gcap_writer_filename(a->writers[i]), wc.path) == 0 &&
-		    strlen(wc.path) < PATH_MAX) {
-			memcpy(g_created[g_ncreated], wc.path, strlen(wc.path) + 1);
+		 * a tcpdump ring's numbered name, which may be an earlier
+		 * run's) goes if set-up is interrupted; a name of dumpcap's is
+		 * always made new */
+		const char *fn = gcap_writer_filename(a->writers[i]);
+
+		if (((!existed && strcmp(fn, wc.path) == 0) || o->ring_buffer) &&
+		    strlen(fn) < PATH_MAX) {
+			memcpy(g_created[g_ncreated], fn, strlen(fn) + 1);
 			g_ncreated = g_ncreated + 1;
 		}
 	}

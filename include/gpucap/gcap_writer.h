@@ -40,6 +40,20 @@ enum gcap_fmt {
 	GCAP_FMT_PCAPNG,   /**< pcapng: SHB, one IDB per interface, EPBs, ISBs */
 };
 
+/** How the files of a rotating output are named. */
+enum gcap_names {
+	/** tcpdump's: path, path1, path2, ... (-C; path0.. in a ring of -W),
+	 *  path through strftime(3) (-G) */
+	GCAP_NAMES_TCPDUMP = 0,
+	/** dumpcap's (-b): every file, the first too, is PREFIX_NNNNN_
+	 *  YYYYmmddHHMMSS.EXT, path cut before the last '.' of its last
+	 *  component, NNNNN the file's number from 00001 (modulo 100000),
+	 *  the local time it was opened at; with max_files a ring: opening
+	 *  file max_files + 1 removes the oldest, and -G's stop at max_files
+	 *  does not apply */
+	GCAP_NAMES_DUMPCAP,
+};
+
 /**
  * How gcap_rec.ts_ns is to be read for an interface's records. Live ports
  * give nanoseconds; a capture file's records keep their own fields, so
@@ -120,16 +134,20 @@ struct gcap_writer_conf {
 	unsigned nifs;    /**< interfaces (>= 1) */
 	const struct gcap_writer_if *ifs;
 	/** -C: before a record, a file larger than this many bytes is closed
-	 *  and the next opened: path, path1, path2, ... (0: off) */
+	 *  and the next opened: path, path1, path2, ... (0: off). With
+	 *  GCAP_NAMES_DUMPCAP (-b filesize:) the record that brings the file
+	 *  to this many bytes ends it */
 	uint64_t rotate_bytes;
 	/** -G: new file every this many seconds; path goes through
 	 *  strftime(3) with the local time of the file's start (0: off) */
 	uint32_t rotate_secs;
 	/** -W: with -C, a ring of files path0..path{W-1} (zero-padded to the
-	 *  width of W-1); with -G alone, stop after W files; needs -C or -G */
+	 *  width of W-1); with -G alone, stop after W files; needs -C or -G.
+	 *  With GCAP_NAMES_DUMPCAP (-b files:), a ring of the last W files
+	 *  that removes the oldest */
 	uint32_t max_files;
-	/** dumpcap's -a filesize: done (as -W with -G) once the file holds
-	 *  this many bytes (0: off; not with rotate_bytes) */
+	/** dumpcap's -a filesize: done (as -W with -G) with the record that
+	 *  brings the file to this many bytes (0: off; not with rotate_bytes) */
 	uint64_t stop_bytes;
 	/** dumpcap's -a files: done instead of opening file stop_files + 1
 	 *  (0: off; with rotate_bytes, rotate_secs or rotate_packets) */
@@ -181,8 +199,10 @@ struct gcap_writer_conf {
 	 *  GCAP_WRITER_COMMENTS_MAX_BYTES in all */
 	const char *const *comments;
 	unsigned ncomments;
-	/** dumpcap's -b packets:N: a new file (named as -C names them) once
-	 *  the current one holds this many records (0: off) */
+	/** dumpcap's -b packets:N: a new file once the current one holds
+	 *  this many records (0: off): before the next record, named as -C
+	 *  names them; with GCAP_NAMES_DUMPCAP, right after the record that
+	 *  fills it */
 	uint64_t rotate_packets;
 	/** NULL, or the counters for the ISBs of each file rotation closes
 	 *  (pcapng; without it, only the last file gets ISBs) */
@@ -198,6 +218,9 @@ struct gcap_writer_conf {
 	 *  input's. Records are cut at the smaller of the two, so that none
 	 *  is longer than the header says */
 	uint32_t hdr_snaplen;
+	/** how the files are named: GCAP_NAMES_DUMPCAP needs rotate_bytes,
+	 *  rotate_secs or rotate_packets */
+	enum gcap_names names;
 };
 
 struct gcap_writer;
@@ -310,7 +333,8 @@ int gcap_writer_tick(struct gcap_writer *w, uint64_t now_ns);
 /**
  * Close the current file now (with its ISBs, as rotation closes one) and
  * open the next, named as -G names it (a new period starting now) under
- * -G, else as -C names it. Not for stdout.
+ * -G, else as -C names it; with GCAP_NAMES_DUMPCAP the next number. Not
+ * for stdout.
  * @return 0; -EINVAL for stdout; -ECANCELED once done; the sticky write
  *         error; an error opening the next file.
  */

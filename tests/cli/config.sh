@@ -54,8 +54,18 @@ gc --config "$T/i.conf" -r "$in" -d >/dev/null || fail "-r over the file's inter
 printf 'ring-buffer = files:2\nring-buffer = packets:20\n' >"$T/b.conf"
 rm -f "$out"/*
 gc --config "$T/b.conf" -r "$in" -w "$out/b.pcap" -b packets:30 || fail "-b over the file's: $(cat "$T/gc.err")"
-[ -e "$out/b.pcap0" ] && [ -e "$out/b.pcap1" ] && [ ! -e "$out/b.pcap2" ] ||
-	fail "-b packets:30 over the file's ring-buffer: not a ring of 2: $(echo "$out"/b*)"
+# (a ring of 2 of dumpcap's names, the last numbered for 30 a file)
+last=$(printf %05d $((($(count "$in") + 29) / 30)))
+[ "$(dcfiles "$out/b" .pcap | wc -l)" -eq 2 ] && dcfiles "$out/b" .pcap | tail -1 | grep -q "b_${last}_" ||
+	fail "-b packets:30 over the file's ring-buffer: not a ring of 2 ending at $last: $(echo "$out"/b*)"
+# a rotation of one kind on the command line replaces the file's of the
+# other (tcpdump's -C/-W names and dumpcap's -b do not mix)
+printf 'file-size = 1\nfile-count = 3\n' >"$T/c.conf"
+gc --config "$T/c.conf" -r "$in" -w "$out/cb.pcap" -b packets:30 || fail "-b over the file's -C -W: $(cat "$T/gc.err")"
+[ "$(dcfiles "$out/cb" .pcap | wc -l)" -eq "$((($(count "$in") + 29) / 30))" ] && [ ! -e "$out/cb.pcap0" ] ||
+	fail "-b packets:30 over the file's file-size/file-count: $(echo "$out"/cb*)"
+gc --config "$T/b.conf" -r "$in" -w "$out/cc.pcap" -C 1 || fail "-C over the file's ring-buffer: $(cat "$T/gc.err")"
+[ -e "$out/cc.pcap" ] && [ -z "$(dcfiles "$out/cc" .pcap)" ] || fail "-C 1 over the file's ring-buffer: $(echo "$out"/cc*)"
 printf '#!/bin/sh\necho "$1" >>%s/z.log\n' "$T" >"$T/z.sh"
 chmod +x "$T/z.sh"
 printf 'ring-buffer = packets:40\nautostop = files:2\npostrotate-command = %s/z.sh\n' "$T" >"$T/z.conf"

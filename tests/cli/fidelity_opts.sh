@@ -23,9 +23,15 @@ refuse "time-stamp-precision" -i "$P" -w "$T/o.pcap" --time-stamp-precision mill
 refuse "-z" -i "$P" -w "$T/o.pcap" -z ""
 refuse "-b" -i "$P" -w "$T/o.pcap" -b packets
 refuse "time-order-window" -i "$P" -w "$T/o.pcap" --time-order-window 60001
-# -W with -b packets:N alone is a ring (not "-W needs -C or -G")
-gc -i "$P" -w "$T/w.pcap" -b packets:50 -W 2 -c 120 --duration 30 || fail "-b packets -W: exit $?: $(cat "$T/gc.err")"
-[ -f "$T/w.pcap0" ] && [ -f "$T/w.pcap1" ] && [ ! -e "$T/w.pcap2" ] || fail "-b packets:50 -W 2: not a ring of 2"
+# -b names files as dumpcap does, -W as tcpdump does: refused together
+# (not "-W needs -C or -G"); -b files: is dumpcap's ring
+refuse "give one kind" -i "$P" -w "$T/w.pcap" -b packets:50 -W 2
+refuse "needs a condition" -i "$P" -w "$T/w.pcap" -b files:3 -a files:2
+# rotation writes files: refused on standard output before anything runs
+refuse "standard output" -i "$P" -w - -b packets:5
+refuse "standard output" -i "$P" -w "$T/w.pcap" -w - -C 1
+gc -i "$P" -w "$T/w.pcap" -b packets:50 -b files:2 -c 120 --duration 30 || fail "-b packets -b files: exit $?: $(cat "$T/gc.err")"
+[ "$(dcfiles "$T/w" .pcap | wc -l)" -eq 2 ] || fail "-b packets:50 -b files:2: not a ring of 2: $(echo "$T"/w*)"
 # --nano and --time-stamp-precision nano: the nanosecond magic
 gc -i "$P" -w "$T/n.pcap" --time-stamp-precision micro --nano -c 5 --duration 30 || fail "--nano: exit $?"
 [ "$(od -An -tx4 -N4 "$T/n.pcap" | tr -d ' ')" = a1b23c4d ] || fail "--nano: not the nanosecond magic"

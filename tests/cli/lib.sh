@@ -86,6 +86,14 @@ bench_ran() {
 # number of records of a capture file
 count() { "$CMP" --count "$@"; }
 
+# dcfiles PREFIX [SUFFIX]: the files -b made of -w PREFIX[SUFFIX], named as
+# dumpcap names them (PREFIX_NNNNN_YYYYmmddHHMMSS[SUFFIX]), one a line, by
+# number
+dcfiles() {
+	local d='[0-9]'
+	compgen -G "$1_$d$d$d$d${d}_$d$d$d$d$d$d$d$d$d$d$d$d$d$d${2:-}" | sort
+}
+
 # has_records FILE [N]: FILE reads back with at least N records (1)
 has_records() { [ "$("$CMP" --count "$1" 2>/dev/null || echo 0)" -ge "${2:-1}" ]; }
 

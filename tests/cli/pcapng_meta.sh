@@ -46,12 +46,10 @@ gc -i "net_pcap0,rx_pcap=$LIVE1,rx_pcap=$LIVE1" --queues 2 -w "$T/r.pcapng" -b p
 	--capture-comment 'a first comment' --capture-comment "$c2" "$e" ||
 	die "exit $?: $(cat "$T/gc.err")"
 spec="net_pcap0,rx_pcap=$LIVE1,rx_pcap=$LIVE1"
-files=("$T/r.pcapng")
-for ((k = 1; k * 25 < 2 * n; k++)); do files+=("$T/r.pcapng$k"); done
-[ "${#files[@]}" -ge 3 ] || fail "only ${#files[@]} files"
-for f in "${files[@]}"; do [ -f "$f" ] || fail "$f missing"; done
+mapfile -t files < <(dcfiles "$T/r" .pcapng)
+[ "${#files[@]}" -eq $(((2 * n + 24) / 25)) ] && [ "${#files[@]}" -ge 3 ] || fail "${#files[@]} files: $(echo "$T"/r*)"
 COMMENTS="[\"a first comment\", \"$c2\"]" check "\"$e\"" "${files[@]}"
-capinfos "$T/r.pcapng" | grep -qF "$c2" || fail "capinfos does not show the comment: $(capinfos "$T/r.pcapng")"
+capinfos "${files[0]}" | grep -qF "$c2" || fail "capinfos does not show the comment: $(capinfos "${files[0]}")"
 
 # no filter: no if_filter at all; one file, one queue
 spec="net_pcap0,rx_pcap=$LIVE1"

@@ -25,7 +25,8 @@ gc -i "net_pcap0,rx_pcap=$LIVE1" --backend cpu -w "$T/im2.pcap" --duration 1 --s
 grep -q '"latency_no_gap_us"' "$T/im2.json" && fail "latency_no_gap_us without --busy-poll: the check proves nothing"
 # -a files:N with -b packets:N, as dumpcap: N files of N packets, then done
 gc -r "$LIVE1" -b packets:5 -a files:2 -w "$T/bp.pcapng" || fail "-b packets:5 -a files:2: $(cat "$T/gc.err")"
-[ "$(count "$T/bp.pcapng")" -eq 5 ] && [ "$(count "$T/bp.pcapng1")" -eq 5 ] && [ ! -e "$T/bp.pcapng2" ] ||
+mapfile -t bp < <(dcfiles "$T/bp" .pcapng)
+[ "${#bp[@]}" -eq 2 ] && [ "$(count "${bp[0]}")" -eq 5 ] && [ "$(count "${bp[1]}")" -eq 5 ] ||
 	fail "-b packets:5 -a files:2: $(echo "$T"/bp*)"
 
 # -a packets:N and duration:S (the first met stops)

@@ -111,20 +111,13 @@ START_TEST(test_rotate_C_W_padding)
 }
 END_TEST
 
-static void
-utc(void)
-{
-	setenv("TZ", "UTC", 1);
-	tzset();
-}
-
 START_TEST(test_rotate_G)
 {
 	struct gcap_writer_conf c = wt_conf1(wt_path("g-%Y%m%d-%H%M%S.pcap"));
 	struct gcap_writer *w;
 	struct wt_rec r;
 
-	utc();
+	wt_utc();
 	c.rotate_secs = 10;
 	w = wt_open(&c);
 	ck_assert_str_eq(gcap_writer_filename(w), wt_path("g-20240102-030405.pcap"));
@@ -164,7 +157,7 @@ START_TEST(test_rotate_G_W_stops)
 	struct wt_ng ni;
 	struct wt_rec r;
 
-	utc();
+	wt_utc();
 	c.rotate_secs = 60;
 	c.max_files = 2;
 	w = wt_open(&c);
@@ -215,7 +208,7 @@ START_TEST(test_rotate_G_C)
 	struct gcap_writer_conf c = wt_conf1(wt_path("gc-%M%S.pcap"));
 	struct gcap_writer *w;
 
-	utc();
+	wt_utc();
 	c.rotate_secs = 10;
 	c.rotate_bytes = 24 + R100; /* 2 records a file */
 	w = wt_open(&c);
@@ -260,7 +253,7 @@ START_TEST(test_rotate_G_same_name)
 	struct gcap_writer_conf c = wt_conf1(wt_path("same.pcap"));
 	struct gcap_writer *w;
 
-	utc();
+	wt_utc();
 	c.rotate_secs = 1;
 	w = wt_open(&c);
 	wt_write_n(w, 0, 2, 100, 1);
@@ -282,7 +275,7 @@ START_TEST(test_rotate_G_records_only)
 	struct gcap_writer_conf c = wt_conf1(wt_path("gr-%H%M%S.pcap"));
 	struct gcap_writer *w;
 
-	utc();
+	wt_utc();
 	c.rotate_secs = 10;
 	w = wt_open(&c);
 	wt_write_n(w, 0, 1, 100, 1);
@@ -302,7 +295,7 @@ START_TEST(test_rotate_G_W_sighup)
 	struct timespec now;
 	uint64_t t;
 
-	utc();
+	wt_utc();
 	c.rotate_secs = 60;
 	c.max_files = 1;
 	w = wt_open(&c);
@@ -326,7 +319,7 @@ START_TEST(test_rotate_G_C_same_names)
 	struct gcap_writer_conf c = wt_conf1(wt_path("gcs.pcap"));
 	struct gcap_writer *w;
 
-	utc();
+	wt_utc();
 	c.rotate_secs = 10;
 	c.rotate_bytes = 24 + R100; /* 2 records a file */
 	w = wt_open(&c);

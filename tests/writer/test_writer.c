@@ -4,7 +4,7 @@
  * tshark/capinfos when installed), and pcapng blocks are parsed to check
  * what libpcap does not expose. One binary; its check cases come from the
  * parts, one file per concern (test_pcap.c, test_pcapng.c, test_output.c,
- * test_rotation.c, test_open_errors.c, test_write_errors.c, test_metadata.c,
+ * test_rotation.c, test_names.c, test_open_errors.c, test_write_errors.c, test_metadata.c,
  * test_write_calls.c, test_io_wait.c).
  * With --behind, every writer writes from a thread of its own
  * (write_behind): the same cases, the same files.
@@ -25,6 +25,7 @@ writer_suite(void)
 	suite_add_tcase(s, wt_tcase_durability());
 	suite_add_tcase(s, wt_tcase_export_buffers());
 	suite_add_tcase(s, wt_tcase_rotation());
+	suite_add_tcase(s, wt_tcase_names());
 	suite_add_tcase(s, wt_tcase_stdout());
 	suite_add_tcase(s, wt_tcase_open_errors());
 	suite_add_tcase(s, wt_tcase_write_errors());

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "wt_util.h"
@@ -26,6 +27,13 @@ wt_mkrec(struct wt_rec *r, unsigned i, uint32_t caplen, unsigned nifs)
 	r->h.outmask = 1;
 	for (uint32_t j = 0; j < caplen; j++)
 		r->data[j] = (uint8_t)(i * 7 + j * 13 + 1);
+}
+
+void
+wt_utc(void)
+{
+	setenv("TZ", "UTC", 1);
+	tzset();
 }
 
 /* caplen of record i in the varied sets */

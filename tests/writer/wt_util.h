@@ -38,6 +38,9 @@ uint32_t wt_vlen(unsigned i);
 
 /* ---- temporary directories ---- */
 
+/** Local time is UTC from now on (names through strftime(3)). */
+void wt_utc(void);
+
 /** The test's directory, made by wt_setup, removed by wt_teardown. */
 extern char wt_dir[64];
 
@@ -140,6 +143,7 @@ TCase *wt_tcase_durability(void);
 TCase *wt_tcase_export_buffers(void);
 TCase *wt_tcase_stdout(void);
 TCase *wt_tcase_rotation(void);
+TCase *wt_tcase_names(void);
 TCase *wt_tcase_open_errors(void);
 TCase *wt_tcase_write_errors(void);
 TCase *wt_tcase_metadata(void);
