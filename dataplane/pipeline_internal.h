@@ -22,6 +22,7 @@
 #include <pthread.h>
 #include <stdalign.h>
 #include <stdatomic.h>
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -313,6 +314,16 @@ pl_set_error(struct gcap_pipeline *pl, int err, const char *msg)
 	}
 	pthread_mutex_unlock(&pl->err_lock);
 	atomic_store(&pl->finished, 1);
+}
+
+/* An output that is done, not failed: -W with -G, -a files:, or the only
+ * output a pipe or FIFO whose reader went away (-w - | head: EPIPE), which
+ * ends the capture as tcpdump's SIGPIPE does (beside other outputs it is
+ * that output's failure: they lose what follows). */
+static inline bool
+gcap_pl_output_ended(const struct gcap_pipeline *pl, int r)
+{
+	return r == -ECANCELED || (r == -EPIPE && pl->conf.nwriters == 1);
 }
 
 /* ------------------------------------------------- pipeline_writer.c */

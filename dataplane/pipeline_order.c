@@ -189,7 +189,7 @@ gcap_pl_write_rec(struct gcap_pipeline *pl, const struct gcap_rec *rec,
 		struct gcap_writer *w = c->writers[wi];
 
 		r = gcap_writer_write(w, rec, data);
-		if (r < 0 && r != -ECANCELED)
+		if (r < 0 && !gcap_pl_output_ended(pl, r))
 			pl_set_error(pl, r, gcap_writer_errmsg(w));
 		if (r < 0)
 			break;

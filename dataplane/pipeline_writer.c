@@ -71,13 +71,17 @@ gcap_pl_write_xbuf(struct gcap_pipeline *pl, const struct gcap_xbuf *xb, uint32_
 	return 0;
 }
 
-/* A write's result: -c reached or -W done stop the outputs; an error
- * stops them as failed. @return whether it stopped them. */
+/* A write's result: -c reached or an output done stop the outputs; an
+ * error stops them as failed. @return whether it stopped them. */
 static bool
 write_result(struct gcap_pipeline *pl, int r, bool *failed)
 {
-	if (r == 1 || r == -ECANCELED) {
+	if (r == 1 || gcap_pl_output_ended(pl, r)) {
 		atomic_store(&pl->finished, 1); /* -c reached, or -W with -G done */
+		/* a reader gone: what follows reaches no file, counted as
+		 * write failed (not an error of the run) */
+		if (r == -EPIPE)
+			*failed = true;
 		return true;
 	}
 	if (r < 0) {
@@ -111,9 +115,10 @@ serve_requests(struct gcap_pipeline *pl, bool *failed)
 			r = gcap_writer_rotate(w);
 		if (r == 0)
 			r = gcap_writer_flush(w);
-		if (r == -ECANCELED) {
+		if (gcap_pl_output_ended(pl, r)) {
 			atomic_store(&pl->finished, 1);
 			stop = true;
+			*failed = *failed || r == -EPIPE; /* counted, as above */
 		} else if (r < 0) {
 			pl_set_error(pl, r, gcap_writer_errmsg(w));
 			*failed = stop = true;
@@ -137,7 +142,7 @@ count_lost(struct gcap_pipeline *pl)
 		uint64_t kept;
 		int r = gcap_writer_flush(c->writers[j]);
 
-		if (r < 0 && r != -ECANCELED)
+		if (r < 0 && !gcap_pl_output_ended(pl, r))
 			pl_set_error(pl, r, gcap_writer_errmsg(c->writers[j]));
 		gcap_writer_counts(c->writers[j], &kept, NULL);
 		pl->out_lost[j] = pl->handed[j] > kept ? pl->handed[j] - kept : 0;
@@ -242,8 +247,9 @@ writer_main(void *arg)
 				 * stalls the writer no more than its pace */
 				if (r == 0)
 					r = gcap_writer_push(c->writers[j]);
-				if (r == -ECANCELED) {
+				if (gcap_pl_output_ended(pl, r)) {
 					stopped = true;
+					failed = failed || r == -EPIPE; /* counted */
 					atomic_store(&pl->finished, 1);
 				} else if (r < 0) {
 					pl_set_error(pl, r,

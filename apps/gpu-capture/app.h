@@ -68,6 +68,9 @@ struct app {
 	/* a capture thread was left running in an inline kernel
 	 * (gcap_pipeline_abandoned()): nothing of the capture is taken down */
 	bool abandoned;
+	/* the only output's reader left before its header was written
+	 * (-w - | true): the run ends there, as a clean one */
+	bool reader_gone;
 	char err[GCAP_ERRBUF_SIZE];
 	/* what the files say of the host and the ports (meta.c) */
 	char host_os[160], host_hw[128];

@@ -335,7 +335,7 @@ app_run_live(struct app *a)
 		}
 	app_meta_ifs(a, wifs);
 	if (app_open_writers(a, wifs, a->nports) < 0 || app_create_pipeline(a) < 0) {
-		rc = 1;
+		rc = a->reader_gone ? 0 : 1;
 		goto out;
 	}
 	for (unsigned p = 0; p < a->nports; p++)

@@ -458,7 +458,7 @@ capture_files(struct app *a, struct inputs *in)
 	return app_finish(a, nifs == 1 ? &st : NULL, rc);
 fail:
 	app_close_writers(a, NULL);
-	return 1;
+	return a->reader_gone ? 0 : 1;
 }
 
 int

@@ -13,6 +13,7 @@
  * call them in their order; the checks among them come before any port
  * starts.
  */
+#include <errno.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -78,7 +79,7 @@ on_signal(int sig)
 int
 app_signals_install(void)
 {
-	struct sigaction sa;
+	struct sigaction sa, hup;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
@@ -88,9 +89,14 @@ app_signals_install(void)
 	sa.sa_handler = on_request;
 	sa.sa_flags = SA_RESTART;
 	if (sigaction(SIGUSR1, &sa, NULL) != 0 || sigaction(SIGUSR2, &sa, NULL) != 0 ||
-	    sigaction(SIGHUP, &sa, NULL) != 0)
+	    sigaction(SIGHUP, NULL, &hup) != 0)
 		return -1;
-	/* a closed stdout (-w - | head) is a write error, not a kill */
+	/* a SIGHUP ignored from the start (nohup) stays ignored, as tcpdump
+	 * leaves it: the terminal's hangup is not a request to rotate */
+	if (hup.sa_handler != SIG_IGN && sigaction(SIGHUP, &sa, NULL) != 0)
+		return -1;
+	/* a closed stdout (-w - | head) is the writer's EPIPE, which ends
+	 * the capture cleanly, not a kill */
 	signal(SIGPIPE, SIG_IGN);
 	/* past RLIMIT_FSIZE a write fails with EFBIG and the file stays valid */
 	signal(SIGXFSZ, SIG_IGN);
@@ -366,7 +372,11 @@ app_open_writers(struct app *a, const struct gcap_writer_if *ifs, unsigned nifs)
 
 		a->writers[i] = gcap_writer_open(&wc, a->err);
 		if (a->writers[i] == NULL) {
-			app_err("%s", a->err);
+			/* tcpdump's header waits in stdio's buffer and its
+			 * SIGPIPE comes later, a clean end: so does this one */
+			a->reader_gone = errno == EPIPE && o->nouts == 1;
+			if (!a->reader_gone)
+				app_err("%s", a->err);
 			return -1;
 		}
 		a->nwriters++;
@@ -398,9 +408,13 @@ app_close_writers(struct app *a, const struct gcap_writer_if_stats *st)
 		a->io_waits += n;
 		a->io_wait_ns += ns;
 		gcap_writer_counts(a->writers[i], &a->out_kept[i], NULL);
-		/* a write error was reported when it happened: say it once */
+		/* a write error was reported when it happened: say it once;
+		 * the reader of the only output gone (-w - | head) ended the
+		 * capture as tcpdump's SIGPIPE does: no error */
 		snprintf(prev, sizeof(prev), "%s", a->err);
-		if (gcap_writer_close(a->writers[i], st, a->err) < 0) {
+		int cr = gcap_writer_close(a->writers[i], st, a->err);
+
+		if (cr < 0 && !(cr == -EPIPE && a->nwriters == 1)) {
 			if (strcmp(prev, a->err) != 0)
 				app_err("%s", a->err);
 			rc = -1;

@@ -363,7 +363,9 @@ void gcap_pipeline_request_rotate(struct gcap_pipeline *pl);
 
 /**
  * @return true once the pipeline wants to stop by itself: -c reached, an
- * output finished (-W with -G), a write error or an executor fault.
+ * output finished (-W with -G, -a files:, or the only output a pipe or
+ * FIFO whose reader went away: EPIPE, not an error of the run), a write
+ * error or an executor fault.
  */
 bool gcap_pipeline_finished(const struct gcap_pipeline *pl);
 

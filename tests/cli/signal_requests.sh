@@ -6,7 +6,8 @@
 # FILE1, ...; a pcapng file closed so gets its ISBs). The input is replayed
 # slowly (--rx-rate, small batches) and the capture ends by itself (-c): the files hold
 # every packet of tcpdump's offline run, in order, across the rotation.
-# SIGUSR1's rates are those since its last line.
+# SIGUSR1's rates are those since its last line. Under nohup (SIGHUP
+# ignored from the start) SIGHUP stays ignored.
 . "$(dirname "$0")/lib.sh"
 need tcpdump
 need mergecap
@@ -14,7 +15,9 @@ e='tcp or udp'
 tdump "$LIVE1" "$T/ref.pcap" "$e" || die "tcpdump"
 n=$(count "$T/ref.pcap")
 for out in s.pcap s.pcapng; do
-	"$GC" -q -i "net_pcap0,rx_pcap=$LIVE1" -w "$T/$out" -c "$n" --rx-rate 20 --batch 4 --duration 120 "$e" \
+	# (SIGHUP as the default: a run under nohup, the suite's too, would
+	# leave it ignored, below)
+	env --default-signal=HUP "$GC" -q -i "net_pcap0,rx_pcap=$LIVE1" -w "$T/$out" -c "$n" --rx-rate 20 --batch 4 --duration 120 "$e" \
 		2>"$T/gc.err" &
 	pid=$!
 	# the capture runs once its first records reach the file
@@ -39,6 +42,18 @@ for out in s.pcap s.pcapng; do
 	[ ! -e "$T/${out}2" ] || fail "$out: a file too many"
 	rm -f "$T/$out" "$T/${out}1"
 done
+
+# a run started with SIGHUP ignored (nohup) keeps it ignored, as tcpdump
+# does: the terminal's hangup neither rotates the file nor ends the run
+env --ignore-signal=HUP "$GC" -q -i "net_pcap0,rx_pcap=$LOOP,infinite_rx=1" -w "$T/h.pcap" \
+	--rx-rate 20000 --duration 60 2>"$T/h.err" &
+pid=$!
+wait_for 60 has_records "$T/h.pcap" || fail "nohup: no records: $(cat "$T/h.err")"
+kill -HUP "$pid"
+wait_for 5 test -e "$T/h.pcap1" && fail "nohup: SIGHUP rotated the file"
+kill -0 "$pid" 2>/dev/null || fail "nohup: SIGHUP ended the run"
+kill -INT "$pid"
+wait "$pid" || fail "nohup: exit $?: $(cat "$T/h.err")"
 
 # SIGUSR1's rates are since its last line, not since the start: two
 # lines 2 s apart, the second's rate against what its received count
