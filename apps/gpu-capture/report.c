@@ -80,6 +80,9 @@ sum_queues(const struct app *a, unsigned port_index, bool all, struct app_totals
 	}
 }
 
+/* tcpdump's plural: "1 packet", "0 packets" */
+#define PLURAL(n) ((n) == 1 ? "" : "s")
+
 static uint64_t
 dropped(const struct app_totals *t)
 {
@@ -224,7 +227,15 @@ app_report_summary(const struct app *a, uint64_t captured, double secs)
 	struct app_totals t;
 
 	sum_queues(a, 0, true, &t);
-	fprintf(stderr, "%" PRIu64 " packets captured\n", captured);
+	/* tcpdump's lines first, its words and plurals, for the scripts
+	 * that read them: the capture's own buffers' drops (libpcap's
+	 * ps_drop) "by kernel", the port's (imissed, rx_nombuf: ps_ifdrop)
+	 * "by interface" where there are any; what a write lost (ENOSPC, a
+	 * reader gone) is neither, named on the line of reasons */
+	uint64_t ifdrop = t.imissed + t.rx_nombuf,
+		 kdrop = t.q.drop_pipeline + t.q.drop_writer + t.q.drop_chained;
+
+	fprintf(stderr, "%" PRIu64 " packet%s captured\n", captured, PLURAL(captured));
 	/* several outputs: what each one's files hold (a packet may be in
 	 * several; what a failed write cut back is lost there only) */
 	for (unsigned i = 0; a->nclosed > 1 && i < a->nclosed; i++) {
@@ -236,13 +247,19 @@ app_report_summary(const struct app *a, uint64_t captured, double secs)
 			fprintf(stderr, " (%" PRIu64 " lost at a failed write)", lost);
 		fputc('\n', stderr);
 	}
-	fprintf(stderr, "%" PRIu64 " packets received by filter\n", t.q.rx_pkts);
-	fprintf(stderr,
-		"%" PRIu64 " packets dropped (imissed %" PRIu64 ", rx_nombuf %" PRIu64
-		", pipeline full %" PRIu64 ", writer behind %" PRIu64 ", chained %" PRIu64
-		", write failed %" PRIu64 ")\n",
-		dropped(&t), t.imissed, t.rx_nombuf, t.q.drop_pipeline, t.q.drop_writer,
-		t.q.drop_chained, t.write_failed);
+	fprintf(stderr, "%" PRIu64 " packet%s received by filter\n", t.q.rx_pkts,
+		PLURAL(t.q.rx_pkts));
+	fprintf(stderr, "%" PRIu64 " packet%s dropped by kernel\n", kdrop, PLURAL(kdrop));
+	if (ifdrop > 0)
+		fprintf(stderr, "%" PRIu64 " packet%s dropped by interface\n", ifdrop,
+			PLURAL(ifdrop));
+	if (dropped(&t) > 0)
+		fprintf(stderr,
+			"  dropped: imissed %" PRIu64 ", rx_nombuf %" PRIu64
+			", pipeline full %" PRIu64 ", writer behind %" PRIu64
+			", chained %" PRIu64 ", write failed %" PRIu64 "\n",
+			t.imissed, t.rx_nombuf, t.q.drop_pipeline, t.q.drop_writer,
+			t.q.drop_chained, t.write_failed);
 	uint64_t forced = gcap_pipeline_order_forced(a->pl);
 
 	if (forced > 0)

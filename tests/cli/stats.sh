@@ -111,6 +111,15 @@ ints = [s[k] for k in ("received", "received_bytes", "captured", "written", "io_
                        "filtered", "batches", "rx_polls")] + list(s["dropped"].values())
 assert all(isinstance(v, int) for v in ints), ints
 PY
+# the summary's first lines are tcpdump's, its plurals too: one packet
+# written, what the reader read before -c stopped it, none dropped
+"$GC" -r "$LIVE1" -c 1 -w "$T/one.pcap" 2>"$T/gc.err" || die "-c 1: exit $?: $(cat "$T/gc.err")"
+grep -v '^backend\|^gpu-capture\|^gcap' "$T/gc.err" | head -3 >"$T/sum3"
+sed -n 1p "$T/sum3" | grep -qx "1 packet captured" &&
+	sed -n 2p "$T/sum3" | grep -Eqx "[0-9]+ packets? received by filter" &&
+	sed -n 3p "$T/sum3" | grep -qx "0 packets dropped by kernel" ||
+	fail "-c 1: not tcpdump's lines: $(cat "$T/gc.err")"
+grep -q "dropped by interface\|dropped:" "$T/gc.err" && fail "-c 1: drop lines where none dropped: $(cat "$T/gc.err")"
 # a summary that cannot be written is refused before the capture starts
 gc -r "$LIVE1" -w "$T/g.pcap" --summary-json "$T/nodir/s.json" udp; rc=$?
 [ $rc -eq 1 ] || fail "--summary-json into a missing directory: exit $rc"
