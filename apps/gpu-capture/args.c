@@ -283,8 +283,11 @@ bad:
 static int
 apply_buffer(struct app_opts *o)
 {
+	/* never below the default ring: -B asks for room (tcpdump's 4096,
+	 * libpcap's 2 MiB would be smaller than the default's 8 MiB) */
 	uint64_t bytes = (uint64_t)o->buffer_kib * 1024u,
-		 per_batch = (uint64_t)o->batch * RING_MBUF_BYTES, ring = 2;
+		 per_batch = (uint64_t)o->batch * RING_MBUF_BYTES,
+		 ring = APP_DEFAULT_RING;
 
 	if (o->ring != APP_DEFAULT_RING)
 		return -app_err("-B and --ring both size the ring: give one");

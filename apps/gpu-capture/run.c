@@ -165,9 +165,16 @@ app_compile_filters(struct app *a)
 			/* one line: a long expression is shown by its start */
 			size_t len = strlen(e);
 
-			app_err("bad filter '%.*s%s' (link type %s): %s",
+			/* -w FILE:EXPR: a ':' of a strftime name (%H:%M)
+			 * made this an output's filter */
+			bool own = o->nouts && o->outs[i].expr != NULL;
+
+			app_err("bad filter '%.*s%s' (link type %s): %s%s",
 				len > 120 ? 120 : (int)len, e, len > 120 ? "..." : "",
-				pcap_datalink_val_to_name(a->linktype) ?: "?", a->err);
+				pcap_datalink_val_to_name(a->linktype) ?: "?", a->err,
+				own ? " (the part of -w after its first unescaped ':'; "
+				      "a ':' of a file name is written '\\:')" :
+				      "");
 			return -1;
 		}
 		a->nprogs++;

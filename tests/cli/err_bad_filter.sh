@@ -16,6 +16,13 @@ grep -q "illegal port number\|out of range" "$T/gc.err" || fail "live: no libpca
 gc -r "$LIVE1" -w "$T/a.pcap:tcp" -w "$T/b.pcap:udp port x y"; rc=$?
 [ $rc -eq 1 ] || fail "-w FILE:EXPR: exit $rc"
 grep -q "syntax error\|unknown" "$T/gc.err" || fail "-w FILE:EXPR: $(cat "$T/gc.err")"
+# a ':' of a strftime name taken for FILE:EXPR: the line says how to
+# write one (the trailing expression's error does not)
+gc -r "$LIVE1" -G 60 -w "$T/cap-%H:%M.pcap"; rc=$?
+[ $rc -eq 1 ] && grep -qF "written '\\:'" "$T/gc.err" || fail "-w with a ':' of a name: exit $rc: $(cat "$T/gc.err")"
+gc -r "$LIVE1" -w "$T/c.pcap" 'tcp and and'
+grep -qF "written '\\:'" "$T/gc.err" && fail "the trailing expression's error speaks of -w's ':'"
+[ -z "$(compgen -G "$T/cap-*")" ] || fail "-w with a ':' of a name: output created"
 # a 400 KB expression with an error: one line, which does not echo it whole
 python3 -c 'print("tcp and and " + " or ".join("host 10.0.%d.%d" % (i // 250, i % 250) for i in range(25000)))' >"$T/long.expr"
 # (as words: one argument may hold 128 KiB at most)

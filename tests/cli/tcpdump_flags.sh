@@ -4,12 +4,19 @@
 # taken, mapped onto the ring, the polling and the writer, and bad values
 # refused before anything starts; tcpdump's -v -w count on a terminal.
 . "$(dirname "$0")/lib.sh"
-# -B KiB: the ring that holds as much (2 KiB an mbuf), --ring's limits
+# -B KiB: the ring that holds as much (2 KiB an mbuf), never below the
+# default, --ring's limits
 gc -r "$LIVE1" -B 65536 -w "$T/b.pcap" || fail "-B 65536: $(cat "$T/gc.err")"
 [ "$(count "$T/b.pcap")" -eq "$(count "$LIVE1")" ] || fail "-B: records"
 if ! sanitized; then
 	(ulimit -d 2000000 && gc -r "$LIVE1" -B 1048576 -w "$T/b2.pcap"); rc=$?
 	[ $rc -eq 1 ] && grep -q -- "--ring 2048 " "$T/gc.err" || fail "-B 1048576 is --ring 2048: $(cat "$T/gc.err")"
+fi
+# a -B below the default ring's 8 MiB (tcpdump's 4096, libpcap's 2 MiB)
+# leaves the default: the refusal under a small ulimit -d names --ring 16
+if ! sanitized; then
+	(ulimit -d 50000 && gc -r "$LIVE1" -B 1024 -w "$T/b5.pcap"); rc=$?
+	[ $rc -eq 1 ] && grep -q -- "--ring 16 " "$T/gc.err" || fail "-B 1024 is not --ring 16: $(cat "$T/gc.err")"
 fi
 gc -r "$LIVE1" -B 99999999 -w "$T/b3.pcap"; rc=$?
 [ $rc -eq 1 ] && grep -q "more than the largest ring" "$T/gc.err" || fail "-B too large: $(cat "$T/gc.err")"
