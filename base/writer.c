@@ -123,15 +123,25 @@ dc_next(struct gcap_writer *w)
 	return next_file(w, 0, 0, false);
 }
 
+/* When the current period ends: rotate_secs after its start (-G, -b
+ * duration:), or at the next multiple of rotate_secs since the epoch
+ * (-b interval:). */
+static inline uint64_t
+period_end(const struct gcap_writer *w)
+{
+	if (w->rotate_align)
+		return (w->period_ns / w->rotate_ns + 1) * w->rotate_ns;
+	return w->period_ns + w->rotate_ns;
+}
+
 /* -G: a new file once rotate_secs have passed since the period start
  * (or now, with force). */
 static int
 time_rotate(struct gcap_writer *w, bool force)
 {
-	if (!force && (w->rotate_ns == 0 || w->clock_ns < w->period_ns ||
-		       w->clock_ns - w->period_ns < w->rotate_ns))
+	if (!force && (w->rotate_ns == 0 || w->clock_ns < period_end(w)))
 		return 0;
-	if (w->names == GCAP_NAMES_DUMPCAP)
+	if (gcap_wr_dc(w))
 		return dc_next(w);
 	/* -W counts -G's periods that ran out: a file SIGHUP starts (force)
 	 * starts a period anew and does not end the capture */
@@ -172,7 +182,7 @@ size_rotate(struct gcap_writer *w, bool force)
 	if (!force && (w->rotate_bytes == 0 || w->file_off + w->len <= w->rotate_bytes) &&
 	    (w->rotate_packets == 0 || w->file_recs < w->rotate_packets))
 		return 0;
-	if (w->names == GCAP_NAMES_DUMPCAP)
+	if (gcap_wr_dc(w))
 		return dc_next(w);
 	w->cflag_count++;
 	if (w->max_files > 0 && w->cflag_count >= w->max_files)
@@ -256,7 +266,7 @@ post_rec(struct gcap_writer *w)
 {
 	if (w->stop_bytes != 0 && w->file_off + w->len >= w->stop_bytes)
 		(void)stop_done(w);
-	else if (w->names == GCAP_NAMES_DUMPCAP &&
+	else if (gcap_wr_dc(w) &&
 		 ((w->rotate_packets != 0 && w->file_recs >= w->rotate_packets) ||
 		  (w->rotate_bytes != 0 && w->file_off + w->len >= w->rotate_bytes)))
 		(void)dc_next(w);
@@ -621,10 +631,11 @@ check_conf(const struct gcap_writer_conf *c, char *errbuf)
 	    c->rotate_packets == 0)
 		return gcap_err(errbuf, EINVAL,
 				"writer: a file count (-W) needs -C or -G");
-	if (c->names != GCAP_NAMES_TCPDUMP && c->names != GCAP_NAMES_DUMPCAP)
+	if (c->names != GCAP_NAMES_TCPDUMP && c->names != GCAP_NAMES_DUMPCAP &&
+	    c->names != GCAP_NAMES_DUMPCAP_TIMENUM)
 		return gcap_err(errbuf, EINVAL, "writer: unknown naming %d",
 				(int)c->names);
-	if (c->names == GCAP_NAMES_DUMPCAP && c->rotate_bytes == 0 &&
+	if (c->names != GCAP_NAMES_TCPDUMP && c->rotate_bytes == 0 &&
 	    c->rotate_secs == 0 && c->rotate_packets == 0)
 		return gcap_err(errbuf, EINVAL,
 				"writer: dumpcap's names (-b) need a condition to "
@@ -774,6 +785,7 @@ gcap_writer_open(const struct gcap_writer_conf *conf, char *errbuf)
 		w->snaplen = w->hdr_snaplen; /* no record past what the header says */
 	w->rotate_bytes = conf->rotate_bytes;
 	w->rotate_ns = (uint64_t)conf->rotate_secs * GCAP_WR_NS_PER_SEC;
+	w->rotate_align = conf->rotate_align;
 	w->max_files = conf->max_files;
 	w->stop_bytes = conf->stop_bytes;
 	w->stop_files = conf->stop_files;

@@ -156,8 +156,9 @@ struct gcap_writer {
 	uint32_t nrotated;   /* files opened after the first */
 	int wchars;          /* digits of the file number under -W */
 	enum gcap_names names;
-	size_t dc_split; /* dumpcap's names: bytes of tmpl before its suffix */
-	uint64_t dc_seq; /* dumpcap's names: files opened so far */
+	bool rotate_align; /* -b interval: */
+	size_t dc_split;   /* dumpcap's names: bytes of tmpl before its suffix */
+	uint64_t dc_seq;   /* dumpcap's names: files opened so far */
 	struct gcap_wr_kept *dc_kept; /* dumpcap's ring: max_files slots, or NULL */
 	bool flush_each;
 	/* records go by fmt->put_live: it has one, every interface is
@@ -223,6 +224,13 @@ struct gcap_writer {
 void gcap_wr_ts_setup(struct gcap_writer *w);
 
 /* ---- file names (writer_name.c) ---- */
+
+/** Whether w names its files as dumpcap does (-b). */
+static inline bool
+gcap_wr_dc(const struct gcap_writer *w)
+{
+	return w->names == GCAP_NAMES_DUMPCAP || w->names == GCAP_NAMES_DUMPCAP_TIMENUM;
+}
 
 /** Set the naming of w from conf (w->tmpl, max_files set): -W's width,
  *  dumpcap's split and ring. @return 0 or -ENOMEM. */

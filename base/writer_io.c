@@ -174,7 +174,7 @@ gcap_wr_file_open(struct gcap_writer *w, char *errbuf)
 					 w->file_mode, errbuf);
 		if (w->fd >= 0)
 			w->created = true;
-		else if (w->fd == -EEXIST && w->names == GCAP_NAMES_DUMPCAP)
+		else if (w->fd == -EEXIST && gcap_wr_dc(w))
 			/* a name of dumpcap's is new: what is there is another
 			 * capture's (the same -w within that second) */
 			(void)gcap_err(errbuf, EEXIST,

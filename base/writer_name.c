@@ -47,7 +47,7 @@ gcap_wr_name_setup(struct gcap_writer *w, const struct gcap_writer_conf *conf)
 {
 	w->names = conf->names;
 	w->wchars = wflag_chars(conf->max_files);
-	if (w->names != GCAP_NAMES_DUMPCAP)
+	if (!gcap_wr_dc(w))
 		return 0;
 	tzset(); /* the names carry the local time: read TZ now */
 	w->dc_split = dc_split(w->tmpl);
@@ -96,9 +96,17 @@ dc_name(const struct gcap_writer *w, uint64_t k, int64_t t, char *out)
 	if (localtime_r(&tt, &tm) == NULL ||
 	    strftime(ts, sizeof(ts), "%Y%m%d%H%M%S", &tm) == 0)
 		return -EINVAL;
-	if (snprintf(out, GCAP_WR_NAME_MAX, "%.*s_%05u_%s%s", (int)w->dc_split, w->tmpl,
-		     (unsigned)(k % DC_NUM_MOD), ts,
-		     w->tmpl + w->dc_split) >= GCAP_WR_NAME_MAX)
+	char num[8];
+	int n;
+
+	snprintf(num, sizeof(num), "%05u", (unsigned)(k % DC_NUM_MOD));
+	if (w->names == GCAP_NAMES_DUMPCAP_TIMENUM) /* nametimenum:2 */
+		n = snprintf(out, GCAP_WR_NAME_MAX, "%.*s_%s_%s%s", (int)w->dc_split,
+			     w->tmpl, ts, num, w->tmpl + w->dc_split);
+	else
+		n = snprintf(out, GCAP_WR_NAME_MAX, "%.*s_%s_%s%s", (int)w->dc_split,
+			     w->tmpl, num, ts, w->tmpl + w->dc_split);
+	if (n >= GCAP_WR_NAME_MAX)
 		return -ENAMETOOLONG;
 	return 0;
 }
@@ -118,7 +126,7 @@ gcap_wr_name_next(const struct gcap_writer *w, unsigned cnt, int chars, char *ou
 	char base[PATH_MAX];
 	int rc;
 
-	if (w->names == GCAP_NAMES_DUMPCAP)
+	if (gcap_wr_dc(w))
 		return dc_name(w, w->dc_seq + 1, dc_now(w), out);
 	rc = gcap_wr_name_base(w, w->period_ns, base);
 	if (rc != 0)
@@ -162,7 +170,7 @@ gcap_wr_name_opened(struct gcap_writer *w)
 {
 	struct stat st;
 
-	if (w->names != GCAP_NAMES_DUMPCAP)
+	if (!gcap_wr_dc(w))
 		return;
 	if (w->dc_kept != NULL && fstat(w->fd, &st) == 0) {
 		struct gcap_wr_kept *k = &w->dc_kept[w->dc_seq % w->max_files];

@@ -316,8 +316,8 @@ rotation_check(const struct app_opts *o)
 		return -app_err("-b names files as dumpcap does, -C, -G and -W as "
 				"tcpdump does: give one kind");
 	if (o->ring_buffer && !rotates)
-		return -app_err("-b files: needs a condition to switch files: -b "
-				"packets:N, filesize:KB or duration:SECONDS");
+		return -app_err("-b needs a condition to switch files: packets:N, "
+				"filesize:KB, duration:SECONDS or interval:SECONDS");
 	if (o->max_files != 0 && !rotates)
 		return -app_err("-W needs -C or -G");
 	for (unsigned i = 0; i < o->nouts && (rotates || o->max_files != 0); i++)

@@ -274,18 +274,30 @@ parse_ring_buffer(const char *s, struct app_opts *o)
 		if (parse_u64("-b filesize", val + 1, 1, UINT64_MAX / 1000u, &v) < 0)
 			return -1;
 		o->rotate_bytes = v * 1000u; /* dumpcap's kB: 1000 bytes */
-	} else if (val != NULL && RB_KEY("duration")) {
-		if (parse_u64("-b duration", val + 1, 1, UINT32_MAX, &v) < 0)
+	} else if (val != NULL && (RB_KEY("duration") || RB_KEY("interval"))) {
+		bool align = RB_KEY("interval");
+
+		if (parse_u64(align ? "-b interval" : "-b duration", val + 1, 1,
+			      UINT32_MAX, &v) < 0)
 			return -1;
+		/* one clock a file: dumpcap switches at either, here one */
+		if (o->rotate_secs != 0 && o->rotate_align != align)
+			return -app_err("-b duration: and interval: both switch files by "
+					"time: give one");
 		o->rotate_secs = (uint32_t)v;
+		o->rotate_align = align;
+	} else if (val != NULL && RB_KEY("nametimenum")) {
+		if (parse_u64("-b nametimenum", val + 1, 1, 2, &v) < 0)
+			return -1;
+		o->names_timenum = v == 2;
 	} else if (val != NULL && RB_KEY("files")) {
 		if (parse_u64("-b files", val + 1, 1, 100000, &v) < 0)
 			return -1;
 		o->max_files = (uint32_t)v;
 	} else {
 		return -app_err(
-			"-b '%s': expected packets:N, filesize:KB, duration:SECONDS "
-			"or files:N",
+			"-b '%s': expected packets:N, filesize:KB, duration:SECONDS, "
+			"interval:SECONDS, files:N or nametimenum:1|2",
 			s);
 	}
 #undef RB_KEY

@@ -367,7 +367,10 @@ app_open_writers(struct app *a, const struct gcap_writer_if *ifs, unsigned nifs)
 			.comments = o->comments,
 			.ncomments = o->ncomments,
 			.rotate_packets = o->rotate_packets,
-			.names = o->ring_buffer ? GCAP_NAMES_DUMPCAP : GCAP_NAMES_TCPDUMP,
+			.names = !o->ring_buffer  ? GCAP_NAMES_TCPDUMP :
+				 o->names_timenum ? GCAP_NAMES_DUMPCAP_TIMENUM :
+						    GCAP_NAMES_DUMPCAP,
+			.rotate_align = o->rotate_align,
 			.stats_fn = writer_stats,
 			.stats_arg = a,
 			.closed_fn = o->postrotate != NULL ? app_postrotate_run : NULL,

@@ -52,6 +52,9 @@ enum gcap_names {
 	 *  file max_files + 1 removes the oldest, and -G's stop at max_files
 	 *  does not apply */
 	GCAP_NAMES_DUMPCAP,
+	/** dumpcap's -b nametimenum:2: as GCAP_NAMES_DUMPCAP, the time
+	 *  before the number: PREFIX_YYYYmmddHHMMSS_NNNNN.EXT */
+	GCAP_NAMES_DUMPCAP_TIMENUM,
 };
 
 /**
@@ -141,6 +144,10 @@ struct gcap_writer_conf {
 	/** -G: new file every this many seconds; path goes through
 	 *  strftime(3) with the local time of the file's start (0: off) */
 	uint32_t rotate_secs;
+	/** dumpcap's -b interval:: rotate_secs's files end at the multiples
+	 *  of rotate_secs since the epoch (a new file each hour on the
+	 *  hour), not rotate_secs after each one's start */
+	bool rotate_align;
 	/** -W: with -C, a ring of files path0..path{W-1} (zero-padded to the
 	 *  width of W-1); with -G alone, stop after W files; needs -C or -G.
 	 *  With GCAP_NAMES_DUMPCAP (-b files:), a ring of the last W files
@@ -218,8 +225,8 @@ struct gcap_writer_conf {
 	 *  input's. Records are cut at the smaller of the two, so that none
 	 *  is longer than the header says */
 	uint32_t hdr_snaplen;
-	/** how the files are named: GCAP_NAMES_DUMPCAP needs rotate_bytes,
-	 *  rotate_secs or rotate_packets */
+	/** how the files are named: dumpcap's (GCAP_NAMES_DUMPCAP,
+	 *  _DUMPCAP_TIMENUM) need rotate_bytes, rotate_secs or rotate_packets */
 	enum gcap_names names;
 };
 

@@ -3,7 +3,8 @@
 # dumpcap's -b ring buffer conditions and tcpdump's -z: -b names every file
 # as dumpcap does (PREFIX_NNNNN_YYYYmmddHHMMSS.EXT, from 00001), packets:N
 # makes a new file every N packets, files:N keeps a ring of the last N
-# (the older removed, the numbers going on), filesize:KB every KB kB;
+# (the older removed, the numbers going on), filesize:KB every KB kB,
+# interval:S on the clock's multiples, nametimenum:2 the time first;
 # -z COMMAND runs COMMAND FILE on each file a rotation closes (not the
 # last, as tcpdump, unless the output ended itself: -a files:, as -G with
 # -W), execed without a shell (a name with a space and a ';' arrives
@@ -91,10 +92,23 @@ gc -i "net_pcap0,rx_pcap=$LIVE1" -w "$T/sz.pcap" -b filesize:2 -c 30 --duration 
 	fail "-b filesize: exit $?: $(cat "$T/gc.err")"
 [ "$(dcfiles "$T/sz" .pcap | wc -l)" -ge 2 ] || fail "-b filesize:2 made one file: $(ls "$T")"
 
-for bad in packets:0 packets:x filesize: size:3 files:0 nothing files:2; do
+# -b interval:1 and nametimenum:2: a file each second on the second,
+# named time first; the run's files hold every record
+gc -i "net_pcap0,rx_pcap=$LIVE1" -w "$T/iv.pcap" -b interval:1 -b nametimenum:2 --rx-rate 50 --batch 4 \
+	-c "$n" --duration 60 || fail "-b interval:1: exit $?: $(cat "$T/gc.err")"
+d='[0-9]'
+mapfile -t files < <(compgen -G "$T/iv_$d$d$d$d$d$d$d$d$d$d$d$d$d${d}_$d$d$d$d$d.pcap" | sort)
+[ "${#files[@]}" -ge 2 ] || fail "-b interval:1 nametimenum:2: ${#files[@]} files: $(ls "$T")"
+total=0
+for f in "${files[@]}"; do total=$((total + $(count "$f"))); done
+[ "$total" -eq "$n" ] || fail "-b interval:1: $total records in ${#files[@]} files, want $n"
+for bad in packets:0 packets:x filesize: size:3 files:0 nothing files:2 nametimenum:3 interval:0 \
+	nametimenum:2; do
 	gc -i "net_pcap0,rx_pcap=$LIVE1" -w "$T/bad.pcap" -b "$bad"; rc=$?
 	[ $rc -eq 1 ] && grep -q -- "-b" "$T/gc.err" || fail "-b $bad: exit $rc: $(cat "$T/gc.err")"
 done
+gc -i "net_pcap0,rx_pcap=$LIVE1" -w "$T/bad.pcap" -b duration:5 -b interval:5; rc=$?
+[ $rc -eq 1 ] && grep -q "give one" "$T/gc.err" || fail "-b duration: with interval:: exit $rc: $(cat "$T/gc.err")"
 # the two kinds of names do not mix
 for tcpd in "-C 1" "-G 5" "-W 2"; do
 	# shellcheck disable=SC2086 # (the option and its value)

@@ -4,7 +4,8 @@
  * (GCAP_NAMES_DUMPCAP): PREFIX_NNNNN_YYYYmmddHHMMSS.EXT from the first
  * file on, the path's suffix kept, a ring of max_files that removes its
  * oldest file and nothing else, -b duration: that numbers on without
- * stopping at max_files.
+ * stopping at max_files, -b interval: on the clock's multiples and
+ * nametimenum:2's order.
  */
 #include <check.h>
 #include <errno.h>
@@ -166,6 +167,36 @@ START_TEST(test_dc_duration_ring)
 }
 END_TEST
 
+/* -b interval:10: files end on the clock's multiples of 10 s (T0 is at
+ * :05, so the first ends at :10), not 10 s after each one's start; with
+ * nametimenum:2 the time comes before the number. */
+START_TEST(test_dc_interval_timenum)
+{
+	struct gcap_writer_conf c = wt_conf1(wt_path("i.pcap"));
+	struct gcap_writer *w;
+
+	wt_utc();
+	c.names = GCAP_NAMES_DUMPCAP_TIMENUM;
+	c.rotate_secs = 10;
+	c.rotate_align = true;
+	w = wt_open(&c);
+	ck_assert_str_eq(gcap_writer_filename(w), wt_path("i_" STAMP0 "_00001.pcap"));
+	ck_assert_int_eq(gcap_writer_tick(w, T0 + 4 * NS), 0);
+	ck_assert_str_eq(gcap_writer_filename(w), wt_path("i_" STAMP0 "_00001.pcap"));
+	ck_assert_int_eq(gcap_writer_tick(w, T0 + 5 * NS), 0); /* :10 */
+	ck_assert_str_eq(gcap_writer_filename(w), wt_path("i_20240102030410_00002.pcap"));
+	ck_assert_int_eq(gcap_writer_tick(w, T0 + 14 * NS), 0); /* :19 */
+	ck_assert_str_eq(gcap_writer_filename(w), wt_path("i_20240102030410_00002.pcap"));
+	ck_assert_int_eq(gcap_writer_tick(w, T0 + 16 * NS), 0); /* :21 */
+	ck_assert_str_eq(gcap_writer_filename(w), wt_path("i_20240102030421_00003.pcap"));
+	/* the next end is :30, not 10 s after :21 */
+	ck_assert_int_eq(gcap_writer_tick(w, T0 + 25 * NS), 0); /* :30 */
+	ck_assert_str_eq(gcap_writer_filename(w), wt_path("i_20240102030430_00004.pcap"));
+	wt_close(w, NULL);
+	ck_assert_uint_eq(wt_count_files(), 4);
+}
+END_TEST
+
 /* The record that fills a file ends it, as dumpcap switches right after
  * writing it: the next file is open before any further record, and
  * -a files: is done then (an idle link brings no next record). */
@@ -254,6 +285,7 @@ wt_tcase_names(void)
 	tcase_add_test(tc, test_dc_ring);
 	tcase_add_test(tc, test_dc_ring_foreign);
 	tcase_add_test(tc, test_dc_duration_ring);
+	tcase_add_test(tc, test_dc_interval_timenum);
 	tcase_add_test(tc, test_dc_switch_after);
 	tcase_add_test(tc, test_dc_exists);
 	tcase_add_test(tc, test_dc_refused);
