@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Capture file writer, the part every format shares: the public API of
- * gcap_writer.h, the configuration and the choice of format, tcpdump-style
- * and dumpcap-style rotation (-C/-G/-W, -b: when a file ends; its next
- * name is writer_name.c's), stdout, the counters. The output to
+ * gcap_writer.h, the configuration and the choice of format, the records'
+ * path (the checks before and after one: when a file ends is
+ * writer_rotate.c's, its next name writer_name.c's), stdout, the counters. The output to
  * one file (buffer, write(2), cut back on a failed write) is writer_io.c,
  * its write(2)s on a thread of their own writer_behind.c;
  * the bytes of a file come from its format (writer_pcap.c,
@@ -40,156 +40,6 @@ static const struct gcap_wr_fmt *const formats[] = {
 
 #define NFORMATS (sizeof(formats) / sizeof(formats[0]))
 
-/* ---- file names and rotation ---- */
-
-/* Files are numbered as -C numbers them (-C, -b packets:N). */
-static bool
-wr_numbered(const struct gcap_writer *w)
-{
-	return w->rotate_bytes != 0 || w->rotate_packets != 0;
-}
-
-/* Done, as tcpdump exits at -W with -G: the file stays open so that close
- * can still append its blocks (pcapng ISBs). @return -ECANCELED, or the
- * flush's error. */
-static int
-stop_done(struct gcap_writer *w)
-{
-	int rc = gcap_wr_flush(w);
-
-	w->done = true;
-	return rc != 0 ? rc : -ECANCELED;
-}
-
-/* A file that rotation closes gets its ISBs, from stats_fn. */
-static int
-put_rot_stats(struct gcap_writer *w)
-{
-	if (w->stats_fn == NULL || w->fmt->put_stats == NULL || w->fd < 0)
-		return 0;
-	memset(w->rot_st, 0, w->nifs * sizeof(*w->rot_st));
-	w->stats_fn(w->stats_arg, w->rot_st, w->nifs);
-	return w->fmt->put_stats(w, w->rot_st, w->clock_ns);
-}
-
-/* Close the current file and open the next one under name (cnt, chars).
- * keep: where that is the current file's own name, the file goes on
- * (-G's name without a time format finer than the period, or SIGHUP twice
- * in its second): reopening it would cut what it holds. A ring (-C -W)
- * reopens its names on purpose. */
-static int
-next_file(struct gcap_writer *w, unsigned cnt, int chars, bool keep)
-{
-	char eb[GCAP_ERRBUF_SIZE], closed[GCAP_WR_NAME_MAX], name[GCAP_WR_NAME_MAX];
-	int rc;
-
-	rc = gcap_wr_name_next(w, cnt, chars, name);
-	if (rc != 0)
-		return gcap_wr_fail(w, -rc,
-				    "cannot make the next file name from "
-				    "'%s': %s",
-				    w->tmpl, strerror(-rc));
-	if (keep && strcmp(name, w->cur) == 0)
-		return 0;
-	if (w->stop_files != 0 && ++w->nrotated >= w->stop_files)
-		return stop_done(w); /* -a files: that many are written */
-	rc = put_rot_stats(w);
-
-	if (rc == 0)
-		rc = gcap_wr_file_close(w);
-	if (rc != 0)
-		return rc;
-	if (w->closed_fn != NULL) {
-		memcpy(closed, w->cur, strlen(w->cur) + 1);
-		w->closed_fn(w->closed_arg, closed);
-	}
-	gcap_wr_name_expire(w);
-	memcpy(w->cur, name, strlen(name) + 1);
-	rc = gcap_wr_file_open(w, eb);
-	if (rc != 0)
-		return gcap_wr_fail(w, -rc, "%s", eb);
-	gcap_wr_name_opened(w);
-	return 0;
-}
-
-static int size_rotate(struct gcap_writer *w, bool force);
-
-/* dumpcap's -b: the next file, numbered on, whichever condition ended
- * the last one; -b duration: counts from its start. */
-static int
-dc_next(struct gcap_writer *w)
-{
-	w->period_ns = w->clock_ns;
-	return next_file(w, 0, 0, false);
-}
-
-/* When the current period ends: rotate_secs after its start (-G, -b
- * duration:), or at the next multiple of rotate_secs since the epoch
- * (-b interval:). */
-static inline uint64_t
-period_end(const struct gcap_writer *w)
-{
-	if (w->rotate_align)
-		return (w->period_ns / w->rotate_ns + 1) * w->rotate_ns;
-	return w->period_ns + w->rotate_ns;
-}
-
-/* -G: a new file once rotate_secs have passed since the period start
- * (or now, with force). */
-static int
-time_rotate(struct gcap_writer *w, bool force)
-{
-	if (!force && (w->rotate_ns == 0 || w->clock_ns < period_end(w)))
-		return 0;
-	if (gcap_wr_dc(w))
-		return dc_next(w);
-	/* -W counts -G's periods that ran out: a file SIGHUP starts (force)
-	 * starts a period anew and does not end the capture */
-	if (!force)
-		w->gflag_count++;
-	if (!force && !wr_numbered(w) && w->max_files > 0 &&
-	    w->gflag_count >= w->max_files) {
-		/* done, as tcpdump exits here; the last file stays open so
-		 * that close can still append its blocks (pcapng ISBs) */
-		int rc = gcap_wr_flush(w);
-
-		w->done = true;
-		return rc != 0 ? rc : -ECANCELED;
-	}
-	/* the new period's names are the last one's (FILE without a time
-	 * format finer than the period, SIGHUP twice in its second): its
-	 * files go on, -C's numbers too; opening its first name again would
-	 * cut what that file holds (SIGHUP still starts -C's next file). A
-	 * period counts towards -W all the same (-G 60 -W 1: a minute) */
-	char was[PATH_MAX], now[PATH_MAX];
-
-	if (gcap_wr_name_base(w, w->period_ns, was) == 0 &&
-	    gcap_wr_name_base(w, w->clock_ns, now) == 0 && strcmp(was, now) == 0) {
-		w->period_ns = w->clock_ns;
-		return force && wr_numbered(w) ? size_rotate(w, true) : 0;
-	}
-	/* tcpdump: the new period starts now, the -C number restarts */
-	w->period_ns = w->clock_ns;
-	w->cflag_count = 0;
-	return next_file(w, 0, wr_numbered(w) ? w->wchars : 0, true);
-}
-
-/* -C: a new file when the current one is larger than rotate_bytes; -b
- * packets:N when it holds N records; now, with force. */
-static int
-size_rotate(struct gcap_writer *w, bool force)
-{
-	if (!force && (w->rotate_bytes == 0 || w->file_off + w->len <= w->rotate_bytes) &&
-	    (w->rotate_packets == 0 || w->file_recs < w->rotate_packets))
-		return 0;
-	if (gcap_wr_dc(w))
-		return dc_next(w);
-	w->cflag_count++;
-	if (w->max_files > 0 && w->cflag_count >= w->max_files)
-		w->cflag_count = 0;
-	return next_file(w, w->cflag_count, w->wchars, false);
-}
-
 /* ---- records ---- */
 
 /* A port the format cannot name (pcapng: no such interface). */
@@ -222,16 +72,16 @@ pre_rec(struct gcap_writer *w, const struct gcap_rec *rec)
 	if (w->done)
 		return -ECANCELED;
 	if (w->stop_bytes != 0 && w->file_off + w->len >= w->stop_bytes)
-		return stop_done(w); /* -a filesize: reached */
+		return gcap_wr_stop_done(w); /* -a filesize: reached */
 	if (bad_port(w, rec))
 		return -EINVAL;
 	rec_clock(w, gcap_wr_ts_ns(w, rec));
 	/* tcpdump's order: the time check first, then the size check
 	 * (neither called per record where it is off) */
-	int rc = w->rotate_ns != 0 ? time_rotate(w, false) : 0;
+	int rc = w->rotate_ns != 0 ? gcap_wr_time_rotate(w, false) : 0;
 
 	if (rc == 0 && (w->rotate_bytes != 0 || w->rotate_packets != 0))
-		rc = size_rotate(w, false);
+		rc = gcap_wr_size_rotate(w, false);
 	return rc;
 }
 
@@ -255,23 +105,6 @@ lane_put(struct gcap_writer *w, const struct gcap_rec *rec, const void *data)
 	return true;
 }
 
-/* After a record of the general path: dumpcap's -a filesize: and -b
- * packets:/filesize: end the file with the record that fills it, as
- * dumpcap switches (or stops) right after writing it, not at a next
- * record that an idle link may never bring. The record is written
- * whatever follows: an end (-a) or a failed switch is what the next call
- * returns (w->done, the sticky error). */
-static inline void
-post_rec(struct gcap_writer *w)
-{
-	if (w->stop_bytes != 0 && w->file_off + w->len >= w->stop_bytes)
-		(void)stop_done(w);
-	else if (gcap_wr_dc(w) &&
-		 ((w->rotate_packets != 0 && w->file_recs >= w->rotate_packets) ||
-		  (w->rotate_bytes != 0 && w->file_off + w->len >= w->rotate_bytes)))
-		(void)dc_next(w);
-}
-
 /* One record: the fast lane where it takes it, else the general path. */
 static inline int
 put_one(struct gcap_writer *w, const struct gcap_rec *rec, const void *data)
@@ -284,7 +117,7 @@ put_one(struct gcap_writer *w, const struct gcap_rec *rec, const void *data)
 	if (rc == 0)
 		rc = gcap_wr_put_rec(w, rec, data);
 	if (rc == 0)
-		post_rec(w);
+		gcap_wr_post_rec(w);
 	return rc;
 }
 
@@ -388,7 +221,7 @@ gcap_writer_tick(struct gcap_writer *w, uint64_t now_ns)
 		w->tick_ns = now_ns;
 	if (now_ns > w->clock_ns)
 		w->clock_ns = now_ns;
-	return time_rotate(w, false); /* -C is only checked before a record */
+	return gcap_wr_time_rotate(w, false); /* -C is only checked before a record */
 }
 
 int
@@ -401,7 +234,7 @@ gcap_writer_rotate(struct gcap_writer *w)
 	if (w->done)
 		return -ECANCELED;
 	if (w->rotate_ns == 0)
-		return size_rotate(w, true);
+		return gcap_wr_size_rotate(w, true);
 	/* -G: the new period starts now (its name from now's time) */
 	uint64_t now = gcap_wr_clock_ns(CLOCK_REALTIME);
 
@@ -409,7 +242,7 @@ gcap_writer_rotate(struct gcap_writer *w)
 		w->tick_ns = now;
 	if (now > w->clock_ns)
 		w->clock_ns = now;
-	return time_rotate(w, true);
+	return gcap_wr_time_rotate(w, true);
 }
 
 int
@@ -843,7 +676,7 @@ gcap_writer_open(const struct gcap_writer_conf *conf, char *errbuf)
 	if (w->is_stdout) {
 		strcpy(w->cur, "-");
 	} else {
-		rc = gcap_wr_name_next(w, 0, wr_numbered(w) ? w->wchars : 0, w->cur);
+		rc = gcap_wr_name_next(w, 0, gcap_wr_numbered(w) ? w->wchars : 0, w->cur);
 		if (rc != 0) {
 			gcap_err(errbuf, -rc, "cannot make a file name from '%s': %s",
 				 w->tmpl, strerror(-rc));

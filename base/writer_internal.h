@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Shared by the writer's core (writer.c, writer_io.c, writer_out.c,
- * writer_behind.c, writer_name.c) and its file formats (writer_pcap.c, writer_pcapng.c):
+ * writer_behind.c, writer_name.c, writer_rotate.c) and its file formats (writer_pcap.c, writer_pcapng.c):
  * the writer's state, the table row a format fills in (struct
  * gcap_wr_fmt), and the core's helpers. The core
  * reaches a format only through its row; a format calls gcap_wr_emit and
@@ -222,6 +222,29 @@ struct gcap_writer {
 
 /** Set each interface's written resolution (out_res) for w's format. */
 void gcap_wr_ts_setup(struct gcap_writer *w);
+
+/* ---- when a file ends (writer_rotate.c) ---- */
+
+/** Files are numbered as -C numbers them (-C, -b packets:N). */
+static inline bool
+gcap_wr_numbered(const struct gcap_writer *w)
+{
+	return w->rotate_bytes != 0 || w->rotate_packets != 0;
+}
+
+/** Done (-W with -G, -a): the file stays open so that close can still
+ *  append its blocks (pcapng ISBs). @return -ECANCELED, or the flush's
+ *  error. */
+int gcap_wr_stop_done(struct gcap_writer *w);
+/** -G, -b duration:/interval:: a new file where the period ended (or now,
+ *  with force). @return 0, -ECANCELED once done, or the error. */
+int gcap_wr_time_rotate(struct gcap_writer *w, bool force);
+/** -C, -b packets:/filesize: before a record (or now, with force).
+ *  @return 0, -ECANCELED once done, or the error. */
+int gcap_wr_size_rotate(struct gcap_writer *w, bool force);
+/** After a record of the general path: -a filesize: and dumpcap's
+ *  packets:/filesize: end the file with the record that fills it. */
+void gcap_wr_post_rec(struct gcap_writer *w);
 
 /* ---- file names (writer_name.c) ---- */
 
