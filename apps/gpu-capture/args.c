@@ -6,8 +6,8 @@
  * reads it), an output's own expression in one argument (-w FILE:EXPR),
  * no expression that no output would use; and the tcpdump and dumpcap
  * options that map onto gpu-capture's own: -D, -L, -y, -i N (portlist.c),
- * -B, --immediate-mode, -a, -Q, --capture-comment; and what a bad option
- * was, in one line.
+ * -B, --immediate-mode, -a, -b, -Q, --capture-comment, and which
+ * rotations mix; strict numbers; and what a bad option was, in one line.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -237,6 +237,73 @@ app_args_read_filter_file(const char *path, char **expr)
 		if (*p == '\n' || *p == '\r' || *p == '\t')
 			*p = ' ';
 	*expr = s;
+	return 0;
+}
+
+int
+app_args_u64(const char *opt, const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (s[0] < '0' || s[0] > '9')
+		goto bad;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno != 0 || *end != '\0' || v < min || v > max)
+		goto bad;
+	*out = v;
+	return 0;
+bad:
+	return -app_err("invalid value '%s' for %s (expected an integer from %" PRIu64
+			" to %" PRIu64 ")",
+			s, opt, min, max);
+}
+
+int
+app_args_ring_buffer(const char *s, struct app_opts *o)
+{
+	const char *val = strchr(s, ':');
+	size_t k = val != NULL ? (size_t)(val - s) : 0;
+	uint64_t v;
+
+	o->ring_buffer = true;
+#define RB_KEY(name) (k == strlen(name) && strncmp(s, name, k) == 0)
+	if (val != NULL && RB_KEY("packets")) {
+		if (app_args_u64("-b packets", val + 1, 1, UINT64_MAX, &v) < 0)
+			return -1;
+		o->rotate_packets = v;
+	} else if (val != NULL && RB_KEY("filesize")) {
+		if (app_args_u64("-b filesize", val + 1, 1, UINT64_MAX / 1000u, &v) < 0)
+			return -1;
+		o->rotate_bytes = v * 1000u; /* dumpcap's kB: 1000 bytes */
+	} else if (val != NULL && (RB_KEY("duration") || RB_KEY("interval"))) {
+		bool align = RB_KEY("interval");
+
+		if (app_args_u64(align ? "-b interval" : "-b duration", val + 1, 1,
+				 UINT32_MAX, &v) < 0)
+			return -1;
+		/* one clock a file: dumpcap switches at either, here one */
+		if (o->rotate_secs != 0 && o->rotate_align != align)
+			return -app_err("-b duration: and interval: both switch files by "
+					"time: give one");
+		o->rotate_secs = (uint32_t)v;
+		o->rotate_align = align;
+	} else if (val != NULL && RB_KEY("nametimenum")) {
+		if (app_args_u64("-b nametimenum", val + 1, 1, 2, &v) < 0)
+			return -1;
+		o->names_timenum = v == 2;
+	} else if (val != NULL && RB_KEY("files")) {
+		if (app_args_u64("-b files", val + 1, 1, 100000, &v) < 0)
+			return -1;
+		o->max_files = (uint32_t)v;
+	} else {
+		return -app_err(
+			"-b '%s': expected packets:N, filesize:KB, duration:SECONDS, "
+			"interval:SECONDS, files:N or nametimenum:1|2",
+			s);
+	}
+#undef RB_KEY
 	return 0;
 }
 

@@ -34,6 +34,21 @@ int app_args_check_expr(const struct app_opts *o, const char *filter_file);
 int app_args_read_filter_file(const char *path, char **expr);
 
 /*
+ * A strict unsigned value of option opt: digits only, in [min, max].
+ * @return 0, or -1 after printing the error.
+ */
+int
+app_args_u64(const char *opt, const char *s, uint64_t min, uint64_t max, uint64_t *out);
+
+/*
+ * -b KEY:VALUE, dumpcap's ring buffer (packets, filesize in kB of 1,000
+ * bytes, duration, interval, files, nametimenum) onto the rotation's
+ * fields; any -b names the files as dumpcap does (ring_buffer).
+ * @return 0, or -1 after printing the error.
+ */
+int app_args_ring_buffer(const char *s, struct app_opts *o);
+
+/*
  * -a COND:VALUE, dumpcap's autostop conditions (duration, filesize in kB
  * of 1,000 bytes, files, packets), into o; the first condition met stops.
  * @return 0, or -1 after printing the error.

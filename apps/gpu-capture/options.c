@@ -4,9 +4,7 @@
  * default and checked against the others here, so a run starts from a
  * configuration that is whole (the usage text is in usage.c).
  */
-#include <errno.h>
 #include <getopt.h>
-#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -170,33 +168,12 @@ static const struct option long_opts[] = {
 static const char short_opts[] =
 	"i:r:V:w:F:f:s:c:C:G:W:qUvdhDLy:B:a:Z:gj:JpPnOQ:z:b:IAeHKlNStuxX#E:m:T:";
 
-/* Strict unsigned parse: digits only, in [min, max]. */
-static int
-parse_u64(const char *opt, const char *s, uint64_t min, uint64_t max, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-
-	if (s[0] < '0' || s[0] > '9')
-		goto bad;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno != 0 || *end != '\0' || v < min || v > max)
-		goto bad;
-	*out = v;
-	return 0;
-bad:
-	return -app_err("invalid value '%s' for %s (expected an integer from %" PRIu64
-			" to %" PRIu64 ")",
-			s, opt, min, max);
-}
-
-#define PARSE_U(opt, s, min, max, dst)                    \
-	do {                                              \
-		uint64_t v_;                              \
-		if (parse_u64(opt, s, min, max, &v_) < 0) \
-			return -1;                        \
-		(dst) = v_;                               \
+#define PARSE_U(opt, s, min, max, dst)                       \
+	do {                                                 \
+		uint64_t v_;                                 \
+		if (app_args_u64(opt, s, min, max, &v_) < 0) \
+			return -1;                           \
+		(dst) = v_;                                  \
 	} while (0)
 
 /* -w FILE[:EXPR]; "\:" is a literal ':' of the file name. */
@@ -241,7 +218,8 @@ parse_gpus(const char *s, struct app_opts *o)
 	     tok = strtok_r(NULL, ",", &save)) {
 		uint64_t v;
 
-		if (o->ngpus == APP_MAX_GPUS || parse_u64("--gpu", tok, 0, 255, &v) < 0) {
+		if (o->ngpus == APP_MAX_GPUS ||
+		    app_args_u64("--gpu", tok, 0, 255, &v) < 0) {
 			free(dup);
 			return -1;
 		}
@@ -254,55 +232,6 @@ parse_gpus(const char *s, struct app_opts *o)
 }
 
 /* ---- capture fidelity: -j, -J, -p, -z, -b, time stamps and order ---- */
-
-/* -b KEY:VALUE, dumpcap's ring buffer conditions, onto the rotation's
- * fields; any -b names the files as dumpcap does (ring_buffer). */
-static int
-parse_ring_buffer(const char *s, struct app_opts *o)
-{
-	const char *val = strchr(s, ':');
-	size_t k = val != NULL ? (size_t)(val - s) : 0;
-	uint64_t v;
-
-	o->ring_buffer = true;
-#define RB_KEY(name) (k == strlen(name) && strncmp(s, name, k) == 0)
-	if (val != NULL && RB_KEY("packets")) {
-		if (parse_u64("-b packets", val + 1, 1, UINT64_MAX, &v) < 0)
-			return -1;
-		o->rotate_packets = v;
-	} else if (val != NULL && RB_KEY("filesize")) {
-		if (parse_u64("-b filesize", val + 1, 1, UINT64_MAX / 1000u, &v) < 0)
-			return -1;
-		o->rotate_bytes = v * 1000u; /* dumpcap's kB: 1000 bytes */
-	} else if (val != NULL && (RB_KEY("duration") || RB_KEY("interval"))) {
-		bool align = RB_KEY("interval");
-
-		if (parse_u64(align ? "-b interval" : "-b duration", val + 1, 1,
-			      UINT32_MAX, &v) < 0)
-			return -1;
-		/* one clock a file: dumpcap switches at either, here one */
-		if (o->rotate_secs != 0 && o->rotate_align != align)
-			return -app_err("-b duration: and interval: both switch files by "
-					"time: give one");
-		o->rotate_secs = (uint32_t)v;
-		o->rotate_align = align;
-	} else if (val != NULL && RB_KEY("nametimenum")) {
-		if (parse_u64("-b nametimenum", val + 1, 1, 2, &v) < 0)
-			return -1;
-		o->names_timenum = v == 2;
-	} else if (val != NULL && RB_KEY("files")) {
-		if (parse_u64("-b files", val + 1, 1, 100000, &v) < 0)
-			return -1;
-		o->max_files = (uint32_t)v;
-	} else {
-		return -app_err(
-			"-b '%s': expected packets:N, filesize:KB, duration:SECONDS, "
-			"interval:SECONDS, files:N or nametimenum:1|2",
-			s);
-	}
-#undef RB_KEY
-	return 0;
-}
 
 /* One option of this block. @return 1 when c is one (handled), 0 when
  * it is not, -1 after printing an error. */
@@ -343,10 +272,10 @@ fidelity_opt(int c, const char *arg, struct app_opts *o)
 			return -app_err("-z: empty command");
 		o->postrotate = arg;
 		return 1;
-	case 'b': return parse_ring_buffer(arg, o) < 0 ? -1 : 1;
+	case 'b': return app_args_ring_buffer(arg, o) < 0 ? -1 : 1;
 	case OPT_NO_TIME_ORDER: o->no_time_order = true; return 1;
 	case OPT_TIME_ORDER_WINDOW:
-		if (parse_u64("--time-order-window", arg, 1, 60000, &v) < 0)
+		if (app_args_u64("--time-order-window", arg, 1, 60000, &v) < 0)
 			return -1;
 		o->order_window_ms = (unsigned)v;
 		return 1;
