@@ -161,6 +161,11 @@ iface_info(struct gcap_port *p, char *errbuf)
 static int
 iface_parse(const char *spec, struct gcap_port *p, char *errbuf)
 {
+	/* tcpdump's -i any is libpcap's cooked pseudo-device, no port */
+	if (strcmp(spec, "any") == 0)
+		return gcap_err(errbuf, ENOENT,
+				"any: libpcap's pseudo-interface of all interfaces is "
+				"not a port here: give -i once for each interface");
 	if (if_nametoindex(spec) == 0)
 		return gcap_err(errbuf, ENOENT,
 				"%s: no such interface (not a PCI address nor a net_ "
