@@ -78,7 +78,7 @@ pre_rec(struct gcap_writer *w, const struct gcap_rec *rec)
 	rec_clock(w, gcap_wr_ts_ns(w, rec));
 	/* tcpdump's order: the time check first, then the size check
 	 * (neither called per record where it is off) */
-	int rc = w->rotate_ns != 0 ? gcap_wr_time_rotate(w, false) : 0;
+	int rc = gcap_wr_timed(w) ? gcap_wr_time_rotate(w, false) : 0;
 
 	if (rc == 0 && (w->rotate_bytes != 0 || w->rotate_packets != 0))
 		rc = gcap_wr_size_rotate(w, false);
@@ -233,7 +233,7 @@ gcap_writer_rotate(struct gcap_writer *w)
 		return w->err;
 	if (w->done)
 		return -ECANCELED;
-	if (w->rotate_ns == 0)
+	if (!gcap_wr_timed(w))
 		return gcap_wr_size_rotate(w, true);
 	/* -G: the new period starts now (its name from now's time) */
 	uint64_t now = gcap_wr_clock_ns(CLOCK_REALTIME);
@@ -468,8 +468,12 @@ check_conf(const struct gcap_writer_conf *c, char *errbuf)
 	    c->names != GCAP_NAMES_DUMPCAP_TIMENUM)
 		return gcap_err(errbuf, EINVAL, "writer: unknown naming %d",
 				(int)c->names);
+	if (c->rotate_interval != 0 && c->names == GCAP_NAMES_TCPDUMP)
+		return gcap_err(
+			errbuf, EINVAL,
+			"writer: an interval (-b interval:) needs dumpcap's names");
 	if (c->names != GCAP_NAMES_TCPDUMP && c->rotate_bytes == 0 &&
-	    c->rotate_secs == 0 && c->rotate_packets == 0)
+	    c->rotate_secs == 0 && c->rotate_interval == 0 && c->rotate_packets == 0)
 		return gcap_err(errbuf, EINVAL,
 				"writer: dumpcap's names (-b) need a condition to "
 				"switch files (packets:, filesize: or duration:)");
@@ -618,7 +622,7 @@ gcap_writer_open(const struct gcap_writer_conf *conf, char *errbuf)
 		w->snaplen = w->hdr_snaplen; /* no record past what the header says */
 	w->rotate_bytes = conf->rotate_bytes;
 	w->rotate_ns = (uint64_t)conf->rotate_secs * GCAP_WR_NS_PER_SEC;
-	w->rotate_align = conf->rotate_align;
+	w->interval_ns = (uint64_t)conf->rotate_interval * GCAP_WR_NS_PER_SEC;
 	w->max_files = conf->max_files;
 	w->stop_bytes = conf->stop_bytes;
 	w->stop_files = conf->stop_files;
@@ -650,7 +654,7 @@ gcap_writer_open(const struct gcap_writer_conf *conf, char *errbuf)
 
 	gcap_wr_ts_setup(w);
 	w->hdr_len = fmt->hdr_len(w);
-	w->lane = fmt->put_live != NULL && w->rotate_ns == 0 && w->rotate_bytes == 0 &&
+	w->lane = fmt->put_live != NULL && !gcap_wr_timed(w) && w->rotate_bytes == 0 &&
 		  w->rotate_packets == 0 && w->stop_bytes == 0;
 	for (unsigned i = 0; i < w->nifs; i++)
 		w->lane = w->lane && w->ifs[i].ts_form == GCAP_TS_NS;

@@ -156,9 +156,9 @@ struct gcap_writer {
 	uint32_t nrotated;   /* files opened after the first */
 	int wchars;          /* digits of the file number under -W */
 	enum gcap_names names;
-	bool rotate_align; /* -b interval: */
-	size_t dc_split;   /* dumpcap's names: bytes of tmpl before its suffix */
-	uint64_t dc_seq;   /* dumpcap's names: files opened so far */
+	uint64_t interval_ns; /* -b interval: (0: off) */
+	size_t dc_split;      /* dumpcap's names: bytes of tmpl before its suffix */
+	uint64_t dc_seq;      /* dumpcap's names: files opened so far */
 	struct gcap_wr_kept *dc_kept; /* dumpcap's ring: max_files slots, or NULL */
 	bool flush_each;
 	/* records go by fmt->put_live: it has one, every interface is
@@ -223,7 +223,21 @@ struct gcap_writer {
 /** Set each interface's written resolution (out_res) for w's format. */
 void gcap_wr_ts_setup(struct gcap_writer *w);
 
+/** Whether w names its files as dumpcap does (-b). */
+static inline bool
+gcap_wr_dc(const struct gcap_writer *w)
+{
+	return w->names == GCAP_NAMES_DUMPCAP || w->names == GCAP_NAMES_DUMPCAP_TIMENUM;
+}
+
 /* ---- when a file ends (writer_rotate.c) ---- */
+
+/** Files end by time: -G, -b duration: or interval:. */
+static inline bool
+gcap_wr_timed(const struct gcap_writer *w)
+{
+	return w->rotate_ns != 0 || w->interval_ns != 0;
+}
 
 /** Files are numbered as -C numbers them (-C, -b packets:N). */
 static inline bool
@@ -242,18 +256,26 @@ int gcap_wr_time_rotate(struct gcap_writer *w, bool force);
 /** -C, -b packets:/filesize: before a record (or now, with force).
  *  @return 0, -ECANCELED once done, or the error. */
 int gcap_wr_size_rotate(struct gcap_writer *w, bool force);
+/** The end gcap_wr_post_rec found: -a filesize:'s, or dumpcap's next file. */
+void gcap_wr_post_end(struct gcap_writer *w);
+
 /** After a record of the general path: -a filesize: and dumpcap's
- *  packets:/filesize: end the file with the record that fills it. */
-void gcap_wr_post_rec(struct gcap_writer *w);
+ *  packets:/filesize: end the file with the record that fills it, as
+ *  dumpcap switches (or stops) right after writing it, not at a next
+ *  record that an idle link may never bring. The record is written
+ *  whatever follows: an end or a failed switch is what the next call
+ *  returns (w->done, the sticky error). */
+static inline void
+gcap_wr_post_rec(struct gcap_writer *w)
+{
+	if ((w->stop_bytes != 0 && w->file_off + w->len >= w->stop_bytes) ||
+	    (gcap_wr_dc(w) &&
+	     ((w->rotate_packets != 0 && w->file_recs >= w->rotate_packets) ||
+	      (w->rotate_bytes != 0 && w->file_off + w->len >= w->rotate_bytes))))
+		gcap_wr_post_end(w);
+}
 
 /* ---- file names (writer_name.c) ---- */
-
-/** Whether w names its files as dumpcap does (-b). */
-static inline bool
-gcap_wr_dc(const struct gcap_writer *w)
-{
-	return w->names == GCAP_NAMES_DUMPCAP || w->names == GCAP_NAMES_DUMPCAP_TIMENUM;
-}
 
 /** Set the naming of w from conf (w->tmpl, max_files set): -W's width,
  *  dumpcap's split and ring. @return 0 or -ENOMEM. */

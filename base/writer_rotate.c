@@ -85,23 +85,28 @@ dc_next(struct gcap_writer *w)
 	return next_file(w, 0, 0, false);
 }
 
-/* When the current period ends: rotate_secs after its start (-G, -b
- * duration:), or at the next multiple of rotate_secs since the epoch
- * (-b interval:). */
-static inline uint64_t
-period_end(const struct gcap_writer *w)
+/* Whether the current period is over: rotate_secs after its start (-G,
+ * -b duration:) or at the next multiple of the interval since the epoch
+ * (-b interval:), whichever comes first (dumpcap switches at either);
+ * by differences, so no sum wraps. */
+static inline bool
+period_over(const struct gcap_writer *w)
 {
-	if (w->rotate_align)
-		return (w->period_ns / w->rotate_ns + 1) * w->rotate_ns;
-	return w->period_ns + w->rotate_ns;
+	if (w->clock_ns < w->period_ns)
+		return false;
+	uint64_t in = w->clock_ns - w->period_ns;
+
+	return (w->rotate_ns != 0 && in >= w->rotate_ns) ||
+	       (w->interval_ns != 0 &&
+		in >= w->interval_ns - w->period_ns % w->interval_ns);
 }
 
-/* -G: a new file once rotate_secs have passed since the period start
- * (or now, with force). */
+/* -G, -b duration:/interval:: a new file once the period is over (or
+ * now, with force). */
 int
 gcap_wr_time_rotate(struct gcap_writer *w, bool force)
 {
-	if (!force && (w->rotate_ns == 0 || w->clock_ns < period_end(w)))
+	if (!force && (!gcap_wr_timed(w) || !period_over(w)))
 		return 0;
 	if (gcap_wr_dc(w))
 		return dc_next(w);
@@ -152,19 +157,11 @@ gcap_wr_size_rotate(struct gcap_writer *w, bool force)
 	return next_file(w, w->cflag_count, w->wchars, false);
 }
 
-/* After a record of the general path: dumpcap's -a filesize: and -b
- * packets:/filesize: end the file with the record that fills it, as
- * dumpcap switches (or stops) right after writing it, not at a next
- * record that an idle link may never bring. The record is written
- * whatever follows: an end (-a) or a failed switch is what the next call
- * returns (w->done, the sticky error). */
 void
-gcap_wr_post_rec(struct gcap_writer *w)
+gcap_wr_post_end(struct gcap_writer *w)
 {
 	if (w->stop_bytes != 0 && w->file_off + w->len >= w->stop_bytes)
 		(void)gcap_wr_stop_done(w);
-	else if (gcap_wr_dc(w) &&
-		 ((w->rotate_packets != 0 && w->file_recs >= w->rotate_packets) ||
-		  (w->rotate_bytes != 0 && w->file_off + w->len >= w->rotate_bytes)))
+	else
 		(void)dc_next(w);
 }

@@ -277,22 +277,19 @@ app_args_ring_buffer(const char *s, struct app_opts *o)
 		if (app_args_u64("-b filesize", val + 1, 1, UINT64_MAX / 1000u, &v) < 0)
 			return -1;
 		o->rotate_bytes = v * 1000u; /* dumpcap's kB: 1000 bytes */
-	} else if (val != NULL && (RB_KEY("duration") || RB_KEY("interval"))) {
-		bool align = RB_KEY("interval");
-
-		if (app_args_u64(align ? "-b interval" : "-b duration", val + 1, 1,
-				 UINT32_MAX, &v) < 0)
+	} else if (val != NULL && RB_KEY("duration")) {
+		if (app_args_u64("-b duration", val + 1, 1, UINT32_MAX, &v) < 0)
 			return -1;
-		/* one clock a file: dumpcap switches at either, here one */
-		if (o->rotate_secs != 0 && o->rotate_align != align)
-			return -app_err("-b duration: and interval: both switch files by "
-					"time: give one");
 		o->rotate_secs = (uint32_t)v;
-		o->rotate_align = align;
-	} else if (val != NULL && RB_KEY("nametimenum")) {
-		if (app_args_u64("-b nametimenum", val + 1, 1, 2, &v) < 0)
+	} else if (val != NULL && RB_KEY("interval")) {
+		if (app_args_u64("-b interval", val + 1, 1, UINT32_MAX, &v) < 0)
 			return -1;
-		o->names_timenum = v == 2;
+		o->rotate_interval = (uint32_t)v;
+	} else if (val != NULL && RB_KEY("nametimenum")) {
+		/* dumpcap's: 1 the number first, any more the time first */
+		if (app_args_u64("-b nametimenum", val + 1, 1, UINT32_MAX, &v) < 0)
+			return -1;
+		o->names_timenum = v > 1;
 	} else if (val != NULL && RB_KEY("files")) {
 		if (app_args_u64("-b files", val + 1, 1, 100000, &v) < 0)
 			return -1;
@@ -300,7 +297,7 @@ app_args_ring_buffer(const char *s, struct app_opts *o)
 	} else {
 		return -app_err(
 			"-b '%s': expected packets:N, filesize:KB, duration:SECONDS, "
-			"interval:SECONDS, files:N or nametimenum:1|2",
+			"interval:SECONDS, files:N or nametimenum:N",
 			s);
 	}
 #undef RB_KEY
@@ -374,8 +371,8 @@ apply_buffer(struct app_opts *o)
 static int
 rotation_check(const struct app_opts *o)
 {
-	bool rotates =
-		o->rotate_bytes != 0 || o->rotate_secs != 0 || o->rotate_packets != 0;
+	bool rotates = o->rotate_bytes != 0 || o->rotate_secs != 0 ||
+		       o->rotate_interval != 0 || o->rotate_packets != 0;
 
 	/* the two name their files apart: tcpdump FILE, FILE1, ...;
 	 * dumpcap PREFIX_00001_TIME.EXT, ... */
@@ -433,7 +430,7 @@ app_args_finish(struct app_opts *o)
 			"-a filesize: and %s both end a file by its size: give one",
 			o->ring_buffer ? "-b filesize:" : "-C");
 	if (o->autostop_files != 0 && o->rotate_bytes == 0 && o->rotate_secs == 0 &&
-	    o->rotate_packets == 0)
+	    o->rotate_interval == 0 && o->rotate_packets == 0)
 		return -app_err("-a files: counts the files of -C, -G or -b: give one");
 	if (o->autostop_bytes != 0 || o->autostop_files != 0)
 		for (unsigned i = 0; i < o->nouts; i++)

@@ -117,9 +117,9 @@ struct app_opts {
 	const char *postrotate;   /* -z */
 	uint64_t rotate_packets;  /* -b packets:N */
 	bool ring_buffer;         /* -b given: files named as dumpcap names them */
-	bool rotate_align;     /* -b interval: (rotate_secs on the clock's multiples) */
-	bool names_timenum;    /* -b nametimenum:2 */
-	bool tcpdump_rotation; /* -C, -G or -W given */
+	uint32_t rotate_interval; /* -b interval: */
+	bool names_timenum;       /* -b nametimenum:2 */
+	bool tcpdump_rotation;    /* -C, -G or -W given */
 };
 
 /*

@@ -370,7 +370,7 @@ app_open_writers(struct app *a, const struct gcap_writer_if *ifs, unsigned nifs)
 			.names = !o->ring_buffer  ? GCAP_NAMES_TCPDUMP :
 				 o->names_timenum ? GCAP_NAMES_DUMPCAP_TIMENUM :
 						    GCAP_NAMES_DUMPCAP,
-			.rotate_align = o->rotate_align,
+			.rotate_interval = o->rotate_interval,
 			.stats_fn = writer_stats,
 			.stats_arg = a,
 			.closed_fn = o->postrotate != NULL ? app_postrotate_run : NULL,

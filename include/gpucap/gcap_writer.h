@@ -144,10 +144,11 @@ struct gcap_writer_conf {
 	/** -G: new file every this many seconds; path goes through
 	 *  strftime(3) with the local time of the file's start (0: off) */
 	uint32_t rotate_secs;
-	/** dumpcap's -b interval:: rotate_secs's files end at the multiples
-	 *  of rotate_secs since the epoch (a new file each hour on the
-	 *  hour), not rotate_secs after each one's start */
-	bool rotate_align;
+	/** dumpcap's -b interval:: a file also ends at the next multiple of
+	 *  this many seconds since the epoch (UTC: a new file each hour on
+	 *  the hour), beside rotate_secs's end if that is set (0: off; with
+	 *  dumpcap's names only) */
+	uint32_t rotate_interval;
 	/** -W: with -C, a ring of files path0..path{W-1} (zero-padded to the
 	 *  width of W-1); with -G alone, stop after W files; needs -C or -G.
 	 *  With GCAP_NAMES_DUMPCAP (-b files:), a ring of the last W files
@@ -226,7 +227,8 @@ struct gcap_writer_conf {
 	 *  is longer than the header says */
 	uint32_t hdr_snaplen;
 	/** how the files are named: dumpcap's (GCAP_NAMES_DUMPCAP,
-	 *  _DUMPCAP_TIMENUM) need rotate_bytes, rotate_secs or rotate_packets */
+	 *  _DUMPCAP_TIMENUM) need rotate_bytes, rotate_secs, rotate_interval
+	 *  or rotate_packets */
 	enum gcap_names names;
 };
 

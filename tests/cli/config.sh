@@ -66,6 +66,11 @@ gc --config "$T/c.conf" -r "$in" -w "$out/cb.pcap" -b packets:30 || fail "-b ove
 	fail "-b packets:30 over the file's file-size/file-count: $(echo "$out"/cb*)"
 gc --config "$T/b.conf" -r "$in" -w "$out/cc.pcap" -C 1 || fail "-C over the file's ring-buffer: $(cat "$T/gc.err")"
 [ -e "$out/cc.pcap" ] && [ -z "$(dcfiles "$out/cc" .pcap)" ] || fail "-C 1 over the file's ring-buffer: $(echo "$out"/cc*)"
+# the file's duration: and the command line's interval: are two of
+# dumpcap's conditions, both kept (whichever ends a file first)
+printf 'ring-buffer = duration:60\n' >"$T/d.conf"
+gc --config "$T/d.conf" -r "$in" -w "$out/di.pcap" -b interval:3600 ||
+	fail "-b interval: over the file's duration:: $(cat "$T/gc.err")"
 printf '#!/bin/sh\necho "$1" >>%s/z.log\n' "$T" >"$T/z.sh"
 chmod +x "$T/z.sh"
 printf 'ring-buffer = packets:40\nautostop = files:2\npostrotate-command = %s/z.sh\n' "$T" >"$T/z.conf"

@@ -102,13 +102,13 @@ mapfile -t files < <(compgen -G "$T/iv_$d$d$d$d$d$d$d$d$d$d$d$d$d${d}_$d$d$d$d$d
 total=0
 for f in "${files[@]}"; do total=$((total + $(count "$f"))); done
 [ "$total" -eq "$n" ] || fail "-b interval:1: $total records in ${#files[@]} files, want $n"
-for bad in packets:0 packets:x filesize: size:3 files:0 nothing files:2 nametimenum:3 interval:0 \
+for bad in packets:0 packets:x filesize: size:3 files:0 nothing files:2 nametimenum:0 interval:0 \
 	nametimenum:2; do
 	gc -i "net_pcap0,rx_pcap=$LIVE1" -w "$T/bad.pcap" -b "$bad"; rc=$?
 	[ $rc -eq 1 ] && grep -q -- "-b" "$T/gc.err" || fail "-b $bad: exit $rc: $(cat "$T/gc.err")"
 done
-gc -i "net_pcap0,rx_pcap=$LIVE1" -w "$T/bad.pcap" -b duration:5 -b interval:5; rc=$?
-[ $rc -eq 1 ] && grep -q "give one" "$T/gc.err" || fail "-b duration: with interval:: exit $rc: $(cat "$T/gc.err")"
+gc -i "net_pcap0,rx_pcap=$LIVE1" -w "$T/bad.pcap" -G 10 -b interval:5; rc=$?
+[ $rc -eq 1 ] && grep -q "give one kind" "$T/gc.err" || fail "-G with -b interval:: exit $rc: $(cat "$T/gc.err")"
 # the two kinds of names do not mix
 for tcpd in "-C 1" "-G 5" "-W 2"; do
 	# shellcheck disable=SC2086 # (the option and its value)

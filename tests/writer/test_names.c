@@ -169,7 +169,8 @@ END_TEST
 
 /* -b interval:10: files end on the clock's multiples of 10 s (T0 is at
  * :05, so the first ends at :10), not 10 s after each one's start; with
- * nametimenum:2 the time comes before the number. */
+ * nametimenum:2 the time comes before the number; with duration: beside
+ * it, at whichever end comes first, as dumpcap switches at either. */
 START_TEST(test_dc_interval_timenum)
 {
 	struct gcap_writer_conf c = wt_conf1(wt_path("i.pcap"));
@@ -177,8 +178,7 @@ START_TEST(test_dc_interval_timenum)
 
 	wt_utc();
 	c.names = GCAP_NAMES_DUMPCAP_TIMENUM;
-	c.rotate_secs = 10;
-	c.rotate_align = true;
+	c.rotate_interval = 10;
 	w = wt_open(&c);
 	ck_assert_str_eq(gcap_writer_filename(w), wt_path("i_" STAMP0 "_00001.pcap"));
 	ck_assert_int_eq(gcap_writer_tick(w, T0 + 4 * NS), 0);
@@ -194,6 +194,23 @@ START_TEST(test_dc_interval_timenum)
 	ck_assert_str_eq(gcap_writer_filename(w), wt_path("i_20240102030430_00004.pcap"));
 	wt_close(w, NULL);
 	ck_assert_uint_eq(wt_count_files(), 4);
+
+	/* with duration:7 beside it, whichever end comes first: :10 (the
+	 * interval), then :17 (7 s on), then :20 (the interval again) */
+	c = wt_conf1(wt_path("b.pcap"));
+	c.names = GCAP_NAMES_DUMPCAP;
+	c.rotate_interval = 10;
+	c.rotate_secs = 7;
+	w = wt_open(&c);
+	ck_assert_int_eq(gcap_writer_tick(w, T0 + 5 * NS), 0); /* :10 */
+	ck_assert_str_eq(gcap_writer_filename(w), wt_path("b_00002_20240102030410.pcap"));
+	ck_assert_int_eq(gcap_writer_tick(w, T0 + 11 * NS), 0); /* :16 */
+	ck_assert_str_eq(gcap_writer_filename(w), wt_path("b_00002_20240102030410.pcap"));
+	ck_assert_int_eq(gcap_writer_tick(w, T0 + 12 * NS), 0); /* :17 */
+	ck_assert_str_eq(gcap_writer_filename(w), wt_path("b_00003_20240102030417.pcap"));
+	ck_assert_int_eq(gcap_writer_tick(w, T0 + 15 * NS), 0); /* :20 */
+	ck_assert_str_eq(gcap_writer_filename(w), wt_path("b_00004_20240102030420.pcap"));
+	wt_close(w, NULL);
 }
 END_TEST
 
