@@ -3,8 +3,8 @@
  * How the writer names an output's files: tcpdump's (-C numbers the path,
  * -W makes it a ring of numbers, -G passes it through strftime(3)) and
  * dumpcap's (-b: PREFIX_NNNNN_YYYYmmddHHMMSS.EXT for every file, a ring
- * of files:N that removes its oldest). writer.c decides when a file ends;
- * this file only names the next one and keeps dumpcap's ring.
+ * of files:N that removes its oldest). writer_rotate.c decides when a file
+ * ends; this file only names the next one and keeps dumpcap's ring.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -97,16 +97,12 @@ dc_name(const struct gcap_writer *w, uint64_t k, int64_t t, char *out)
 	    strftime(ts, sizeof(ts), "%Y%m%d%H%M%S", &tm) == 0)
 		return -EINVAL;
 	char num[8];
-	int n;
+	bool tf = w->names == GCAP_NAMES_DUMPCAP_TIMENUM; /* nametimenum:2 */
 
 	snprintf(num, sizeof(num), "%05u", (unsigned)(k % DC_NUM_MOD));
-	if (w->names == GCAP_NAMES_DUMPCAP_TIMENUM) /* nametimenum:2 */
-		n = snprintf(out, GCAP_WR_NAME_MAX, "%.*s_%s_%s%s", (int)w->dc_split,
-			     w->tmpl, ts, num, w->tmpl + w->dc_split);
-	else
-		n = snprintf(out, GCAP_WR_NAME_MAX, "%.*s_%s_%s%s", (int)w->dc_split,
-			     w->tmpl, num, ts, w->tmpl + w->dc_split);
-	if (n >= GCAP_WR_NAME_MAX)
+	if (snprintf(out, GCAP_WR_NAME_MAX, "%.*s_%s_%s%s", (int)w->dc_split, w->tmpl,
+		     tf ? ts : num, tf ? num : ts,
+		     w->tmpl + w->dc_split) >= GCAP_WR_NAME_MAX)
 		return -ENAMETOOLONG;
 	return 0;
 }

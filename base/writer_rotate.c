@@ -115,14 +115,8 @@ gcap_wr_time_rotate(struct gcap_writer *w, bool force)
 	if (!force)
 		w->gflag_count++;
 	if (!force && !gcap_wr_numbered(w) && w->max_files > 0 &&
-	    w->gflag_count >= w->max_files) {
-		/* done, as tcpdump exits here; the last file stays open so
-		 * that close can still append its blocks (pcapng ISBs) */
-		int rc = gcap_wr_flush(w);
-
-		w->done = true;
-		return rc != 0 ? rc : -ECANCELED;
-	}
+	    w->gflag_count >= w->max_files)
+		return gcap_wr_stop_done(w); /* done, as tcpdump exits here */
 	/* the new period's names are the last one's (FILE without a time
 	 * format finer than the period, SIGHUP twice in its second): its
 	 * files go on, -C's numbers too; opening its first name again would

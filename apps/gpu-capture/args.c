@@ -371,8 +371,7 @@ apply_buffer(struct app_opts *o)
 static int
 rotation_check(const struct app_opts *o)
 {
-	bool rotates = o->rotate_bytes != 0 || o->rotate_secs != 0 ||
-		       o->rotate_interval != 0 || o->rotate_packets != 0;
+	bool rotates = app_opts_rotates(o);
 
 	/* the two name their files apart: tcpdump FILE, FILE1, ...;
 	 * dumpcap PREFIX_00001_TIME.EXT, ... */
@@ -429,8 +428,7 @@ app_args_finish(struct app_opts *o)
 		return -app_err(
 			"-a filesize: and %s both end a file by its size: give one",
 			o->ring_buffer ? "-b filesize:" : "-C");
-	if (o->autostop_files != 0 && o->rotate_bytes == 0 && o->rotate_secs == 0 &&
-	    o->rotate_interval == 0 && o->rotate_packets == 0)
+	if (o->autostop_files != 0 && !app_opts_rotates(o))
 		return -app_err("-a files: counts the files of -C, -G or -b: give one");
 	if (o->autostop_bytes != 0 || o->autostop_files != 0)
 		for (unsigned i = 0; i < o->nouts; i++)

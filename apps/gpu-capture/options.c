@@ -290,8 +290,7 @@ fidelity_check(struct app_opts *o)
 	if (o->read_file != NULL &&
 	    (o->tstamp != GCAP_TSTAMP_AUTO || o->list_tstamp || o->no_promisc))
 		return -app_err("-j, -J and -p apply to live ports, not to -r");
-	if (o->postrotate != NULL && o->rotate_bytes == 0 && o->rotate_secs == 0 &&
-	    o->rotate_interval == 0 && o->rotate_packets == 0)
+	if (o->postrotate != NULL && !app_opts_rotates(o))
 		return -app_err("-z runs on each file a rotation closes: it needs -C, -G "
 				"or -b");
 	if (o->order_window_ms == 0)
@@ -656,8 +655,7 @@ app_parse_options(int argc, char **argv, struct app_opts *o)
 				"the summary says what was captured)");
 	/* --count alone: what matches goes nowhere but into the count */
 	if (o->count_mode && o->nouts == 0 &&
-	    (o->rotate_bytes || o->rotate_secs || o->rotate_interval || o->max_files ||
-	     o->rotate_packets || o->postrotate || o->autostop_files ||
+	    (app_opts_rotates(o) || o->max_files || o->postrotate || o->autostop_files ||
 	     o->autostop_bytes))
 		return -app_err("--count without -w writes no file: -C, -G, -W, -b, -z "
 				"and -a files:/filesize: need -w");

@@ -122,6 +122,15 @@ struct app_opts {
 	bool tcpdump_rotation;    /* -C, -G or -W given */
 };
 
+/* Whether the outputs' files end by a condition (-C, -G, -b's packets:,
+ * filesize:, duration:, interval:): they rotate. */
+static inline bool
+app_opts_rotates(const struct app_opts *o)
+{
+	return o->rotate_bytes != 0 || o->rotate_secs != 0 || o->rotate_interval != 0 ||
+	       o->rotate_packets != 0;
+}
+
 /*
  * Parse argv. @return 0 to run, 1 when --help/--version printed (exit 0),
  * -1 after printing one error line (exit 1).

@@ -18,6 +18,14 @@
 /* T0 is 2024-01-02 03:04:05 UTC */
 #define STAMP0 "20240102030405"
 
+/* A tick secs after T0 rotates (or not) to the file named name. */
+static void
+tick_to(struct gcap_writer *w, unsigned secs, const char *name)
+{
+	ck_assert_int_eq(gcap_writer_tick(w, T0 + secs * NS), 0);
+	ck_assert_str_eq(gcap_writer_filename(w), wt_path(name));
+}
+
 START_TEST(test_dc_names)
 {
 	const char *p = wt_path("cap.pcap");
@@ -150,13 +158,9 @@ START_TEST(test_dc_duration_ring)
 	c.rotate_secs = 10;
 	c.max_files = 2;
 	w = wt_open(&c);
-	ck_assert_int_eq(gcap_writer_tick(w, T0 + 10 * NS), 0);
-	ck_assert_str_eq(gcap_writer_filename(w),
-			 wt_path("t_00002_20240102030415.pcapng"));
+	tick_to(w, 10, "t_00002_20240102030415.pcapng");
 	ck_assert_int_eq(gcap_writer_tick(w, T0 + 20 * NS), 0);
-	ck_assert_int_eq(gcap_writer_tick(w, T0 + 30 * NS), 0);
-	ck_assert_str_eq(gcap_writer_filename(w),
-			 wt_path("t_00004_20240102030435.pcapng"));
+	tick_to(w, 30, "t_00004_20240102030435.pcapng");
 	ck_assert_int_eq(wt_write_at(w, 0, T0 + 31 * NS), 0);
 	ck_assert_int_eq(gcap_writer_rotate(w), 0);
 	ck_assert(strncmp(gcap_writer_filename(w), wt_path("t_00005_"),
@@ -181,17 +185,12 @@ START_TEST(test_dc_interval_timenum)
 	c.rotate_interval = 10;
 	w = wt_open(&c);
 	ck_assert_str_eq(gcap_writer_filename(w), wt_path("i_" STAMP0 "_00001.pcap"));
-	ck_assert_int_eq(gcap_writer_tick(w, T0 + 4 * NS), 0);
-	ck_assert_str_eq(gcap_writer_filename(w), wt_path("i_" STAMP0 "_00001.pcap"));
-	ck_assert_int_eq(gcap_writer_tick(w, T0 + 5 * NS), 0); /* :10 */
-	ck_assert_str_eq(gcap_writer_filename(w), wt_path("i_20240102030410_00002.pcap"));
-	ck_assert_int_eq(gcap_writer_tick(w, T0 + 14 * NS), 0); /* :19 */
-	ck_assert_str_eq(gcap_writer_filename(w), wt_path("i_20240102030410_00002.pcap"));
-	ck_assert_int_eq(gcap_writer_tick(w, T0 + 16 * NS), 0); /* :21 */
-	ck_assert_str_eq(gcap_writer_filename(w), wt_path("i_20240102030421_00003.pcap"));
+	tick_to(w, 4, "i_" STAMP0 "_00001.pcap");
+	tick_to(w, 5, "i_20240102030410_00002.pcap");  /* :10 */
+	tick_to(w, 14, "i_20240102030410_00002.pcap"); /* :19 */
+	tick_to(w, 16, "i_20240102030421_00003.pcap"); /* :21 */
 	/* the next end is :30, not 10 s after :21 */
-	ck_assert_int_eq(gcap_writer_tick(w, T0 + 25 * NS), 0); /* :30 */
-	ck_assert_str_eq(gcap_writer_filename(w), wt_path("i_20240102030430_00004.pcap"));
+	tick_to(w, 25, "i_20240102030430_00004.pcap"); /* :30 */
 	wt_close(w, NULL);
 	ck_assert_uint_eq(wt_count_files(), 4);
 
@@ -202,14 +201,10 @@ START_TEST(test_dc_interval_timenum)
 	c.rotate_interval = 10;
 	c.rotate_secs = 7;
 	w = wt_open(&c);
-	ck_assert_int_eq(gcap_writer_tick(w, T0 + 5 * NS), 0); /* :10 */
-	ck_assert_str_eq(gcap_writer_filename(w), wt_path("b_00002_20240102030410.pcap"));
-	ck_assert_int_eq(gcap_writer_tick(w, T0 + 11 * NS), 0); /* :16 */
-	ck_assert_str_eq(gcap_writer_filename(w), wt_path("b_00002_20240102030410.pcap"));
-	ck_assert_int_eq(gcap_writer_tick(w, T0 + 12 * NS), 0); /* :17 */
-	ck_assert_str_eq(gcap_writer_filename(w), wt_path("b_00003_20240102030417.pcap"));
-	ck_assert_int_eq(gcap_writer_tick(w, T0 + 15 * NS), 0); /* :20 */
-	ck_assert_str_eq(gcap_writer_filename(w), wt_path("b_00004_20240102030420.pcap"));
+	tick_to(w, 5, "b_00002_20240102030410.pcap");  /* :10 */
+	tick_to(w, 11, "b_00002_20240102030410.pcap"); /* :16 */
+	tick_to(w, 12, "b_00003_20240102030417.pcap"); /* :17 */
+	tick_to(w, 15, "b_00004_20240102030420.pcap"); /* :20 */
 	wt_close(w, NULL);
 }
 END_TEST
